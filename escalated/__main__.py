@@ -1,0 +1,3 @@
+from escalated.cli import main
+
+main(prog_name="escalated")

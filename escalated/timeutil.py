@@ -1,0 +1,61 @@
+"""Time as plain integers (epoch milliseconds) and its two text forms.
+
+Timestamps on the wire are RFC 3339 UTC with milliseconds and ``Z``.
+Durations accept ``90s``, ``15m``, ``4h``, ``2d`` and ISO 8601 (``PT15M``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+
+from escalated.errors import ConfigError
+
+_SIMPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
+_ISO = re.compile(
+    r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+)
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def format_ms(at_ms: int) -> str:
+    dt = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at_ms % 1000:03d}Z"
+
+
+def format_opt(at_ms: int | None) -> str | None:
+    return None if at_ms is None else format_ms(at_ms)
+
+
+def parse_timestamp_ms(text: str) -> int:
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int(dt.timestamp() * 1000)
+
+
+def parse_duration_s(text: str) -> float:
+    """``15m`` → 900.0. Raises ConfigError with the accepted forms on failure."""
+    raw = str(text).strip()
+    m = _SIMPLE.match(raw)
+    if m:
+        value = float(m.group(1)) * _UNIT_S[m.group(2)]
+    else:
+        iso = _ISO.match(raw.upper())
+        if not iso or raw.upper() in ("P", "PT") or raw.upper().endswith("T"):
+            raise ConfigError(f"invalid duration {text!r}: use 90s, 15m, 4h, 2d or ISO 8601 like PT15M")
+        parts = {k: float(v) for k, v in iso.groupdict().items() if v}
+        value = parts.get("d", 0) * 86400 + parts.get("h", 0) * 3600 + parts.get("m", 0) * 60 + parts.get("s", 0)
+    if value <= 0:
+        raise ConfigError(f"invalid duration {text!r}: must be positive")
+    return value
+
+
+def format_duration_s(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"

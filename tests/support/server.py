@@ -1,0 +1,102 @@
+"""A real ``escalated serve`` subprocess on an ephemeral port, for tests.
+
+Every suite that needs "the server" uses this: it runs the real CLI against
+a SQLite file in ``tmp_path``, so nothing of ours is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+
+_LISTEN = re.compile(r"Listening on (http://\S+)")
+_BOOTSTRAP = re.compile(r"(ain_live_\w+)")
+
+
+def cli(db: Path, *args: str, input: str | None = None, check: bool = True) -> str:
+    """Run ``escalated <args> --db <db>`` and return its stdout (stripped)."""
+    env = {**os.environ, "ESCALATED_DB": str(db)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "escalated", *args], env=env, input=input, capture_output=True, text=True, timeout=60
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"escalated {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc.stdout.strip()
+
+
+@attrs.define
+class ServerProcess:
+    db: Path
+    args: tuple[str, ...] = ()
+    url: str = ""
+    bootstrap_key: str | None = None
+    output: list[str] = attrs.field(factory=list)
+    _proc: subprocess.Popen | None = None
+
+    def start(self, *, timeout_s: float = 20.0) -> ServerProcess:
+        env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1"}
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "escalated", "serve", "--port", "0", *self.args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + timeout_s
+        assert self._proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self._proc.stdout.readline()
+            if not line:
+                raise AssertionError("server exited early:\n" + "".join(self.output))
+            self.output.append(line)
+            if m := _BOOTSTRAP.search(line):
+                self.bootstrap_key = m.group(1)
+            if m := _LISTEN.search(line):
+                self.url = m.group(1)
+                self._drain_in_background()
+                return self
+        raise AssertionError("server did not start in time:\n" + "".join(self.output))
+
+    def _drain_in_background(self) -> None:
+        import threading
+
+        def pump() -> None:
+            assert self._proc is not None and self._proc.stdout is not None
+            for line in self._proc.stdout:
+                self.output.append(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def cli(self, *args: str, check: bool = True) -> str:
+        return cli(self.db, *args, check=check)
+
+    def stop(self) -> None:
+        if self._proc and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as in a crash."""
+        if self._proc and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def restart(self) -> ServerProcess:
+        self.stop()
+        self.output.clear()
+        return self.start()
+
+
+def start_server(tmp_path: Path, *args: str) -> ServerProcess:
+    return ServerProcess(db=tmp_path / "escalated.db", args=tuple(args)).start()
