@@ -1,0 +1,98 @@
+"""Value objects of the contract generator: what discovery finds.
+
+Everything here is plain data (frozen attrs) so the scanner, the rule table,
+the report formats and the init/apply engine share one vocabulary without
+importing each other. No libcst, no click, no aiohttp in this module.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+PROVIDERS = ("openai", "anthropic", "litellm", "google-genai", "langchain")
+CONFIDENCES = ("high", "medium", "low")
+EXISTING_GATES = ("needs_approval", "langgraph.interrupt")
+
+
+@attrs.frozen(order=True)
+class Location:
+    """Span of the whole call expression.
+
+    ``path`` is POSIX and relative to the scanned root so output is the same
+    on every machine; lines are 1-based, columns 0-based (libcst's convention).
+    """
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@attrs.frozen(order=True)
+class Finding:
+    """One piece of evidence about what the call's output controls.
+
+    ``rule`` is the rule id it supports (``R1`` … ``R11``), ``kind`` a short
+    machine word (``code-execution``, ``money``, …), ``detail`` the thing seen
+    in the code (a tool name, a sink call), ``line`` where it was seen.
+    """
+
+    rule: str
+    kind: str
+    detail: str
+    line: int
+
+
+@attrs.frozen
+class Recommendation:
+    """The mode chosen by the rule table: the highest mode among matched rules."""
+
+    mode: str
+    rules: tuple[str, ...]
+    reasons: tuple[str, ...]
+    confidence: str
+
+
+@attrs.frozen
+class LlmCall:
+    location: Location
+    provider: str
+    api: str
+    # Qualified enclosing function ("BillingAgent.decide_refund"), "<module>"
+    # at top level. With ``index`` it names the call in contracts, so a call
+    # keeps its identity when lines above it move.
+    function: str
+    index: int
+    is_async: bool
+    confidence: str
+    guarded: bool
+    guard_id: str | None
+    existing_gate: str | None
+    findings: tuple[Finding, ...]
+    recommendation: Recommendation
+    source: str
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The identity a contract matches on."""
+        return (self.location.path, self.function, self.index)
+
+
+@attrs.frozen(order=True)
+class ParseProblem:
+    """A file that could not be read or parsed: reported, never skipped silently."""
+
+    path: str
+    message: str
+
+
+@attrs.frozen
+class ScanResult:
+    calls: tuple[LlmCall, ...]
+    errors: tuple[ParseProblem, ...]
+    files_scanned: int
+    lines_scanned: int
+    # Notebooks (.ipynb) are not analysed; they are counted so the report can
+    # say so instead of pretending the tree held no calls there.
+    notebooks_skipped: tuple[str, ...] = ()
