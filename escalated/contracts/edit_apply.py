@@ -1,0 +1,160 @@
+"""``contracts apply``: build the whole change set, validate it, write all or nothing.
+
+The order is the point: every changed file is rewritten in memory first, each
+one must parse, compile and come out unchanged from a second apply, and only
+then, after one confirmation, are the files replaced — each through a
+temporary file and ``os.replace`` — and only if none changed on disk since it
+was read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import attrs
+import libcst as cst
+
+from escalated.contracts.contractfile import ContractSet
+from escalated.contracts.model import LlmCall
+from escalated.contracts.rewrite import Skip, Target, rewrite_source
+from escalated.errors import ConfigError
+
+ScanSource = Callable[[str, str], Sequence[LlmCall]]
+
+
+class ApplyError(ConfigError):
+    code, title = "apply_failed", "Apply failed"
+
+
+class FileChangedOnDisk(ApplyError):
+    code, title = "file_changed", "File changed on disk"
+
+
+@attrs.frozen
+class FileChange:
+    path: str  # POSIX, relative to the root
+    original: bytes
+    new: bytes
+    encoding: str
+    wrapped: tuple[Target, ...]
+
+    def diff(self) -> str:
+        old = self.original.decode(self.encoding, errors="replace").splitlines(keepends=True)
+        new = self.new.decode(self.encoding, errors="replace").splitlines(keepends=True)
+        lines = difflib.unified_diff(old, new, fromfile=f"a/{self.path}", tofile=f"b/{self.path}")
+        return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
+
+
+@attrs.frozen
+class ChangeSet:
+    changes: tuple[FileChange, ...]
+    skipped: tuple[Skip, ...]
+    already_guarded: int
+
+    @property
+    def wrapped_count(self) -> int:
+        return sum(len(c.wrapped) for c in self.changes)
+
+    def diff(self) -> str:
+        return "".join(c.diff() for c in self.changes)
+
+
+def targets_for(calls: Iterable[LlmCall], contracts: ContractSet) -> dict[str, list[Target]]:
+    """Per file, the calls a contract covers, as rewrite targets (guarded ones included)."""
+    by_path: dict[str, list[Target]] = defaultdict(list)
+    for call in calls:
+        contract = contracts.match(call)
+        if contract is not None:
+            by_path[call.location.path].append(Target(call.location, contract.id))
+    return dict(by_path)
+
+
+def build_change_set(
+    root: Path, *, calls: Iterable[LlmCall], contracts: ContractSet, scan_source: ScanSource
+) -> ChangeSet:
+    """Rewrite every covered call in memory and validate the result; writes nothing."""
+    changes: list[FileChange] = []
+    skipped: list[Skip] = []
+    guarded = 0
+    for rel, targets in sorted(targets_for(calls, contracts).items()):
+        original = (Path(root) / rel).read_bytes()
+        result = rewrite_source(original, targets)
+        skipped += result.skipped
+        guarded += len(result.already_guarded)
+        if result.changed:
+            encoding = cst.parse_module(original).encoding
+            changes.append(FileChange(rel, original, result.code, encoding, result.wrapped))
+    change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
+    validate(change_set, contracts=contracts, scan_source=scan_source)
+    return change_set
+
+
+def validate(change_set: ChangeSet, *, contracts: ContractSet, scan_source: ScanSource) -> None:
+    """Each changed file parses, compiles, and a second apply leaves it as it is."""
+    problems = []
+    for change in change_set.changes:
+        try:
+            compile(change.new, change.path, "exec", dont_inherit=True)
+            text = change.new.decode(change.encoding)
+            again = targets_for(scan_source(text, change.path), contracts).get(change.path, [])
+            second = rewrite_source(change.new, again)
+        except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+            problems.append(f"{change.path}: the rewritten file does not compile: {exc}")
+            continue
+        if second.changed:
+            problems.append(f"{change.path}: a second apply would change the file again")
+    if problems:
+        raise ApplyError("validation failed; nothing was written:\n  " + "\n  ".join(problems))
+
+
+def write_change_set(root: Path, change_set: ChangeSet) -> None:
+    """Write every file or none: refuse if any file differs from what was read."""
+    root = Path(root)
+    for change in change_set.changes:
+        _check_unchanged(root / change.path, change)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for change in change_set.changes:
+            staged.append((_stage(root / change.path, change.new), root / change.path))
+        for change in change_set.changes:
+            _check_unchanged(root / change.path, change)
+        _replace_all(staged, change_set)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+
+
+def _check_unchanged(path: Path, change: FileChange) -> None:
+    try:
+        current = path.read_bytes()
+    except OSError as exc:
+        raise FileChangedOnDisk(f"{change.path} can no longer be read ({exc}); nothing was written") from exc
+    if current != change.original:
+        raise FileChangedOnDisk(f"{change.path} changed on disk since it was read; nothing was written")
+
+
+def _stage(path: Path, data: bytes) -> Path:
+    """A temporary file beside ``path`` (same file system, so the replace is atomic)."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".escalated-tmp", dir=path.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(name, path.stat().st_mode & 0o7777)
+    return Path(name)
+
+
+def _replace_all(staged: list[tuple[Path, Path]], change_set: ChangeSet) -> None:
+    done: list[int] = []
+    try:
+        for i, (tmp, dest) in enumerate(staged):
+            os.replace(tmp, dest)
+            done.append(i)
+    except OSError:
+        # Put back what was already replaced so the tree is never half-applied.
+        for i in done:
+            staged[i][1].write_bytes(change_set.changes[i].original)
+        raise

@@ -1,0 +1,299 @@
+"""Wrap LLM call expressions with their guard, keeping everything else as is.
+
+``client.chat.completions.create(...)`` becomes
+``guard("<id>", lambda: client.chat.completions.create(...))``; an awaited call
+``await X(...)`` becomes ``await guard("<id>", lambda: X(...))`` because the
+guard hands back a coroutine when the thunk returns an awaitable. libcst keeps
+formatting, comments, line endings and the source encoding.
+
+A lambda is not always a faithful stand-in for the expression it holds; those
+calls are skipped with the reason instead of being rewritten into something
+that behaves differently (see ``_unsafe_reason``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import attrs
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
+
+from escalated.contracts.model import Location
+
+GUARD_MODULE = "escalated.guard"
+GUARD_NAME = "guard"
+IMPORT_LINE = f"from {GUARD_MODULE} import {GUARD_NAME}"
+
+
+@attrs.frozen
+class Target:
+    """One call to wrap: where it is and which contract guards it."""
+
+    location: Location
+    contract_id: str
+
+
+@attrs.frozen
+class Skip:
+    location: Location
+    contract_id: str
+    reason: str
+
+
+@attrs.frozen
+class Rewritten:
+    code: bytes
+    wrapped: tuple[Target, ...]
+    skipped: tuple[Skip, ...]
+    already_guarded: tuple[Target, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.wrapped)
+
+
+def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
+    """Wrap every target call in ``source``; raises ``libcst.ParserSyntaxError`` on bad input."""
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module)
+    finder = _CallFinder()
+    wrapper.visit(finder)
+    original = wrapper.module  # the metadata wrapper works on a deep copy
+
+    chosen: dict[cst.Call, Target] = {}
+    skipped: list[Skip] = []
+    guarded: list[Target] = []
+    conflict = _guard_name_conflict(wrapper)
+    for target in targets:
+        found = finder.lookup(target.location)
+        if found is None:
+            skipped.append(Skip(target.location, target.contract_id, "call not found at this location"))
+        elif found.guard_id is not None:
+            guarded.append(target)
+        elif conflict:
+            skipped.append(Skip(target.location, target.contract_id, conflict))
+        elif found.unsafe:
+            skipped.append(Skip(target.location, target.contract_id, found.unsafe))
+        else:
+            chosen[found.node] = target
+
+    if not chosen:
+        return Rewritten(original.bytes, (), tuple(skipped), tuple(guarded))
+    new_module = original.visit(_Wrapper({n: t.contract_id for n, t in chosen.items()}))
+    assert isinstance(new_module, cst.Module)
+    new_module = ensure_import(new_module)
+    return Rewritten(new_module.bytes, tuple(chosen.values()), tuple(skipped), tuple(guarded))
+
+
+# -- finding the calls -----------------------------------------------------
+
+
+@attrs.frozen
+class _Found:
+    node: cst.Call
+    # The contract id of the guard() whose lambda already holds this call.
+    guard_id: str | None
+    unsafe: str | None
+
+
+class _CallFinder(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stack: list[cst.CSTNode] = []
+        self._by_span: dict[tuple[int, int, int, int], _Found] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call):
+            span = _span(self.get_metadata(PositionProvider, node))
+            # A guard() call itself counts as guarded: a scanner span that lands
+            # on the wrapper must never produce guard(..., lambda: guard(...)).
+            guard_id = _guard_call_id(node) if is_guard_call(node) else _enclosing_guard_id(self._stack)
+            self._by_span[span] = _Found(node, guard_id, _unsafe_reason(node, self._stack))
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+    def lookup(self, loc: Location) -> _Found | None:
+        exact = self._by_span.get((loc.line, loc.column, loc.end_line, loc.end_column))
+        if exact is not None:
+            return exact
+        # Tolerate a scanner that measured one end differently (parentheses),
+        # but only when the other end singles out one call.
+        starts = [f for s, f in self._by_span.items() if s[:2] == (loc.line, loc.column)]
+        if len(starts) == 1:
+            return starts[0]
+        ends = [f for s, f in self._by_span.items() if s[2:] == (loc.end_line, loc.end_column)]
+        return ends[0] if len(ends) == 1 else None
+
+
+def _span(rng: CodeRange) -> tuple[int, int, int, int]:
+    return (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+
+
+def _enclosing_guard_id(stack: list[cst.CSTNode]) -> str | None:
+    """The id when the call is the body of ``guard("<id>", lambda: <call>)``."""
+    if len(stack) < 3:
+        return None
+    lam, arg, outer = stack[-1], stack[-2], stack[-3]
+    if not (isinstance(lam, cst.Lambda) and isinstance(arg, cst.Arg) and isinstance(outer, cst.Call)):
+        return None
+    if not is_guard_call(outer) or len(outer.args) != 2 or outer.args[1] is not arg:
+        return None
+    return _guard_call_id(outer)
+
+
+def _guard_call_id(node: cst.Call) -> str | None:
+    first = node.args[0].value if node.args else None
+    if isinstance(first, cst.SimpleString):
+        value = first.evaluated_value
+        return value if isinstance(value, str) else "?"
+    return "?"
+
+
+def is_guard_call(node: cst.Call) -> bool:
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value in (GUARD_NAME, "guard_async")
+    return isinstance(func, cst.Attribute) and func.attr.value in (GUARD_NAME, "guard_async")
+
+
+def _unsafe_reason(call: cst.Call, stack: list[cst.CSTNode]) -> str | None:
+    """Why ``lambda: <call>`` would not behave like ``<call>`` here, if it would not."""
+    for node in reversed(stack):
+        if isinstance(node, cst.FormattedString):
+            return "call inside an f-string (quoting would change); wrap it by hand"
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            break
+        if isinstance(node, cst.ClassDef):
+            return "call in a class body: a lambda there cannot see the class's names"
+    probe = _BodyProbe()
+    call.visit(probe)
+    return probe.reason
+
+
+class _BodyProbe(cst.CSTVisitor):
+    """Finds what a lambda body cannot hold or would evaluate differently."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reason: str | None = None
+
+    def _flag(self, reason: str) -> bool:
+        self.reason = self.reason or reason
+        return False
+
+    def visit_Await(self, node: cst.Await) -> bool:
+        return self._flag("the call's arguments contain 'await'")
+
+    def visit_Yield(self, node: cst.Yield) -> bool:
+        return self._flag("the call's arguments contain 'yield'")
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        return self._flag("the call's arguments assign with ':=', which would bind inside the lambda")
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Name) and not node.args:
+            if node.func.value == "super":
+                return self._flag("zero-argument super() does not work inside a lambda")
+            if node.func.value in ("locals", "vars"):
+                return self._flag(f"{node.func.value}() would see the lambda's scope")
+        return True
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if node.value == "__class__":
+            self._flag("__class__ does not resolve inside a lambda")
+        return True
+
+
+def _guard_name_conflict(wrapper: MetadataWrapper) -> str | None:
+    """A reason when the module binds ``guard`` to something other than our import."""
+    for scope in set(wrapper.resolve(ScopeProvider).values()):
+        if scope is None:
+            continue
+        for assignment in scope.assignments[GUARD_NAME]:
+            node = getattr(assignment, "node", None)
+            if not (isinstance(node, cst.ImportFrom) and _is_our_import(node)):
+                return "the module already binds the name 'guard' to something else"
+    return None
+
+
+# -- rewriting ---------------------------------------------------------------
+
+
+class _Wrapper(cst.CSTTransformer):
+    def __init__(self, ids: dict[cst.Call, str]) -> None:
+        super().__init__()
+        self._ids = ids
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        contract_id = self._ids.get(original_node)
+        if contract_id is None:
+            return updated_node
+        return wrap_call(updated_node, contract_id)
+
+
+def wrap_call(call: cst.Call, contract_id: str) -> cst.Call:
+    """``guard("<id>", lambda: <call>)``; the call's own parentheses move outside."""
+    thunk = cst.Lambda(params=cst.Parameters(), body=call.with_changes(lpar=[], rpar=[]))
+    id_arg = cst.Arg(
+        cst.SimpleString(json.dumps(contract_id)), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    )
+    return cst.Call(func=cst.Name(GUARD_NAME), args=[id_arg, cst.Arg(thunk)], lpar=call.lpar, rpar=call.rpar)
+
+
+def _is_our_import(node: cst.ImportFrom) -> bool:
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return False
+    module = cst.Module([]).code_for_node(node.module)
+    return module == GUARD_MODULE and any(
+        a.asname is None and isinstance(a.name, cst.Name) and a.name.value == GUARD_NAME for a in node.names
+    )
+
+
+def has_guard_import(module: cst.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(s, cst.ImportFrom) and _is_our_import(s) for s in stmt.body):
+                return True
+    return False
+
+
+def ensure_import(module: cst.Module) -> cst.Module:
+    """Add ``from escalated.guard import guard`` once, after the leading imports."""
+    if has_guard_import(module):
+        return module
+    body = list(module.body)
+    at = _import_position(body)
+    line = cst.parse_statement(IMPORT_LINE + module.default_newline, config=module.config_for_parsing)
+    return module.with_changes(body=[*body[:at], line, *body[at:]])
+
+
+def _import_position(body: list[cst.BaseStatement]) -> int:
+    """Index after the docstring, ``__future__`` imports and the leading import block."""
+    at = 0
+    for i, stmt in enumerate(body):
+        if i == 0 and _is_docstring(stmt):
+            at = 1
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            at = i + 1
+            continue
+        break
+    return at
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
