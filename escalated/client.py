@@ -240,8 +240,10 @@ class EscalatedClient:
             except ApiError as error:
                 if attempt == self.create_attempts or not _is_retryable(error):
                     raise
-                backoff_s = self.retry_backoff_s * 2 ** (attempt - 1)
-                await asyncio.sleep(min(MAX_RETRY_AFTER_S, error.retry_after_s or backoff_s))
+                wait_s = self.retry_backoff_s * 2 ** (attempt - 1)
+                if error.retry_after_s is not None:  # the server knows better, "0" included
+                    wait_s = error.retry_after_s
+                await asyncio.sleep(min(MAX_RETRY_AFTER_S, wait_s))
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def list_escalations(
