@@ -1,0 +1,122 @@
+"""The LangGraph example end to end: real server, real callback, real graph."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+
+pytest.importorskip("langgraph")
+
+from escalated.client import EscalatedClient  # noqa: E402
+from escalated.receiver import make_receiver_app, start_receiver  # noqa: E402
+from escalated.signing import sign  # noqa: E402
+from examples.langgraph_refund.refund_graph import Resumer, build_graph, thread_config  # noqa: E402
+
+SECRET = "whsec_langgraph_example"
+
+
+class CreateCounter:
+    """Counts POST /escalations on the wire, and how many the server replayed."""
+
+    def __init__(self) -> None:
+        self.creates = 0
+        self.replayed = 0
+        self.trace = aiohttp.TraceConfig()
+        self.trace.on_request_end.append(self._on_end)
+
+    async def _on_end(self, _session, _ctx, params) -> None:
+        if params.method == "POST" and params.url.path == "/escalations":
+            self.creates += 1
+            self.replayed += params.response.headers.get("Idempotent-Replayed") == "true"
+
+
+async def run_until_paused(client: EscalatedClient, resumer: Resumer, receiver_url: str, thread_id: str) -> str:
+    graph = resumer.graph = build_graph(client, resume_url=receiver_url + "/resume", secret=SECRET)
+    state = await graph.ainvoke({"order_id": "o-981", "amount_eur": 1200.0}, thread_config(thread_id))
+    return state["__interrupt__"][0].value["escalationId"]
+
+
+def finished_future() -> tuple[asyncio.Future, Resumer]:
+    finished: asyncio.Future = asyncio.get_running_loop().create_future()
+    return finished, Resumer(on_finished=lambda _thread, final: finished.set_result(final))
+
+
+async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(server):
+    server.cli("policy", "set", "refunds.large")
+    reviewer_token = server.cli("users", "add", "alice")
+    counter = CreateCounter()
+    finished, resumer = finished_future()
+    async with (
+        aiohttp.ClientSession(trace_configs=[counter.trace]) as session,
+        EscalatedClient(server.url, server.bootstrap_key, session=session) as agent,
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
+    ):
+        escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-42")
+        assert not finished.done()
+        async with EscalatedClient(server.url, reviewer_token) as reviewer:
+            await reviewer.decide(escalation_id, choice="approve", reason="loyal customer")
+        final = await asyncio.wait_for(finished, timeout=30)
+        escalations = (await agent.list_escalations(run_id="thread-42"))["data"]
+
+    assert final["outcome"] == "refunded 1200.00 EUR"
+    assert final["decision"]["choice"] == "approve"
+    assert final["decision"]["answeredBy"] == "alice"
+    assert final["escalation_id"] == escalation_id
+    # The review node ran twice (pause, then resume) but the server made one escalation.
+    assert (counter.creates, counter.replayed) == (2, 1)
+    assert [e["id"] for e in escalations] == [escalation_id]
+
+
+async def test_sla_breach_resumes_the_thread_with_the_default_choice(server):
+    server.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
+    finished, resumer = finished_future()
+    async with (
+        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
+    ):
+        await run_until_paused(agent, resumer, receiver.url, "thread-breach")
+        final = await asyncio.wait_for(finished, timeout=30)
+
+    assert final["outcome"] == "refund denied by system"
+    assert final["decision"]["resolvedBy"] == "timeout"
+
+
+async def test_a_repeated_callback_does_not_resume_a_finished_thread(server):
+    server.cli("policy", "set", "refunds.large")
+    finished, resumer = finished_future()
+    async with (
+        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
+    ):
+        escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-again")
+        await agent.decide(escalation_id, choice="deny")
+        final = await asyncio.wait_for(finished, timeout=30)
+
+    # A restarted receiver has forgotten the delivery ids it saw; the same
+    # callback (here: a late "approve" for the same escalation) must not
+    # resume the finished thread again.
+    body = json.dumps(
+        {
+            "escalationId": escalation_id,
+            "runId": "thread-again",
+            "agentId": "refund-agent",
+            "policy": "refunds.large",
+            "choice": "approve",
+            "resolvedBy": "human",
+            "answeredBy": "mallory",
+            "answeredAt": "2026-11-22T10:15:00.123Z",
+        }
+    ).encode()
+    headers = {"x-service-event": "escalation.decided", "x-service-delivery": "dlv_x", "x-service-signature": sign(body, SECRET)}
+    async with (
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as fresh,
+        aiohttp.ClientSession() as session,
+        session.post(fresh.url + "/resume", data=body, headers=headers) as resp,
+    ):
+        # 200: had the resumer run the graph again, on_finished would have raised (500).
+        assert resp.status == 200
+    state = await resumer.graph.aget_state(thread_config("thread-again"))
+    assert state.values["outcome"] == final["outcome"] == f"refund denied by {final['decision']['answeredBy']}"
