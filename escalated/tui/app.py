@@ -1,0 +1,209 @@
+"""``ReviewApp``: the reviewer TUI.
+
+The app owns the reviewer's copy of the escalations and keeps it fresh two
+ways: the ``GET /events`` stream (instant) and a list poll every
+``poll_interval_s`` (the fallback while the stream is missing or down).
+Screens read ``app.escalations`` and redraw on ``EscalationsChanged``.
+Actions go through the injected backend in workers; failures become one
+plain line in the status bar and a refresh, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from escalated.client import ApiError
+from escalated.timeutil import now_ms
+from escalated.tui.backend import Backend, describe_error
+from escalated.tui.messages import EscalationsChanged, StatusChanged
+from escalated.tui.screens.cancel import CancelScreen
+from escalated.tui.screens.decide import DecideScreen
+from escalated.tui.screens.detail import DetailScreen
+from escalated.tui.screens.help import HelpScreen
+from escalated.tui.screens.inbox import InboxScreen
+
+PAGE_SIZE = 100
+# A reviewer's queue beyond this many is not something a terminal can show anyway.
+MAX_PAGES = 10
+
+
+class ReviewApp(App[None]):
+    TITLE = "escalated review"
+    # The palette adds nothing here and its footer key pushes ours off an 80-column line.
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("question_mark", "help", "Help"), Binding("q", "quit", "Quit")]
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Callable[[], int] = now_ms,
+        poll_interval_s: float = 1.0,
+        stream: bool = True,
+    ) -> None:
+        super().__init__()
+        self.backend = backend
+        self.clock = clock
+        self.poll_interval_s = poll_interval_s
+        self.stream = stream
+        self.escalations: dict[str, dict] = {}
+        self.status: tuple[str, str] = ("Loading…", "info")
+        self._lost_connection = False
+        self.sub_title = backend.base_url
+
+    def get_default_screen(self) -> InboxScreen:
+        return InboxScreen()
+
+    def on_mount(self) -> None:
+        self.poll_loop()
+        if self.stream:
+            self.stream_loop()
+
+    # -- keeping the copy fresh -----------------------------------------
+
+    async def fetch(self) -> None:
+        """Replace the copy with the server's list; report (not raise) failures."""
+        try:
+            items = await self._list_all()
+        except ApiError as error:
+            self._lost_connection = True
+            self.show_status(describe_error(error, doing="loading the inbox"), "error")
+            return
+        if self._lost_connection or self.status[0] == "Loading…":
+            self._lost_connection = False
+            self.show_status(f"{len(items)} escalation(s) visible to you. Press ? for help.", "info")
+        fresh = {e["id"]: e for e in items}
+        if fresh != self.escalations:
+            self.escalations = fresh
+            self.publish()
+
+    async def _list_all(self) -> list[dict]:
+        items: list[dict] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page = await self.backend.list_escalations(limit=PAGE_SIZE, cursor=cursor)
+            items.extend(page["data"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        return items
+
+    @work(group="poll", exclusive=True)
+    async def poll_loop(self) -> None:
+        while True:
+            await self.fetch()
+            await asyncio.sleep(self.poll_interval_s)
+
+    @work(group="stream", exclusive=True)
+    async def stream_loop(self) -> None:
+        try:
+            async for event in self.backend.events():
+                escalation = event.data.get("escalation")
+                if isinstance(escalation, dict) and "id" in escalation:
+                    self.apply(escalation)
+        except ApiError:
+            # No /events on this server, or not allowed: the poll carries on alone.
+            return
+
+    @work(group="refresh", exclusive=True)
+    async def refresh_now(self) -> None:
+        await self.fetch()
+
+    def apply(self, escalation: dict) -> None:
+        if self.escalations.get(escalation["id"]) != escalation:
+            self.escalations[escalation["id"]] = escalation
+            self.publish()
+
+    def publish(self) -> None:
+        for screen in self.screen_stack:
+            screen.post_message(EscalationsChanged())
+
+    def show_status(self, text: str, level: str = "info") -> None:
+        self.status = (text, level)
+        for screen in self.screen_stack:
+            screen.post_message(StatusChanged(text, level))
+
+    # -- actions (shared by the inbox and the detail screen) -------------
+
+    def _label(self, escalation_id: str) -> str:
+        escalation = self.escalations.get(escalation_id) or {}
+        return (escalation.get("subject") or {}).get("label") or escalation_id
+
+    def open_detail(self, escalation_id: str) -> None:
+        self.push_screen(DetailScreen(escalation_id))
+
+    @work(group="actions")
+    async def acknowledge(self, escalation_id: str) -> None:
+        try:
+            self.apply(await self.backend.acknowledge(escalation_id))
+        except ApiError as error:
+            await self.explain(error, escalation_id, doing="acknowledging")
+            return
+        self.show_status(f"Acknowledged {self._label(escalation_id)}.", "ok")
+
+    def open_decide(self, escalation_id: str) -> None:
+        escalation = self.escalations.get(escalation_id)
+        if escalation is None:
+            return
+
+        async def send(choice: str, reason: str | None, response: dict | None) -> dict:
+            return await self.backend.decide(escalation_id, choice=choice, reason=reason, response=response)
+
+        self.push_screen(
+            DecideScreen(escalation, send=send),
+            lambda outcome: self._after(outcome, escalation_id, doing="deciding", done="Decided"),
+        )
+
+    def open_cancel(self, escalation_id: str) -> None:
+        escalation = self.escalations.get(escalation_id)
+        if escalation is None:
+            return
+
+        async def send(reason: str | None) -> dict:
+            return await self.backend.cancel(escalation_id, reason=reason)
+
+        self.push_screen(
+            CancelScreen(escalation, send=send),
+            lambda outcome: self._after(outcome, escalation_id, doing="cancelling", done="Cancelled"),
+        )
+
+    def _after(self, outcome: dict | ApiError | None, escalation_id: str, *, doing: str, done: str) -> None:
+        if isinstance(outcome, ApiError):
+            self._explain_in_worker(outcome, escalation_id, doing)
+        elif isinstance(outcome, dict):
+            self.apply(outcome)
+            self.show_status(f"{done} {self._label(escalation_id)}.", "ok")
+
+    @work(group="actions")
+    async def _explain_in_worker(self, error: ApiError, escalation_id: str, doing: str) -> None:
+        await self.explain(error, escalation_id, doing=doing)
+
+    async def explain(self, error: ApiError, escalation_id: str, *, doing: str) -> None:
+        """Say what went wrong in one line, then show the server's current truth."""
+        text = describe_error(error, doing=f"{doing} {self._label(escalation_id)}")
+        if error.status == 409:
+            text = await self._explain_conflict(escalation_id, doing) or text
+        self.show_status(text, "error")
+        await self.fetch()
+
+    async def _explain_conflict(self, escalation_id: str, doing: str) -> str | None:
+        try:
+            current = await self.backend.get_escalation(escalation_id)
+        except ApiError:
+            return None
+        self.apply(current)
+        label = self._label(escalation_id)
+        if resolution := current.get("resolution"):
+            who = "the SLA timeout" if resolution.get("resolvedBy") == "timeout" else resolution.get("answeredBy")
+            return f"Too late ({doing} {label}): already decided by {who} ({resolution.get('choice')})."
+        if cancellation := current.get("cancellation"):
+            return f"Too late ({doing} {label}): already cancelled by {cancellation.get('cancelledBy')}."
+        return None
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())

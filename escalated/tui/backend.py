@@ -1,0 +1,51 @@
+"""What the TUI needs from the server, as a Protocol.
+
+``escalated.client.EscalatedClient`` satisfies it (that is what ``escalated
+review`` injects); ``MemoryBackend`` satisfies it with fixed data for
+snapshots and screenshots. Errors are ``escalated.client.ApiError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from escalated.client import ApiError, Event, ServerUnreachable
+
+__all__ = ["ApiError", "Backend", "Event", "ServerUnreachable", "describe_error"]
+
+
+class Backend(Protocol):
+    base_url: str
+
+    async def list_escalations(self, *, limit: int | None = None, cursor: str | None = None) -> dict: ...
+
+    async def get_escalation(self, escalation_id: str) -> dict: ...
+
+    async def acknowledge(self, escalation_id: str) -> dict: ...
+
+    async def decide(
+        self, escalation_id: str, *, choice: str, reason: str | None = None, response: dict | None = None
+    ) -> dict: ...
+
+    async def cancel(self, escalation_id: str, *, reason: str | None = None) -> dict: ...
+
+    async def deliveries(self, escalation_id: str) -> list[dict]: ...
+
+    def events(self) -> AsyncIterator[Event]: ...
+
+
+def describe_error(error: ApiError, *, doing: str) -> str:
+    """One plain sentence for the status line; never a traceback, never a token."""
+    if isinstance(error, ServerUnreachable) or error.status == 0:
+        return f"Connection lost while {doing}: the server does not answer. Retrying…"
+    if error.status == 401:
+        return f"Not signed in ({doing}): the server rejected the token (401). Check ESCALATED_TOKEN."
+    if error.status == 403:
+        return f"Not allowed ({doing}): {error.detail}"
+    if error.status == 404:
+        return f"Not found ({doing}): the escalation is gone or no longer routed to you."
+    if error.status == 409:
+        return f"Too late ({doing}): {error.detail}"
+    problems = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in error.errors or [])
+    return f"Refused ({doing}): {error.detail}" + (f" — {problems}" if problems else "")

@@ -1,0 +1,35 @@
+"""``escalated review``: the reviewer TUI against a running server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from escalated.client import DEFAULT_URL, EscalatedClient
+
+
+async def run_review(url: str, token: str) -> None:
+    client = EscalatedClient(url, token)
+    try:
+        from escalated.tui.app import ReviewApp
+
+        await ReviewApp(client).run_async()
+    finally:
+        await client.close()
+
+
+@click.command()
+@click.option("--url", envvar="ESCALATED_URL", default=DEFAULT_URL, show_default=True, help="Server base URL.")
+@click.option(
+    "--token",
+    envvar="ESCALATED_TOKEN",
+    required=True,
+    help="Your user token (from `escalated users add NAME`). Env ESCALATED_TOKEN.",
+)
+def review(url: str, token: str) -> None:
+    """The reviewer TUI: your escalations, live; acknowledge, decide, cancel.
+
+    It talks to the server over HTTP like any client. Press ? inside for keys.
+    """
+    asyncio.run(run_review(url, token))

@@ -1,0 +1,90 @@
+"""One escalation in full: question, subject, evidence, choices, history,
+and the delivery status of its callback."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from escalated.client import ApiError
+from escalated.tui import detail_text
+from escalated.tui.components.status_line import StatusLine
+from escalated.tui.messages import EscalationsChanged, StatusChanged
+
+# Deliveries are not in the event stream; re-read them this often.
+DELIVERIES_POLL_S = 2.0
+
+
+class DetailScreen(Screen):
+    DEFAULT_CSS = """
+    DetailScreen #body { height: 1fr; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("a", "acknowledge", "Ack"),
+        Binding("d", "decide", "Decide"),
+        Binding("c", "cancel_escalation", "Cancel"),
+        Binding("escape,backspace", "back", "Back"),
+    ]
+
+    def __init__(self, escalation_id: str) -> None:
+        super().__init__()
+        self.escalation_id = escalation_id
+        self.delivery_items: list[dict] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="body"):
+            yield Static(id="summary")
+            yield Static(id="callback")
+            yield Static(id="details")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(StatusLine).show(*self.app.status)
+        self.redraw()
+        self.load_deliveries()
+        self.set_interval(1.0, self.redraw)
+        self.set_interval(DELIVERIES_POLL_S, self.load_deliveries)
+
+    def redraw(self) -> None:
+        escalation = self.app.escalations.get(self.escalation_id)
+        if escalation is None:
+            self.query_one("#summary", Static).update("This escalation is no longer visible to you.")
+            return
+        self.query_one("#summary", Static).update(detail_text.summary(escalation, self.app.clock()))
+        self.query_one("#callback", Static).update(detail_text.deliveries(escalation, self.delivery_items))
+        self.query_one("#details", Static).update(detail_text.body(escalation))
+
+    @work(exclusive=True, group="deliveries")
+    async def load_deliveries(self) -> None:
+        try:
+            self.delivery_items = await self.app.backend.deliveries(self.escalation_id)
+        except ApiError:
+            # The status line already reports connection trouble from the poll.
+            self.delivery_items = None
+        self.redraw()
+
+    @on(EscalationsChanged)
+    def _escalations_changed(self) -> None:
+        self.redraw()
+
+    @on(StatusChanged)
+    def _status_changed(self, message: StatusChanged) -> None:
+        self.query_one(StatusLine).show(message.text, message.level)
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_acknowledge(self) -> None:
+        self.app.acknowledge(self.escalation_id)
+
+    def action_decide(self) -> None:
+        self.app.open_decide(self.escalation_id)
+
+    def action_cancel_escalation(self) -> None:
+        self.app.open_cancel(self.escalation_id)
