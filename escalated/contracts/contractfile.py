@@ -220,6 +220,8 @@ def validate_contract(contract: Contract) -> list[str]:
         problems.append("choice ids must be unique")
     problems += [f"choice id {i!r} is not valid" for i in ids if not _CHOICE_ID.match(i)]
     problems += [f"approve choice {a!r} is not among the choices" for a in contract.approve_choices if a not in ids]
+    if contract.mode == "required" and not contract.approve_choices:
+        problems.append("required mode needs at least one approve choice, or no result could ever be used")
     if contract.mode == "sampled":
         if contract.sample_rate is None or not 0 < contract.sample_rate <= 1:
             problems.append("sampled mode needs 0 < sample_rate <= 1")

@@ -1,0 +1,133 @@
+"""What the guard shows a reviewer: the model's output as text, streams buffered.
+
+A streamed result is read to the end before review so the reviewer sees the
+whole output; the caller then gets a replay of the same chunks, iterated like
+the original stream (other attributes pass through to it). Lives here rather
+than in ``escalated.guard`` to keep that module small; it imports nothing
+heavy because it runs inside agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+from typing import Any
+
+
+def _is_sync_stream(value: Any) -> bool:
+    return hasattr(value, "__next__") and not isinstance(value, (str, bytes))
+
+
+def buffer_sync(result: Any) -> tuple[Any, str]:
+    """Streams are read to the end so the reviewer sees the whole output; the caller gets a replay."""
+    if not _is_sync_stream(result):
+        return result, render_output(result)
+    chunks = list(result)
+    return _Replay(result, chunks), _render_chunks(chunks)
+
+
+async def buffer_async(result: Any) -> tuple[Any, str]:
+    if hasattr(result, "__anext__"):
+        chunks = [chunk async for chunk in result]
+        return _AsyncReplay(result, chunks), _render_chunks(chunks)
+    return buffer_sync(result)
+
+
+class _Replay:
+    """The buffered chunks, iterated like the original stream; other attributes pass through."""
+
+    def __init__(self, original: Any, chunks: list[Any]):
+        self._original = original
+        self._chunks = iter(chunks)
+
+    def __iter__(self) -> _Replay:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+    def __enter__(self) -> _Replay:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        close = getattr(self._original, "close", None)
+        if callable(close):
+            close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._original, name)
+
+
+class _AsyncReplay:
+    def __init__(self, original: Any, chunks: list[Any]):
+        self._original = original
+        self._chunks = iter(chunks)
+
+    def __aiter__(self) -> _AsyncReplay:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _AsyncReplay:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        for name in ("aclose", "close"):
+            closer = getattr(self._original, name, None)
+            if callable(closer):
+                outcome = closer()
+                if inspect.isawaitable(outcome):
+                    await outcome
+                return
+
+    aclose = close
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._original, name)
+
+
+def render_output(value: Any) -> str:
+    """The model's output as text a reviewer can read."""
+    if isinstance(value, str):
+        return value
+    dump = getattr(value, "model_dump_json", None)  # OpenAI / Anthropic / LangChain (pydantic) objects
+    if callable(dump):
+        with contextlib.suppress(Exception):
+            return str(dump())
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _chunk_text(chunk: Any) -> str | None:
+    """The text delta of a streamed chunk, for the common providers."""
+    if isinstance(chunk, str):
+        return chunk
+    with contextlib.suppress(AttributeError, IndexError, TypeError):
+        return chunk.choices[0].delta.content  # OpenAI chat completions
+    for path in (("delta", "text"), ("content",), ("text",)):  # Anthropic events, LangChain chunks
+        value: Any = chunk
+        for attr in path:
+            value = getattr(value, attr, None)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _render_chunks(chunks: list[Any]) -> str:
+    texts = [_chunk_text(c) for c in chunks]
+    if chunks and any(t for t in texts):
+        return "".join(t or "" for t in texts)
+    return "\n".join(render_output(c) for c in chunks)

@@ -1,0 +1,425 @@
+"""The guard runtime: enforce a contract's autonomy mode around one LLM call.
+
+``escalated contracts apply`` rewrites ``client.create(...)`` into
+``guard("<contract id>", lambda: client.create(...))`` (``await guard(...)``
+for async calls). The contract, found in ``escalated.contracts.toml``, says
+what happens around the call:
+
+- ``autonomous``: the result is returned untouched; nothing is filed.
+- ``sampled``: the result is returned; a deterministic share of calls (a hash
+  of run id, contract id and call ordinal against ``sample_rate``) is filed
+  for review after the fact.
+- ``reviewed``: the result is returned; every call is filed for review.
+- ``required``: the result is held back, filed as an escalation with the
+  output as evidence, and returned only once a reviewer picks one of the
+  contract's ``approve_choices``. Any other outcome raises; a server that
+  cannot be reached fails closed.
+
+Server: ``ESCALATED_URL`` and ``ESCALATED_API_KEY``. Run id: ``run_context()``
+or ``ESCALATED_RUN_ID`` (else one per process). Agent id: ``ESCALATED_AGENT_ID``
+or the contract id's module. All HTTP runs on one background event loop, so
+the guard behaves the same from sync code, from async code, and from sync
+code called inside a running loop; reviews filed there never block the
+caller, and their failures are logged, never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import hashlib
+import inspect
+import logging
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from escalated.contracts.contractfile import (
+    CONTRACTS_FILENAME,
+    Contract,
+    ContractSet,
+    find_contracts_file,
+    load_contracts_file,
+)
+from escalated.contracts.edit_output import buffer_async, buffer_sync
+from escalated.errors import EscalatedError
+
+__all__ = [
+    "ContractNotFound",
+    "EscalationRejected",
+    "GuardError",
+    "GuardFailedClosed",
+    "flush",
+    "guard",
+    "guard_async",
+    "run_context",
+    "shutdown",
+]
+
+T = TypeVar("T")
+log = logging.getLogger("escalated.guard")
+
+EVIDENCE_MAX_CHARS = 16_000
+_run_id: ContextVar[str | None] = ContextVar("escalated_run_id", default=None)
+
+
+class GuardError(EscalatedError):
+    code, title = "guard_error", "Guard error"
+
+
+class ContractNotFound(GuardError):
+    code, title = "contract_not_found", "Contract not found"
+
+
+class GuardFailedClosed(GuardError):
+    """No decision could be obtained, so the held-back result is not used."""
+
+    code, title = "guard_failed_closed", "Guard failed closed"
+
+
+class EscalationRejected(GuardError):
+    """A reviewer (or the SLA default) did not approve, or the escalation was cancelled."""
+
+    code, title = "escalation_rejected", "Escalation rejected"
+
+    def __init__(self, detail: str, *, escalation: dict):
+        super().__init__(detail)
+        self.escalation = escalation
+        self.escalation_id = escalation.get("id")
+        self.choice = (escalation.get("resolution") or {}).get("choice")
+
+
+# -- public API ------------------------------------------------------------
+
+
+def guard(contract_id: str, thunk: Callable[[], T], /) -> T | Awaitable[T]:
+    """Call ``thunk`` under the contract's mode.
+
+    When ``thunk()`` returns an awaitable the guard returns a coroutine, so
+    ``await guard("id", lambda: client.acreate(...))`` works as well.
+    """
+    contract = _contract_for(contract_id, caller_file=sys._getframe(1).f_code.co_filename)
+    if contract.mode == "autonomous":
+        return thunk()
+    call = _next_call(contract)
+    result = thunk()
+    if inspect.isawaitable(result):
+        return _finish_async(contract, call, result)
+    return _finish_sync(contract, call, result)
+
+
+def guard_async(contract_id: str, thunk: Callable[[], Any], /) -> Awaitable[Any]:
+    """The explicit async twin: always returns a coroutine; the thunk may be sync or async."""
+    contract = _contract_for(contract_id, caller_file=sys._getframe(1).f_code.co_filename)
+
+    async def run() -> Any:
+        call = _next_call(contract)
+        result = thunk()
+        if contract.mode == "autonomous":
+            return await result if inspect.isawaitable(result) else result
+        return await _finish_async(contract, call, result)
+
+    return run()
+
+
+@contextlib.contextmanager
+def run_context(run_id: str) -> Iterator[None]:
+    """Guards inside this block (and tasks started from it) use ``run_id``."""
+    token = _run_id.set(run_id)
+    try:
+        yield
+    finally:
+        _run_id.reset(token)
+
+
+def flush(*, timeout_s: float = 10.0) -> bool:
+    """Wait for reviews still being filed; True when none is left."""
+    backend = _the_backend
+    return backend.flush(timeout_s=timeout_s) if backend is not None else True
+
+
+def shutdown(*, timeout_s: float = 10.0) -> None:
+    """Flush pending reviews, close connections and stop the background loop (also run at exit)."""
+    global _the_backend
+    with _backend_lock:
+        backend, _the_backend = _the_backend, None
+    if backend is not None and backend.pid == os.getpid():
+        backend.close(timeout_s=timeout_s)
+
+
+# -- one call ----------------------------------------------------------------
+
+
+@attrs.frozen
+class _Call:
+    run_id: str
+    ordinal: int
+    agent_id: str
+
+
+_ordinals: dict[tuple[str, str], int] = {}
+_ordinals_lock = threading.Lock()
+_process_run_id = f"run-{uuid.uuid4().hex}"
+
+
+def current_run_id() -> str:
+    return _run_id.get() or os.environ.get("ESCALATED_RUN_ID") or _process_run_id
+
+
+def _next_call(contract: Contract) -> _Call:
+    run_id = current_run_id()
+    with _ordinals_lock:
+        ordinal = _ordinals.get((run_id, contract.id), 0)
+        _ordinals[(run_id, contract.id)] = ordinal + 1
+        if len(_ordinals) > 100_000:  # long-lived processes with a run id per request
+            del _ordinals[next(iter(_ordinals))]
+    agent_id = os.environ.get("ESCALATED_AGENT_ID") or contract.id.split(".", 1)[0]
+    return _Call(run_id=run_id, ordinal=ordinal, agent_id=agent_id)
+
+
+def sampled(contract: Contract, call: _Call) -> bool:
+    """The same run, contract and ordinal always give the same answer, on any machine."""
+    digest = hashlib.sha256(f"{call.run_id}\0{contract.id}\0{call.ordinal}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < (contract.sample_rate or 0.0)
+
+
+def _finish_sync(contract: Contract, call: _Call, result: Any) -> Any:
+    if contract.mode == "sampled" and not sampled(contract, call):
+        return result
+    value, text = buffer_sync(result)
+    if contract.mode == "required":
+        escalation = _backend().decide_blocking(_request(contract, call, text))
+        return _verdict(contract, escalation, value)
+    _backend().file_review(_request(contract, call, text))
+    return value
+
+
+async def _finish_async(contract: Contract, call: _Call, result: Any) -> Any:
+    if inspect.isawaitable(result):
+        result = await result
+    if contract.mode == "sampled" and not sampled(contract, call):
+        return result
+    value, text = await buffer_async(result)
+    if contract.mode == "required":
+        escalation = await _backend().decide(_request(contract, call, text))
+        return _verdict(contract, escalation, value)
+    _backend().file_review(_request(contract, call, text))
+    return value
+
+
+def _verdict(contract: Contract, escalation: dict, value: Any) -> Any:
+    status = escalation.get("status")
+    where = f"contract {contract.id!r}, escalation {escalation.get('id')}"
+    if status == "resolved":
+        resolution = escalation.get("resolution") or {}
+        choice = resolution.get("choice")
+        if choice in contract.approve_choices:
+            return value
+        by = resolution.get("answeredBy") or resolution.get("resolvedBy") or "?"
+        reason = f": {resolution['reason']}" if resolution.get("reason") else ""
+        raise EscalationRejected(f"{where}: {by} chose {choice!r}{reason}", escalation=escalation)
+    if status == "cancelled":
+        raise EscalationRejected(f"{where} was cancelled", escalation=escalation)
+    raise GuardFailedClosed(f"{where}: no decision before the guard's wait ran out")
+
+
+# -- what is filed ------------------------------------------------------------
+
+
+@attrs.frozen
+class _Request:
+    contract_id: str
+    mode: str
+    fields: dict[str, Any]
+    idempotency_key: str
+
+
+def _request(contract: Contract, call: _Call, output: str) -> _Request:
+    if len(output) > EVIDENCE_MAX_CHARS:
+        output = output[:EVIDENCE_MAX_CHARS] + f"\n… ({len(output) - EVIDENCE_MAX_CHARS} more characters)"
+    rules = f"; rules {', '.join(contract.rules)}" if contract.rules else ""
+    fields = {
+        "policy": contract.policy,
+        "agent_id": call.agent_id,
+        "run_id": call.run_id,
+        "subject": {"type": "llm-call", "id": contract.id, "label": f"{contract.function} ({contract.path})"},
+        "question": contract.question,
+        "evidence": [
+            f"Model output:\n{output}",
+            f"Call: {contract.provider} {contract.api} in {contract.function} ({contract.path}), "
+            f"call #{call.ordinal} of run {call.run_id}",
+            f"Mode: {contract.mode}{rules}",
+        ],
+        "choices": [{"id": c.id, "label": c.label} for c in contract.choices],
+    }
+    # A re-run of the same run files nothing new: the server replays the
+    # original escalation (and its decision) for a repeated key.
+    key = f"guard:{call.run_id}:{contract.id}:{call.ordinal}"
+    if len(key) > 255:
+        key = "guard:" + hashlib.sha256(key.encode()).hexdigest()
+    return _Request(contract.id, contract.mode, fields, key)
+
+
+# -- contracts -----------------------------------------------------------------
+
+
+_cache_lock = threading.Lock()
+_file_for: dict[str, Path | None] = {}
+_loaded: dict[Path, tuple[int, ContractSet]] = {}
+
+
+def _contract_for(contract_id: str, *, caller_file: str) -> Contract:
+    path = _contracts_file(caller_file)
+    if path is None:
+        raise ContractNotFound(
+            f"no {CONTRACTS_FILENAME} found above {caller_file} for contract {contract_id!r}; "
+            "set ESCALATED_CONTRACTS to its path"
+        )
+    contract = _load(path).get(contract_id)
+    if contract is None:
+        raise ContractNotFound(f"contract {contract_id!r} is not in {path}")
+    return contract
+
+
+def _contracts_file(caller_file: str) -> Path | None:
+    explicit = os.environ.get("ESCALATED_CONTRACTS")
+    if explicit:
+        path = Path(explicit)
+        return path / CONTRACTS_FILENAME if path.is_dir() else path
+    with _cache_lock:
+        if caller_file not in _file_for:
+            start = Path(caller_file) if Path(caller_file).exists() else Path.cwd()
+            _file_for[caller_file] = find_contracts_file(start)
+        return _file_for[caller_file]
+
+
+def _load(path: Path) -> ContractSet:
+    """Parsed once per version of the file: an edit is seen without a restart."""
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ContractNotFound(f"cannot read {path}: {exc}") from exc
+    with _cache_lock:
+        cached = _loaded.get(path)
+        if cached is None or cached[0] != mtime_ns:
+            cached = (mtime_ns, load_contracts_file(path))
+            _loaded[path] = cached
+        return cached[1]
+
+
+# -- the background loop --------------------------------------------------------
+
+
+class _Backend:
+    """One daemon thread running an event loop that does every HTTP call of the guards."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._loop = asyncio.new_event_loop()
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._pending: set[concurrent.futures.Future] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="escalated-guard", daemon=True)
+        self._thread.start()
+
+    def close(self, *, timeout_s: float) -> None:
+        if not self.flush(timeout_s=timeout_s):
+            log.error("stopping with reviews still being filed; they may be lost")
+
+        async def close_clients() -> None:
+            for client in self._clients.values():
+                await client.close()
+
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            asyncio.run_coroutine_threadsafe(close_clients(), self._loop).result(timeout=timeout_s)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=timeout_s)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def file_review(self, request: _Request) -> None:
+        """Fire and forget, but never silently: a failure is logged with the contract id."""
+        future = asyncio.run_coroutine_threadsafe(self._create(request), self._loop)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(lambda f: self._reviewed(f, request))
+
+    def _reviewed(self, future: concurrent.futures.Future, request: _Request) -> None:
+        with self._lock:
+            self._pending.discard(future)
+        if future.cancelled():
+            log.error("review for contract %r was cancelled before it was filed", request.contract_id)
+        elif (error := future.exception()) is not None:
+            log.error("could not file the review for contract %r: %s", request.contract_id, error)
+        else:
+            log.info("filed review %s for contract %r", future.result().get("id"), request.contract_id)
+
+    def decide_blocking(self, request: _Request) -> dict:
+        return asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop).result()
+
+    async def decide(self, request: _Request) -> dict:
+        future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
+        return await asyncio.wrap_future(future)
+
+    def flush(self, *, timeout_s: float) -> bool:
+        with self._lock:
+            pending = set(self._pending)
+        _, not_done = concurrent.futures.wait(pending, timeout=timeout_s)
+        return not not_done
+
+    async def _create(self, request: _Request) -> dict:
+        return await self._client().create_escalation(**request.fields, idempotency_key=request.idempotency_key)
+
+    async def _create_and_wait(self, request: _Request) -> dict:
+        from escalated.client import DONE_STATUSES, ApiError
+
+        wait_s = float(os.environ["ESCALATED_GUARD_WAIT_S"]) if os.environ.get("ESCALATED_GUARD_WAIT_S") else None
+        try:
+            escalation = await self._create(request)
+            if escalation["status"] in DONE_STATUSES:
+                return escalation
+            return await self._client().wait_until_done(escalation["id"], timeout_s=wait_s)
+        except ApiError as error:
+            raise GuardFailedClosed(
+                f"contract {request.contract_id!r}: no decision could be obtained ({error}); the result is not used"
+            ) from error
+        except EscalatedError as error:  # e.g. no API key configured
+            raise GuardFailedClosed(f"contract {request.contract_id!r}: {error}; the result is not used") from error
+
+    def _client(self) -> Any:
+        from escalated.client import DEFAULT_URL, EscalatedClient
+
+        token = os.environ.get("ESCALATED_API_KEY") or os.environ.get("ESCALATED_TOKEN")
+        if not token:
+            raise EscalatedError("ESCALATED_API_KEY is not set, so the guard cannot reach the escalated server")
+        url = os.environ.get("ESCALATED_URL") or DEFAULT_URL
+        client = self._clients.get((url, token))
+        if client is None:
+            # Short create retries: an agent blocked on a dead server should
+            # learn it in about two seconds, not after minutes.
+            client = EscalatedClient(url, token, create_attempts=4, retry_backoff_s=0.25)
+            self._clients[(url, token)] = client
+        return client
+
+
+_backend_lock = threading.Lock()
+_the_backend: _Backend | None = None
+atexit.register(shutdown)
+
+
+def _backend() -> _Backend:
+    global _the_backend
+    with _backend_lock:
+        # A forked child does not inherit the parent's thread: start its own.
+        if _the_backend is None or _the_backend.pid != os.getpid():
+            _the_backend = _Backend()
+        return _the_backend
