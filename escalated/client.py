@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import inspect
 import json
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -314,20 +315,26 @@ class EscalatedClient:
     # -- events ----------------------------------------------------------
 
     async def events(
-        self, *, reconnect_delay_s: float = 1.0, max_reconnects: int | None = None
+        self,
+        *,
+        reconnect_delay_s: float = 1.0,
+        max_reconnects: int | None = None,
+        on_connect: Callable[[], Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Live ``escalation.*`` events; reconnects with ``Last-Event-ID``.
 
         Auth and scope errors are raised (retrying cannot fix them); a dropped
         or refused connection is retried after ``reconnect_delay_s``, without
-        end unless ``max_reconnects`` is given. Close it with ``aclose()``
-        (or ``contextlib.aclosing``) when done.
+        end unless ``max_reconnects`` is given. ``on_connect`` is called each
+        time the stream is (re)opened: the place to refresh a list so nothing
+        that happened while disconnected is missed. Close the iterator with
+        ``aclose()`` (or ``contextlib.aclosing``) when done.
         """
         last_id: str | None = None
         reconnects = 0
         while True:
             try:
-                async for event in self._event_stream(last_id):
+                async for event in self._event_stream(last_id, on_connect=on_connect):
                     reconnects = 0
                     last_id = event.id or last_id
                     yield event
@@ -340,7 +347,7 @@ class EscalatedClient:
             reconnects += 1
             await asyncio.sleep(reconnect_delay_s)
 
-    async def _event_stream(self, last_id: str | None) -> AsyncIterator[Event]:
+    async def _event_stream(self, last_id: str | None, *, on_connect: Callable[[], Any] | None) -> AsyncIterator[Event]:
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
@@ -351,6 +358,8 @@ class EscalatedClient:
             ) as resp:
                 if resp.status >= 400:
                     raise _error_from(resp.status, resp.reason or "", await resp.read(), resp.headers)
+                if on_connect is not None and inspect.isawaitable(result := on_connect()):
+                    await result
                 parser = SseParser()
                 async for line in resp.content:
                     if (event := parser.feed(line.decode("utf-8", "replace"))) is not None:
