@@ -1,0 +1,132 @@
+"""The SDK surface discovery knows: client classes and the methods that call a model.
+
+Plain tables, so adding an SDK is adding a line. Qualified names are the
+public import paths (``openai.OpenAI``), not where the class is defined.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Constructor (qualified name) -> (provider, kind of the object it returns).
+CONSTRUCTORS: dict[str, tuple[str, str]] = {
+    **{f"openai.{n}": ("openai", "client") for n in (
+        "OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI", "Client", "AsyncClient",
+    )},
+    **{f"anthropic.{n}": ("anthropic", "client") for n in (
+        "Anthropic", "AsyncAnthropic", "AnthropicBedrock", "AsyncAnthropicBedrock",
+        "AnthropicVertex", "AsyncAnthropicVertex", "Client", "AsyncClient",
+    )},
+    "google.genai.Client": ("google-genai", "client"),
+    "google.genai.client.Client": ("google-genai", "client"),
+    "google.generativeai.GenerativeModel": ("google-genai", "model"),
+    "vertexai.generative_models.GenerativeModel": ("google-genai", "model"),
+    "vertexai.preview.generative_models.GenerativeModel": ("google-genai", "model"),
+    "litellm.Router": ("litellm", "router"),
+    "agents.Agent": ("openai", "agents-agent"),
+    "langgraph.prebuilt.create_react_agent": ("langchain", "agent"),
+    "langchain.agents.create_agent": ("langchain", "agent"),
+    "langchain.agents.AgentExecutor": ("langchain", "agent"),
+    "langchain.agents.initialize_agent": ("langchain", "agent"),
+    "langchain.chat_models.init_chat_model": ("langchain", "chat"),
+    "langchain.chat_models.base.init_chat_model": ("langchain", "chat"),
+}  # fmt: skip
+
+# Modules that are themselves a client (``openai.chat.completions.create``).
+MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "litellm": "litellm"}
+
+# LangChain model classes: any name like these imported from a langchain* package.
+_LANGCHAIN_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^\w*LLM$|^(?:OpenAI|Ollama|VertexAI|BaseChatModel|BaseLanguageModel)$")
+
+# Methods per (provider, kind) that send a request to a model.
+OPENAI_APIS = frozenset({
+    "chat.completions.create", "chat.completions.parse", "chat.completions.stream",
+    "beta.chat.completions.parse", "beta.chat.completions.stream",
+    "responses.create", "responses.parse", "responses.stream", "completions.create",
+    "beta.threads.runs.create", "beta.threads.runs.create_and_poll", "beta.threads.runs.stream",
+    "beta.threads.create_and_run", "beta.threads.create_and_run_poll",
+    "ChatCompletion.create", "ChatCompletion.acreate", "Completion.create",
+})  # fmt: skip
+ANTHROPIC_APIS = frozenset({
+    "messages.create", "messages.stream", "messages.parse", "beta.messages.create",
+    "beta.messages.stream", "beta.messages.parse", "beta.messages.tool_runner", "completions.create",
+})  # fmt: skip
+GENAI_CLIENT_APIS = frozenset({
+    "models.generate_content", "models.generate_content_stream",
+    "aio.models.generate_content", "aio.models.generate_content_stream",
+})  # fmt: skip
+GENAI_MODEL_APIS = frozenset({"generate_content", "generate_content_async", "send_message", "send_message_async"})
+GENAI_CHAT_APIS = frozenset({"send_message", "send_message_stream", "send_message_async"})
+LITELLM_FUNCTIONS = frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
+LANGCHAIN_METHODS = frozenset({
+    "invoke", "ainvoke", "stream", "astream", "batch", "abatch", "astream_events",
+    "predict", "apredict", "predict_messages", "generate", "agenerate", "run", "arun",
+})  # fmt: skip
+AGENTS_RUNNER = frozenset({"run", "run_sync", "run_streamed"})
+
+# Methods that derive a still-LLM runnable from a LangChain model.
+RUNNABLE_DERIVERS = frozenset({
+    "bind_tools", "with_structured_output", "bind", "with_config", "with_retry",
+    "with_fallbacks", "configurable_fields", "configurable_alternatives", "pipe",
+})  # fmt: skip
+
+GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
+INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
+
+# Provider of an API-shaped call whose receiver could not be resolved.
+SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (
+    ("beta.chat.completions.parse", "openai"),
+    ("beta.chat.completions.stream", "openai"),
+    ("chat.completions.create", "openai"),
+    ("chat.completions.parse", "openai"),
+    ("chat.completions.stream", "openai"),
+    ("responses.create", "openai"),
+    ("responses.parse", "openai"),
+    ("responses.stream", "openai"),
+    ("beta.messages.create", "anthropic"),
+    ("beta.messages.stream", "anthropic"),
+    ("messages.create", "anthropic"),
+    ("messages.stream", "anthropic"),
+    ("models.generate_content", "google-genai"),
+    ("models.generate_content_stream", "google-genai"),
+    ("generate_content", "google-genai"),
+    ("generate_content_async", "google-genai"),
+)
+
+
+def constructor(qualified: str) -> tuple[str, str] | None:
+    """Provider and kind of what calling ``qualified`` returns, if it is a model client."""
+    if qualified in CONSTRUCTORS:
+        return CONSTRUCTORS[qualified]
+    module, _, name = qualified.rpartition(".")
+    if module.startswith("langchain") and _LANGCHAIN_MODEL.match(name):
+        return ("langchain", "chat")
+    if module.startswith("langchain") and name in {"init_chat_model", "load_chat_model"}:
+        return ("langchain", "chat")
+    return None
+
+
+def annotation_kind(qualified: str) -> tuple[str, str] | None:
+    """A parameter annotated with a client class holds an instance of it."""
+    if qualified.startswith("langchain") and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "Runnable"}:
+        return ("langchain", "chat")
+    return constructor(qualified)
+
+
+def apis_for(provider: str, kind: str) -> frozenset[str]:
+    if kind in {"client", "module"}:
+        return {
+            "openai": OPENAI_APIS,
+            "anthropic": ANTHROPIC_APIS,
+            "google-genai": GENAI_CLIENT_APIS,
+            "litellm": LITELLM_FUNCTIONS,
+        }.get(provider, frozenset())
+    if kind == "model":
+        return GENAI_MODEL_APIS
+    if kind == "genai-chat":
+        return GENAI_CHAT_APIS
+    if kind == "router":
+        return frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
+    if kind in {"chat", "runnable", "agent"}:
+        return LANGCHAIN_METHODS
+    return frozenset()

@@ -1,0 +1,216 @@
+"""Find every LLM call in Python source and recommend a mode for each.
+
+``scan_source`` handles one file's text; ``scan_tree`` walks a folder
+(honouring .gitignore, skipping virtualenvs), skips files that cannot call
+a model after a cheap text check, and reports files that fail to parse
+instead of dropping them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from escalated.contracts import apis, rules
+from escalated.contracts.index import ModuleIndex, Scope
+from escalated.contracts.model import Finding, LlmCall, Location, ParseProblem, ScanResult
+from escalated.contracts.resolve import Match, Resolver
+from escalated.contracts.surface import SurfaceAnalyzer
+from escalated.contracts.walk import iter_files, might_call_llm
+
+_CONFIDENCE_ORDER = ("low", "medium", "high")
+
+
+class _Guards:
+    """Calls already wrapped as ``guard("id", lambda: <call>)``, possibly awaited."""
+
+    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
+        self.wrapped: dict[int, tuple[str | None, cst.Call]] = {}
+        for call, _scope in index.calls:
+            if not _is_guard(call, resolver) or len(call.args) < 2:
+                continue
+            lam = call.args[1].value
+            if isinstance(lam, cst.Lambda) and isinstance(lam.body, cst.Call):
+                first = call.args[0].value
+                guard_id = str(first.evaluated_value) if isinstance(first, cst.SimpleString) else None
+                self.wrapped[id(lam.body)] = (guard_id, call)
+
+
+def _is_guard(call: cst.Call, resolver: Resolver) -> bool:
+    qualified = resolver.qualified(call.func)
+    if qualified is not None:
+        return qualified in apis.GUARD_NAMES
+    return isinstance(call.func, cst.Name) and call.func.value == "guard"
+
+
+def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
+    """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    index = ModuleIndex()
+    module.visit(index)
+    resolver = Resolver(index)
+    matches: list[tuple[cst.Call, Scope, Match]] = []
+    for call, scope in index.calls:
+        found = resolver.match_call(call, scope)
+        if found is not None:
+            matches.append((call, scope, found))
+    if not matches:
+        return ()
+
+    def line_of(node: cst.CSTNode) -> int:
+        found = positions.get(node)
+        return found.start.line if found is not None else 0
+
+    surface = SurfaceAnalyzer(
+        index, resolver, line_of=line_of, code_of=module.code_for_node, llm_calls={id(c) for c, _, _ in matches}
+    )
+    surface.attach(module)
+    guards = _Guards(index, resolver)
+    gates = _Gates(index, resolver)
+    ordinals: dict[str, int] = {}
+    calls = []
+    for call, scope, found in matches:
+        ordinal = ordinals.get(scope.qualname, 0)
+        ordinals[scope.qualname] = ordinal + 1
+        calls.append(
+            _build(call, scope, found, path=path, ordinal=ordinal, module=module, positions=positions,
+                   index=index, guards=guards, gates=gates, surface=surface)
+        )  # fmt: skip
+    return tuple(calls)
+
+
+def _build(
+    call: cst.Call,
+    scope: Scope,
+    found: Match,
+    *,
+    path: str,
+    ordinal: int,
+    module: cst.Module,
+    positions: object,
+    index: ModuleIndex,
+    guards: _Guards,
+    gates: _Gates,
+    surface: SurfaceAnalyzer,
+) -> LlmCall:
+    span = positions[call]  # type: ignore[index]
+    guard_id, guard_call = guards.wrapped.get(id(call), (None, None))
+    guarded = guard_call is not None
+    awaited = id(guard_call if guard_call is not None else call) in index.awaited
+    origin: cst.CSTNode = guard_call if guard_call is not None else call
+    findings, escapes = surface.analyze(call, scope, found, origin=origin)
+    confidence = _analysis_confidence(findings, escapes=escapes, call_confidence=found.confidence)
+    return LlmCall(
+        location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
+        provider=found.provider,
+        api=found.api,
+        function=scope.qualname,
+        index=ordinal,
+        is_async=awaited,
+        confidence=found.confidence,
+        guarded=guarded,
+        guard_id=guard_id,
+        existing_gate=gates.gate_for(call, scope, found),
+        findings=findings,
+        recommendation=rules.recommend(findings, confidence=confidence),
+        source=module.code_for_node(call),
+    )
+
+
+def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:
+    """High when the deciding evidence is exact; low when the output left what we can follow."""
+    if not findings:
+        own = "low" if escapes else "medium"
+    elif escapes and all(rules.RULES_BY_ID[f.rule].mode in {"sampled", "autonomous"} for f in findings):
+        own = "low"
+    else:
+        own = "high" if any(f.rule in {"R1", "R7", "R8"} or f.detail.startswith("SQL") for f in findings) else "medium"
+    return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(own), _CONFIDENCE_ORDER.index(call_confidence))]
+
+
+class _Gates:
+    """Human gates the code already has, so nothing is gated twice."""
+
+    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
+        self.interrupt_scopes: set[str] = set()
+        self.needs_approval = False
+        self.gated_builders: set[int] = set()
+        for call, scope in index.calls:
+            qualified = resolver.qualified(call.func)
+            if qualified in apis.INTERRUPT_NAMES:
+                self.interrupt_scopes.add(scope.qualname)
+            for arg in call.args:
+                keyword = arg.keyword.value if arg.keyword else None
+                if keyword == "needs_approval" and not _is_false(arg.value):
+                    self.needs_approval = True
+                if keyword in {"interrupt_before", "interrupt_after"}:
+                    self.gated_builders.add(id(call))
+                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(arg.value):
+                    self.gated_builders.add(id(call))
+        self.resolver = resolver
+
+    def gate_for(self, call: cst.Call, scope: Scope, found: Match) -> str | None:
+        if scope.qualname in self.interrupt_scopes:
+            return "langgraph.interrupt"
+        kind = found.receiver
+        while kind is not None:
+            if kind.origin is not None and id(kind.origin) in self.gated_builders:
+                return "langgraph.interrupt"
+            kind = kind.base
+        if found.api.startswith("agents.Runner") and self.needs_approval:
+            return "needs_approval"
+        return None
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in {"False", "None"}
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            out.add(current.value)
+        stack.extend(current.children)
+    return out
+
+
+def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:
+    """Scan every Python file under ``root``; paths in the result are relative POSIX."""
+    calls: list[LlmCall] = []
+    errors: list[ParseProblem] = []
+    notebooks: list[str] = []
+    files = lines = 0
+    base = root if root.is_dir() else root.parent
+    for number, rel in enumerate(iter_files(root), start=1):
+        if progress is not None:
+            progress(number, rel)
+        if rel.endswith(".ipynb"):
+            notebooks.append(rel)
+            continue
+        files += 1
+        try:
+            data = (base / rel).read_bytes()
+        except OSError as exc:
+            errors.append(ParseProblem(rel, f"cannot read: {exc.strerror}"))
+            continue
+        lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        if not might_call_llm(data):
+            continue
+        try:
+            calls.extend(scan_source(data.decode("utf-8"), rel))
+        except UnicodeDecodeError:
+            errors.append(ParseProblem(rel, "not UTF-8 text"))
+        except cst.ParserSyntaxError as exc:
+            errors.append(ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"))
+        except RecursionError:
+            errors.append(ParseProblem(rel, "too deeply nested to analyse"))
+    calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
+    return ScanResult(tuple(calls), tuple(sorted(errors)), files, lines, tuple(notebooks))

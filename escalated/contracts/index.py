@@ -1,0 +1,177 @@
+"""One pass over a parsed module: imports, scopes, assignments, calls.
+
+Discovery and the decision-surface analysis both work from this index, so
+the syntax tree is walked once per file.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+MODULE_SCOPE = "<module>"
+
+
+class Scope:
+    """A function (or the module): where names are bound."""
+
+    def __init__(self, qualname: str, *, node: cst.CSTNode, parent: Scope | None, class_name: str | None) -> None:
+        self.qualname = qualname
+        self.node = node
+        self.parent = parent
+        # The class a method belongs to, so ``self.x`` resolves to what __init__ set.
+        self.class_name = class_name
+        self.params: dict[str, cst.Param] = {}
+
+
+class ModuleIndex(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.imports: dict[str, str] = {}
+        self.scopes: dict[str, Scope] = {}
+        # (scope, target, value) in source order; target is a Name or self.attr string.
+        self.assignments: list[tuple[Scope, str, cst.BaseExpression]] = []
+        self.calls: list[tuple[cst.Call, Scope]] = []
+        self.awaited: set[int] = set()
+        self.functions_by_name: dict[str, list[Scope]] = {}
+        self.class_attrs: dict[tuple[str, str], cst.BaseExpression] = {}
+        self.dict_literals: list[tuple[Scope, cst.Dict]] = []
+        self.values: dict[tuple[str, str], cst.BaseExpression] = {}
+        self.decorators: dict[str, tuple[cst.Decorator, ...]] = {}
+        self.class_bases: dict[str, tuple[cst.Arg, ...]] = {}
+        self.class_nodes: dict[str, cst.ClassDef] = {}
+        module = cst.Module(body=())
+        self._scope = Scope(MODULE_SCOPE, node=module, parent=None, class_name=None)
+        self.scopes[MODULE_SCOPE] = self._scope
+        self._classes: list[str] = []
+        self._prefix: list[str] = []
+
+    @property
+    def module_scope(self) -> Scope:
+        return self.scopes[MODULE_SCOPE]
+
+    # -- imports ---------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.imports[alias.asname.name.value] = dotted
+            else:
+                # "import google.genai" binds "google"; lookups walk the attributes.
+                root = dotted.split(".")[0]
+                self.imports.setdefault(root, root)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = _dotted(node.module)
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            self.imports[local] = f"{module}.{name}"
+
+    # -- scopes ----------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._prefix.append(node.name.value)
+        qual = ".".join(self._prefix)
+        self._classes.append(qual)
+        self.class_bases[qual] = tuple(node.bases)
+        self.class_nodes[qual] = node
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._prefix.pop()
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._prefix.append(node.name.value)
+        qual = ".".join(self._prefix)
+        in_class = self._classes and self._classes[-1] == ".".join(self._prefix[:-1])
+        class_name = self._classes[-1] if in_class else self._scope.class_name
+        scope = Scope(qual, node=node, parent=self._scope, class_name=class_name)
+        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            scope.params[param.name.value] = param
+        self.scopes[qual] = scope
+        self.functions_by_name.setdefault(node.name.value, []).append(scope)
+        self.decorators[qual] = tuple(node.decorators)
+        self._scope = scope
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._prefix.pop()
+        assert self._scope.parent is not None
+        self._scope = self._scope.parent
+
+    # -- bindings --------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+        elif isinstance(node.target, cst.Name):
+            # "client: OpenAI" in a class body or function types the name.
+            self._bind(node.target, node.annotation.annotation, annotation=True)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, *, annotation: bool = False) -> None:
+        key = target_key(target)
+        if key is None:
+            return
+        if annotation:
+            value = cst.Annotation(annotation=value)  # type: ignore[assignment]
+        in_class_body = self._classes and self._scope.qualname != self._classes[-1] and (
+            ".".join(self._prefix) == self._classes[-1]
+        )
+        if in_class_body and "." not in key:
+            self.class_attrs[(self._classes[-1], f"self.{key}")] = value
+            if not annotation:
+                self.values[(self._classes[-1], f"self.{key}")] = value
+            return
+        self.assignments.append((self._scope, key, value))
+        if not annotation:
+            owner = self._scope.class_name if key.startswith("self.") else self._scope.qualname
+            self.values[(owner or self._scope.qualname, key)] = value
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self.dict_literals.append((self._scope, node))
+
+    # -- calls -----------------------------------------------------------
+    def visit_Await(self, node: cst.Await) -> None:
+        if isinstance(node.expression, cst.Call):
+            self.awaited.add(id(node.expression))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self._scope))
+
+
+def target_key(target: cst.BaseExpression) -> str | None:
+    """"name" for a plain name, "self.attr" for an attribute of self/cls."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value in {"self", "cls"}
+    ):
+        return f"self.{target.attr.value}"
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of names, None when any link is not a name."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))

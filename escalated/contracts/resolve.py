@@ -1,0 +1,258 @@
+"""What an expression is: an LLM client, a LangChain model, an agent — or unknown.
+
+Resolution follows import aliases and assignments (local, module-level and
+``self.x`` set in any method of the class) and parameter annotations. It is
+deliberately flow-insensitive: a name that is ever bound to a client is
+treated as that client, because missing a call costs more than a false hit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+import libcst as cst
+
+from escalated.contracts import apis
+from escalated.contracts.index import ModuleIndex, Scope, dotted_name, target_key
+
+
+@attrs.frozen
+class Kind:
+    provider: str
+    kind: str  # client | module | model | genai-chat | router | chat | runnable | agent | agents-agent
+    confidence: str = "high"
+    # The expression that built it, so the surface analysis can read tools= etc.
+    origin: cst.CSTNode | None = attrs.field(default=None, eq=False)
+    base: Kind | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class Match:
+    provider: str
+    api: str
+    confidence: str
+    receiver: Kind | None
+
+
+_LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
+
+
+class Resolver:
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self.bindings: dict[tuple[str, str], Kind] = {}
+        # Two passes reach names bound after their first use (a module-level
+        # client defined below the functions that use it).
+        for _ in range(2):
+            for scope, key, value in index.assignments:
+                self._record(scope, key, value)
+            for (class_name, key), value in index.class_attrs.items():
+                kind = self.kind_of(value, index.module_scope)
+                if kind is not None:
+                    self.bindings.setdefault((class_name, key), kind)
+
+    def _record(self, scope: Scope, key: str, value: cst.BaseExpression) -> None:
+        kind = self.kind_of(value, scope)
+        if kind is None:
+            return
+        owner = scope.class_name if key.startswith("self.") else scope.qualname
+        if owner is None:
+            return
+        self.bindings.setdefault((owner, key), kind)
+
+    # -- names -----------------------------------------------------------
+    def qualified(self, node: cst.BaseExpression) -> str | None:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.index.imports.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def lookup(self, key: str, scope: Scope) -> Kind | None:
+        if key.startswith("self."):
+            if scope.class_name is None:
+                return None
+            return self.bindings.get((scope.class_name, key))
+        current: Scope | None = scope
+        while current is not None:
+            found = self.bindings.get((current.qualname, key))
+            if found is not None:
+                return found
+            param = current.params.get(key)
+            if param is not None and param.annotation is not None:
+                return self._annotation(param.annotation.annotation)
+            if key in current.params:
+                return None  # a plain parameter shadows outer names
+            current = current.parent
+        return None
+
+    def _annotation(self, node: cst.BaseExpression) -> Kind | None:
+        if isinstance(node, cst.Subscript):  # Optional[OpenAI], Union[...]
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    found = self._annotation(element.slice.value)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, cst.BinaryOperation):  # OpenAI | None
+            return self._annotation(node.left) or self._annotation(node.right)
+        if isinstance(node, cst.SimpleString):
+            try:
+                node = cst.parse_expression(node.evaluated_value)  # type: ignore[arg-type]
+            except (cst.ParserSyntaxError, TypeError):
+                return None
+        qualified = self.qualified(node)
+        found = apis.annotation_kind(qualified) if qualified else None
+        return Kind(found[0], found[1], origin=node) if found else None
+
+    # -- expressions -----------------------------------------------------
+    def kind_of(self, node: cst.BaseExpression, scope: Scope) -> Kind | None:
+        if isinstance(node, cst.Annotation):
+            return self._annotation(node.annotation)
+        if isinstance(node, cst.Await):
+            return self.kind_of(node.expression, scope)
+        if isinstance(node, cst.Call):
+            return self._call_kind(node, scope)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            # prompt | llm | parser: the chain calls the model.
+            inner = self.kind_of(node.left, scope) or self.kind_of(node.right, scope)
+            if inner is not None and inner.provider == "langchain":
+                return Kind("langchain", "runnable", _weaker(inner.confidence, "medium"), origin=node, base=inner)
+            return None
+        if isinstance(node, cst.IfExp):
+            return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
+        key = target_key(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if key is not None:
+            found = self.lookup(key, scope)
+            if found is not None:
+                return found
+        if isinstance(node, cst.Attribute):
+            inner = self.kind_of(node.value, scope)
+            if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
+                return inner
+        qualified = self.qualified(node)
+        if qualified in apis.MODULE_CLIENTS:
+            return Kind(apis.MODULE_CLIENTS[qualified], "module", origin=node)
+        return None
+
+    def _call_kind(self, node: cst.Call, scope: Scope) -> Kind | None:
+        qualified = self.qualified(node.func)
+        if qualified is not None:
+            found = apis.constructor(qualified)
+            if found is not None:
+                return Kind(found[0], found[1], origin=node)
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            inner = self.kind_of(node.func.value, scope)
+            if inner is None:
+                return None
+            if inner.provider == "langchain" and method in apis.RUNNABLE_DERIVERS:
+                return Kind("langchain", "runnable", inner.confidence, origin=node, base=inner)
+            if inner.provider == "google-genai" and method in {"start_chat"}:
+                return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
+            if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
+                return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
+        return None
+
+    # -- calls -----------------------------------------------------------
+    def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
+        qualified = self.qualified(node.func)
+        if qualified is not None:
+            found = self._qualified_match(qualified)
+            if found is not None:
+                return found
+        chain: list[str] = []
+        func = node.func
+        while isinstance(func, cst.Attribute):
+            chain.insert(0, func.attr.value)
+            func = func.value
+            kind = self.kind_of(func, scope)
+            if kind is not None:
+                api = ".".join(chain)
+                if api in apis.apis_for(kind.provider, kind.kind):
+                    return Match(kind.provider, api, kind.confidence, kind)
+                return None  # a known object, but not a model call (e.g. llm.bind_tools)
+        if isinstance(node.func, cst.Name | cst.Attribute):
+            kind = self.kind_of(node.func, scope)
+            if kind is not None and kind.kind in {"chat", "runnable"}:
+                return Match("langchain", "__call__", "medium", kind)
+        return self._shape_match(node, scope)
+
+    def _qualified_match(self, qualified: str) -> Match | None:
+        module, _, name = qualified.rpartition(".")
+        if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
+            return Match("litellm", name, "high", None)
+        if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
+            return Match("openai", f"agents.Runner.{name}", "high", None)
+        for root, provider in apis.MODULE_CLIENTS.items():
+            if qualified.startswith(root + "."):
+                api = qualified[len(root) + 1 :]
+                if api in apis.apis_for(provider, "module"):
+                    return Match(provider, api, "high", None)
+        return None
+
+    def _shape_match(self, node: cst.Call, scope: Scope) -> Match | None:
+        """An SDK-shaped call on a receiver we could not resolve (a parameter, an import)."""
+        tail = dotted_tail(node.func)
+        if tail is None:
+            return None
+        root = _root_name(node.func)
+        foreign = root is not None and root in self.index.imports and not _is_provider_module(self.index.imports[root])
+        for shape, provider in apis.SHAPE_FALLBACKS:
+            if tail == shape or tail.endswith("." + shape):
+                confidence = "low" if foreign else "medium"
+                if provider == "anthropic" and not _looks_like_model_request(node):
+                    return None  # Twilio and others have client.messages.create too
+                if shape.startswith("generate_content") and "." not in tail:
+                    confidence = "low"
+                return Match(provider, shape, confidence, None)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
+            receiver = _last_identifier(node.func.value)
+            if receiver is not None and _LLM_WORDS.search(receiver):
+                return Match("langchain", node.func.attr.value, "low", None)
+        return None
+
+
+def dotted_tail(node: cst.BaseExpression) -> str | None:
+    """The attribute chain after the receiver: ``self.client.chat.create`` -> ``client.chat.create``."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    return ".".join(reversed(parts)) if parts else None
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _last_identifier(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _is_provider_module(qualified: str) -> bool:
+    return qualified.split(".")[0] in {"openai", "anthropic", "google", "litellm", "langchain", "vertexai"} or (
+        qualified.startswith("langchain")
+    )
+
+
+def _looks_like_model_request(node: cst.Call) -> bool:
+    names = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+    if names & {"to", "from_", "body", "media_url"}:
+        return False
+    return bool(names & {"messages", "max_tokens", "model", "system"}) or any(arg.star == "**" for arg in node.args)
+
+
+def _weaker(a: str, b: str) -> str:
+    order = ("low", "medium", "high")
+    return order[min(order.index(a), order.index(b))]

@@ -1,0 +1,241 @@
+"""The rule table: what a call's output controls decides its mode.
+
+Deterministic by construction: pure functions of names and literals seen in
+the code, no network, no randomness, sorted results. The recommendation is
+the strictest mode among matched rules; every match is shown as a reason.
+docs/contracts-scan.md documents the same table for users.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from escalated.contracts.model import Finding, Recommendation
+from escalated.contracts.modes import rank, strictest
+
+
+@attrs.frozen
+class Rule:
+    id: str
+    mode: str
+    kind: str
+    title: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("R1", "required", "code-execution", "output reaches code execution"),
+    Rule("R2", "required", "money", "output moves money"),
+    Rule("R3", "required", "deletion", "output triggers irreversible deletion"),
+    Rule("R4", "required", "access", "output changes consent, credentials or permissions"),
+    Rule("R5", "required", "outbound-message", "output sends messages on someone's behalf"),
+    Rule("R6", "reviewed", "write", "output writes to a system of record"),
+    Rule("R7", "reviewed", "unresolved-tools", "tools cannot be resolved statically"),
+    Rule("R8", "reviewed", "injection-sink", "output flows into SQL or HTML"),
+    Rule("R9", "sampled", "read-only-tool", "read-only tools over private data"),
+    Rule("R10", "sampled", "branch", "structured choice drives a branch"),
+    Rule("R11", "autonomous", "free-text", "free text only"),
+)
+RULES_BY_ID = {r.id: r for r in RULES}
+
+
+def rule_number(rule_id: str) -> int:
+    return int(rule_id[1:])
+
+
+def finding(rule_id: str, detail: str, line: int) -> Finding:
+    return Finding(rule=rule_id, kind=RULES_BY_ID[rule_id].kind, detail=detail, line=line)
+
+
+# -- words ---------------------------------------------------------------
+_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def words(identifier: str) -> tuple[str, ...]:
+    """``sendEmail`` / ``send_email`` / ``stripe.Refund.create`` -> lower-case words."""
+    return tuple(w.lower() for w in _SPLIT.findall(identifier))
+
+
+_CODE_WORDS = frozenset({"repl", "shell", "bash", "terminal", "interpreter", "subprocess", "sandbox", "jupyter", "notebook"})
+_RUN_VERBS = frozenset({"run", "execute", "exec", "eval", "evaluate"})
+_RUN_OBJECTS = frozenset({"code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet"})
+_MONEY = frozenset({
+    "pay", "pays", "payment", "payments", "charge", "charges", "refund", "refunds", "payout", "payouts",
+    "transfer", "transfers", "withdraw", "withdrawal", "purchase", "buy", "checkout", "invoice",
+    "wire", "remit", "disburse", "debit", "stripe", "paypal", "braintree", "adyen", "plaid", "venmo",
+})  # fmt: skip
+_MONEY_MODULES = frozenset({"stripe", "paypalrestsdk", "braintree", "adyen", "square", "plaid", "coinbase", "web3"})
+_READ_VERBS = frozenset({"get", "list", "read", "fetch", "search", "find", "lookup", "query", "retrieve", "load", "show", "describe", "count", "check", "view"})
+_DELETE = frozenset({"delete", "destroy", "truncate", "purge", "wipe", "erase", "rmtree", "unlink", "rmdir", "removedirs", "terminate"})
+_DELETE_MULTI = frozenset({"remove", "drop"})  # only in multi-word names: df.drop, list.remove are not deletions
+_ACCESS = frozenset({
+    "grant", "revoke", "role", "roles", "permission", "permissions", "privilege", "privileges",
+    "password", "passwd", "credential", "credentials", "consent", "authorize", "authorise",
+    "chmod", "chown", "acl", "iam", "sudo", "mfa",
+})  # fmt: skip
+_KEY_VERBS = frozenset({"create", "rotate", "reset", "set", "issue", "generate", "change", "update"})
+_KEY_OBJECTS = frozenset({"key", "token", "secret", "apikey"})
+_MESSAGE = frozenset({
+    "email", "emails", "mail", "sendmail", "smtp", "sms", "tweet", "publish", "notify", "reply",
+    "whatsapp", "slack", "telegram", "discord", "twilio", "sendgrid", "mailgun", "broadcast", "announce", "dm",
+})  # fmt: skip
+_MESSAGE_MODULES = frozenset({"smtplib", "twilio", "slack_sdk", "sendgrid", "telegram", "discord", "tweepy", "yagmail", "resend", "postmark"})
+_SEND_OBJECTS = frozenset({"message", "messages", "text", "notification", "comment", "post", "letter", "reply", "alert", "invite"})
+_UI_RECEIVERS = frozenset({"websocket", "ws", "socket", "sock", "conn", "response", "stream", "queue", "writer", "self"})
+_WRITE_MULTI = frozenset({
+    "insert", "update", "upsert", "save", "write", "commit", "push", "patch", "store", "persist", "upload",
+    "modify", "edit", "rename", "move", "create", "add", "set", "put", "post", "submit", "assign", "close",
+    "cancel", "approve", "merge", "record", "log", "book", "schedule", "register", "enroll", "archive",
+})  # fmt: skip
+_WRITE_SINGLE = frozenset({"save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write"})
+_RECORD_RECEIVERS = frozenset({
+    "db", "database", "session", "conn", "connection", "cursor", "cur", "collection", "table", "repo",
+    "repository", "crm", "sheet", "sheets", "bucket", "s3", "es", "redis", "mongo", "supabase", "firestore",
+    "dynamodb", "git", "github", "gitlab", "jira", "salesforce", "hubspot", "notion", "airtable", "zendesk",
+    "requests", "httpx", "http", "api", "record", "records", "ticket", "tickets", "issue", "issues",
+    "customer", "customers", "user", "users", "account", "accounts", "order", "orders", "file", "f", "fh", "origin",
+})  # fmt: skip
+# Calls that only display or log: the output stays free text.
+_DISPLAY = frozenset({"print", "pprint", "logger", "logging", "log", "st", "console", "click", "echo", "rprint", "display", "gr", "tqdm", "warnings"})
+_HTTP_WRITE = frozenset({"post", "put", "patch"})
+
+_EXACT_CODE = frozenset({
+    "eval", "exec", "compile", "os.system", "os.popen", "pty.spawn", "os.execv", "os.execvp", "os.execl",
+    "os.spawnl", "os.spawnv", "commands.getoutput", "runpy.run_path", "runpy.run_module",
+    "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec",
+})  # fmt: skip
+_SQL_SINKS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "from_statement", "extra", "RawSQL", "text", "sql"})
+_HTML_SINKS = frozenset({"Markup", "mark_safe", "render_template_string", "HTMLResponse", "HTML", "from_string", "Template", "html"})
+
+
+def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | None = None) -> list[Finding]:
+    """Findings for one called name, e.g. ``stripe.Refund.create`` or ``send_email``.
+
+    ``tainted`` says the model's output is an argument of this call (data
+    flow), which is what the injection sinks (R1 eval, R8 SQL/HTML) need; the
+    side-effect rules also apply to calls the output merely controls.
+    """
+    full = qualified or dotted
+    parts = full.split(".")
+    last = parts[-1]
+    root = parts[0]
+    if root in _DISPLAY or dotted.split(".")[0] in _DISPLAY:
+        return []
+    out: list[Finding] = []
+    if tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE):
+        out.append(finding("R1", f"{dotted}()", line))
+    elif root == "subprocess" or full in _EXACT_CODE - {"compile"}:
+        out.append(finding("R1", f"{dotted}()", line))
+    if tainted and (last in _SQL_SINKS and len(parts) > 1 or last in {"RawSQL"}):
+        out.append(finding("R8", f"SQL: {dotted}()", line))
+    if tainted and last in _HTML_SINKS:
+        out.append(finding("R8", f"HTML: {dotted}()", line))
+    out.extend(classify_name(dotted, line=line, qualified=qualified))
+    return out
+
+
+def classify_name(name: str, *, line: int, qualified: str | None = None, subject: str = "call") -> list[Finding]:
+    """Side-effect rules (R1-R6) from the words of a name: a tool or a called function."""
+    full = qualified or name
+    parts = full.split(".")
+    ws = words(parts[-1])
+    receiver = set(words(".".join(parts[:-1]))) | {parts[0]}
+    everything = set(words(full))
+    label = f"{subject} {name}" if subject != "call" else f"{name}()"
+    out: list[Finding] = []
+    is_read = bool(ws) and ws[0] in _READ_VERBS
+    if _code_words(ws) or (len(ws) > 1 and set(ws) & _CODE_WORDS):
+        out.append(finding("R1", label, line))
+    money = set(ws) & _MONEY or (parts[0] in _MONEY_MODULES and not is_read)
+    if money and not is_read:
+        out.append(finding("R2", label, line))
+    if set(ws) & _DELETE or (len(ws) > 1 and set(ws) & _DELETE_MULTI) or full in {"os.remove", "shutil.rmtree"}:
+        out.append(finding("R3", label, line))
+    if (set(ws) & _ACCESS and not is_read) or (set(ws) & _KEY_VERBS and set(ws) & _KEY_OBJECTS):
+        out.append(finding("R4", label, line))
+    if _is_message(ws, receiver, everything, parts[0]):
+        out.append(finding("R5", label, line))
+    if not out and _is_write(ws, receiver, full):
+        out.append(finding("R6", label, line))
+    return out
+
+
+def _code_words(ws: tuple[str, ...]) -> bool:
+    if len(ws) == 1:
+        return ws[0] in {"repl", "shell", "bash", "terminal"}
+    return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS)
+
+
+def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], root: str) -> bool:
+    if root in _MESSAGE_MODULES:
+        return bool(ws) and ws[0] not in _READ_VERBS
+    if ws and ws[0] in _READ_VERBS:
+        return False
+    if set(ws) & _MESSAGE:
+        return True
+    if "send" in ws or "post" in ws:
+        if receiver & _UI_RECEIVERS and not everything & _MESSAGE:
+            return False
+        return bool(set(ws) & _SEND_OBJECTS or everything & _MESSAGE)
+    return False
+
+
+def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
+    if not ws or ws[0] in _READ_VERBS:
+        return False
+    if full.split(".")[0] in {"requests", "httpx", "aiohttp"} and ws[0] in _HTTP_WRITE:
+        return True
+    if full in {"json.dump", "pickle.dump", "yaml.dump", "shutil.copy", "shutil.move", "os.rename", "os.replace"}:
+        return True
+    if len(ws) > 1:
+        return ws[0] in _WRITE_MULTI or ws[-1] in {"sql", "csv", "parquet", "excel"} and ws[0] == "to" or "push" in ws
+    return ws[0] in _WRITE_SINGLE and bool(receiver & _RECORD_RECEIVERS) or ws[0] in {"save", "commit", "upsert"}
+
+
+# -- SQL in literals ---------------------------------------------------------
+_SQL_DELETE = r"(?:DELETE\s+FROM|DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX)|TRUNCATE\s)"
+_SQL_WRITE = r"(?:INSERT\s+INTO|UPDATE\s+\w+\s+SET|REPLACE\s+INTO|MERGE\s+INTO|ALTER\s+TABLE)"
+_SQL_GRANT = r"(?:GRANT\s+\w+|REVOKE\s+\w+|CREATE\s+USER|ALTER\s+USER)"
+
+
+def _sql(pattern: str, text: str) -> str | None:
+    """Upper-case SQL anywhere, lower-case only at the start: prose says "delete from" too."""
+    found = re.search(rf"\b{pattern}", text) or re.match(rf"\s*{pattern}", text, re.I)
+    return found.group(0).split()[0].upper() if found else None
+
+
+def classify_sql(text: str, *, line: int) -> list[Finding]:
+    out = []
+    if verb := _sql(_SQL_DELETE, text):
+        out.append(finding("R3", f"SQL {verb}", line))
+    if verb := _sql(_SQL_GRANT, text):
+        out.append(finding("R4", f"SQL {verb}", line))
+    if verb := _sql(_SQL_WRITE, text):
+        out.append(finding("R6", f"SQL {verb}", line))
+    return out
+
+
+# -- the recommendation ----------------------------------------------------------
+def recommend(findings: tuple[Finding, ...], *, confidence: str) -> Recommendation:
+    """Strictest mode among matched rules; free text only (R11) when nothing matched."""
+    if not findings:
+        findings = (finding("R11", "the output reaches no tool, sink, branch or side effect found", 0),)
+    rule_ids = sorted({f.rule for f in findings}, key=rule_number)
+    mode = strictest([RULES_BY_ID[r].mode for r in rule_ids])
+    reasons = tuple(
+        dict.fromkeys(
+            f"{f.rule} {RULES_BY_ID[f.rule].title}: {f.detail}" + (f" (line {f.line})" if f.line else "")
+            for f in sorted(findings, key=lambda f: (rule_number(f.rule), f.line, f.detail))
+        )
+    )
+    return Recommendation(mode=mode, rules=tuple(rule_ids), reasons=reasons, confidence=confidence)
+
+
+def deciding_rule(recommendation: Recommendation) -> str:
+    """The first rule that sets the recommended mode: the SARIF rule id of a call."""
+    top = rank(recommendation.mode)
+    for rule_id in recommendation.rules:
+        if rank(RULES_BY_ID[rule_id].mode) == top:
+            return rule_id
+    return "R11"

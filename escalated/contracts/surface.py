@@ -1,0 +1,373 @@
+"""The decision surface of one LLM call: what its output controls.
+
+Three sources of evidence, each turned into rule findings:
+
+- the tools the call offers (names and bodies: a tool runs with arguments
+  the model chose);
+- where the output flows: a small flow-insensitive taint pass over the
+  enclosing function, into module-local helpers it is passed to, and back
+  to the module-local callers it is returned to;
+- what the output decides: branches on it, and the side effects inside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import attrs
+import libcst as cst
+
+from escalated.contracts import rules
+from escalated.contracts.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.model import Finding
+from escalated.contracts.resolve import Match, Resolver, dotted_tail
+from escalated.contracts.tools import ToolRef, ToolResolver
+
+MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
+MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
+_SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query"})
+
+
+@attrs.define
+class _Flow:
+    findings: list[Finding] = attrs.Factory(list)
+    escapes: bool = False
+    seen: set[tuple[str, str]] = attrs.Factory(set)
+    seen_calls: set[int] = attrs.Factory(set)
+    steps: int = 0
+
+
+class SurfaceAnalyzer:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        resolver: Resolver,
+        *,
+        line_of: Callable[[cst.CSTNode], int],
+        code_of: Callable[[cst.CSTNode], str],
+        llm_calls: set[int],
+    ) -> None:
+        self.index = index
+        self.resolver = resolver
+        self.line_of = line_of
+        self.llm_calls = llm_calls
+        self.tools = ToolResolver(index, line_of, code_of)
+        self._parents: dict[int, cst.CSTNode] = {}
+        self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
+        self._module: cst.Module | None = None
+
+    def attach(self, module: cst.Module) -> None:
+        self._module = module
+        for node in _walk(module):
+            for child in node.children:
+                self._parents[id(child)] = node
+
+    # -- entry -------------------------------------------------------------
+    def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode) -> tuple[tuple[Finding, ...], bool]:
+        """Findings for one call, and whether its output escaped the analysis."""
+        flow = _Flow()
+        flow.findings.extend(self._tool_findings(call, scope, match))
+        self._follow(origin, scope, flow, depth=0)
+        return tuple(sorted(set(flow.findings))), flow.escapes
+
+    # -- tools -------------------------------------------------------------
+    def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
+        for expr in self._tool_exprs(call, scope, match):
+            tools, findings = self.tools.resolve(expr, scope)
+            yield from findings
+            for tool in tools:
+                yield from self.classify_tool(tool)
+
+    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression]:
+        yield from _tools_in_args(call.args)
+        if match.api.startswith("agents.Runner") and call.args:
+            agent = self.resolver.kind_of(call.args[0].value, scope)
+            if agent is not None and isinstance(agent.origin, cst.Call):
+                yield from _tools_in_args(agent.origin.args)
+        kind = match.receiver
+        while kind is not None:
+            origin = kind.origin
+            if isinstance(origin, cst.Call):
+                method = origin.func.attr.value if isinstance(origin.func, cst.Attribute) else ""
+                if method == "bind_tools" and origin.args and origin.args[0].keyword is None:
+                    yield origin.args[0].value
+                elif kind.kind == "agent":
+                    positional = [a.value for a in origin.args if a.keyword is None]
+                    callee = dotted_name(origin.func) or ""
+                    if callee.endswith("initialize_agent") and positional:
+                        yield positional[0]
+                    elif len(positional) > 1 and not callee.endswith("AgentExecutor"):
+                        yield positional[1]
+                yield from _tools_in_args(origin.args)
+            kind = kind.base
+
+    def classify_tool(self, tool: ToolRef, *, depth: int = 0) -> list[Finding]:
+        out = rules.classify_name(tool.name, line=tool.line, subject="tool")
+        if tool.body is None:
+            return out or [rules.finding("R9", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
+        for node in _walk(tool.body):
+            if isinstance(node, cst.Call):
+                out.extend(self._classify_call(node, tainted=False, via=f"tool {tool.name}"))
+                if depth == 0 and isinstance(node.func, cst.Name | cst.Attribute):
+                    helper = self.tools.function(_short_name(node.func), self.index.module_scope)
+                    if helper is not None and helper.node is not tool.body and isinstance(helper.node, cst.FunctionDef):
+                        inner = ToolRef(tool.name, helper.node, tool.line, tool.where)
+                        out.extend(f for f in self.classify_tool(inner, depth=1) if f.rule != "R9")
+            elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+                out.extend(rules.classify_sql(_string_text(node), line=self.line_of(node)))
+        if not any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
+            out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
+        return out
+
+    def _classify_call(self, call: cst.Call, *, tainted: bool, via: str = "") -> list[Finding]:
+        if id(call) in self.llm_calls:
+            return []
+        dotted = dotted_name(call.func) or dotted_tail(call.func)
+        if not dotted:
+            return []
+        qualified = self.resolver.qualified(call.func)
+        line = self.line_of(call)
+        found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
+        if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and _is_formatted(call.args[0].value):
+            found.append(rules.finding("R8", f"SQL built from model-chosen values: {dotted}()", line))
+        for arg in call.args:
+            if isinstance(arg.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+                found.extend(rules.classify_sql(_string_text(arg.value), line=line))
+            if arg.keyword and arg.keyword.value == "unsafe_allow_html" and tainted:
+                found.append(rules.finding("R8", f"HTML: {dotted}(unsafe_allow_html=True)", line))
+        if via:
+            found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
+        return found
+
+    # -- data flow ---------------------------------------------------------
+    def _follow(self, node: cst.CSTNode, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        """Walk up from an expression carrying the output to the statement using it."""
+        child, parent = node, self._parents.get(id(node))
+        while parent is not None:
+            flow.steps += 1
+            if flow.steps > MAX_STEPS:
+                flow.escapes = True
+                return
+            if isinstance(parent, cst.Arg) and parent.value is child:
+                consumer = self._parents.get(id(parent))
+                if isinstance(consumer, cst.Call):
+                    self._consume(consumer, parent, scope, flow, depth=depth)
+            elif isinstance(parent, cst.Assign) and parent.value is child:
+                for target in parent.targets:
+                    self._taint_target(target.target, scope, flow, depth=depth)
+                return
+            elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
+                self._taint_target(parent.target, scope, flow, depth=depth)
+                return
+            elif isinstance(parent, cst.NamedExpr) and parent.value is child:
+                self._taint_target(parent.target, scope, flow, depth=depth)
+            elif isinstance(parent, cst.For | cst.CompFor) and parent.iter is child:
+                self._taint_target(parent.target, scope, flow, depth=depth)
+                if isinstance(parent, cst.For):
+                    return
+            elif isinstance(parent, cst.WithItem) and parent.item is child:
+                if parent.asname is not None:
+                    self._taint_target(parent.asname.name, scope, flow, depth=depth)
+                return
+            elif isinstance(parent, cst.Return | cst.Yield):
+                self._returned(scope, flow, depth=depth)
+                return
+            elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
+                self._branch(parent, child, flow)
+                if not isinstance(parent, cst.IfExp):
+                    return
+            elif isinstance(parent, cst.Match) and parent.subject is child:
+                self._branch(parent, child, flow)
+                return
+            elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
+                return
+            child, parent = parent, self._parents.get(id(parent))
+
+    def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        if call.func is arg.value:
+            return
+        flow.findings.extend(self._classify_call(call, tainted=True))
+        if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
+            return
+        if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
+            return
+        target = self.tools.function(_short_name(call.func), scope)
+        if target is None or not isinstance(target.node, cst.FunctionDef):
+            return
+        param = _param_for(target.node, call, arg)
+        if param is not None:
+            self._taint_key(param, target, flow, depth=depth + 1)
+
+    def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        if isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._taint_target(element.value, scope, flow, depth=depth)
+            return
+        if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
+            # out["x"] = output / obj.field = output: the container now carries it.
+            self._taint_target(target.value, scope, flow, depth=depth)
+            return
+        key = target_key(target)
+        if key is not None:
+            self._taint_key(key, scope, flow, depth=depth)
+
+    def _taint_key(self, key: str, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
+        for current in scopes:
+            if (current.qualname, key) in flow.seen:
+                continue
+            flow.seen.add((current.qualname, key))
+            for reference in self._references(current).get(key, ()):
+                if not self._is_binding(reference):
+                    self._follow(reference, current, flow, depth=depth)
+
+    def _returned(self, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
+            flow.escapes = True
+            return
+        name = scope.qualname.rpartition(".")[2]
+        callers = [
+            (call, caller)
+            for call, caller in self.index.calls
+            if _short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
+        ]
+        if not callers:
+            flow.escapes = True
+        for call, caller in callers:
+            flow.seen_calls.add(id(call))
+            parent = self._parents.get(id(call))
+            origin = parent if isinstance(parent, cst.Await) else call
+            self._follow(origin, caller, flow, depth=depth + 1)
+
+    def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: _Flow) -> None:
+        if _trivial_test(test):
+            return
+        line = self.line_of(statement)
+        flow.findings.append(rules.finding("R10", f"branch on the model's output ({type(statement).__name__.lower()})", line))
+        for part in _branch_bodies(statement):
+            for node in _walk(part):
+                if isinstance(node, cst.Call):
+                    flow.findings.extend(self._classify_call(node, tainted=False, via="in a branch on the output"))
+
+    # -- helpers -----------------------------------------------------------
+    def _class_scopes(self, scope: Scope) -> list[Scope]:
+        if scope.class_name is None:
+            return [scope]
+        return [s for s in self.index.scopes.values() if s.class_name == scope.class_name]
+
+    def _references(self, scope: Scope) -> dict[str, list[cst.CSTNode]]:
+        cached = self._names.get(id(scope))
+        if cached is not None:
+            return cached
+        names: dict[str, list[cst.CSTNode]] = {}
+        root = scope.node if scope.qualname != MODULE_SCOPE else self._module
+        for node in _walk(root, skip_defs=scope.qualname == MODULE_SCOPE):
+            key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
+            if key is not None:
+                names.setdefault(key, []).append(node)
+        self._names[id(scope)] = names
+        return names
+
+    def _is_binding(self, node: cst.CSTNode) -> bool:
+        parent = self._parents.get(id(node))
+        if isinstance(parent, cst.AssignTarget | cst.AsName | cst.Param):
+            return True
+        if isinstance(parent, cst.Attribute) and parent.value is node and target_key(parent) is not None:
+            return True  # "self" inside self.x: the attribute is the reference
+        if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr) and parent.target is node:
+            return True
+        return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
+
+
+def _tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression]:
+    for arg in args:
+        keyword = arg.keyword.value if arg.keyword else None
+        if keyword in {"tools", "functions"}:
+            yield arg.value
+        elif keyword in {"config", "generation_config"}:
+            if isinstance(arg.value, cst.Call):
+                yield from _tools_in_args(arg.value.args)
+            elif isinstance(arg.value, cst.Dict):
+                for element in arg.value.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                        if element.key.evaluated_value == "tools":
+                            yield element.value
+
+
+def _param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if params and params[0] in {"self", "cls"}:
+        params = params[1:]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    position = [a for a in call.args if a.keyword is None].index(arg)
+    return params[position] if position < len(params) else None
+
+
+def _trivial_test(test: cst.CSTNode) -> bool:
+    """``if not response:`` / ``if out is None:`` check for failure, they choose nothing."""
+    if isinstance(test, cst.Name):
+        return True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.expression, cst.Name):
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name)
+    return False
+
+
+def _branch_bodies(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(statement, cst.If):
+        return [statement.body, *([statement.orelse] if statement.orelse else [])]
+    if isinstance(statement, cst.While):
+        return [statement.body]
+    if isinstance(statement, cst.IfExp):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, cst.Match):
+        return list(statement.cases)
+    return []
+
+
+def _short_name(func: cst.Name | cst.Attribute) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value
+
+
+def _short_name_or_none(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}:
+        return func.attr.value
+    return None
+
+
+def _is_formatted(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.FormattedString):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo | cst.Add):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format"
+
+
+def _string_text(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.SimpleString):
+        try:
+            return str(node.evaluated_value)
+        except (ValueError, SyntaxError):  # pragma: no cover - libcst validated it
+            return node.value
+    if isinstance(node, cst.ConcatenatedString):
+        return _string_text(node.left) + _string_text(node.right)
+    if isinstance(node, cst.FormattedString):
+        return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    return ""
+
+
+def _walk(node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if skip_defs and current is not node and isinstance(current, cst.FunctionDef | cst.ClassDef):
+            continue
+        stack.extend(reversed(current.children))

@@ -1,0 +1,282 @@
+"""The tools a call offers the model, resolved to names and, where possible, bodies.
+
+A tool list can be a literal, a name bound to one, a helper that returns
+one, a comprehension over one, or something only known at run time (MCP
+servers, toolkits). What cannot be followed becomes an R7 finding instead of
+being dropped: the model then controls actions we cannot see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import libcst as cst
+
+from escalated.contracts import rules
+from escalated.contracts.index import ModuleIndex, Scope, dotted_name
+from escalated.contracts.model import Finding
+
+# Tool "type" values of hosted tools, and what they can do.
+_HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer", "text_editor")
+_CODE_TOOL_CLASSES = frozenset({"PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool"})
+_LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "llm-math"})
+_MCP_HINTS = ("mcp", "MCP")
+
+
+@attrs.frozen
+class ToolRef:
+    name: str
+    body: cst.CSTNode | None = attrs.field(eq=False)
+    line: int
+    where: str = ""  # "imported from x" when the body lives elsewhere
+
+
+@attrs.define
+class ToolResolver:
+    index: ModuleIndex
+    line_of: Callable[[cst.CSTNode], int]
+    code_of: Callable[[cst.CSTNode], str]
+    _depth: int = 0
+
+    def resolve(self, expr: cst.BaseExpression, scope: Scope) -> tuple[list[ToolRef], list[Finding]]:
+        tools: list[ToolRef] = []
+        findings: list[Finding] = []
+        self._collect(expr, scope, tools, findings, depth=0)
+        return tools, findings
+
+    def _collect(self, expr: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
+        line = self.line_of(expr)
+        if depth > 4:
+            findings.append(rules.finding("R7", f"tools built too indirectly: {_short(self.code_of(expr))}", line))
+            return
+        if isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            for element in expr.elements:
+                value = element.value
+                if isinstance(element, cst.StarredElement):
+                    self._collect(value, scope, tools, findings, depth=depth + 1)
+                else:
+                    self._element(value, scope, tools, findings, depth=depth)
+            return
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            self._collect(expr.left, scope, tools, findings, depth=depth + 1)
+            self._collect(expr.right, scope, tools, findings, depth=depth + 1)
+            return
+        if isinstance(expr, cst.ListComp | cst.GeneratorExp):
+            self._collect(expr.for_in.iter, scope, tools, findings, depth=depth + 1)
+            return
+        if isinstance(expr, cst.Call) and self._helper_returns(expr, scope, tools, findings, depth=depth):
+            return
+        if isinstance(expr, cst.Name | cst.Attribute):
+            value = self.value_of(expr, scope)
+            if value is not None:
+                self._collect(value, scope, tools, findings, depth=depth + 1)
+                return
+        text = _short(self.code_of(expr))
+        what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
+        findings.append(rules.finding("R7", f"{what}: {text}", line))
+
+    def _helper_returns(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> bool:
+        """``tools=get_tools()`` with get_tools defined here: read what it returns."""
+        name = call.func.value if isinstance(call.func, cst.Name) else (
+            call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        )
+        if name == "load_tools" and call.args:
+            self._loaded(call.args[0].value, tools, findings)
+            return True
+        target = self.function(name, scope) if name else None
+        if target is None or not isinstance(target.node, cst.FunctionDef):
+            return False
+        returns = [n.value for n in _walk(target.node) if isinstance(n, cst.Return) and n.value is not None]
+        if not returns:
+            return False
+        for value in returns:
+            self._collect(value, target, tools, findings, depth=depth + 1)
+        return True
+
+    def _loaded(self, names: cst.BaseExpression, tools: list[ToolRef], findings: list[Finding]) -> None:
+        for node in _walk(names):
+            if isinstance(node, cst.SimpleString):
+                value = str(node.evaluated_value)
+                if value in _LOADABLE_CODE_TOOLS:
+                    findings.append(rules.finding("R1", f"load_tools {value!r}", self.line_of(node)))
+                else:
+                    tools.append(ToolRef(value, None, self.line_of(node), "langchain load_tools"))
+
+    def _element(self, value: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
+        line = self.line_of(value)
+        if isinstance(value, cst.Dict):
+            self._dict_tool(value, tools, findings)
+        elif isinstance(value, cst.Call):
+            self._call_tool(value, scope, tools, findings, depth=depth)
+        elif isinstance(value, cst.Name | cst.Attribute):
+            name = value.value if isinstance(value, cst.Name) else value.attr.value
+            if name in _CODE_TOOL_CLASSES:
+                findings.append(rules.finding("R1", f"tool {name}", line))
+                return
+            bound = self.value_of(value, scope)
+            if isinstance(bound, cst.Call | cst.Dict):
+                self._element(bound, scope, tools, findings, depth=depth + 1)
+                return
+            target = self.function(name, scope)
+            if target is not None:
+                tools.append(ToolRef(self.tool_name(target) or name, target.node, line))
+            elif name in self.index.imports:
+                tools.append(ToolRef(name, None, line, f"imported from {self.index.imports[name]}"))
+            elif name in self.index.class_nodes:
+                tools.append(ToolRef(name, self.index.class_nodes[name], line))
+            else:
+                tools.append(ToolRef(name, None, line, "not resolved"))
+        else:
+            findings.append(rules.finding("R7", f"tool built at run time: {_short(self.code_of(value))}", line))
+
+    def _dict_tool(self, value: cst.Dict, tools: list[ToolRef], findings: list[Finding]) -> None:
+        strings = _dict_strings(value)
+        line = self.line_of(value)
+        kind = strings.get("type", "")
+        if kind.startswith(_HOSTED_CODE):
+            findings.append(rules.finding("R1", f"hosted tool {kind!r}", line))
+            return
+        if kind == "mcp":
+            label = strings.get("server_label", strings.get("server_url", "?"))
+            findings.append(rules.finding("R7", f"remote MCP server {label!r}", line))
+            return
+        name = strings.get("name")
+        if name is None:
+            if kind:
+                tools.append(ToolRef(kind, None, line, "hosted tool"))
+            else:
+                findings.append(rules.finding("R7", "tool schema without a literal name", line))
+            return
+        target = self.function(name, self.index.module_scope) or self._dispatched(name)
+        tools.append(ToolRef(name, target.node if target else None, line, "" if target else "schema only"))
+
+    def _call_tool(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
+        line = self.line_of(call)
+        callee = dotted_name(call.func) or ""
+        last = callee.rpartition(".")[2]
+        for arg in call.args:
+            if arg.keyword and arg.keyword.value == "allow_dangerous_code" and _truthy(arg.value):
+                findings.append(rules.finding("R1", f"{callee}(allow_dangerous_code=True)", line))
+        if last in _CODE_TOOL_CLASSES:
+            findings.append(rules.finding("R1", f"tool {last}", line))
+            return
+        name = _keyword_string(call, "name")
+        function_args = [a.value for a in call.args if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})]
+        for fn in function_args:
+            target = self.function(fn.value, scope)
+            if target is not None:
+                tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line))
+                return
+        if any(h in callee for h in _MCP_HINTS):
+            findings.append(rules.finding("R7", f"MCP tools: {_short(self.code_of(call))}", line))
+            return
+        if last in self.index.class_nodes:
+            node = self.index.class_nodes[last]
+            tools.append(ToolRef(name or _class_tool_name(node) or last, node, line))
+            return
+        if name is not None or last:
+            tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
+            return
+        findings.append(rules.finding("R7", f"tool built at run time: {_short(self.code_of(call))}", line))
+
+    # -- lookups -----------------------------------------------------------
+    def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value in {"self", "cls"} and scope.class_name:
+                return self.index.values.get((scope.class_name, f"self.{node.attr.value}"))
+            return None
+        if not isinstance(node, cst.Name):
+            return None
+        current: Scope | None = scope
+        while current is not None:
+            found = self.index.values.get((current.qualname, node.value))
+            if found is not None:
+                return found
+            current = current.parent
+        return None
+
+    def function(self, name: str, scope: Scope) -> Scope | None:
+        """A function or method of this module by its short name, nearest class first."""
+        candidates = self.index.functions_by_name.get(name, [])
+        for candidate in candidates:
+            if scope.class_name and candidate.class_name == scope.class_name:
+                return candidate
+        for candidate in candidates:
+            if candidate.class_name is None:
+                return candidate
+        return candidates[0] if candidates else None
+
+    def _dispatched(self, name: str) -> Scope | None:
+        """{"refund_order": refund_order, ...}: the dispatch table names the body."""
+        for scope, literal in self.index.dict_literals:
+            for element in literal.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                    if element.key.evaluated_value == name and isinstance(element.value, cst.Name | cst.Attribute):
+                        short = element.value.value if isinstance(element.value, cst.Name) else element.value.attr.value
+                        return self.function(short, scope)
+        return None
+
+    def tool_name(self, scope: Scope) -> str | None:
+        """@tool("refund") names the tool differently from the function."""
+        for decorator in self.index.decorators.get(scope.qualname, ()):
+            if isinstance(decorator.decorator, cst.Call):
+                args = decorator.decorator.args
+                if args and isinstance(args[0].value, cst.SimpleString) and args[0].keyword is None:
+                    return str(args[0].value.evaluated_value)
+                named = _keyword_string(decorator.decorator, "name") or _keyword_string(decorator.decorator, "name_override")
+                if named:
+                    return named
+        return None
+
+
+def _class_tool_name(node: cst.ClassDef) -> str | None:
+    for statement in node.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
+                target = (small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None))
+                if isinstance(target, cst.Name) and target.value == "name" and isinstance(value, cst.SimpleString):
+                    return str(value.evaluated_value)
+    return None
+
+
+def _dict_strings(node: cst.Dict) -> dict[str, str]:
+    """Flattened string keys -> string values of a (nested) tool schema dict; first one wins."""
+    out: dict[str, str] = {}
+    stack: list[cst.Dict] = [node]
+    while stack:
+        current = stack.pop(0)
+        for element in current.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                continue
+            key = str(element.key.evaluated_value)
+            if isinstance(element.value, cst.SimpleString):
+                out.setdefault(key, str(element.value.evaluated_value))
+            elif isinstance(element.value, cst.Dict) and key in {"function", "tool"}:
+                stack.append(element.value)
+    return out
+
+
+def _keyword_string(call: cst.Call, keyword: str) -> str | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.SimpleString):
+            return str(arg.value.evaluated_value)
+    return None
+
+
+def _truthy(node: cst.BaseExpression) -> bool:
+    return not (isinstance(node, cst.Name) and node.value in {"False", "None"})
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
