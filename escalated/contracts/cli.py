@@ -1,0 +1,107 @@
+"""``escalated contracts``: scan and explain (init and apply live in cli_edit.py).
+
+Thin commands: parse flags, call the library, print, choose the exit code.
+``scan`` is read-only and offline so CI can run it on every push:
+0 every call covered, 1 something uncovered or stale, 2 usage or parse error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from escalated.contracts.contractfile import ContractFileError
+from escalated.contracts.coverage import check, project_contracts
+from escalated.contracts.discovery import scan_tree
+from escalated.contracts.modes import MODE_NAMES, MODES, get_mode
+from escalated.contracts.report import Report, render_json, render_text
+from escalated.contracts.sarif import render_sarif
+
+_RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif}
+
+
+class UsageFailure(click.ClickException):
+    exit_code = 2
+
+
+@click.group()
+def contracts() -> None:
+    """Find LLM calls in an agent code base and hold each to a contract.
+
+    \b
+      escalated contracts scan .            report every call, its mode and coverage (CI)
+      escalated contracts explain           what the four modes mean at run time
+    """
+
+
+@contracts.command()
+@click.argument("path", default=".", type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(sorted(_RENDERERS)), default="text", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when calls are uncovered (report only).")
+def scan(path: Path, output_format: str, exit_zero: bool) -> None:
+    """Report every LLM call under PATH: provider, function, recommended mode, coverage.
+
+    Read-only and offline. Exit 0 when every call is covered by a contract and
+    its guard, 1 when a call is uncovered or a contract is stale, 2 on a usage
+    error or a file that cannot be parsed.
+    """
+    try:
+        contract_set, prefix, contracts_file = project_contracts(path)
+    except ContractFileError as exc:
+        raise UsageFailure(str(exc)) from exc
+    result = scan_tree(path, progress=_progress_printer())
+    single = path.name if path.is_file() else None
+    coverage = check(result, contract_set, prefix=prefix, single_file=single)
+    report = Report(result, coverage, contracts_file)
+    click.echo(_RENDERERS[output_format](report), nl=False)
+    code = report.exit_code
+    if code and not exit_zero:
+        sys.exit(code)
+
+
+def _progress_printer():  # type: ignore[no-untyped-def]
+    """A running count on stderr, only when a person is watching (stderr is a TTY)."""
+    stream = click.get_text_stream("stderr")
+    if not stream.isatty():
+        return None
+
+    def show(number: int, path: str) -> None:
+        if number % 50 == 0:
+            stream.write(f"\rscanning… {number} files ({path[-50:]})\x1b[K")
+            stream.flush()
+
+    return show
+
+
+@contracts.command()
+@click.argument("mode", required=False, type=click.Choice(MODE_NAMES))
+def explain(mode: str | None) -> None:
+    """What each autonomy mode means at run time (or just MODE)."""
+    chosen = [get_mode(mode)] if mode else list(MODES)
+    blocks = []
+    for item in chosen:
+        blocks.append(f"{item.name}: {item.summary}\n{_indent(item.at_run_time)}")
+    click.echo("\n\n".join(blocks))
+
+
+def _indent(text: str, *, width: int = 76) -> str:
+    lines, current = [], ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    lines.append(current)
+    return "\n".join(f"  {line}" for line in lines)
+
+
+try:  # init and apply are written alongside; the group works without them meanwhile
+    from escalated.contracts.cli_edit import apply, init
+except ImportError:  # pragma: no cover
+    pass
+else:
+    contracts.add_command(init)
+    contracts.add_command(apply)

@@ -1,0 +1,100 @@
+"""Which discovered calls are covered by a contract and its guard, and which contracts are stale.
+
+A call is covered when a contract locates it (path, function, index,
+provider, api) and the call is wrapped as ``guard("<that id>", lambda: …)``.
+A call behind a human gate the code already has (LangGraph ``interrupt``,
+OpenAI Agents ``needs_approval``) counts as covered too, so nothing is gated
+twice. A contract that locates no call is stale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+from escalated.contracts.contractfile import ContractSet, find_contracts_file, load_contracts_file
+from escalated.contracts.model import LlmCall, ScanResult
+
+
+@attrs.frozen
+class CallStatus:
+    call: LlmCall
+    covered: bool
+    contract_id: str | None
+    contract_mode: str | None
+    # "guard" | "existing-gate" | None; or why it is not covered.
+    covered_by: str | None
+    problem: str | None
+
+
+@attrs.frozen
+class StaleContract:
+    id: str
+    path: str
+    function: str
+    index: int
+
+
+@attrs.frozen
+class Coverage:
+    statuses: tuple[CallStatus, ...]
+    stale: tuple[StaleContract, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(s.covered for s in self.statuses) and not self.stale
+
+
+def project_contracts(root: Path) -> tuple[ContractSet, str, str | None]:
+    """The contracts governing ``root``, the prefix from their project root to ``root``, and the file."""
+    start = root if root.is_dir() else root.parent
+    found = find_contracts_file(start)
+    if found is None:
+        return ContractSet(), "", None
+    try:
+        prefix = start.resolve().relative_to(found.parent.resolve()).as_posix()
+    except ValueError:  # pragma: no cover - find_contracts_file only looks upward
+        prefix = ""
+    prefix = "" if prefix == "." else prefix
+    label = PurePosixPath(prefix and "/".join(".." for _ in prefix.split("/"))) / found.name if prefix else found.name
+    return load_contracts_file(found), prefix, str(label)
+
+
+def check(result: ScanResult, contracts: ContractSet, *, prefix: str = "", single_file: str | None = None) -> Coverage:
+    statuses = tuple(_status(call, contracts, prefix) for call in result.calls)
+    found = {_project_key(c, prefix) for c in result.calls}
+    scanned = {f"{prefix}/{p}" if prefix else p for p in ((single_file,) if single_file else ())}
+    stale = []
+    for contract in sorted(contracts.contracts.values(), key=lambda c: c.id):
+        inside = contract.path.startswith(prefix + "/") if prefix else True
+        if single_file is not None:
+            inside = contract.path in scanned
+        if inside and contract.key not in found:
+            stale.append(StaleContract(contract.id, contract.path, contract.function, contract.index))
+    return Coverage(statuses, tuple(stale))
+
+
+def _project_key(call: LlmCall, prefix: str) -> tuple[str, str, int]:
+    path = f"{prefix}/{call.location.path}" if prefix else call.location.path
+    return (path, call.function, call.index)
+
+
+def _status(call: LlmCall, contracts: ContractSet, prefix: str) -> CallStatus:
+    located = attrs.evolve(call, location=attrs.evolve(call.location, path=_project_key(call, prefix)[0]))
+    contract = contracts.match(located)
+    contract_id = contract.id if contract else None
+    mode = contract.mode if contract else None
+    if contract is not None and call.guarded and call.guard_id == contract.id:
+        return CallStatus(call, True, contract_id, mode, "guard", None)
+    if call.existing_gate is not None:
+        return CallStatus(call, True, contract_id, mode, "existing-gate", None)
+    if contract is None and call.guarded:
+        problem = f"guarded as {call.guard_id!r}, but no contract locates this call"
+    elif contract is None:
+        problem = "no contract"
+    elif not call.guarded:
+        problem = f"contract {contract.id!r} exists, but the call is not wrapped in its guard"
+    else:
+        problem = f"wrapped in guard {call.guard_id!r}, but its contract is {contract.id!r}"
+    return CallStatus(call, False, contract_id, mode, None, problem)
