@@ -25,7 +25,8 @@ MODES: tuple[Mode, ...] = (
             "The guard creates an escalation with the model's output as evidence and "
             "blocks (or suspends the workflow) until a reviewer decides. The result is "
             "used only when the chosen answer is one of the contract's approve_choices; "
-            "otherwise the guard raises and the output is discarded."
+            "any other outcome raises and the output is discarded. A server that cannot "
+            "be reached fails closed."
         ),
     ),
     Mode(
@@ -45,7 +46,8 @@ MODES: tuple[Mode, ...] = (
         at_run_time=(
             "The guard returns the result at once. A fixed share (the contract's "
             "sample_rate) is filed for review after the fact; which calls are picked is "
-            "decided by a hash of the call, so the same run picks the same calls."
+            "decided by a hash of the run id, contract id and call ordinal, so a re-run "
+            "picks the same calls."
         ),
     ),
     Mode(
