@@ -20,6 +20,7 @@ from textual.binding import Binding
 from escalated.client import ApiError
 from escalated.timeutil import now_ms
 from escalated.tui.backend import Backend, describe_error
+from escalated.tui.format import LIVE_STATUSES
 from escalated.tui.messages import EscalationsChanged, StatusChanged
 from escalated.tui.screens.cancel import CancelScreen
 from escalated.tui.screens.decide import DecideScreen
@@ -134,11 +135,25 @@ class ReviewApp(App[None]):
         escalation = self.escalations.get(escalation_id) or {}
         return (escalation.get("subject") or {}).get("label") or escalation_id
 
+    def _still_live(self, escalation_id: str) -> dict | None:
+        """The escalation if it can still be acted on; otherwise say why not."""
+        escalation = self.escalations.get(escalation_id)
+        if escalation is None:
+            return None
+        if escalation.get("status") not in LIVE_STATUSES:
+            self.show_status(f"{self._label(escalation_id)} is already {escalation.get('status')}.", "error")
+            return None
+        return escalation
+
     def open_detail(self, escalation_id: str) -> None:
         self.push_screen(DetailScreen(escalation_id))
 
+    def acknowledge(self, escalation_id: str) -> None:
+        if self._still_live(escalation_id) is not None:
+            self._acknowledge(escalation_id)
+
     @work(group="actions")
-    async def acknowledge(self, escalation_id: str) -> None:
+    async def _acknowledge(self, escalation_id: str) -> None:
         try:
             self.apply(await self.backend.acknowledge(escalation_id))
         except ApiError as error:
@@ -147,7 +162,7 @@ class ReviewApp(App[None]):
         self.show_status(f"Acknowledged {self._label(escalation_id)}.", "ok")
 
     def open_decide(self, escalation_id: str) -> None:
-        escalation = self.escalations.get(escalation_id)
+        escalation = self._still_live(escalation_id)
         if escalation is None:
             return
 
@@ -160,7 +175,7 @@ class ReviewApp(App[None]):
         )
 
     def open_cancel(self, escalation_id: str) -> None:
-        escalation = self.escalations.get(escalation_id)
+        escalation = self._still_live(escalation_id)
         if escalation is None:
             return
 

@@ -78,6 +78,18 @@ REQUESTS: list[dict] = [
     },
 ]
 
+# What the demo's automatic reviewer (``escalated demo --no-tui``) answers,
+# by runId. The demo.quick sample is left alone so it times out.
+SCRIPTED_ANSWERS: dict[str, dict] = {
+    "thread-981": {
+        "choice": "approve",
+        "reason": "Long-standing customer, damage is documented",
+        "response": {"amount": 1200, "reasonCode": "damaged"},
+    },
+    "thread-314": {"choice": "deny", "reason": "No manager approval on file"},
+    "thread-1042": {"choice": "send", "reason": "Nine days late", "response": {"voucher": "20"}},
+}
+
 # SLA per demo policy, in seconds (None: no SLA). demo.quick is short so a
 # newcomer sees a breach resolve itself with the default choice.
 POLICY_SLA_S: dict[str, float | None] = {"demo.refunds": 15 * 60, "demo.access": None, "demo.quick": 60}

@@ -16,6 +16,8 @@ from escalated.tui.messages import EscalationsChanged, StatusChanged
 
 # How often ages and countdowns are redrawn.
 TICK_S = 1.0
+# Clicking one of these column headers sorts by it.
+HEADER_SORT = {"sla": "deadline", "age": "newest", "policy": "policy"}
 
 
 class InboxScreen(Screen):
@@ -70,6 +72,12 @@ class InboxScreen(Screen):
     @on(DataTable.RowSelected)
     def _row_selected(self) -> None:
         self.action_open_detail()
+
+    @on(DataTable.HeaderSelected)
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        # Mouse users sort by clicking a header; the keyboard has `s`.
+        self.sort = HEADER_SORT.get(str(event.column_key.value), self.sort)
+        self.redraw()
 
     def action_cycle_view(self) -> None:
         self.view = views.next_in(tuple(views.VIEWS), self.view)
