@@ -265,22 +265,22 @@ def save_contracts(root: Path, contracts: ContractSet) -> Path:
 def dump_contracts(contracts: ContractSet) -> str:
     lines = [f"version = {FORMAT_VERSION}"]
     for cid in sorted(contracts.contracts):
-        lines += ["", f"[contracts.{_quote(cid)}]", *_contract_lines(contracts.contracts[cid])]
+        lines += ["", f"[contracts.{toml_string(cid)}]", *_contract_lines(contracts.contracts[cid])]
     return "\n".join(lines) + "\n"
 
 
 def _contract_lines(c: Contract) -> list[str]:
-    choices = ", ".join(f"{{ id = {_quote(ch.id)}, label = {_quote(ch.label)} }}" for ch in c.choices)
+    choices = ", ".join(f"{{ id = {toml_string(ch.id)}, label = {toml_string(ch.label)} }}" for ch in c.choices)
     lines = [
-        f"path = {_quote(c.path)}",
-        f"function = {_quote(c.function)}",
+        f"path = {toml_string(c.path)}",
+        f"function = {toml_string(c.function)}",
         f"index = {c.index}",
-        f"provider = {_quote(c.provider)}",
-        f"api = {_quote(c.api)}",
-        f"mode = {_quote(c.mode)}",
+        f"provider = {toml_string(c.provider)}",
+        f"api = {toml_string(c.api)}",
+        f"mode = {toml_string(c.mode)}",
         f"rules = {_str_list(c.rules)}",
-        f"policy = {_quote(c.policy)}",
-        f"question = {_quote(c.question)}",
+        f"policy = {toml_string(c.policy)}",
+        f"question = {toml_string(c.question)}",
         f"choices = [{choices}]",
         f"approve_choices = {_str_list(c.approve_choices)}",
     ]
@@ -290,13 +290,13 @@ def _contract_lines(c: Contract) -> list[str]:
 
 
 def _str_list(values: Iterable[str]) -> str:
-    return "[" + ", ".join(_quote(v) for v in values) + "]"
+    return "[" + ", ".join(toml_string(v) for v in values) + "]"
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
-def _quote(value: str) -> str:
+def toml_string(value: str) -> str:
     """A TOML basic string; control characters are escaped so any text round-trips."""
     out = []
     for ch in value:

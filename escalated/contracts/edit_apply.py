@@ -64,24 +64,32 @@ class ChangeSet:
         return "".join(c.diff() for c in self.changes)
 
 
-def targets_for(calls: Iterable[LlmCall], contracts: ContractSet) -> dict[str, list[Target]]:
-    """Per file, the calls a contract covers, as rewrite targets (guarded ones included)."""
+def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, list[Target]]:
+    """Per file, the calls a contract covers, as rewrite targets (guarded ones included).
+
+    Call paths are relative to the scanned folder; ``prefix`` leads from the
+    project root (where the contracts file is) to that folder.
+    """
     by_path: dict[str, list[Target]] = defaultdict(list)
     for call in calls:
-        contract = contracts.match(call)
+        project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
+        contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
         if contract is not None:
             by_path[call.location.path].append(Target(call.location, contract.id))
     return dict(by_path)
 
 
 def build_change_set(
-    root: Path, *, calls: Iterable[LlmCall], contracts: ContractSet, scan_source: ScanSource
+    root: Path, *, calls: Iterable[LlmCall], contracts: ContractSet, prefix: str = "", scan_source: ScanSource
 ) -> ChangeSet:
-    """Rewrite every covered call in memory and validate the result; writes nothing."""
+    """Rewrite every covered call in memory and validate the result; writes nothing.
+
+    ``root`` is the scanned folder; call paths are relative to it.
+    """
     changes: list[FileChange] = []
     skipped: list[Skip] = []
     guarded = 0
-    for rel, targets in sorted(targets_for(calls, contracts).items()):
+    for rel, targets in sorted(targets_for(calls, contracts, prefix=prefix).items()):
         original = (Path(root) / rel).read_bytes()
         result = rewrite_source(original, targets)
         skipped += result.skipped
@@ -90,24 +98,29 @@ def build_change_set(
             encoding = cst.parse_module(original).encoding
             changes.append(FileChange(rel, original, result.code, encoding, result.wrapped))
     change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
-    validate(change_set, contracts=contracts, scan_source=scan_source)
+    validate(change_set, contracts=contracts, prefix=prefix, scan_source=scan_source)
     return change_set
 
 
-def validate(change_set: ChangeSet, *, contracts: ContractSet, scan_source: ScanSource) -> None:
-    """Each changed file parses, compiles, and a second apply leaves it as it is."""
+def validate(change_set: ChangeSet, *, contracts: ContractSet, prefix: str = "", scan_source: ScanSource) -> None:
+    """Each changed file parses, compiles, scans as guarded, and a second apply leaves it as it is."""
     problems = []
     for change in change_set.changes:
         try:
             compile(change.new, change.path, "exec", dont_inherit=True)
-            text = change.new.decode(change.encoding)
-            again = targets_for(scan_source(text, change.path), contracts).get(change.path, [])
-            second = rewrite_source(change.new, again)
+            rescanned = scan_source(change.new.decode(change.encoding), change.path)
+            second = rewrite_source(change.new, targets_for(rescanned, contracts, prefix=prefix).get(change.path, []))
         except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
             problems.append(f"{change.path}: the rewritten file does not compile: {exc}")
             continue
         if second.changed:
             problems.append(f"{change.path}: a second apply would change the file again")
+        guarded = {c.guard_id for c in rescanned if c.guarded}
+        problems += [
+            f"{change.path}: the call wrapped for {t.contract_id!r} does not scan as guarded"
+            for t in change.wrapped
+            if t.contract_id not in guarded
+        ]
     if problems:
         raise ApplyError("validation failed; nothing was written:\n  " + "\n  ".join(problems))
 

@@ -1,0 +1,276 @@
+"""``escalated contracts init`` and ``escalated contracts apply``.
+
+Thin click commands over ``edit_init`` / ``edit_apply``: the prompts, the
+editor and the confirmation live here, the decisions there. Errors of ours
+become ``ClickException`` once, here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import attrs
+import click
+
+from escalated.contracts.contractfile import Contract, ContractFileError, save_contracts
+from escalated.contracts.modes import MODE_NAMES
+from escalated.errors import EscalatedError
+
+_ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "quit"}
+
+
+# -- init ----------------------------------------------------------------------
+
+
+@click.command("init")
+@click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
+@click.option("--remote", metavar="URL", help="Draft with a remote analyser (sends redacted context, asks first).")
+@click.option("--consent", is_flag=True, help="Agree to the remote upload without a prompt (non-interactive use).")
+@click.option("--show-payload", is_flag=True, help="Print the exact JSON a remote would receive.")
+def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> None:
+    """Draft a contract for each uncovered LLM call under PATH, one prompt each.
+
+    For every call: accept, edit, regenerate or skip (the default); quit stops
+    and keeps what was accepted. Accepted contracts are written to
+    escalated.contracts.toml at the project root. Nothing leaves the machine
+    unless --remote is given and you agree (or pass --consent).
+    """
+    from escalated.contracts import edit_init
+
+    try:
+        plan = edit_init.plan_init(path)
+    except EscalatedError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for problem in plan.errors:
+        click.echo(f"warning: {problem.path}: {problem.message} (not scanned)", err=True)
+    if not plan.candidates:
+        click.echo(f"Every LLM call already has a contract ({plan.total_calls} found).")
+        return
+    drafts = edit_init.initial_drafts(plan)
+    remote_on = False
+    if remote or show_payload:
+        drafts, remote_on = _remote_drafts(plan, drafts, url=remote, consent=consent, show_payload=show_payload)
+    _Session(plan, drafts, remote=remote if remote_on else None).run()
+
+
+def _remote_drafts(plan, drafts: list[Contract], *, url: str | None, consent: bool, show_payload: bool):
+    from escalated.contracts import edit_init, remote
+
+    items = edit_init.remote_items(plan)
+    payload = remote.build_payload(items)
+    if show_payload:
+        click.echo("Payload (exactly what would be sent):")
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    if url is None:
+        return drafts, False
+    if not consent and not _ask_consent(url, count=len(items), shown=show_payload):
+        click.echo("Nothing was sent; drafting locally.")
+        return drafts, False
+    try:
+        answers = {d.ref: d for d in remote.send(url, payload)}
+    except remote.RemoteError as exc:
+        click.echo(f"warning: {exc}; drafting locally.", err=True)
+        return drafts, True
+    merged = []
+    for (ref, _call, _ctx), draft in zip(items, drafts):
+        new, problems = remote.merge(draft, answers[ref]) if ref in answers else (draft, [])
+        if problems:
+            click.echo(f"warning: remote draft for {draft.id} ignored: {'; '.join(problems)}", err=True)
+        merged.append(new)
+    return merged, True
+
+
+def _ask_consent(url: str, *, count: int, shown: bool) -> bool:
+    what = "the payload above" if shown else f"redacted context of {count} call(s)"
+    click.echo(
+        f"Remote drafting sends {what} to {url}: no comments, no docstrings, no string data, "
+        "no secrets. Use --show-payload to see it first."
+    )
+    try:
+        return click.confirm("Send it?", default=False)
+    except click.Abort:  # no input (non-interactive): no consent
+        click.echo()
+        return False
+
+
+@attrs.define
+class _Session:
+    plan: object
+    drafts: list[Contract]
+    remote: str | None = None
+    accepted: int = 0
+    skipped: int = 0
+
+    def run(self) -> None:
+        from escalated.contracts import edit_init
+
+        contracts = self.plan.contracts
+        total = len(self.plan.candidates)
+        for number, (candidate, draft) in enumerate(zip(self.plan.candidates, self.drafts), start=1):
+            variant = 0
+            while True:
+                click.echo()
+                click.echo(edit_init.describe(candidate, draft, number=number, total=total))
+                action = _ask_action()
+                if action == "accept":
+                    conflict = edit_init.id_conflict(contracts, draft)
+                    if conflict:
+                        click.echo(f"Cannot accept: {conflict}. Edit the id first.")
+                        continue
+                    contracts = contracts.with_contract(draft)
+                    written = save_contracts(self.plan.project_root, contracts)
+                    self.accepted += 1
+                    click.echo(f"Accepted {draft.id} -> {written.name}")
+                elif action == "edit":
+                    draft = _edit(draft)
+                    continue
+                elif action == "regenerate":
+                    variant += 1
+                    draft = self._regenerate(candidate, draft, contracts, variant)
+                    continue
+                elif action == "skip":
+                    self.skipped += 1
+                else:
+                    self._summary(quit_at=number)
+                    return
+                break
+        self._summary(quit_at=None)
+
+    def _regenerate(self, candidate, draft: Contract, contracts, variant: int) -> Contract:
+        from escalated.contracts import edit_init, remote
+
+        taken = set(contracts.contracts) | {d.id for d in self.drafts}
+        local = edit_init.redraft(candidate, current=draft, taken=taken, variant=variant)
+        if self.remote is None:
+            return local
+        item = ("c0", candidate.call, remote.call_context(candidate.file.read_text(encoding="utf-8"), candidate.call))
+        try:
+            answers = remote.send(self.remote, remote.build_payload([item], attempt=variant))
+        except remote.RemoteError as exc:
+            click.echo(f"warning: {exc}; regenerated locally.", err=True)
+            return local
+        merged, problems = remote.merge(local, answers[0]) if answers else (local, [])
+        if problems:
+            click.echo(f"warning: remote draft ignored: {'; '.join(problems)}", err=True)
+        return merged
+
+    def _summary(self, *, quit_at: int | None) -> None:
+        click.echo()
+        if quit_at is not None:
+            click.echo(f"Stopped at call {quit_at} of {len(self.plan.candidates)}.")
+        click.echo(f"{self.accepted} accepted, {self.skipped} skipped.")
+        if self.accepted:
+            click.echo("Next: escalated contracts apply  (wraps the accepted calls with their guards)")
+
+
+def _ask_action() -> str:
+    while True:
+        try:
+            answer = click.prompt(
+                "Accept, edit, regenerate, skip or quit? [a/e/r/s/q]", default="s", show_default=True
+            )
+        except click.Abort:  # end of input: quit, keeping what was accepted
+            click.echo()
+            return "quit"
+        action = _ACTIONS.get(answer.strip().lower()[:1])
+        if action is not None and action.startswith(answer.strip().lower()):
+            return action
+        click.echo("Please answer a, e, r, s or q.")
+
+
+def _edit(draft: Contract) -> Contract:
+    """$VISUAL/$EDITOR when set, otherwise prompts; an invalid edit keeps the previous draft."""
+    from escalated.contracts import edit_init
+
+    try:
+        if os.environ.get("VISUAL") or os.environ.get("EDITOR"):
+            text = click.edit(edit_init.editable_text(draft), extension=".toml", require_save=False)
+            return draft if text is None else edit_init.parse_edited(draft, text)
+        return _edit_inline(draft)
+    except ContractFileError as exc:
+        click.echo(f"Edit not used: {exc.detail}")
+        return draft
+
+
+def _edit_inline(draft: Contract) -> Contract:
+    from escalated.contracts import edit_init
+
+    mode = click.prompt("Mode", default=draft.mode, type=click.Choice(MODE_NAMES))
+    values = {
+        "id": click.prompt("Contract id", default=draft.id),
+        "mode": mode,
+        "policy": click.prompt("Policy key", default=draft.policy),
+        "question": click.prompt("Question", default=draft.question),
+        "choices": click.prompt("Choices (id:Label, …)", default=edit_init.inline_choices(draft)),
+        "approve": click.prompt("Approving choices (id, …)", default=", ".join(draft.approve_choices) or "-"),
+        "sample_rate": "",
+    }
+    if values["approve"] == "-":
+        values["approve"] = ""
+    if mode == "sampled":
+        values["sample_rate"] = click.prompt("Sample rate (0-1]", default=str(draft.sample_rate or 0.1))
+    return edit_init.parse_inline(draft, **values)
+
+
+# -- apply ---------------------------------------------------------------------
+
+
+@click.command("apply")
+@click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
+@click.option("--yes", is_flag=True, help="Write without asking.")
+@click.option("--diff", "diff_only", is_flag=True, help="Show the diff and write nothing.")
+def apply(path: Path, yes: bool, diff_only: bool) -> None:
+    """Wrap each contracted LLM call under PATH with its guard.
+
+    The whole change set is built and validated first (every changed file
+    parses and compiles, and a second apply would change nothing), the diff
+    is shown, and after one confirmation all files are written, or none.
+    """
+    from escalated.contracts.coverage import project_contracts
+    from escalated.contracts.discovery import scan_source, scan_tree
+    from escalated.contracts.edit_apply import build_change_set, write_change_set
+
+    base = path if path.is_dir() else path.parent
+    try:
+        contracts, prefix, label = project_contracts(path)
+        if not len(contracts):
+            click.echo("No contracts yet: run `escalated contracts init` first. Nothing to apply.")
+            return
+        result = scan_tree(path)
+        change_set = build_change_set(
+            base, calls=result.calls, contracts=contracts, prefix=prefix, scan_source=scan_source
+        )
+    except EscalatedError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for problem in result.errors:
+        click.echo(f"warning: {problem.path}: {problem.message} (left as it is)", err=True)
+    for skip in change_set.skipped:
+        loc = skip.location
+        click.echo(f"skipped {loc.path}:{loc.line}:{loc.column} ({skip.contract_id}): {skip.reason}", err=True)
+    if not change_set.changes:
+        click.echo(f"Nothing to apply: {change_set.already_guarded} contracted call(s) already guarded.")
+        return
+    click.echo(change_set.diff(), nl=False)
+    files = len(change_set.changes)
+    summary = f"{change_set.wrapped_count} call(s) in {files} file(s)"
+    if diff_only:
+        click.echo(f"{summary} would be wrapped (--diff: nothing written).")
+        return
+    if not yes and not _confirm(f"Write {summary}?"):
+        click.echo("Nothing was written.")
+        raise SystemExit(1)
+    try:
+        write_change_set(base, change_set)
+    except EscalatedError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Wrapped {summary}. Contracts: {label}.")
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return click.confirm(question, default=False)
+    except click.Abort:
+        click.echo()
+        return False
