@@ -1,0 +1,84 @@
+"""``escalated keys``: API keys. Only ``create`` prints a secret, and only that."""
+
+from __future__ import annotations
+
+import click
+
+from escalated.commands.common import converts_errors, db_option, transact, workspace_option
+from escalated.domain import tokens
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.store import admin
+from escalated.timeutil import format_opt, now_ms, parse_duration_s
+
+
+@click.group()
+def keys() -> None:
+    """Create, list and revoke API keys (ain_live_…) for agents."""
+
+
+@keys.command("create")
+@db_option
+@workspace_option
+@click.option("--name", "-n", help="A label shown in lists and as answeredBy (key:NAME).")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(ALL_SCOPES),
+    help="Grant only these scopes (repeatable). Default: all five escalation scopes.",
+)
+@click.option("--expires-in", help="Expire after a duration such as 30d or PT12H.")
+@converts_errors
+def create(db_path, workspace, name, scopes, expires_in) -> None:
+    """Issue an API key and print it (only the key, so KEY=$(escalated keys create) works).
+
+    The key is shown this once; only its hash is stored.
+    """
+    secret = tokens.mint(tokens.API_KEY_PREFIX)
+    expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        return admin.insert_api_key(
+            conn,
+            ws.id,
+            token_hash=tokens.hash_token(secret),
+            name=name,
+            scopes=frozenset(scopes or ALL_SCOPES),
+            expires_ms=expires_ms,
+        )
+
+    transact(db_path, job)
+    click.echo(secret)
+
+
+@keys.command("list")
+@db_option
+@click.option("--workspace", "-w", default=None, help="Only this workspace (default: all).")
+@converts_errors
+def list_(db_path, workspace) -> None:
+    """List API keys: id, workspace, name, scopes, state. Never the secret."""
+
+    def job(conn):
+        ws_names = {w.id: w.name for w in admin.list_workspaces(conn)}
+        ws_id = admin.workspace_by_name(conn, workspace).id if workspace else None
+        return ws_names, admin.list_api_keys(conn, ws_id)
+
+    ws_names, infos = transact(db_path, job)
+    for info in infos:
+        state = "revoked" if info.revoked_ms else ("expired" if info.expires_ms and info.expires_ms <= now_ms() else "active")
+        expires = f" expires={format_opt(info.expires_ms)}" if info.expires_ms else ""
+        click.echo(
+            f"{info.id}\t{ws_names.get(info.workspace_id, '?')}\t{info.name or '-'}\t{state}\t"
+            f"{','.join(sorted(info.scopes))}{expires}"
+        )
+
+
+@keys.command("revoke")
+@db_option
+@click.argument("key_id")
+@converts_errors
+def revoke(db_path, key_id) -> None:
+    """Revoke the key KEY_ID (from `escalated keys list`). Takes effect at once."""
+    transact(db_path, lambda conn: admin.revoke_api_key(conn, key_id))
+    click.echo(f"revoked {key_id}", err=True)

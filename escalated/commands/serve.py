@@ -1,0 +1,131 @@
+"""``escalated serve``: the API, the SLA clock and the sender in one process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+import click
+from aiohttp import web
+
+from escalated.commands.common import converts_errors, db_option, open_db
+from escalated.domain import tokens
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.errors import ConfigError
+from escalated.settings import DEFAULT_PORT, Settings, default_db_path
+from escalated.store import admin
+from escalated.store.db import run_in_transaction
+from escalated.timeutil import parse_duration_s
+
+log = logging.getLogger("escalated")
+
+
+def parse_schedule(text: str) -> tuple[float, ...]:
+    waits = tuple(parse_duration_s(part) for part in text.split(",") if part.strip())
+    if not waits:
+        raise ConfigError("--retry-schedule needs at least one duration, e.g. 5s,30s,2m")
+    return waits
+
+
+def parse_rate(text: str) -> float:
+    """``20`` or ``20/s`` per second, ``600/m`` per minute."""
+    amount, _, unit = text.partition("/")
+    try:
+        value = float(amount)
+    except ValueError:
+        raise ConfigError(f"--rate-limit {text!r}: use N/s or N/m") from None
+    per = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}.get(unit)
+    if per is None or value <= 0:
+        raise ConfigError(f"--rate-limit {text!r}: use N/s or N/m")
+    return value / per
+
+
+def bootstrap_key(settings: Settings) -> str | None:
+    """Mint a key for workspace default if it has none yet (first start)."""
+    conn = open_db(settings.db_path)
+    try:
+
+        def job(conn):
+            ws = admin.workspace_by_name(conn, admin.DEFAULT_WORKSPACE)
+            if admin.workspace_has_api_key(conn, ws.id):
+                return None
+            secret = tokens.mint(tokens.API_KEY_PREFIX)
+            admin.insert_api_key(
+                conn, ws.id, token_hash=tokens.hash_token(secret), name="bootstrap", scopes=frozenset(ALL_SCOPES)
+            )
+            return secret
+
+        return run_in_transaction(conn, job)
+    finally:
+        conn.close()
+
+
+async def run_server(settings: Settings, *, ready=None) -> None:
+    from escalated.http.app import create_app
+
+    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    click.echo(f"Listening on http://{host}:{port}")
+    if ready is not None:
+        ready(f"http://{host}:{port}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+@click.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port; 0 picks a free one.")
+@click.option(
+    "--durability",
+    type=click.Choice(["full", "normal"]),
+    default="full",
+    show_default=True,
+    help="full: every commit group is fsynced (survives power loss). normal: survives a process crash, "
+    "may lose the last commits on power loss.",
+)
+@click.option("--retry-schedule", default="5s,30s,2m,10m,30m,1h,3h", show_default=True, help="Waits between callback attempts; the last repeats until --retry-for is spent.")
+@click.option("--retry-for", default="24h", show_default=True, help="How long to keep retrying a delivery.")
+@click.option("--delivery-timeout", default="10s", show_default=True, help="Per-attempt timeout of a callback.")
+@click.option("--smtp-url", help="SMTP server for email: notify targets, e.g. smtp://127.0.0.1:1025.")
+@click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
+@click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
+@click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
+@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True)
+@converts_errors
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, max_body, log_level) -> None:
+    """Run the API, the SLA clock and the callback/notification sender.
+
+    Prints the URL it listens on. On a brand-new database it also prints a
+    bootstrap API key, once.
+    """
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings(
+        db_path=db_path or default_db_path(),
+        host=host,
+        port=port,
+        durability=durability,
+        retry_schedule_s=parse_schedule(retry_schedule),
+        retry_for_s=parse_duration_s(retry_for),
+        delivery_timeout_s=parse_duration_s(delivery_timeout),
+        smtp_url=smtp_url,
+        allow_callback_hosts=tuple(allow_hosts),
+        rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
+        max_body_bytes=max_body,
+    )
+    secret = bootstrap_key(settings)
+    if secret:
+        click.echo(f"Bootstrap API key for workspace 'default' (shown once, keep it): {secret}")
+    asyncio.run(run_server(settings))

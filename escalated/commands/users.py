@@ -1,0 +1,62 @@
+"""``escalated users``: reviewers and admins, with their tokens (ain_user_…)."""
+
+from __future__ import annotations
+
+import click
+
+from escalated.commands.common import converts_errors, db_option, transact, workspace_option
+from escalated.domain import tokens
+from escalated.domain.scopes import ROLES
+from escalated.store import admin
+
+
+@click.group()
+def users() -> None:
+    """Add reviewers, list them, rotate their tokens."""
+
+
+@users.command("add")
+@click.argument("name")
+@db_option
+@workspace_option
+@click.option("--group", "-g", "groups", multiple=True, help="Group membership (repeatable); policies route to group:NAME.")
+@click.option("--role", type=click.Choice(ROLES), default="reviewer", show_default=True, help="reviewer: read, acknowledge, decide, cancel. admin: all five scopes and key management.")
+@converts_errors
+def add(name, db_path, workspace, groups, role) -> None:
+    """Add user NAME and print only the new user token (shown once)."""
+    secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        admin.insert_user(conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret))
+
+    transact(db_path, job)
+    click.echo(secret)
+
+
+@users.command("list")
+@db_option
+@workspace_option
+@converts_errors
+def list_(db_path, workspace) -> None:
+    """List users: name, role, groups. Never a token."""
+    infos = transact(db_path, lambda conn: admin.list_users(conn, admin.workspace_by_name(conn, workspace).id))
+    for user in infos:
+        click.echo(f"{user.name}\t{user.role}\t{','.join(user.groups) or '-'}")
+
+
+@users.command("token")
+@click.argument("name")
+@db_option
+@workspace_option
+@converts_errors
+def token(name, db_path, workspace) -> None:
+    """Rotate NAME's token: print a new one; the old one stops working at once."""
+    secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        admin.rotate_user_token(conn, ws.id, name=name, token_hash=tokens.hash_token(secret))
+
+    transact(db_path, job)
+    click.echo(secret)

@@ -1,0 +1,46 @@
+"""The one cattrs converter: value objects <-> JSON-shaped dicts, camelCase.
+
+Built once at import; generated (un)structure functions are cached by
+cattrs, so the hot paths pay only for the dict building.
+"""
+
+from __future__ import annotations
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.strategies import configure_tagged_union
+
+from escalated.domain.models import Content, NumberField, SelectField
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _overrides(cls: type) -> dict:
+    return {a.name: override(rename=camel(a.name), omit_if_default=a.name in ("min", "step")) for a in attrs.fields(cls)}
+
+
+converter = cattrs.Converter()
+converter.register_unstructure_hook_factory(
+    attrs.has, lambda cls: make_dict_unstructure_fn(cls, converter, **_overrides(cls))
+)
+converter.register_structure_hook_factory(
+    attrs.has, lambda cls: make_dict_structure_fn(cls, converter, **_overrides(cls))
+)
+configure_tagged_union(
+    NumberField | SelectField,
+    converter,
+    tag_name="type",
+    tag_generator={NumberField: "number", SelectField: "select"}.__getitem__,
+)
+
+
+def content_to_json(content: Content) -> dict:
+    return converter.unstructure(content, Content)
+
+
+def content_from_json(data: dict) -> Content:
+    return converter.structure(data, Content)

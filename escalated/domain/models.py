@@ -1,0 +1,218 @@
+"""Value objects. Frozen; change them with ``attrs.evolve``."""
+
+from __future__ import annotations
+
+import attrs
+
+# Status names (CONTRACT §3).
+OPEN = "open"
+ACKNOWLEDGED = "acknowledged"
+RESOLVED = "resolved"
+CANCELLED = "cancelled"
+ACTIVE_STATUSES = (OPEN, ACKNOWLEDGED)
+TERMINAL_STATUSES = (RESOLVED, CANCELLED)
+STATUSES = (OPEN, ACKNOWLEDGED, RESOLVED, CANCELLED)
+
+# Events, as they appear in history, on /events and in callback headers.
+EVENT_CREATED = "escalation.created"
+EVENT_ACKNOWLEDGED = "escalation.acknowledged"
+EVENT_DECIDED = "escalation.decided"
+EVENT_BREACHED = "escalation.breached"
+EVENT_CANCELLED = "escalation.cancelled"
+
+
+@attrs.frozen
+class Subject:
+    type: str
+    id: str
+    label: str
+
+
+@attrs.frozen
+class Choice:
+    id: str
+    label: str
+
+
+@attrs.frozen
+class NumberField:
+    name: str
+    label: str
+    min: float | None = None
+    step: float | None = None
+
+
+@attrs.frozen
+class SelectOption:
+    value: str
+    label: str
+
+
+@attrs.frozen
+class SelectField:
+    name: str
+    label: str
+    options: tuple[SelectOption, ...]
+
+
+ResponseField = NumberField | SelectField
+
+
+@attrs.frozen
+class Resume:
+    url: str
+    mode: str = "webhook"
+    secret: str | None = attrs.field(default=None, repr=False)
+
+
+@attrs.frozen
+class Content:
+    """What the agent sent, validated. Never changes after creation."""
+
+    subject: Subject
+    question: str
+    evidence: tuple[str, ...]
+    choices: tuple[Choice, ...]
+    response_fields: tuple[ResponseField, ...] = ()
+
+
+@attrs.frozen
+class Resolution:
+    choice: str
+    resolved_by: str  # "human" | "timeout"
+    answered_by: str
+    answered_at_ms: int
+    reason: str | None = None
+    response: dict | None = None
+
+
+@attrs.frozen
+class Cancellation:
+    cancelled_by: str
+    cancelled_at_ms: int
+    reason: str | None = None
+
+
+@attrs.frozen
+class HistoryEntry:
+    event: str  # "created", "acknowledged", "decided", "breached", "cancelled"
+    by: str
+    at_ms: int
+
+
+@attrs.frozen
+class Escalation:
+    id: str
+    workspace_id: str
+    status: str
+    policy: str
+    agent_id: str
+    run_id: str
+    content: Content
+    created_ms: int
+    created_by: str
+    resume: Resume | None = None
+    deadline_ms: int | None = None
+    default_choice: str | None = None  # the policy's, fixed at creation
+    acknowledged_by: str | None = None
+    acknowledged_ms: int | None = None
+    resolution: Resolution | None = None
+    cancellation: Cancellation | None = None
+    history: tuple[HistoryEntry, ...] = ()
+
+
+@attrs.frozen
+class Policy:
+    workspace_id: str
+    key: str
+    reviewers: tuple[str, ...] = ()
+    notify: tuple[str, ...] = ()
+    sla_s: float | None = None
+    default_choice: str | None = None
+
+
+@attrs.frozen
+class Workspace:
+    id: str
+    name: str
+
+
+@attrs.frozen
+class Principal:
+    """Who is calling: an API key or a user, always inside one workspace."""
+
+    kind: str  # "key" | "user"
+    id: str
+    name: str | None
+    workspace_id: str
+    scopes: frozenset[str]
+    groups: tuple[str, ...] = ()
+    role: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """The ``by`` / ``answeredBy`` text (CONTRACT §3)."""
+        if self.kind == "user":
+            return self.name or self.id
+        return f"key:{self.name or self.id}"
+
+    @property
+    def routes(self) -> tuple[str, ...] | None:
+        """Route names this principal is reachable by; None = sees everything."""
+        if self.kind != "user":
+            return None
+        return ("*", f"user:{self.name}", *(f"group:{g}" for g in self.groups))
+
+
+@attrs.frozen
+class ApiKeyInfo:
+    id: str
+    workspace_id: str
+    name: str | None
+    scopes: frozenset[str]
+    created_ms: int
+    expires_ms: int | None = None
+    revoked_ms: int | None = None
+
+
+@attrs.frozen
+class UserInfo:
+    id: str
+    workspace_id: str
+    name: str
+    role: str
+    groups: tuple[str, ...]
+    created_ms: int
+
+
+# Delivery kinds and statuses (CONTRACT §5).
+CALLBACK = "callback"
+NOTIFICATION = "notification"
+PENDING = "pending"
+DELIVERED = "delivered"
+FAILED = "failed"
+
+
+@attrs.frozen
+class Attempt:
+    at_ms: int
+    duration_ms: int
+    status_code: int | None = None
+    error: str | None = None
+
+
+@attrs.frozen
+class Delivery:
+    """One outbox row: a callback or a notification, with its exact bytes."""
+
+    id: str
+    escalation_id: str
+    kind: str
+    target: str
+    event: str
+    body: bytes = attrs.field(repr=False)
+    status: str = PENDING
+    secret: str | None = attrs.field(default=None, repr=False)
+    attempts: tuple[Attempt, ...] = ()
+    next_attempt_ms: int | None = None
+    created_ms: int = 0

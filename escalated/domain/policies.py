@@ -1,0 +1,94 @@
+"""Building a policy from CLI flags or a policy file (CONTRACT §4)."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import attrs
+
+from escalated.domain.models import Policy
+from escalated.domain.validation import CHOICE_ID, POLICY_KEY
+from escalated.engine.notifications import target_problem
+from escalated.errors import ConfigError
+from escalated.timeutil import parse_duration_s
+
+FILE_POLICY_KEYS = {"reviewers", "notify", "sla", "default_choice"}
+
+
+def build_policy(
+    workspace_id: str,
+    key: str,
+    *,
+    reviewers: tuple[str, ...] = (),
+    notify: tuple[str, ...] = (),
+    sla: str | None = None,
+    default_choice: str | None = None,
+) -> Policy:
+    if not POLICY_KEY.match(key):
+        raise ConfigError(f"policy key {key!r} must be dotted lower-case words, e.g. refunds.large")
+    sla_s = parse_duration_s(sla) if sla else None
+    if sla_s is not None and not default_choice:
+        raise ConfigError(f"policy {key}: an SLA needs a default choice (--default-choice / default_choice)")
+    if default_choice is not None and not CHOICE_ID.match(default_choice):
+        raise ConfigError(f"policy {key}: default choice {default_choice!r} is not a valid choice id")
+    for reviewer in reviewers:
+        name = reviewer.removeprefix("group:")
+        if not name.strip() or "," in name:
+            raise ConfigError(f"policy {key}: reviewer {reviewer!r} must be NAME or group:NAME")
+    for target in notify:
+        if problem := target_problem(target):
+            raise ConfigError(f"policy {key}: {problem}")
+    return Policy(
+        workspace_id=workspace_id,
+        key=key,
+        reviewers=tuple(reviewers),
+        notify=tuple(notify),
+        sla_s=sla_s,
+        default_choice=default_choice,
+    )
+
+
+@attrs.frozen
+class PolicyFile:
+    workspace: str
+    policies: tuple[tuple[str, dict[str, Any]], ...]  # (key, settings) as written
+
+
+def parse_policy_file(text: str, *, source: str = "policy file") -> PolicyFile:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    unknown = set(data) - {"workspace", "policies"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown table(s) {', '.join(sorted(unknown))}; expected [workspace] and [policies.\"KEY\"]")
+    workspace = data.get("workspace", {}).get("name", "default")
+    if set(data.get("workspace", {})) - {"name"}:
+        raise ConfigError(f"{source}: [workspace] takes only name")
+    policies = data.get("policies", {})
+    if not isinstance(policies, dict):
+        raise ConfigError(f"{source}: [policies] must be a table of policies")
+    out = []
+    for key, settings in sorted(policies.items()):
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{source}: policies.{key} must be a table")
+        if extra := set(settings) - FILE_POLICY_KEYS:
+            raise ConfigError(f"{source}: policies.{key}: unknown setting(s) {', '.join(sorted(extra))}")
+        for list_key in ("reviewers", "notify"):
+            value = settings.get(list_key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{source}: policies.{key}.{list_key} must be a list of strings")
+        out.append((key, settings))
+    return PolicyFile(workspace=workspace, policies=tuple(out))
+
+
+def policy_from_file_entry(workspace_id: str, key: str, settings: dict[str, Any]) -> Policy:
+    return build_policy(
+        workspace_id,
+        key,
+        reviewers=tuple(settings.get("reviewers", ())),
+        notify=tuple(settings.get("notify", ())),
+        sla=str(settings["sla"]) if settings.get("sla") is not None else None,
+        default_choice=settings.get("default_choice"),
+    )

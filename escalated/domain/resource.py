@@ -1,0 +1,61 @@
+"""The JSON shapes clients see (CONTRACT §3, §5). ``resume.secret`` never appears."""
+
+from __future__ import annotations
+
+from escalated.domain.convert import content_to_json
+from escalated.domain.models import Delivery, Escalation
+from escalated.timeutil import format_ms, format_opt
+
+
+def escalation_resource(esc: Escalation, *, content_json: dict | None = None) -> dict:
+    content = content_json if content_json is not None else content_to_json(esc.content)
+    res = esc.resolution
+    cancel = esc.cancellation
+    return {
+        "id": esc.id,
+        "status": esc.status,
+        "policy": esc.policy,
+        "agentId": esc.agent_id,
+        "runId": esc.run_id,
+        "subject": content["subject"],
+        "question": content["question"],
+        "evidence": content["evidence"],
+        "choices": content["choices"],
+        "responseFields": content.get("responseFields", []),
+        "resume": None
+        if esc.resume is None
+        else {"mode": esc.resume.mode, "url": esc.resume.url, "signed": esc.resume.secret is not None},
+        "createdAt": format_ms(esc.created_ms),
+        "deadlineAt": format_opt(esc.deadline_ms),
+        "acknowledgedBy": esc.acknowledged_by,
+        "acknowledgedAt": format_opt(esc.acknowledged_ms),
+        "resolution": None
+        if res is None
+        else {
+            "choice": res.choice,
+            **({"response": res.response} if res.response is not None else {}),
+            "reason": res.reason,
+            "resolvedBy": res.resolved_by,
+            "answeredBy": res.answered_by,
+            "answeredAt": format_ms(res.answered_at_ms),
+        },
+        "cancellation": None
+        if cancel is None
+        else {"reason": cancel.reason, "cancelledBy": cancel.cancelled_by, "cancelledAt": format_ms(cancel.cancelled_at_ms)},
+        "history": [{"event": h.event, "by": h.by, "at": format_ms(h.at_ms)} for h in esc.history],
+    }
+
+
+def delivery_resource(d: Delivery) -> dict:
+    return {
+        "id": d.id,
+        "kind": d.kind,
+        "target": d.target,
+        "event": d.event,
+        "status": d.status,
+        "attempts": [
+            {"at": format_ms(a.at_ms), "statusCode": a.status_code, "error": a.error, "durationMs": a.duration_ms}
+            for a in d.attempts
+        ],
+        "nextAttemptAt": format_opt(d.next_attempt_ms),
+    }

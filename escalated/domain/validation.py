@@ -1,0 +1,344 @@
+"""Validation of what agents and reviewers send (CONTRACT §3).
+
+Every problem is collected with its field path, so one 422 lists them all.
+Validation works on the decoded JSON and only then builds value objects,
+so building can not fail.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import attrs
+
+from escalated.domain.models import (
+    Choice,
+    Content,
+    Escalation,
+    NumberField,
+    Resume,
+    SelectField,
+    SelectOption,
+    Subject,
+)
+from escalated.errors import ValidationFailed, field_error
+
+POLICY_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
+CHOICE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+MAX_CHOICES = 20
+MAX_TEXT = 10_000
+MAX_EVIDENCE = 200
+
+CREATE_FIELDS = {"policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"}
+REQUIRED_CREATE_FIELDS = ("policy", "agentId", "runId", "subject", "question", "evidence", "choices")
+
+
+@attrs.frozen
+class CreateRequest:
+    policy: str
+    agent_id: str
+    run_id: str
+    content: Content
+    resume: Resume | None
+
+
+@attrs.frozen
+class DecideRequest:
+    choice: str
+    reason: str | None
+    response: dict | None
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.items.append(field_error(field, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            n = len(self.items)
+            raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=self.items)
+
+    def unknown_fields(self, obj: dict, allowed: set[str], prefix: str) -> None:
+        for name in sorted(set(obj) - allowed):
+            self.add(f"{prefix}{name}", "unknown field")
+
+    def string(self, obj: dict, name: str, path: str, *, required: bool = True, nonempty: bool = True) -> str | None:
+        value = obj.get(name)
+        if value is None:
+            if required:
+                self.add(path, "is required")
+            return None
+        if not isinstance(value, str):
+            self.add(path, "must be a string")
+            return None
+        if nonempty and not value.strip():
+            self.add(path, "must not be empty")
+            return None
+        if len(value) > MAX_TEXT:
+            self.add(path, f"must be at most {MAX_TEXT} characters")
+            return None
+        return value
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def validate_create(body: dict, *, check_url=None) -> CreateRequest:
+    """Validate a create body; ``check_url(url) -> str | None`` may veto a resume URL."""
+    p = _Problems()
+    p.unknown_fields(body, CREATE_FIELDS, "")
+    policy = p.string(body, "policy", "policy")
+    if policy is not None and not POLICY_KEY.match(policy):
+        p.add("policy", "must be dotted lower-case words, e.g. refunds.large")
+    agent_id = p.string(body, "agentId", "agentId")
+    run_id = p.string(body, "runId", "runId")
+    question = p.string(body, "question", "question")
+    subject = _subject(body.get("subject"), p)
+    evidence = _evidence(body.get("evidence"), p)
+    choices = _choices(body.get("choices"), p)
+    fields = _response_fields(body.get("responseFields"), p)
+    resume = _resume(body.get("resume"), p, check_url)
+    p.raise_if_any()
+    content = Content(subject=subject, question=question, evidence=evidence, choices=choices, response_fields=fields)
+    return CreateRequest(policy=policy, agent_id=agent_id, run_id=run_id, content=content, resume=resume)
+
+
+def _subject(value: Any, p: _Problems) -> Subject | None:
+    if value is None:
+        p.add("subject", "is required")
+        return None
+    if not isinstance(value, dict):
+        p.add("subject", "must be an object with type, id and label")
+        return None
+    p.unknown_fields(value, {"type", "id", "label"}, "subject.")
+    parts = [p.string(value, k, f"subject.{k}") for k in ("type", "id", "label")]
+    return None if None in parts else Subject(*parts)
+
+
+def _evidence(value: Any, p: _Problems) -> tuple[str, ...]:
+    if value is None:
+        p.add("evidence", "is required")
+        return ()
+    if not isinstance(value, list):
+        p.add("evidence", "must be an array of strings")
+        return ()
+    if len(value) > MAX_EVIDENCE:
+        p.add("evidence", f"must have at most {MAX_EVIDENCE} items")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            p.add(f"evidence[{i}]", "must be a string")
+        elif len(item) > MAX_TEXT:
+            p.add(f"evidence[{i}]", f"must be at most {MAX_TEXT} characters")
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
+    if value is None:
+        p.add("choices", "is required")
+        return ()
+    if not isinstance(value, list):
+        p.add("choices", "must be an array of {id, label} objects")
+        return ()
+    if not 1 <= len(value) <= MAX_CHOICES:
+        p.add("choices", f"must have 1 to {MAX_CHOICES} items")
+    seen: set[str] = set()
+    out = []
+    for i, item in enumerate(value):
+        path = f"choices[{i}]"
+        if not isinstance(item, dict):
+            p.add(path, "must be an object with id and label")
+            continue
+        p.unknown_fields(item, {"id", "label"}, f"{path}.")
+        cid = p.string(item, "id", f"{path}.id")
+        label = p.string(item, "label", f"{path}.label")
+        if cid is not None:
+            if not CHOICE_ID.match(cid):
+                p.add(f"{path}.id", "must match ^[A-Za-z0-9_.:-]{1,64}$")
+            elif cid in seen:
+                p.add(f"{path}.id", "duplicate choice id")
+            seen.add(cid)
+        if cid is not None and label is not None:
+            out.append(Choice(id=cid, label=label))
+    return tuple(out)
+
+
+def _response_fields(value: Any, p: _Problems) -> tuple:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        p.add("responseFields", "must be an array")
+        return ()
+    names: set[str] = set()
+    out = []
+    for i, item in enumerate(value):
+        path = f"responseFields[{i}]"
+        if not isinstance(item, dict):
+            p.add(path, "must be an object")
+            continue
+        kind = item.get("type")
+        if kind == "number":
+            built = _number_field(item, path, p)
+        elif kind == "select":
+            built = _select_field(item, path, p)
+        else:
+            p.add(f"{path}.type", "must be 'number' or 'select'")
+            continue
+        name = item.get("name")
+        if isinstance(name, str):
+            if name in names:
+                p.add(f"{path}.name", "duplicate field name")
+            names.add(name)
+        if built is not None:
+            out.append(built)
+    return tuple(out)
+
+
+def _number_field(item: dict, path: str, p: _Problems) -> NumberField | None:
+    p.unknown_fields(item, {"type", "name", "label", "min", "step"}, f"{path}.")
+    name = p.string(item, "name", f"{path}.name")
+    label = p.string(item, "label", f"{path}.label")
+    lo, step = item.get("min"), item.get("step")
+    ok = True
+    if lo is not None and not is_number(lo):
+        p.add(f"{path}.min", "must be a number")
+        ok = False
+    if step is not None and (not is_number(step) or step <= 0):
+        p.add(f"{path}.step", "must be a number greater than 0")
+        ok = False
+    if name is None or label is None or not ok:
+        return None
+    return NumberField(name=name, label=label, min=lo, step=step)
+
+
+def _select_field(item: dict, path: str, p: _Problems) -> SelectField | None:
+    p.unknown_fields(item, {"type", "name", "label", "options"}, f"{path}.")
+    name = p.string(item, "name", f"{path}.name")
+    label = p.string(item, "label", f"{path}.label")
+    options = item.get("options")
+    if not isinstance(options, list) or not options:
+        p.add(f"{path}.options", "must be a non-empty array of {value, label}")
+        return None
+    values: set[str] = set()
+    built = []
+    for j, opt in enumerate(options):
+        opath = f"{path}.options[{j}]"
+        if not isinstance(opt, dict):
+            p.add(opath, "must be an object with value and label")
+            continue
+        p.unknown_fields(opt, {"value", "label"}, f"{opath}.")
+        value = p.string(opt, "value", f"{opath}.value")
+        olabel = p.string(opt, "label", f"{opath}.label")
+        if value is not None and value in values:
+            p.add(f"{opath}.value", "duplicate option value")
+        if value is not None:
+            values.add(value)
+        if value is not None and olabel is not None:
+            built.append(SelectOption(value=value, label=olabel))
+    if name is None or label is None or len(built) != len(options):
+        return None
+    return SelectField(name=name, label=label, options=tuple(built))
+
+
+def _resume(value: Any, p: _Problems, check_url) -> Resume | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        p.add("resume", "must be an object with mode, url and optional secret")
+        return None
+    p.unknown_fields(value, {"mode", "url", "secret"}, "resume.")
+    mode = value.get("mode", "webhook")
+    if mode != "webhook":
+        p.add("resume.mode", "must be 'webhook'")
+    url = p.string(value, "url", "resume.url")
+    if url is not None:
+        problem = url_problem(url) or (check_url(url) if check_url else None)
+        if problem:
+            p.add("resume.url", problem)
+            url = None
+    secret = p.string(value, "secret", "resume.secret", required=False)
+    if url is None or mode != "webhook":
+        return None
+    return Resume(url=url, mode=mode, secret=secret)
+
+
+def url_problem(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises on a bad port
+    except ValueError:
+        return "must be an absolute http(s) URL"
+    del port
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an absolute http(s) URL"
+    return None
+
+
+def validate_decide(body: dict, escalation: Escalation) -> DecideRequest:
+    p = _Problems()
+    p.unknown_fields(body, {"choice", "reason", "response"}, "")
+    choice = p.string(body, "choice", "choice")
+    if choice is not None and choice not in {c.id for c in escalation.content.choices}:
+        p.add("choice", "must be one of: " + ", ".join(c.id for c in escalation.content.choices))
+    reason = p.string(body, "reason", "reason", required=False, nonempty=False)
+    response = body.get("response")
+    fields = escalation.content.response_fields
+    if not fields:
+        if response is not None:
+            p.add("response", "must be absent: this escalation has no response fields")
+    elif response is None:
+        p.add("response", "is required: " + ", ".join(f.name for f in fields))
+    elif not isinstance(response, dict):
+        p.add("response", "must be an object")
+    else:
+        _check_response(response, fields, p)
+    p.raise_if_any()
+    return DecideRequest(choice=choice, reason=reason, response=response if fields else None)
+
+
+def _check_response(response: dict, fields: tuple, p: _Problems) -> None:
+    names = {f.name for f in fields}
+    for extra in sorted(set(response) - names):
+        p.add(f"response.{extra}", "unknown field")
+    for f in fields:
+        path = f"response.{f.name}"
+        if f.name not in response:
+            p.add(path, "is required")
+            continue
+        value = response[f.name]
+        if isinstance(f, NumberField):
+            problem = number_problem(value, f)
+        else:
+            allowed = [o.value for o in f.options]
+            problem = None if isinstance(value, str) and value in allowed else "must be one of: " + ", ".join(allowed)
+        if problem:
+            p.add(path, problem)
+
+
+def number_problem(value: Any, field: NumberField) -> str | None:
+    """Why ``value`` is not acceptable for ``field``, or None. Shared with the TUI."""
+    if not is_number(value):
+        return "must be a number"
+    if field.min is not None and value < field.min:
+        return f"must be at least {field.min:g}"
+    if field.step is not None:
+        base = field.min if field.min is not None else 0
+        steps = (value - base) / field.step
+        if abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
+            return f"must be on the step grid of {field.step:g} from {base:g}"
+    return None
+
+
+def validate_cancel(body: dict) -> str | None:
+    p = _Problems()
+    p.unknown_fields(body, {"reason"}, "")
+    reason = p.string(body, "reason", "reason", required=False, nonempty=False)
+    p.raise_if_any()
+    return reason

@@ -1,0 +1,103 @@
+"""The SLA clock: a bounded near-term window of deadlines, refilled from the
+database's deadline index.
+
+Only deadlines up to ``horizon_ms`` live in memory (a heap of
+``(deadline_ms, id)``); later ones stay in SQLite until the horizon moves.
+So a million open escalations cost a few queries, not a million timer
+handles. The window is rebuilt from the database at start-up, which also
+breaches, in deadline order, everything that passed while the server was
+down. Time is an argument everywhere; ``run`` is the only place that reads
+the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+
+from escalated.engine.bus import BusEvent
+from escalated.service import Service
+from escalated.store import escalations as store
+from escalated.timeutil import now_ms
+
+log = logging.getLogger(__name__)
+WINDOW_MS = 120_000
+REFILL_BATCH = 50_000
+BREACH_BATCH = 2_000
+
+
+class SlaClock:
+    def __init__(self, service: Service, *, window_ms: int = WINDOW_MS, refill_batch: int = REFILL_BATCH) -> None:
+        self._service = service
+        self._window_ms = window_ms
+        self._refill_batch = refill_batch
+        self._heap: list[tuple[int, str]] = []
+        self._horizon_ms: int | None = None  # every live deadline <= horizon is in the heap
+        self._wake = asyncio.Event()
+
+    @property
+    def armed(self) -> int:
+        return len(self._heap)
+
+    def on_event(self, event: BusEvent) -> None:
+        """Bus listener: arm new deadlines that fall inside the window."""
+        esc = event.escalation
+        if event.event == "escalation.created" and esc.deadline_ms is not None:
+            self.arm(esc.id, esc.deadline_ms)
+
+    def arm(self, escalation_id: str, deadline_ms: int) -> None:
+        if self._horizon_ms is not None and deadline_ms <= self._horizon_ms:
+            earliest = self._heap[0][0] if self._heap else None
+            heapq.heappush(self._heap, (deadline_ms, escalation_id))
+            if earliest is None or deadline_ms < earliest:
+                self._wake.set()
+
+    async def refill(self, at_ms: int) -> None:
+        """Load live deadlines in (horizon, at + window] from the index."""
+        target = at_ms + self._window_ms
+        while self._horizon_ms is None or self._horizon_ms < target:
+            rows = await store.deadlines_between(self._service.db, self._horizon_ms, target, limit=self._refill_batch)
+            for deadline_ms, escalation_id in rows:
+                heapq.heappush(self._heap, (deadline_ms, escalation_id))
+            if len(rows) < self._refill_batch:
+                self._horizon_ms = target
+            else:
+                # Stop at the last full millisecond loaded; rows sharing it are re-read, duplicates are harmless.
+                self._horizon_ms = rows[-1][0] - 1
+                if len(self._heap) >= self._refill_batch:
+                    break
+
+    async def tick(self, at_ms: int) -> int:
+        """Breach everything due at ``at_ms``, oldest deadline first. Returns how many."""
+        if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
+            await self.refill(at_ms)
+        breached = 0
+        while self._heap and self._heap[0][0] <= at_ms:
+            batch = []
+            while self._heap and self._heap[0][0] <= at_ms and len(batch) < BREACH_BATCH:
+                batch.append(heapq.heappop(self._heap)[1])
+            breached += len(await self._service.breach_many(batch, at_ms=at_ms))
+            if len(self._heap) < self._refill_batch // 2 and self._horizon_ms is not None and self._horizon_ms < at_ms:
+                await self.refill(at_ms)
+        return breached
+
+    def next_wake_ms(self, at_ms: int) -> int:
+        refill_at = (self._horizon_ms or at_ms) - self._window_ms // 2
+        if self._heap:
+            return min(self._heap[0][0], refill_at)
+        return refill_at
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            at_ms = now_ms()
+            try:
+                await self.tick(at_ms)
+            except Exception:  # keep the clock alive; the next pass retries from the database
+                log.exception("SLA tick failed")
+            sleep_s = max(0.0, (self.next_wake_ms(now_ms()) - now_ms()) / 1000)
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=min(sleep_s, 60.0))
+            except TimeoutError:
+                pass

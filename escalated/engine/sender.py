@@ -1,0 +1,128 @@
+"""The outbox sender: delivers callbacks and notifications, at least once.
+
+It wakes when new work is committed (no polling delay), otherwise sleeps
+until the earliest due retry. Concurrency is bounded; a delivery is never
+in flight twice in this process. A row stays ``pending`` until its attempt
+is recorded, so a crash mid-send means it is sent again after restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+
+import aiohttp
+
+from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
+from escalated.engine import transport
+from escalated.engine.retry import next_attempt_ms
+from escalated.metrics import Metrics
+from escalated.settings import Settings
+from escalated.store import outbox
+from escalated.store.db import Database
+from escalated.timeutil import now_ms
+
+log = logging.getLogger(__name__)
+IDLE_WAKE_S = 30.0  # also catches rows written by another process
+
+
+class Sender:
+    def __init__(self, db: Database, settings: Settings, *, metrics: Metrics, rng: random.Random | None = None) -> None:
+        self._db = db
+        self._settings = settings
+        self._metrics = metrics
+        self._rng = rng or random.Random()
+        self._wake = asyncio.Event()
+        self._in_flight: dict[str, asyncio.Task] = {}
+        self._slots = asyncio.Semaphore(settings.sender_concurrency)
+        self._session: aiohttp.ClientSession | None = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def __aenter__(self) -> Sender:
+        connector = aiohttp.TCPConnector(
+            resolver=transport.GuardedResolver(self._settings.allow_callback_hosts), limit=self._settings.sender_concurrency
+        )
+        self._session = aiohttp.ClientSession(connector=connector)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for task in list(self._in_flight.values()):
+            task.cancel()
+        await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            await self.dispatch(now_ms())
+            sleep_s = await self._sleep_s()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=sleep_s)
+            except TimeoutError:
+                pass
+
+    async def _sleep_s(self) -> float:
+        due_ms = await outbox.next_due_ms(self._db)
+        if due_ms is None:
+            return IDLE_WAKE_S
+        return min(IDLE_WAKE_S, max(0.0, (due_ms - now_ms()) / 1000))
+
+    async def dispatch(self, at_ms: int) -> list[asyncio.Task]:
+        """Start attempts for every due delivery (bounded); return their tasks."""
+        free = self._settings.sender_concurrency * 4 - len(self._in_flight)
+        if free <= 0:
+            return []
+        started = []
+        for delivery in await outbox.due(self._db, at_ms, limit=free, exclude=set(self._in_flight)):
+            task = asyncio.create_task(self._deliver(delivery), name=f"deliver-{delivery.id}")
+            self._in_flight[delivery.id] = task
+            task.add_done_callback(lambda _t, did=delivery.id: self._in_flight.pop(did, None))
+            started.append(task)
+        return started
+
+    async def drain(self, at_ms: int | None = None) -> int:
+        """Deliver everything due now and wait for it (tests and shutdown)."""
+        tasks = await self.dispatch(now_ms() if at_ms is None else at_ms)
+        await asyncio.gather(*tasks)
+        return len(tasks)
+
+    async def _deliver(self, delivery: Delivery) -> None:
+        async with self._slots:
+            outcome = await transport.attempt(
+                delivery,
+                session=self._session,
+                timeout_s=self._settings.delivery_timeout_s,
+                allowed=self._settings.allow_callback_hosts,
+                smtp_url=self._settings.smtp_url,
+            )
+        at_ms = now_ms()
+        attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
+        status, next_ms = self._after(delivery, outcome, at_ms)
+        await self._db.write(outbox.record_attempt, delivery.id, attempt, status, next_ms)
+        self._metrics.delivery_attempts.labels(delivery.kind, "ok" if outcome.ok else "failed").inc()
+        if status == FAILED:
+            self._metrics.deliveries_failed.inc()
+            log.warning("delivery %s (%s) failed for good: %s", delivery.id, delivery.kind, outcome.error)
+        elif status == PENDING:
+            log.info("delivery %s attempt %d failed (%s); next try at %s", delivery.id, len(delivery.attempts) + 1, outcome.error, next_ms)
+            self.wake()
+
+    def _after(self, delivery: Delivery, outcome: transport.Outcome, at_ms: int) -> tuple[str, int | None]:
+        if outcome.ok:
+            return DELIVERED, None
+        if outcome.permanent:
+            return FAILED, None
+        when = next_attempt_ms(
+            attempts_made=len(delivery.attempts) + 1,
+            window_start_ms=delivery.created_ms,
+            at_ms=at_ms,
+            schedule_s=self._settings.retry_schedule_s,
+            retry_for_s=self._settings.retry_for_s,
+            retry_after_s=outcome.retry_after_s,
+            rng=self._rng,
+        )
+        return (FAILED, None) if when is None else (PENDING, when)

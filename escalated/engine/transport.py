@@ -1,0 +1,158 @@
+"""How one delivery attempt is made: HTTP POST, SMTP, or notify-send.
+
+Each function returns an ``Outcome``; none raises for a failed attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import smtplib
+import socket
+import time
+from email.message import EmailMessage
+from urllib.parse import urlsplit
+
+import aiohttp
+import attrs
+import orjson
+from aiohttp.abc import AbstractResolver
+from aiohttp.resolver import DefaultResolver
+
+from escalated import __version__
+from escalated.domain.models import CALLBACK, Delivery
+from escalated.engine.retry import parse_retry_after
+from escalated.engine.urlsafety import address_problem, host_allowed, literal_problem
+from escalated.signing import sign
+
+
+@attrs.frozen
+class Outcome:
+    ok: bool
+    duration_ms: int
+    status_code: int | None = None
+    error: str | None = None
+    retry_after_s: float | None = None
+    permanent: bool = False  # retrying cannot help (refused target, nothing configured)
+
+
+class RefusedAddress(OSError):
+    pass
+
+
+class GuardedResolver(AbstractResolver):
+    """Checks the address actually connected to, so DNS can not smuggle a
+    callback to a metadata or link-local address after creation."""
+
+    def __init__(self, allowed: tuple[str, ...]) -> None:
+        self._inner = DefaultResolver()
+        self._allowed = allowed
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET):
+        infos = await self._inner.resolve(host, port, family)
+        if not host_allowed(host, self._allowed):
+            for info in infos:
+                if problem := address_problem(info["host"]):
+                    raise RefusedAddress(f"{host} resolves to {problem}")
+        return infos
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+def callback_headers(delivery: Delivery) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": f"escalated/{__version__}",
+        "x-service-event": delivery.event,
+        "x-service-delivery": delivery.id,
+    }
+    if delivery.secret:
+        headers["x-service-signature"] = sign(delivery.body, delivery.secret)
+    return headers
+
+
+async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, allowed: tuple[str, ...]) -> Outcome:
+    started = time.perf_counter()
+
+    def elapsed() -> int:
+        return int((time.perf_counter() - started) * 1000)
+
+    if problem := literal_problem(url, allowed):
+        return Outcome(ok=False, duration_ms=0, error=f"refused: {problem}", permanent=True)
+    try:
+        async with session.post(
+            url,
+            data=delivery.body,
+            headers=callback_headers(delivery),
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+        ) as response:
+            await response.read()
+            ok = 200 <= response.status < 300
+            return Outcome(
+                ok=ok,
+                duration_ms=elapsed(),
+                status_code=response.status,
+                error=None if ok else f"HTTP {response.status}",
+                retry_after_s=parse_retry_after(response.headers.get("Retry-After"), now_s=time.time()),
+            )
+    except aiohttp.ClientConnectorError as exc:
+        if isinstance(exc.os_error, RefusedAddress):
+            return Outcome(ok=False, duration_ms=elapsed(), error=f"refused: {exc.os_error}", permanent=True)
+        return Outcome(ok=False, duration_ms=elapsed(), error=f"connection failed: {exc.os_error}")
+    except TimeoutError:
+        return Outcome(ok=False, duration_ms=elapsed(), error=f"timed out after {timeout_s:g}s")
+    except aiohttp.ClientError as exc:
+        return Outcome(ok=False, duration_ms=elapsed(), error=f"{type(exc).__name__}: {exc}")
+
+
+def _send_email(smtp_url: str, address: str, body: bytes) -> None:
+    parts = urlsplit(smtp_url)
+    payload = orjson.loads(body)
+    message = EmailMessage()
+    message["From"] = "escalated@localhost"
+    message["To"] = address
+    message["Subject"] = payload["text"][:200]
+    esc = payload["escalation"]
+    lines = [payload["text"], "", *(f"- {e}" for e in esc["evidence"]), "", "Choices: " + ", ".join(c["id"] for c in esc["choices"])]
+    message.set_content("\n".join(lines))
+    with smtplib.SMTP(parts.hostname or "127.0.0.1", parts.port or 25, timeout=10) as smtp:
+        if parts.username:
+            smtp.login(parts.username, parts.password or "")
+        smtp.send_message(message)
+
+
+async def email(smtp_url: str | None, address: str, body: bytes) -> Outcome:
+    if not smtp_url:
+        return Outcome(ok=False, duration_ms=0, error="no SMTP server configured (serve --smtp-url)", permanent=True)
+    started = time.perf_counter()
+    try:
+        await asyncio.to_thread(_send_email, smtp_url, address, body)
+    except (OSError, smtplib.SMTPException) as exc:
+        return Outcome(ok=False, duration_ms=int((time.perf_counter() - started) * 1000), error=f"SMTP: {exc}")
+    return Outcome(ok=True, duration_ms=int((time.perf_counter() - started) * 1000))
+
+
+async def desktop(body: bytes) -> Outcome:
+    binary = shutil.which("notify-send")
+    if binary is None:
+        return Outcome(ok=False, duration_ms=0, error="skipped: notify-send is not installed", permanent=True)
+    started = time.perf_counter()
+    text = orjson.loads(body)["text"]
+    proc = await asyncio.create_subprocess_exec(binary, "escalated", text)
+    code = await proc.wait()
+    return Outcome(ok=code == 0, duration_ms=int((time.perf_counter() - started) * 1000), error=None if code == 0 else f"notify-send exited {code}")
+
+
+async def attempt(delivery: Delivery, *, session: aiohttp.ClientSession, timeout_s: float, allowed: tuple[str, ...], smtp_url: str | None) -> Outcome:
+    if delivery.kind == CALLBACK:
+        return await post(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
+    target = delivery.target
+    if target.startswith("webhook:"):
+        return await post(session, delivery, target.removeprefix("webhook:"), timeout_s=timeout_s, allowed=allowed)
+    if target.startswith("email:"):
+        return await email(smtp_url, target.removeprefix("email:"), delivery.body)
+    if target == "desktop":
+        return await desktop(delivery.body)
+    return Outcome(ok=False, duration_ms=0, error=f"unknown target {target}", permanent=True)

@@ -1,0 +1,71 @@
+"""Where callbacks may go (CONTRACT §5).
+
+http(s) only; loopback is allowed (agents run locally); link-local and
+cloud-metadata addresses are refused unless the host is explicitly allowed.
+IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry, so
+``::ffff:169.254.169.254`` is no way around the rule. The resolved address
+is checked at delivery time, not only the name at creation.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data", "instance-data.ec2.internal"})
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a) for a in ("169.254.169.254", "100.100.100.200", "fd00:ec2::254", "169.254.170.2")
+)
+
+
+def address_problem(address: str) -> str | None:
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return None
+    if ip in METADATA_ADDRESSES:
+        return f"{address} is a cloud metadata address"
+    if ip.is_link_local:
+        return f"{address} is a link-local address"
+    if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
+        return f"{address} is not a unicast address"
+    return None
+
+
+def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
+    return host.lower().strip("[]") in {h.lower().strip("[]") for h in allowed}
+
+
+def literal_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
+    """Checks that need no DNS: scheme, metadata names, literal addresses."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host:
+        return "must be an absolute http(s) URL"
+    if host_allowed(host, allowed):
+        return None
+    if host in METADATA_HOSTS:
+        return f"{host} is a cloud metadata host"
+    return address_problem(host)
+
+
+def resolved_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
+    """Resolve the host and check every address it maps to. Blocking: run in a thread."""
+    problem = literal_problem(url, allowed)
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if problem or host_allowed(host, allowed):
+        return problem
+    try:
+        infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"cannot resolve {host}: {exc.strerror or exc}"
+    for info in infos:
+        if problem := address_problem(info[4][0]):
+            return f"{host} resolves to {problem}"
+    return None

@@ -1,0 +1,1 @@
+"""The aiohttp API: app factory, routes, auth, problem+json errors, OpenAPI."""

@@ -1,0 +1,43 @@
+"""The app factory. Background work (SLA clock, sender) runs in ``cleanup_ctx``
+so it starts and stops with the server, and a crash of one stops the rest."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from escalated.http import apikeys, escalations, meta, streams
+from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS
+from escalated.http.problems import error_middleware
+from escalated.http.ratelimit import RateLimiter
+from escalated.metrics import Metrics
+from escalated.service import Service
+from escalated.settings import Settings
+from escalated.store.db import Database
+
+
+def create_app(settings: Settings, *, with_engine: bool = True) -> web.Application:
+    app = web.Application(middlewares=[error_middleware], client_max_size=settings.max_body_bytes)
+    app[SETTINGS] = settings
+    app[METRICS] = Metrics()
+    if settings.rate_limit_per_s:
+        app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)
+    escalations.add_routes(app)
+    streams.add_routes(app)
+    apikeys.add_routes(app)
+    meta.add_routes(app)
+    app.cleanup_ctx.append(_service_ctx)
+    if with_engine:
+        from escalated.engine.runner import engine_ctx
+
+        app.cleanup_ctx.append(engine_ctx)
+    return app
+
+
+async def _service_ctx(app: web.Application):
+    settings = app[SETTINGS]
+    db = await Database.open(settings.db_path, durability=settings.durability)
+    app[SERVICE] = Service(db, settings, metrics=app[METRICS])
+    try:
+        yield
+    finally:
+        await db.close()

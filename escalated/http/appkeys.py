@@ -1,0 +1,15 @@
+"""Typed application keys, in one place so modules need not import each other."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from escalated.http.ratelimit import RateLimiter
+from escalated.metrics import Metrics
+from escalated.service import Service
+from escalated.settings import Settings
+
+SERVICE = web.AppKey("service", Service)
+SETTINGS = web.AppKey("settings", Settings)
+METRICS = web.AppKey("metrics", Metrics)
+RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

@@ -1,0 +1,34 @@
+"""Reading request bodies: 413, 415 and 400 before anything looks inside."""
+
+from __future__ import annotations
+
+import orjson
+from aiohttp import web
+
+from escalated.errors import InvalidJson, PayloadTooLarge, UnsupportedMediaType
+from escalated.http.appkeys import SETTINGS
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type == "application/json" or (content_type.startswith("application/") and content_type.endswith("+json"))
+
+
+async def read_json(request: web.Request, *, optional: bool = False) -> dict:
+    """The body as a JSON object. ``optional``: an empty body reads as ``{}``."""
+    limit = request.app[SETTINGS].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"body over the limit of {limit} bytes")
+    if optional and not request.body_exists:
+        return {}
+    if not _is_json(request.content_type):
+        raise UnsupportedMediaType("send the body as application/json")
+    raw = await request.read()  # client_max_size enforces the limit for chunked bodies
+    if optional and not raw.strip():
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidJson(f"body is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise InvalidJson("body must be a JSON object")
+    return value

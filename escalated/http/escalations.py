@@ -1,0 +1,115 @@
+"""Escalation routes (CONTRACT §3). Handlers are thin: auth, read, call the service, render."""
+
+from __future__ import annotations
+
+import orjson
+from aiohttp import web
+
+from escalated.domain import scopes
+from escalated.domain.models import STATUSES
+from escalated.domain.resource import escalation_resource
+from escalated.errors import ValidationFailed, field_error
+from escalated.http.appkeys import SERVICE
+from escalated.http.auth import require
+from escalated.http.body import read_json
+from escalated.store.escalations import ListQuery
+
+MAX_PAGE = 200
+DEFAULT_PAGE = 50
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def json_response(data, *, status: int = 200, headers: dict | None = None) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(data), content_type="application/json", headers=headers)
+
+
+async def create(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.WRITE)
+    body = await read_json(request)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise ValidationFailed(
+            "invalid Idempotency-Key", errors=[field_error("Idempotency-Key", "must be 1 to 255 characters")]
+        )
+    created = await request.app[SERVICE].create(principal, body, idempotency_key=key)
+    headers = {"Location": f"/escalations/{created.escalation_id}"}
+    if created.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return web.Response(status=created.status, body=created.body, content_type="application/json", headers=headers)
+
+
+def _list_query(request: web.Request, principal) -> ListQuery:
+    q = request.query
+    problems = []
+    status = q.get("status") or None
+    if status is not None and status not in STATUSES:
+        problems.append(field_error("status", "must be one of: " + ", ".join(STATUSES)))
+    limit = DEFAULT_PAGE
+    if "limit" in q:
+        try:
+            limit = int(q["limit"])
+            if not 1 <= limit <= MAX_PAGE:
+                raise ValueError
+        except ValueError:
+            problems.append(field_error("limit", f"must be an integer from 1 to {MAX_PAGE}"))
+    order = q.get("order", "desc")
+    if order not in ("asc", "desc"):
+        problems.append(field_error("order", "must be asc or desc"))
+    if problems:
+        raise ValidationFailed(f"{len(problems)} problems in the query", errors=problems)
+    return ListQuery(
+        workspace_id=principal.workspace_id,
+        routes=principal.routes,
+        status=status,
+        policy=q.get("policy") or None,
+        agent_id=q.get("agentId") or None,
+        run_id=q.get("runId") or None,
+        limit=limit,
+        cursor=q.get("cursor") or None,
+        ascending=order == "asc",
+    )
+
+
+async def list_(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.READ)
+    page, cursor = await request.app[SERVICE].list(_list_query(request, principal))
+    return json_response({"data": [escalation_resource(e) for e in page], "nextCursor": cursor})
+
+
+async def get(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.READ)
+    esc = await request.app[SERVICE].get(principal, request.match_info["id"])
+    return json_response(escalation_resource(esc))
+
+
+async def acknowledge(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.ACKNOWLEDGE)
+    service = request.app[SERVICE]
+    esc = await service.get(principal, request.match_info["id"])
+    await read_json(request, optional=True)
+    return json_response(escalation_resource(await service.acknowledge(principal, esc)))
+
+
+async def decide(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.DECIDE)
+    service = request.app[SERVICE]
+    esc = await service.get(principal, request.match_info["id"])
+    body = await read_json(request)
+    return json_response(escalation_resource(await service.decide(principal, esc, body)))
+
+
+async def cancel(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.CANCEL)
+    service = request.app[SERVICE]
+    esc = await service.get(principal, request.match_info["id"])
+    body = await read_json(request, optional=True)
+    return json_response(escalation_resource(await service.cancel(principal, esc, body)))
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post("/escalations", create)
+    app.router.add_get("/escalations", list_, allow_head=False)
+    app.router.add_get("/escalations/{id}", get, allow_head=False)
+    app.router.add_post("/escalations/{id}/acknowledge", acknowledge)
+    app.router.add_post("/escalations/{id}/decide", decide)
+    app.router.add_post("/escalations/{id}/cancel", cancel)

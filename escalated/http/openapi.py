@@ -1,0 +1,372 @@
+"""The OpenAPI 3.1 document of every route. A test keeps it equal to the router."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from escalated import __version__
+
+_STR = {"type": "string"}
+_TS = {"type": "string", "format": "date-time"}
+_NULL_TS = {"type": ["string", "null"], "format": "date-time"}
+_NULL_STR = {"type": ["string", "null"]}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict) -> dict:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def _problem(description: str) -> dict:
+    return {"description": description, "content": {"application/problem+json": {"schema": _ref("Problem")}}}
+
+
+_ERRORS = {
+    "401": _problem("Missing, malformed, unknown or revoked token"),
+    "403": _problem("The token lacks the route's scope"),
+    "429": _problem("Rate limited"),
+}
+_ID_ERRORS = {**_ERRORS, "404": _problem("Unknown, other workspace, or not routed")}
+_BODY_ERRORS = {
+    "400": _problem("Body is not a JSON object"),
+    "413": _problem("Body over the limit"),
+    "415": _problem("Body is not application/json"),
+    "422": _problem("Validation failed"),
+}
+_ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": _STR}
+
+SCHEMAS = {
+    "Problem": {
+        "type": "object",
+        "required": ["type", "title", "status", "code"],
+        "properties": {
+            "type": _STR,
+            "title": _STR,
+            "status": {"type": "integer"},
+            "detail": _STR,
+            "code": _STR,
+            "errors": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"field": _STR, "message": _STR}},
+            },
+        },
+    },
+    "Choice": {
+        "type": "object",
+        "required": ["id", "label"],
+        "additionalProperties": False,
+        "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"}, "label": _STR},
+    },
+    "Subject": {
+        "type": "object",
+        "required": ["type", "id", "label"],
+        "additionalProperties": False,
+        "properties": {"type": _STR, "id": _STR, "label": _STR},
+    },
+    "ResponseField": {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["type", "name", "label"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"const": "number"},
+                    "name": _STR,
+                    "label": _STR,
+                    "min": {"type": "number"},
+                    "step": {"type": "number", "exclusiveMinimum": 0},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["type", "name", "label", "options"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"const": "select"},
+                    "name": _STR,
+                    "label": _STR,
+                    "options": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "required": ["value", "label"],
+                            "properties": {"value": _STR, "label": _STR},
+                        },
+                    },
+                },
+            },
+        ]
+    },
+    "CreateEscalation": {
+        "type": "object",
+        "required": ["policy", "agentId", "runId", "subject", "question", "evidence", "choices"],
+        "additionalProperties": False,
+        "properties": {
+            "policy": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$"},
+            "agentId": _STR,
+            "runId": _STR,
+            "subject": _ref("Subject"),
+            "question": _STR,
+            "evidence": {"type": "array", "items": _STR},
+            "choices": {"type": "array", "minItems": 1, "maxItems": 20, "items": _ref("Choice")},
+            "responseFields": {"type": "array", "items": _ref("ResponseField")},
+            "resume": {
+                "type": "object",
+                "required": ["url"],
+                "additionalProperties": False,
+                "properties": {"mode": {"const": "webhook"}, "url": {"type": "string", "format": "uri"}, "secret": _STR},
+            },
+        },
+    },
+    "Escalation": {
+        "type": "object",
+        "required": ["id", "status", "policy", "agentId", "runId", "createdAt", "history"],
+        "properties": {
+            "id": _STR,
+            "status": {"enum": ["open", "acknowledged", "resolved", "cancelled"]},
+            "policy": _STR,
+            "agentId": _STR,
+            "runId": _STR,
+            "subject": _ref("Subject"),
+            "question": _STR,
+            "evidence": {"type": "array", "items": _STR},
+            "choices": {"type": "array", "items": _ref("Choice")},
+            "responseFields": {"type": "array", "items": _ref("ResponseField")},
+            "resume": {
+                "type": ["object", "null"],
+                "properties": {"mode": _STR, "url": _STR, "signed": {"type": "boolean"}},
+            },
+            "createdAt": _TS,
+            "deadlineAt": _NULL_TS,
+            "acknowledgedBy": _NULL_STR,
+            "acknowledgedAt": _NULL_TS,
+            "resolution": {
+                "type": ["object", "null"],
+                "properties": {
+                    "choice": _STR,
+                    "response": {"type": "object"},
+                    "reason": _NULL_STR,
+                    "resolvedBy": {"enum": ["human", "timeout"]},
+                    "answeredBy": _STR,
+                    "answeredAt": _TS,
+                },
+            },
+            "cancellation": {
+                "type": ["object", "null"],
+                "properties": {"reason": _NULL_STR, "cancelledBy": _STR, "cancelledAt": _TS},
+            },
+            "history": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"event": _STR, "by": _STR, "at": _TS}},
+            },
+        },
+    },
+    "Decide": {
+        "type": "object",
+        "required": ["choice"],
+        "additionalProperties": False,
+        "properties": {"choice": _STR, "reason": _NULL_STR, "response": {"type": ["object", "null"]}},
+    },
+    "Cancel": {"type": "object", "additionalProperties": False, "properties": {"reason": _NULL_STR}},
+    "Delivery": {
+        "type": "object",
+        "required": ["id", "kind", "target", "event", "status", "attempts"],
+        "properties": {
+            "id": _STR,
+            "kind": {"enum": ["callback", "notification"]},
+            "target": _STR,
+            "event": _STR,
+            "status": {"enum": ["pending", "delivered", "failed"]},
+            "attempts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "at": _TS,
+                        "statusCode": {"type": ["integer", "null"]},
+                        "error": _NULL_STR,
+                        "durationMs": {"type": "integer"},
+                    },
+                },
+            },
+            "nextAttemptAt": _NULL_TS,
+        },
+    },
+    "ApiKey": {
+        "type": "object",
+        "properties": {
+            "id": _STR,
+            "key": _STR,
+            "name": _NULL_STR,
+            "scopes": {"type": "array", "items": _STR},
+            "createdAt": _TS,
+            "expiresAt": _NULL_TS,
+            "revokedAt": _NULL_TS,
+        },
+    },
+    "CreateApiKey": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"name": _STR, "scopes": {"type": "array", "items": _STR}, "expiresIn": _STR},
+    },
+}
+
+
+def _op(summary: str, responses: dict, **extra) -> dict:
+    return {"summary": summary, "responses": responses, "security": [{"bearer": []}], **extra}
+
+
+def _paths() -> dict:
+    esc = _json(_ref("Escalation"))
+    return {
+        "/escalations": {
+            "post": _op(
+                "Create an escalation (scope escalations:write)",
+                {
+                    "201": {"description": "Created", **esc},
+                    **_ERRORS,
+                    **_BODY_ERRORS,
+                },
+                requestBody={"required": True, **_json(_ref("CreateEscalation"))},
+                parameters=[{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "maxLength": 255}}],
+            ),
+            "get": _op(
+                "List escalations, newest first (scope escalations:read)",
+                {
+                    "200": {
+                        "description": "A page",
+                        **_json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "data": {"type": "array", "items": _ref("Escalation")},
+                                    "nextCursor": _NULL_STR,
+                                },
+                            }
+                        ),
+                    },
+                    **_ERRORS,
+                    "422": _problem("Bad query"),
+                },
+                parameters=[
+                    {"name": n, "in": "query", "schema": s}
+                    for n, s in (
+                        ("status", {"enum": ["open", "acknowledged", "resolved", "cancelled"]}),
+                        ("policy", _STR),
+                        ("agentId", _STR),
+                        ("runId", _STR),
+                        ("limit", {"type": "integer", "minimum": 1, "maximum": 200}),
+                        ("cursor", _STR),
+                        ("order", {"enum": ["asc", "desc"]}),
+                    )
+                ],
+            ),
+        },
+        "/escalations/{id}": {"get": _op("Get an escalation", {"200": {"description": "OK", **esc}, **_ID_ERRORS}, parameters=[_ID_PARAM])},
+        "/escalations/{id}/wait": {
+            "get": _op(
+                "Wait until resolved or cancelled, or the timeout (max 60 s) passes",
+                {"200": {"description": "OK", **esc}, **_ID_ERRORS, "422": _problem("Bad timeout")},
+                parameters=[_ID_PARAM, {"name": "timeout", "in": "query", "schema": {"type": "number", "minimum": 0, "maximum": 60}}],
+            )
+        },
+        "/escalations/{id}/acknowledge": {
+            "post": _op("Acknowledge", {"200": {"description": "OK", **esc}, **_ID_ERRORS, "409": _problem("Terminal")}, parameters=[_ID_PARAM])
+        },
+        "/escalations/{id}/decide": {
+            "post": _op(
+                "Decide",
+                {"200": {"description": "OK", **esc}, **_ID_ERRORS, **_BODY_ERRORS, "409": _problem("Terminal")},
+                parameters=[_ID_PARAM],
+                requestBody={"required": True, **_json(_ref("Decide"))},
+            )
+        },
+        "/escalations/{id}/cancel": {
+            "post": _op(
+                "Cancel",
+                {"200": {"description": "OK", **esc}, **_ID_ERRORS, **_BODY_ERRORS, "409": _problem("Terminal")},
+                parameters=[_ID_PARAM],
+                requestBody={"required": False, **_json(_ref("Cancel"))},
+            )
+        },
+        "/escalations/{id}/deliveries": {
+            "get": _op(
+                "Callback and notification deliveries",
+                {
+                    "200": {
+                        "description": "OK",
+                        **_json({"type": "object", "properties": {"data": {"type": "array", "items": _ref("Delivery")}}}),
+                    },
+                    **_ID_ERRORS,
+                },
+                parameters=[_ID_PARAM],
+            )
+        },
+        "/escalations/{id}/deliveries/retry": {
+            "post": _op(
+                "Queue a failed callback again (scope escalations:decide)",
+                {"202": {"description": "Queued", **_json(_ref("Delivery"))}, **_ID_ERRORS, "409": _problem("No callback to retry")},
+                parameters=[_ID_PARAM],
+            )
+        },
+        "/events": {
+            "get": _op(
+                "Server-Sent Events: escalation.* of what the caller may see",
+                {"200": {"description": "text/event-stream", "content": {"text/event-stream": {"schema": _STR}}}, **_ERRORS},
+            )
+        },
+        "/api-keys": {
+            "post": _op(
+                "Issue an API key (subset of the caller's scopes)",
+                {"201": {"description": "Created", **_json(_ref("ApiKey"))}, **_ERRORS, **_BODY_ERRORS},
+                requestBody={"required": False, **_json(_ref("CreateApiKey"))},
+            ),
+            "get": _op(
+                "List the workspace's API keys (no secrets)",
+                {
+                    "200": {
+                        "description": "OK",
+                        **_json({"type": "object", "properties": {"data": {"type": "array", "items": _ref("ApiKey")}}}),
+                    },
+                    **_ERRORS,
+                },
+            ),
+        },
+        "/api-keys/{id}": {
+            "delete": _op("Revoke an API key", {"204": {"description": "Revoked"}, **_ID_ERRORS}, parameters=[_ID_PARAM])
+        },
+        "/healthz": {
+            "get": {
+                "summary": "Liveness",
+                "security": [],
+                "responses": {"200": {"description": "OK", **_json({"type": "object", "properties": {"status": {"const": "ok"}}})}},
+            }
+        },
+        "/openapi.json": {
+            "get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OK", **_json({"type": "object"})}}}
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus metrics",
+                "security": [],
+                "responses": {"200": {"description": "OK", "content": {"text/plain": {"schema": _STR}}}},
+            }
+        },
+    }
+
+
+@cache
+def openapi_document() -> dict:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "escalated", "version": __version__, "description": "Hand an agent's decision to a human."},
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "paths": _paths(),
+    }

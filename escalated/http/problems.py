@@ -1,0 +1,87 @@
+"""``application/problem+json`` (RFC 9457) for every error, and the middleware
+that turns anything raised into one. Never a stack trace in a body."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import orjson
+from aiohttp import web
+
+from escalated.http.appkeys import METRICS
+from escalated.errors import (
+    EscalatedError,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
+
+log = logging.getLogger("escalated.http")
+PROBLEM_TYPE = "application/problem+json"
+
+_HTTP_EXCEPTIONS: dict[int, type[EscalatedError]] = {
+    404: NotFound,
+    405: MethodNotAllowed,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+}
+
+
+def problem(exc: EscalatedError) -> web.Response:
+    body = {
+        "type": f"urn:escalated:error:{exc.code}",
+        "title": exc.title,
+        "status": exc.status,
+        "detail": exc.detail,
+        "code": exc.code,
+    }
+    if exc.errors is not None:
+        body["errors"] = exc.errors
+    headers = {}
+    for name, value in exc.extra.items():
+        if name == "retry_after_s":
+            headers["Retry-After"] = str(max(1, int(value + 0.999)))
+        elif name == "current_status":
+            body["currentStatus"] = value
+        elif name == "scope":
+            body["scope"] = value
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="escalated"'
+    return web.Response(status=exc.status, body=orjson.dumps(body), content_type=PROBLEM_TYPE, headers=headers)
+
+
+def _from_http_exception(exc: web.HTTPException) -> EscalatedError:
+    cls = _HTTP_EXCEPTIONS.get(exc.status)
+    if cls is None:
+        error = EscalatedError(exc.reason)
+        error.status, error.code, error.title = exc.status, "http_error", exc.reason
+        return error
+    if exc.status == 405:
+        return cls(f"{exc.method} is not allowed here; allowed: {', '.join(sorted(exc.allowed_methods))}")  # type: ignore[attr-defined]
+    return cls()
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
+    started = time.perf_counter()
+    route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+    try:
+        response = await handler(request)
+    except EscalatedError as exc:
+        response = problem(exc)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = problem(_from_http_exception(exc))
+        if exc.status == 405:
+            response.headers["Allow"] = exc.headers.get("Allow", "")
+    except Exception:
+        log.exception("internal error on %s %s", request.method, route)
+        response = problem(EscalatedError("an internal error occurred; it has been logged"))
+    metrics = request.app.get(METRICS)
+    if metrics is not None:
+        metrics.http_requests.labels(request.method, route, str(response.status)).inc()
+        metrics.http_seconds.labels(route).observe(time.perf_counter() - started)
+    return response

@@ -1,0 +1,143 @@
+"""Routes for waiting and watching: ``wait``, ``deliveries``, ``deliveries/retry``
+and the ``/events`` Server-Sent Events stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import orjson
+from aiohttp import web
+
+from escalated.domain import scopes
+from escalated.domain.models import TERMINAL_STATUSES, Principal
+from escalated.domain.resource import delivery_resource, escalation_resource
+from escalated.errors import ValidationFailed, field_error
+from escalated.http.appkeys import SERVICE
+from escalated.http.auth import require
+from escalated.http.escalations import json_response
+from escalated.store import outbox
+from escalated.store.escalations import get_escalation
+from escalated.timeutil import format_ms, now_ms
+
+MAX_WAIT_S = 60.0
+DEFAULT_WAIT_S = 30.0
+PING_S = 15.0
+
+
+def _timeout_s(request: web.Request) -> float:
+    raw = request.query.get("timeout")
+    if raw is None:
+        return DEFAULT_WAIT_S
+    try:
+        value = float(raw)
+        if not 0 <= value <= MAX_WAIT_S:
+            raise ValueError
+    except ValueError:
+        raise ValidationFailed(
+            "bad timeout", errors=[field_error("timeout", f"must be seconds from 0 to {MAX_WAIT_S:g}")]
+        ) from None
+    return value
+
+
+async def wait(request: web.Request) -> web.Response:
+    """Answer once the escalation is resolved or cancelled, or at the timeout.
+
+    Subscribes before reading, so a change between the two is not missed;
+    no polling inside the server.
+    """
+    principal = await require(request, scopes.READ)
+    service = request.app[SERVICE]
+    escalation_id = request.match_info["id"]
+    await service.get(principal, escalation_id)  # 404 before 422
+    timeout_s = _timeout_s(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        change = service.bus.next_change(escalation_id)
+        try:
+            esc = await service.get(principal, escalation_id)
+            remaining = deadline - loop.time()
+            if esc.status in TERMINAL_STATUSES or remaining <= 0:
+                return json_response(escalation_resource(esc))
+            try:
+                await asyncio.wait_for(asyncio.shield(change), remaining)
+            except TimeoutError:
+                pass
+        finally:
+            service.bus.forget(escalation_id, change)
+
+
+async def deliveries(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.READ)
+    service = request.app[SERVICE]
+    esc = await service.get(principal, request.match_info["id"])
+    items = await outbox.of_escalation(service.db, esc.id)
+    return json_response({"data": [delivery_resource(d) for d in items]})
+
+
+async def retry(request: web.Request) -> web.Response:
+    principal = await require(request, scopes.DECIDE)
+    service = request.app[SERVICE]
+    esc = await service.get(principal, request.match_info["id"])
+    delivery = await service.db.write(outbox.requeue_callback, esc.id, now_ms())
+    from escalated.engine.runner import SENDER
+
+    sender = request.app.get(SENDER)
+    if sender is not None:
+        sender.wake()
+    return json_response(delivery_resource(delivery), status=202)
+
+
+async def _visible(service, principal: Principal, event, cache: dict[str, bool]) -> bool:
+    esc = event.escalation
+    if esc.workspace_id != principal.workspace_id:
+        return False
+    if principal.routes is None:
+        return True
+    if esc.id not in cache:
+        if len(cache) > 10_000:
+            cache.clear()
+        cache[esc.id] = (
+            await get_escalation(service.db, esc.id, workspace_id=principal.workspace_id, routes=principal.routes)
+        ) is not None
+    return cache[esc.id]
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    principal = await require(request, scopes.READ)
+    service = request.app[SERVICE]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    await response.prepare(request)
+    queue = service.bus.stream()
+    visible: dict[str, bool] = {}
+    try:
+        await response.write(b": connected\n\n")
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), PING_S)
+            except TimeoutError:
+                await response.write(b": ping\n\n")
+                continue
+            if not await _visible(service, principal, event, visible):
+                continue
+            data = orjson.dumps(
+                {"event": event.event, "at": format_ms(event.at_ms), "escalation": escalation_resource(event.escalation)}
+            )
+            await response.write(b"id: %d\nevent: %s\ndata: %s\n\n" % (event.seq, event.event.encode(), data))
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        service.bus.close_stream(queue)
+        with contextlib.suppress(Exception):
+            await response.write_eof()
+    return response
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/escalations/{id}/wait", wait, allow_head=False)
+    app.router.add_get("/escalations/{id}/deliveries", deliveries, allow_head=False)
+    app.router.add_post("/escalations/{id}/deliveries/retry", retry)
+    app.router.add_get("/events", events, allow_head=False)

@@ -1,0 +1,73 @@
+"""The outbox: deliveries owed (callbacks, notifications) and their attempts."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+
+from escalated.domain.convert import converter
+from escalated.domain.models import CALLBACK, DELIVERED, FAILED, PENDING, Attempt, Delivery
+from escalated.errors import InvalidState
+from escalated.store.db import Database
+from escalated.store.rows import DELIVERY_COLUMNS, delivery_from_row
+
+
+async def due(db: Database, at_ms: int, *, limit: int, exclude: set[str]) -> list[Delivery]:
+    rows = await db.fetchall(
+        f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE status = ? AND next_attempt_ms <= ?"
+        " ORDER BY next_attempt_ms LIMIT ?",
+        (PENDING, at_ms, limit + len(exclude)),
+    )
+    return [d for d in map(delivery_from_row, rows) if d.id not in exclude][:limit]
+
+
+async def next_due_ms(db: Database) -> int | None:
+    row = await db.fetchone("SELECT MIN(next_attempt_ms) FROM deliveries WHERE status = ?", (PENDING,))
+    return row[0] if row else None
+
+
+async def of_escalation(db: Database, escalation_id: str) -> list[Delivery]:
+    """The callback first, then notifications, each in creation order."""
+    rows = await db.fetchall(
+        f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE escalation_id = ?"
+        " ORDER BY kind != ?, created_ms, id",
+        (escalation_id, CALLBACK),
+    )
+    return [delivery_from_row(r) for r in rows]
+
+
+async def count_by_status(db: Database) -> dict[str, int]:
+    rows = await db.fetchall("SELECT status, COUNT(*) FROM deliveries GROUP BY status")
+    return dict(rows)
+
+
+def record_attempt(
+    conn: sqlite3.Connection, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
+) -> None:
+    row = conn.execute("SELECT attempts_json FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+    attempts = orjson.loads(row[0]) if row else []
+    attempts.append(converter.unstructure(attempt))
+    conn.execute(
+        "UPDATE deliveries SET attempts_json = ?, status = ?, next_attempt_ms = ? WHERE id = ?",
+        (orjson.dumps(attempts).decode(), status, next_attempt_ms if status == PENDING else None, delivery_id),
+    )
+
+
+def requeue_callback(conn: sqlite3.Connection, escalation_id: str, at_ms: int) -> Delivery:
+    """Queue the escalation's callback again: same id, same bytes."""
+    row = conn.execute(
+        f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE escalation_id = ? AND kind = ?", (escalation_id, CALLBACK)
+    ).fetchone()
+    if row is None:
+        raise InvalidState("this escalation has no callback to deliver (not resolved, or no resume target)")
+    delivery = delivery_from_row(row)
+    if delivery.status in (FAILED, DELIVERED) or delivery.next_attempt_ms is None or delivery.next_attempt_ms > at_ms:
+        # A hand-made retry starts a fresh retry window.
+        conn.execute(
+            "UPDATE deliveries SET status = ?, next_attempt_ms = ?, created_ms = ? WHERE id = ?",
+            (PENDING, at_ms, at_ms, delivery.id),
+        )
+    return delivery_from_row(
+        conn.execute(f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery.id,)).fetchone()
+    )
