@@ -38,6 +38,8 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 # LangChain model classes: any name like these imported from a langchain* package.
 _LANGCHAIN_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^\w*LLM$|^(?:OpenAI|Ollama|VertexAI|BaseChatModel|BaseLanguageModel)$")
 
+_AGENT_BUILDER = re.compile(r"^create_\w*agent$|^initialize_agent$|^AgentExecutor$")
+
 # Methods per (provider, kind) that send a request to a model.
 OPENAI_APIS = frozenset({
     "chat.completions.create", "chat.completions.parse", "chat.completions.stream",
@@ -103,6 +105,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
         return ("langchain", "chat")
     if module.startswith("langchain") and name in {"init_chat_model", "load_chat_model"}:
         return ("langchain", "chat")
+    if module.startswith(("langchain", "langgraph")) and _AGENT_BUILDER.match(name):
+        return ("langchain", "agent")
     return None
 
 

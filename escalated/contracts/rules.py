@@ -85,9 +85,12 @@ _SEND_OBJECTS = frozenset({"message", "messages", "text", "notification", "comme
 _UI_RECEIVERS = frozenset({"websocket", "ws", "socket", "sock", "conn", "response", "stream", "queue", "writer", "self"})
 _WRITE_MULTI = frozenset({
     "insert", "update", "upsert", "save", "write", "commit", "push", "patch", "store", "persist", "upload",
-    "modify", "edit", "rename", "move", "create", "add", "set", "put", "post", "submit", "assign", "close",
-    "cancel", "approve", "merge", "record", "log", "book", "schedule", "register", "enroll", "archive",
+    "modify", "edit", "rename", "move", "create", "put", "post", "submit", "assign", "close",
+    "cancel", "approve", "merge", "book", "schedule", "register", "enroll", "archive", "publish",
 })  # fmt: skip
+# Verbs too common on in-memory objects (set_content, add_item) to count unless
+# the receiver looks like a system of record.
+_WRITE_WEAK = frozenset({"set", "add", "log", "record", "append", "put"})
 _WRITE_SINGLE = frozenset({"save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write"})
 _RECORD_RECEIVERS = frozenset({
     "db", "database", "session", "conn", "connection", "cursor", "cur", "collection", "table", "repo",
@@ -188,9 +191,11 @@ def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
         return True
     if full in {"json.dump", "pickle.dump", "yaml.dump", "shutil.copy", "shutil.move", "os.rename", "os.replace"}:
         return True
-    if len(ws) > 1:
-        return ws[0] in _WRITE_MULTI or ws[-1] in {"sql", "csv", "parquet", "excel"} and ws[0] == "to" or "push" in ws
-    return ws[0] in _WRITE_SINGLE and bool(receiver & _RECORD_RECEIVERS) or ws[0] in {"save", "commit", "upsert"}
+    if len(ws) > 1 and (ws[0] in _WRITE_MULTI or ws[0] == "to" and ws[-1] in {"sql", "csv", "parquet", "excel"}):
+        return True
+    if ws[0] in _WRITE_SINGLE | _WRITE_WEAK and receiver & _RECORD_RECEIVERS:
+        return True
+    return len(ws) == 1 and ws[0] in {"save", "commit", "upsert"}
 
 
 # -- SQL in literals ---------------------------------------------------------

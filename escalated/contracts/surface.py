@@ -25,6 +25,11 @@ from escalated.contracts.tools import ToolRef, ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
 MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
+# Agent builders whose second positional argument is the tool list.
+_TOOLS_SECOND = frozenset({
+    "create_react_agent", "create_agent", "create_tool_calling_agent", "create_openai_tools_agent",
+    "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
+})  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query"})
 
 
@@ -72,11 +77,26 @@ class SurfaceAnalyzer:
 
     # -- tools -------------------------------------------------------------
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
+        yield from self._dangerous_code(call, scope, match)
         for expr in self._tool_exprs(call, scope, match):
             tools, findings = self.tools.resolve(expr, scope)
             yield from findings
             for tool in tools:
                 yield from self.classify_tool(tool)
+
+    def _dangerous_code(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
+        """allow_dangerous_code=True where the model or its agent is built: it runs model-written code."""
+        roots: list[cst.CSTNode] = [scope.node] if scope.qualname != MODULE_SCOPE else [call]
+        kind = match.receiver
+        while kind is not None:
+            if kind.origin is not None:
+                roots.append(kind.origin)
+            kind = kind.base
+        for root in roots:
+            for node in _walk(root):
+                if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "allow_dangerous_code":
+                    if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
+                        yield rules.finding("R1", "allow_dangerous_code=True", self.line_of(node.value))
 
     def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression]:
         yield from _tools_in_args(call.args)
@@ -93,10 +113,10 @@ class SurfaceAnalyzer:
                     yield origin.args[0].value
                 elif kind.kind == "agent":
                     positional = [a.value for a in origin.args if a.keyword is None]
-                    callee = dotted_name(origin.func) or ""
-                    if callee.endswith("initialize_agent") and positional:
+                    callee = (dotted_name(origin.func) or "").rpartition(".")[2]
+                    if callee == "initialize_agent" and positional:
                         yield positional[0]
-                    elif len(positional) > 1 and not callee.endswith("AgentExecutor"):
+                    elif len(positional) > 1 and callee in _TOOLS_SECOND:
                         yield positional[1]
                 yield from _tools_in_args(origin.args)
             kind = kind.base
@@ -186,7 +206,11 @@ class SurfaceAnalyzer:
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
         if call.func is arg.value:
             return
-        flow.findings.extend(self._classify_call(call, tainted=True))
+        flow.findings.extend(self._classify_call(call, tainted=_is_primary(call, arg)))
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
+            # message.set_content(output), payload.update(output): the receiver now carries it.
+            self._taint_target(receiver, scope, flow, depth=depth)
         if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
             return
         if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
@@ -197,6 +221,11 @@ class SurfaceAnalyzer:
         param = _param_for(target.node, call, arg)
         if param is not None:
             self._taint_key(param, target, flow, depth=depth + 1)
+
+    def _is_local_object(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value not in self.index.imports and node.value not in {"self", "cls"}
+        return target_key(node) is not None
 
     def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: _Flow, *, depth: int) -> None:
         if isinstance(target, cst.Tuple | cst.List):
@@ -292,6 +321,17 @@ def _tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.Ba
                     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
                         if element.key.evaluated_value == "tools":
                             yield element.value
+
+
+_PRIMARY_KEYWORDS = frozenset({"sql", "query", "statement", "code", "source", "html", "cmd", "command", "args", "expression"})
+
+
+def _is_primary(call: cst.Call, arg: cst.Arg) -> bool:
+    """The argument an injection sink interprets: the SQL text, not its bound parameters."""
+    if arg.keyword is not None:
+        return arg.keyword.value in _PRIMARY_KEYWORDS
+    positional = [a for a in call.args if a.keyword is None]
+    return bool(positional) and positional[0] is arg
 
 
 def _param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
