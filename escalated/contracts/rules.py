@@ -150,7 +150,8 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
     is_read = bool(ws) and ws[0] in _READ_VERBS
     if _code_words(ws) or (len(ws) > 1 and set(ws) & _CODE_WORDS):
         out.append(finding("R1", label, line))
-    money = set(ws) & _MONEY or (parts[0] in _MONEY_MODULES and not is_read)
+    # The receiver counts for money: stripe_client.payouts.create, billing.refunds.create.
+    money = (set(ws) | receiver | set(words(name))) & _MONEY or parts[0] in _MONEY_MODULES
     if money and not is_read:
         out.append(finding("R2", label, line))
     if set(ws) & _DELETE or (len(ws) > 1 and set(ws) & _DELETE_MULTI) or full in {"os.remove", "shutil.rmtree"}:
@@ -180,7 +181,7 @@ def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], r
     if "send" in ws or "post" in ws:
         if receiver & _UI_RECEIVERS and not everything & _MESSAGE:
             return False
-        return bool(set(ws) & _SEND_OBJECTS or everything & _MESSAGE)
+        return bool((set(ws) - {"send", "post"}) & _SEND_OBJECTS or everything & _MESSAGE)
     return False
 
 

@@ -1,0 +1,14 @@
+"""R10: a structured choice drives a branch, no side-effect tools."""
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def route(ticket: str) -> str:
+    response = client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": ticket}], response_format={"type": "json_object"}
+    )
+    label = response.choices[0].message.content
+    if label == "urgent":
+        return "pager"
+    return "queue"

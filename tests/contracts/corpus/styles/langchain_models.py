@@ -1,0 +1,33 @@
+"""LangChain: chat models, a chain, streaming, structured output."""
+from langchain_anthropic import ChatAnthropic
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
+
+llm = ChatOpenAI(model="gpt-4o-mini")
+prompt = ChatPromptTemplate.from_template("Tell me about {topic}")
+chain = prompt | llm
+
+
+class Verdict(BaseModel):
+    approve: bool
+
+
+def explain(topic: str) -> str:
+    return chain.invoke({"topic": topic}).content
+
+
+async def stream_story(topic: str) -> None:
+    model = ChatAnthropic(model="claude-sonnet-4-5")
+    async for chunk in model.astream(topic):
+        print(chunk.content, end="")
+
+
+def judge(claim: str) -> bool:
+    verdict = llm.with_structured_output(Verdict).invoke(claim)
+    return verdict.approve
+
+
+async def quick(topic: str) -> str:
+    answer = await llm.ainvoke(topic)
+    return answer.content

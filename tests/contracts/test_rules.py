@@ -1,0 +1,178 @@
+"""The rule table: one test per rule on the corpus, plus the edges of the word rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from escalated.contracts import rules
+from escalated.contracts.discovery import scan_source, scan_tree
+
+RULES_DIR = Path(__file__).parent / "corpus" / "rules"
+
+
+@pytest.fixture(scope="module")
+def by_function() -> dict:
+    return {c.function: c for c in scan_tree(RULES_DIR).calls}
+
+
+@pytest.mark.parametrize(
+    ("function", "rule", "mode", "evidence"),
+    [
+        ("run_generated", "R1", "required", "exec()"),
+        ("run_shell", "R1", "required", "subprocess.check_output()"),
+        ("analyse", "R1", "required", "code_interpreter"),
+        ("dataframe_agent", "R1", "required", "allow_dangerous_code"),
+        ("handle", "R2", "required", "issue_refund"),
+        ("clean_up", "R3", "required", "shutil.rmtree()"),
+        ("admin_assistant", "R4", "required", "grant_role"),
+        ("reply_to_customer", "R5", "required", "smtp.send_message()"),
+        ("record_summary", "R6", "reviewed", "SQL INSERT"),
+        ("run", "R7", "reviewed", "MCP"),
+        ("text_to_sql", "R8", "reviewed", "SQL: cursor.execute()"),
+        ("render_answer", "R8", "reviewed", "HTML: Markup()"),
+        ("support", "R9", "sampled", "lookup_order"),
+        ("route", "R10", "sampled", "branch"),
+        ("haiku", "R11", "autonomous", "free text"),
+    ],
+)
+def test_rule_fires_with_its_mode_and_reason(by_function: dict, function: str, rule: str, mode: str, evidence: str) -> None:
+    call = by_function[function]
+    assert call.recommendation.rules == (rule,)
+    assert call.recommendation.mode == mode
+    assert any(evidence in reason and reason.startswith(rule + " ") for reason in call.recommendation.reasons)
+
+
+def test_highest_mode_wins_and_every_match_is_a_reason() -> None:
+    findings = (
+        rules.finding("R9", "tool lookup", 3),
+        rules.finding("R6", "db.save()", 5),
+        rules.finding("R2", "stripe.Charge.create()", 7),
+    )
+    rec = rules.recommend(findings, confidence="high")
+    assert rec.mode == "required"
+    assert rec.rules == ("R2", "R6", "R9")
+    assert len(rec.reasons) == 3
+    assert rules.deciding_rule(rec) == "R2"
+
+
+def test_no_evidence_means_free_text() -> None:
+    rec = rules.recommend((), confidence="medium")
+    assert (rec.mode, rec.rules) == ("autonomous", ("R11",))
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("send_email", "R5"),
+        ("slack_client.chat_postMessage", "R5"),
+        ("stripe.PaymentIntent.create", "R2"),
+        ("transfer_funds", "R2"),
+        ("delete_user", "R3"),
+        ("os.remove", "R3"),
+        ("reset_password", "R4"),
+        ("rotate_api_key", "R4"),
+        ("update_ticket", "R6"),
+        ("session.commit", "R6"),
+        ("requests.post", "R6"),
+        ("execute_python_code", "R1"),
+    ],
+)
+def test_side_effect_names(name: str, expected: str) -> None:
+    assert expected in {f.rule for f in rules.classify_name(name, line=1)}
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["message.set_content", "df.drop", "items.remove", "websocket.send_text", "settings.update", "get_payment_status", "print", "logger.info", "st.write"],
+)
+def test_harmless_names_are_not_side_effects(name: str) -> None:
+    assert rules.classify_callee(name, line=1, tainted=True) == []
+
+
+def test_sql_in_prose_is_not_sql() -> None:
+    assert rules.classify_sql("Politely delete from the reply any greeting.", line=1) == []
+    assert [f.rule for f in rules.classify_sql("DELETE FROM users WHERE id = ?", line=1)] == ["R3"]
+    assert [f.rule for f in rules.classify_sql("update orders set status = ?", line=1)] == ["R6"]
+
+
+def test_parameterised_sql_is_a_write_not_an_injection() -> None:
+    source = (
+        "import litellm\n"
+        "def f(db):\n"
+        "    out = litellm.completion(model='m', messages=[])\n"
+        "    db.execute('SELECT * FROM t WHERE x = ?', (out,))\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert "R8" not in call.recommendation.rules
+
+
+def test_output_returned_to_a_local_caller_is_followed() -> None:
+    source = (
+        "import os\n"
+        "from openai import OpenAI\n"
+        "client = OpenAI()\n"
+        "def ask(q):\n"
+        "    return client.chat.completions.create(model='m', messages=[]).choices[0].message.content\n"
+        "def main():\n"
+        "    command = ask('which command?')\n"
+        "    os.system(command)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R1",)
+    assert "line 8" in call.recommendation.reasons[0]
+
+
+def test_output_passed_to_a_local_helper_is_followed() -> None:
+    source = (
+        "from anthropic import Anthropic\n"
+        "from payments import stripe_client\n"
+        "def settle(amount_text):\n"
+        "    stripe_client.payouts.create(amount=int(amount_text))\n"
+        "def decide():\n"
+        "    m = Anthropic().messages.create(model='m', max_tokens=5, messages=[])\n"
+        "    settle(m.content[0].text)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.mode == "required"
+    assert "R2" in call.recommendation.rules
+
+
+def test_a_trivial_emptiness_check_is_not_a_branch() -> None:
+    source = (
+        "from openai import OpenAI\n"
+        "def f():\n"
+        "    out = OpenAI().responses.create(model='m', input='x')\n"
+        "    if not out:\n"
+        "        return None\n"
+        "    return out.output_text\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R11",)
+
+
+def test_dynamic_tool_list_is_unresolved() -> None:
+    source = (
+        "from openai import OpenAI\n"
+        "from registry import discover\n"
+        "def f():\n"
+        "    return OpenAI().chat.completions.create(model='m', messages=[], tools=discover())\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R7",)
+
+
+def test_tool_schema_resolved_through_a_dispatch_table() -> None:
+    source = (
+        "import os\n"
+        "from openai import OpenAI\n"
+        "def wipe(path):\n"
+        "    os.remove(path)\n"
+        "HANDLERS = {'cleanup': wipe}\n"
+        "TOOLS = [{'type': 'function', 'function': {'name': 'cleanup'}}]\n"
+        "def f():\n"
+        "    return OpenAI().chat.completions.create(model='m', messages=[], tools=TOOLS)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R3",)
