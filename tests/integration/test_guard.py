@@ -1,0 +1,252 @@
+"""The guard runtime against a real ``escalated serve``: each mode, blocking, failing closed."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import escalated.guard
+from escalated.client import EscalatedClient
+from escalated.contracts.contractfile import Choice, Contract, ContractSet, save_contracts
+from escalated.guard import EscalationRejected, GuardFailedClosed, guard, guard_async, run_context
+
+POLICY = "agents.billing.decide-refund"
+
+
+def _contract(cid: str, mode: str, **extra) -> Contract:
+    return Contract(
+        id=cid,
+        path="agent/billing.py",
+        function=f"decide_{cid.replace('.', '_')}",
+        index=0,
+        provider="openai",
+        api="chat.completions.create",
+        mode=mode,
+        rules=("R2",),
+        policy=POLICY,
+        question="Approve the model's refund decision?",
+        choices=(Choice("approve", "Approve"), Choice("reject", "Reject")),
+        approve_choices=("approve",),
+        **extra,
+    )
+
+
+CONTRACTS = ContractSet(
+    {
+        c.id: c
+        for c in (
+            _contract("billing.autonomous", "autonomous"),
+            _contract("billing.sampled", "sampled", sample_rate=0.5),
+            _contract("billing.reviewed", "reviewed"),
+            _contract("billing.required", "required"),
+        )
+    }
+)
+
+
+@pytest.fixture
+def env(tmp_path, server, monkeypatch):
+    """A project with the four contracts, and the guard pointed at the real server."""
+    server.cli("policy", "set", POLICY)
+    save_contracts(tmp_path, CONTRACTS)
+    monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
+    monkeypatch.setenv("ESCALATED_URL", server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+    monkeypatch.setenv("ESCALATED_RUN_ID", f"run-{uuid.uuid4().hex}")
+    yield server
+    escalated.guard.shutdown()
+    _close_server_pipe(server)
+
+
+def _close_server_pipe(server) -> None:
+    """Work around tests/support/server.py leaving the server's stdout pipe open.
+
+    Its unclosed pipe surfaces as an unraisable ResourceWarning in a later
+    test (an error under filterwarnings=error). Close it once the process is
+    gone and the drain thread has read to the end.
+    """
+    server.stop()
+    deadline = time.monotonic() + 5
+    while any("(pump)" in t.name for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc = getattr(server, "_proc", None)
+    if proc is not None and proc.stdout is not None and not proc.stdout.closed:
+        proc.stdout.close()
+
+
+async def _filed(server, run_id: str) -> list[dict]:
+    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+        page = await client.list_escalations(run_id=run_id, limit=100)
+    return page["data"]
+
+
+async def _wait_for_escalation(server, run_id: str, *, timeout_s: float = 10.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if filed := await _filed(server, run_id):
+            return filed[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("no escalation was filed")
+
+
+async def _decide(server, escalation_id: str, choice: str) -> None:
+    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+        await client.decide(escalation_id, choice=choice, reason="checked by a test")
+
+
+async def test_autonomous_calls_through_and_files_nothing(env):
+    result = object()
+    assert guard("billing.autonomous", lambda: result) is result
+    assert escalated.guard.flush(timeout_s=5)
+    assert await _filed(env, os.environ["ESCALATED_RUN_ID"]) == []
+
+
+def test_autonomous_needs_no_server_at_all(tmp_path, monkeypatch):
+    save_contracts(tmp_path, CONTRACTS)
+    monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
+    monkeypatch.delenv("ESCALATED_API_KEY", raising=False)
+    assert guard("billing.autonomous", lambda: 42) == 42
+
+
+async def test_reviewed_returns_at_once_and_files_every_call_with_the_output(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    assert guard("billing.reviewed", lambda: "refund 120 EUR") == "refund 120 EUR"
+    assert guard("billing.reviewed", lambda: {"refund": 80}) == {"refund": 80}
+    assert escalated.guard.flush(timeout_s=10)
+    filed = await _filed(env, run_id)
+    assert len(filed) == 2
+    evidence = sorted(e["evidence"][0] for e in filed)
+    assert evidence == ["Model output:\nrefund 120 EUR", 'Model output:\n{"refund": 80}']
+    assert {e["status"] for e in filed} == {"open"}
+    assert {e["policy"] for e in filed} == {POLICY}
+    assert {e["agentId"] for e in filed} == {"billing"}
+
+
+async def test_sampled_files_the_deterministic_share_given_by_the_hash(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    for i in range(20):
+        assert guard("billing.sampled", lambda i=i: f"answer {i}") == f"answer {i}"
+    assert escalated.guard.flush(timeout_s=10)
+    expected = {
+        f"Model output:\nanswer {i}"
+        for i in range(20)
+        if int.from_bytes(hashlib.sha256(f"{run_id}\0billing.sampled\0{i}".encode()).digest()[:8], "big") / 2**64
+        < 0.5
+    }
+    assert 0 < len(expected) < 20
+    assert {e["evidence"][0] for e in await _filed(env, run_id)} == expected
+
+
+async def test_required_blocks_until_a_reviewer_approves_over_http(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    result = asyncio.create_task(asyncio.to_thread(guard, "billing.required", lambda: "refund 1200 EUR"))
+    escalation = await _wait_for_escalation(env, run_id)
+    assert escalation["evidence"][0] == "Model output:\nrefund 1200 EUR"
+    assert escalation["question"] == "Approve the model's refund decision?"
+    assert not result.done()  # still waiting for the human
+    await _decide(env, escalation["id"], "approve")
+    assert await asyncio.wait_for(result, 15) == "refund 1200 EUR"
+
+
+async def test_required_raises_when_the_reviewer_rejects(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    result = asyncio.create_task(asyncio.to_thread(guard, "billing.required", lambda: "delete everything"))
+    escalation = await _wait_for_escalation(env, run_id)
+    await _decide(env, escalation["id"], "reject")
+    with pytest.raises(EscalationRejected, match="chose 'reject': checked by a test") as caught:
+        await asyncio.wait_for(result, 15)
+    assert caught.value.escalation_id == escalation["id"] and caught.value.choice == "reject"
+
+
+async def test_the_awaited_form_guards_an_async_call(env):
+    async def create() -> str:
+        return "async answer"
+
+    with run_context("run-async-" + uuid.uuid4().hex):
+        pending = asyncio.ensure_future(guard("billing.required", lambda: create()))
+        escalation = await _wait_for_escalation(env, escalated.guard.current_run_id())
+    await _decide(env, escalation["id"], "approve")
+    assert await asyncio.wait_for(pending, 15) == "async answer"
+
+
+async def test_guard_async_is_the_explicit_twin(env):
+    async def create() -> str:
+        return "twin"
+
+    assert await guard_async("billing.reviewed", create) == "twin"
+    assert await guard_async("billing.autonomous", lambda: "sync thunk") == "sync thunk"
+    assert escalated.guard.flush(timeout_s=10)
+    assert len(await _filed(env, os.environ["ESCALATED_RUN_ID"])) == 1
+
+
+async def test_a_streamed_result_is_buffered_for_review_and_replayed(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+
+    def stream():
+        yield from ("Refund ", "approved ", "for #981")
+
+    result = asyncio.create_task(asyncio.to_thread(guard, "billing.required", stream))
+    escalation = await _wait_for_escalation(env, run_id)
+    assert escalation["evidence"][0] == "Model output:\nRefund approved for #981"
+    await _decide(env, escalation["id"], "approve")
+    replay = await asyncio.wait_for(result, 15)
+    assert list(replay) == ["Refund ", "approved ", "for #981"]
+
+
+async def test_required_fails_closed_when_the_server_is_down(env):
+    env.stop()
+    used = []
+    with pytest.raises(GuardFailedClosed, match="result is not used"):
+        await asyncio.to_thread(guard, "billing.required", lambda: used.append(1) or "answer")
+    assert used == [1]  # the call ran; its result was withheld
+
+
+def test_reviewed_logs_a_review_it_could_not_file(env, caplog):
+    env.stop()
+    assert guard("billing.reviewed", lambda: "answer") == "answer"
+    assert escalated.guard.flush(timeout_s=10)
+    assert "could not file the review for contract 'billing.reviewed'" in caplog.text
+    assert env.bootstrap_key not in caplog.text
+
+
+async def test_a_rerun_of_the_same_run_does_not_file_twice(env, tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from escalated.guard import flush, guard
+            guard("billing.reviewed", lambda: "same output")
+            assert flush(timeout_s=10)
+            """
+        )
+    )
+    for _ in range(2):
+        subprocess.run([sys.executable, str(script)], check=True, env=os.environ.copy(), timeout=60)
+    assert len(await _filed(env, os.environ["ESCALATED_RUN_ID"])) == 1
+
+
+def test_an_unknown_contract_is_a_clear_error(env):
+    with pytest.raises(escalated.guard.ContractNotFound, match="'billing.nope' is not in"):
+        guard("billing.nope", lambda: "x")
+
+
+def test_the_contracts_file_is_found_above_the_callers_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("ESCALATED_CONTRACTS", raising=False)
+    save_contracts(tmp_path, CONTRACTS)
+    agent = tmp_path / "agent" / "billing.py"
+    agent.parent.mkdir()
+    agent.write_text("from escalated.guard import guard\nRESULT = guard('billing.autonomous', lambda: 'found')\n")
+    namespace: dict = {}
+    exec(compile(agent.read_text(), str(agent), "exec"), namespace)
+    assert namespace["RESULT"] == "found"
+    assert Path(tmp_path / "escalated.contracts.toml").exists()
