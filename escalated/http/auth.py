@@ -17,7 +17,8 @@ from escalated.store import admin
 from escalated.store.db import Database
 from escalated.timeutil import now_ms
 
-PRINCIPAL = "escalated.principal"
+# Typed request storage (aiohttp >= 3.12 warns on plain string keys).
+PRINCIPAL = web.RequestKey("principal", Principal) if hasattr(web, "RequestKey") else "escalated.principal"
 
 
 async def authenticate(db: Database, header: str | None) -> Principal:
