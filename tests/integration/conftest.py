@@ -1,0 +1,248 @@
+"""A real server for the API tests, shared per module.
+
+``LiveServer`` runs the real app (``create_app``, SLA clock and sender
+included) on port 0 in a thread of its own, against a SQLite file in a
+temporary directory. Tests talk to it over real HTTP with ``Api`` (stdlib
+``http.client``, so a test can send any bytes, headers or chunking it
+likes). Set-up goes through the same store functions the CLI uses, on the
+same database file: nothing of ours is mocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import itertools
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import attrs
+import pytest
+from aiohttp import web
+
+from escalated.commands.common import transact
+from escalated.domain import tokens
+from escalated.domain.policies import build_policy
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.settings import Settings
+from escalated.store import admin
+
+_counter = itertools.count()
+
+
+def unique(prefix: str) -> str:
+    """A name no other test of the session uses (tests share one server)."""
+    return f"{prefix}-{next(_counter)}"
+
+
+@attrs.frozen
+class Response:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").split(";")[0].strip()
+
+    def problem(self, status: int, code: str) -> dict:
+        """Assert this is the problem+json of ``status``/``code``; return it."""
+        assert self.status == status, (self.status, self.body[:500])
+        assert self.content_type == "application/problem+json", self.headers
+        body = self.json()
+        assert body["code"] == code, body
+        return body
+
+
+class Api:
+    """Real HTTP against the server; one connection per request."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        json_body: Any = None,
+        body: bytes | Iterable[bytes] | None = None,
+        headers: dict[str, str] | None = None,
+        query: dict[str, Any] | None = None,
+        chunked: bool = False,
+    ) -> Response:
+        hdrs = dict(headers or {})
+        if token is not None:
+            hdrs.setdefault("Authorization", f"Bearer {token}")
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        if query:
+            path = f"{path}?{urlencode({k: v for k, v in query.items() if v is not None})}"
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            if chunked:
+                hdrs["Transfer-Encoding"] = "chunked"
+            conn.request(method, path, body=body, headers=hdrs, encode_chunked=chunked)
+            resp = conn.getresponse()
+            return Response(status=resp.status, headers=resp.headers, body=resp.read())
+        finally:
+            conn.close()
+
+    def get(self, path: str, **kw) -> Response:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, **kw) -> Response:
+        return self.request("POST", path, **kw)
+
+    def delete(self, path: str, **kw) -> Response:
+        return self.request("DELETE", path, **kw)
+
+
+class LiveServer:
+    """The real app on 127.0.0.1:0 in a background thread with its own loop."""
+
+    def __init__(self, db_path: Path, **settings: Any) -> None:
+        self.db = db_path
+        self.settings = Settings(db_path=db_path, port=0, **settings)
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="live-server", daemon=True)
+        self._runner: web.AppRunner | None = None
+
+    def start(self) -> LiveServer:
+        from escalated.http.app import create_app
+
+        async def up() -> str:
+            self._runner = web.AppRunner(create_app(self.settings), access_log=None, handle_signals=False)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            return f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+
+        self._thread.start()
+        self.url = asyncio.run_coroutine_threadsafe(up(), self._loop).result(30)
+        self.api = Api(self.url)
+        return self
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        self._loop.close()
+
+    @property
+    def app(self) -> web.Application:
+        assert self._runner is not None
+        return self._runner.app
+
+    # -- set-up through the store, as the CLI does it -------------------------
+
+    def workspace(self, name: str | None = None) -> str:
+        name = name or unique("ws")
+        transact(self.db, lambda conn: admin.create_workspace(conn, name))
+        return name
+
+    def key(self, *scopes: str, workspace: str = "default", name: str | None = None, expires_ms: int | None = None) -> str:
+        secret = tokens.mint(tokens.API_KEY_PREFIX)
+
+        def job(conn):
+            ws = admin.workspace_by_name(conn, workspace)
+            admin.insert_api_key(
+                conn,
+                ws.id,
+                token_hash=tokens.hash_token(secret),
+                name=name,
+                scopes=frozenset(scopes or ALL_SCOPES),
+                expires_ms=expires_ms,
+            )
+
+        transact(self.db, job)
+        return secret
+
+    def key_id(self, secret: str) -> str:
+        digest = tokens.hash_token(secret)
+        row = transact(self.db, lambda conn: conn.execute("SELECT id FROM api_keys WHERE token_hash = ?", (digest,)).fetchone())
+        return row[0]
+
+    def user(self, name: str, *groups: str, role: str = "reviewer", workspace: str = "default") -> str:
+        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+
+        def job(conn):
+            ws = admin.workspace_by_name(conn, workspace)
+            admin.insert_user(conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret))
+
+        transact(self.db, job)
+        return secret
+
+    def policy(
+        self,
+        key: str | None = None,
+        *,
+        workspace: str = "default",
+        reviewers: tuple[str, ...] = (),
+        sla: str | None = None,
+        default_choice: str | None = None,
+    ) -> str:
+        key = key or f"p{next(_counter)}.test"
+
+        def job(conn):
+            ws = admin.workspace_by_name(conn, workspace)
+            admin.upsert_policy(
+                conn, build_policy(ws.id, key, reviewers=reviewers, sla=sla, default_choice=default_choice)
+            )
+
+        transact(self.db, job)
+        return key
+
+    # -- escalations ----------------------------------------------------------
+
+    def create(self, token: str, **overrides: Any) -> dict:
+        resp = self.api.post("/escalations", token=token, json_body=escalation_body(**overrides))
+        assert resp.status == 201, resp.body
+        return resp.json()
+
+
+def escalation_body(**overrides: Any) -> dict:
+    """A valid create body; ``policy`` must name an existing policy."""
+    body = {
+        "policy": "refunds.large",
+        "agentId": "billing-agent",
+        "runId": unique("run"),
+        "subject": {"type": "order", "id": "o-981", "label": "Order #981"},
+        "question": "Refund 1,200 EUR?",
+        "evidence": ["customer since 2019", "order delivered"],
+        "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
+    }
+    body.update(overrides)
+    return {k: v for k, v in body.items() if v is not ...}
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> LiveServer:
+    """One real server per test module, with policy ``refunds.large`` (no SLA, no reviewers)."""
+    server = LiveServer(tmp_path_factory.mktemp("live") / "escalated.db").start()
+    server.policy("refunds.large")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def admin_key(live) -> str:
+    """An all-scope API key of workspace ``default``, named ``ci-bot``."""
+    return live.key(name="ci-bot")
+
+
+@pytest.fixture
+def api(live) -> Api:
+    return live.api
