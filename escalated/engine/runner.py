@@ -16,11 +16,9 @@ from aiohttp import web
 
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
-from escalated.http.appkeys import METRICS, SERVICE, SETTINGS
+from escalated.http.appkeys import CLOCK, METRICS, SENDER, SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
-CLOCK = web.AppKey("clock", SlaClock)
-SENDER = web.AppKey("sender", Sender)
 
 
 def _stop_process_when_dead(task: asyncio.Task) -> None:

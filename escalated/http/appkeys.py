@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from escalated.engine.clock import SlaClock
+from escalated.engine.sender import Sender
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
 from escalated.service import Service
@@ -13,3 +15,5 @@ SERVICE = web.AppKey("service", Service)
 SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
+CLOCK = web.AppKey("clock", SlaClock)
+SENDER = web.AppKey("sender", Sender)

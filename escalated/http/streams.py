@@ -13,7 +13,7 @@ from escalated.domain import scopes
 from escalated.domain.models import TERMINAL_STATUSES, Principal
 from escalated.domain.resource import delivery_resource, escalation_resource
 from escalated.errors import ValidationFailed, field_error
-from escalated.http.appkeys import SERVICE
+from escalated.http.appkeys import SENDER, SERVICE
 from escalated.http.auth import require
 from escalated.http.escalations import json_response
 from escalated.store import outbox
@@ -81,8 +81,6 @@ async def retry(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     esc = await service.get(principal, request.match_info["id"])
     delivery = await service.db.write(outbox.requeue_callback, esc.id, now_ms())
-    from escalated.engine.runner import SENDER
-
     sender = request.app.get(SENDER)
     if sender is not None:
         sender.wake()

@@ -39,6 +39,7 @@ class ServerProcess:
     bootstrap_key: str | None = None
     output: list[str] = attrs.field(factory=list)
     _proc: subprocess.Popen | None = None
+    _pump: object = None
 
     def start(self, *, timeout_s: float = 20.0) -> ServerProcess:
         env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1"}
@@ -54,6 +55,8 @@ class ServerProcess:
         while time.monotonic() < deadline:
             line = self._proc.stdout.readline()
             if not line:
+                self._proc.wait()
+                self._proc.stdout.close()
                 raise AssertionError("server exited early:\n" + "".join(self.output))
             self.output.append(line)
             if m := _BOOTSTRAP.search(line):
@@ -67,12 +70,23 @@ class ServerProcess:
     def _drain_in_background(self) -> None:
         import threading
 
+        proc = self._proc
+
         def pump() -> None:
-            assert self._proc is not None and self._proc.stdout is not None
-            for line in self._proc.stdout:
+            assert proc is not None and proc.stdout is not None
+            for line in proc.stdout:
                 self.output.append(line)
 
-        threading.Thread(target=pump, daemon=True).start()
+        self._pump = threading.Thread(target=pump, daemon=True)
+        self._pump.start()
+
+    def _reap(self) -> None:
+        """After exit: finish reading the output and close the pipe."""
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+            self._pump = None
+        if self._proc is not None and self._proc.stdout is not None:
+            self._proc.stdout.close()
 
     def cli(self, *args: str, check: bool = True) -> str:
         return cli(self.db, *args, check=check)
@@ -85,12 +99,14 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        self._reap()
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as in a crash."""
         if self._proc and self._proc.poll() is None:
             self._proc.kill()
             self._proc.wait()
+        self._reap()
 
     def restart(self) -> ServerProcess:
         self.stop()

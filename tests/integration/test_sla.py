@@ -1,0 +1,158 @@
+"""The SLA clock (CONTRACT §6) against a real server and, for the logic, in
+process with time as an argument (no sleeping through real deadlines)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+
+from escalated.domain.models import Principal
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.engine.clock import SlaClock
+from escalated.service import Service
+from escalated.settings import Settings
+from escalated.store import admin
+from escalated.store.db import Database
+from escalated.domain.policies import build_policy
+from escalated.signing import verify
+from tests.support.api import Api, escalation_body
+from tests.support.receiver import Receiver
+from escalated.timeutil import now_ms
+from tests.support.server import start_server
+
+
+@pytest.fixture
+async def service(tmp_path):
+    db = await Database.open(tmp_path / "clock.db")
+    ws = await db.write(lambda conn: admin.workspace_by_name(conn, "default"))
+    await db.write(lambda conn: admin.upsert_policy(conn, build_policy(ws.id, "refunds.large", sla="10s", default_choice="deny")))
+    svc = Service(db, Settings(db_path=tmp_path / "clock.db"))
+    svc.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
+    yield svc
+    await db.close()
+
+
+async def _create(service: Service, **overrides) -> str:
+    created = await service.create(service.test_principal, escalation_body(**overrides))
+    return created.escalation_id
+
+
+async def test_tick_before_the_deadline_breaches_nothing(service):
+    clock = SlaClock(service)
+    service.bus.add_listener(clock.on_event)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    assert await clock.tick(esc.deadline_ms - 1) == 0
+    assert (await service.get(service.test_principal, esc_id)).status == "open"
+
+
+async def test_tick_at_the_deadline_applies_the_default_choice(service):
+    clock = SlaClock(service)
+    await clock.refill(now_ms())
+    service.bus.add_listener(clock.on_event)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    assert clock.armed == 1
+    assert await clock.tick(esc.deadline_ms) == 1
+    after = await service.get(service.test_principal, esc_id)
+    assert after.status == "resolved"
+    assert (after.resolution.choice, after.resolution.resolved_by, after.resolution.answered_by) == ("deny", "timeout", "system")
+    assert [h.event for h in after.history] == ["created", "breached"]
+
+
+async def test_acknowledged_escalations_still_breach(service):
+    clock = SlaClock(service)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    await service.acknowledge(service.test_principal, esc)
+    assert await clock.tick(esc.deadline_ms + 5) == 1
+
+
+async def test_a_decided_escalation_is_not_breached(service):
+    clock = SlaClock(service)
+    await clock.refill(now_ms())
+    service.bus.add_listener(clock.on_event)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    await service.decide(service.test_principal, esc, {"choice": "approve"})
+    assert await clock.tick(esc.deadline_ms + 1) == 0
+    assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "human"
+
+
+async def test_a_rebuilt_clock_breaches_overdue_deadlines_in_deadline_order(service):
+    ids = [await _create(service, runId=f"run-{i}") for i in range(5)]
+    first = await service.get(service.test_principal, ids[0])
+    events = []
+    service.bus.add_listener(lambda e: events.append(e.escalation.id))
+    clock = SlaClock(service)  # a fresh clock, as after a restart
+    assert await clock.tick(first.deadline_ms + 60_000) == 5
+    assert events == ids
+
+
+async def test_far_deadlines_stay_in_the_database_until_the_window_reaches_them(service):
+    clock = SlaClock(service, window_ms=1_000)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    await clock.tick(esc.created_ms)
+    assert clock.armed == 0  # 10 s away, beyond a 1 s window
+    assert await clock.tick(esc.deadline_ms) == 1
+
+
+async def test_deadlines_passed_while_down_breach_at_start_up(tmp_path):
+    receiver = await Receiver().start()
+    proc = start_server(tmp_path, "--retry-schedule", "100ms")
+    try:
+        proc.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            ids = [
+                (await api.create(runId=f"r{i}", resume={"mode": "webhook", "url": receiver.url, "secret": "k"}))["id"]
+                for i in range(5)
+            ]
+            proc.kill()
+            await asyncio.sleep(1.2)  # the deadlines pass while the server is down (a real 1 s SLA)
+            proc.start()
+            api.url = proc.url
+            got = await receiver.wait_for(5)
+            bodies = [json.loads(g.body) for g in got]
+            assert sorted(b["escalationId"] for b in bodies) == sorted(ids)
+            # (breach order is asserted in process: test_a_rebuilt_clock_breaches_overdue_deadlines_in_deadline_order)
+            assert all(b["resolvedBy"] == "timeout" and b["choice"] == "deny" for b in bodies)
+            assert all(g.headers["x-service-event"] == "escalation.breached" for g in got)
+            assert all(verify(g.body, g.headers["x-service-signature"], "k") for g in got)
+    finally:
+        proc.stop()
+        await receiver.stop()
+
+
+async def test_decisions_racing_deadlines_resolve_once_with_one_callback(tmp_path):
+    receiver = await Receiver().start()
+    proc = start_server(tmp_path, "--retry-schedule", "100ms")
+    try:
+        proc.cli("policy", "set", "refunds.large", "--sla", "1500ms", "--default-choice", "deny")
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            created = await asyncio.gather(
+                *(api.create(runId=f"race-{i}", resume={"mode": "webhook", "url": receiver.url}) for i in range(40))
+            )
+            await asyncio.sleep(1.45)  # decide right around the deadline
+            outcomes = await asyncio.gather(*(api.decide(e["id"]) for e in created))
+            got = await receiver.wait_for(40)
+            await asyncio.sleep(0.5)  # any duplicate would arrive within this
+            assert len(receiver.received) == 40
+            by_id = {json.loads(g.body)["escalationId"]: json.loads(g.body) for g in got}
+            assert len(by_id) == 40
+            for esc, (status, _) in zip(created, outcomes):
+                stored = await api.get(esc["id"])
+                resolutions = [h for h in stored["history"] if h["event"] in ("decided", "breached")]
+                assert len(resolutions) == 1
+                assert by_id[esc["id"]]["choice"] == stored["resolution"]["choice"]
+                assert by_id[esc["id"]]["resolvedBy"] == stored["resolution"]["resolvedBy"]
+                assert (status == 200) == (stored["resolution"]["resolvedBy"] == "human")
+                assert status in (200, 409)
+    finally:
+        proc.stop()
+        await receiver.stop()

@@ -1,0 +1,59 @@
+"""A real HTTP receiver for callbacks and webhook notifications, in the test's loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import attrs
+from aiohttp import web
+
+
+@attrs.frozen
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@attrs.define
+class Receiver:
+    """Answers each POST with the next scripted status (default 200) and records it."""
+
+    received: list[Received] = attrs.field(factory=list)
+    script: list[int] = attrs.field(factory=list)
+    extra_headers: dict[str, str] = attrs.field(factory=dict)
+    port: int = 0
+    _runner: web.AppRunner | None = None
+    _changed: asyncio.Event = attrs.field(factory=asyncio.Event)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/resume"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.received.append(Received(request.path, {k.lower(): v for k, v in request.headers.items()}, await request.read()))
+        self._changed.set()
+        status = self.script.pop(0) if self.script else 200
+        return web.json_response({"ok": status < 300}, status=status, headers=self.extra_headers if status >= 300 else None)
+
+    async def start(self) -> Receiver:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def wait_for(self, count: int, *, timeout_s: float = 15.0) -> list[Received]:
+        async with asyncio.timeout(timeout_s):
+            while len(self.received) < count:
+                self._changed.clear()
+                await self._changed.wait()
+        return self.received
