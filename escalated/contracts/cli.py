@@ -63,7 +63,7 @@ def scan(path: Path, output_format: str, exit_zero: bool) -> None:
 
 def _progress_printer():  # type: ignore[no-untyped-def]
     """A running count on stderr, only when a person is watching (stderr is a TTY)."""
-    stream = click.get_text_stream("stderr")
+    stream = sys.stderr
     if not stream.isatty():
         return None
 

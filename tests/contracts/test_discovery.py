@@ -1,0 +1,131 @@
+"""Discovery on small sources: resolution, identity of calls, guards and gates."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from escalated.contracts.discovery import scan_source
+
+
+def one(source: str):
+    calls = scan_source(source, "agent.py")
+    assert len(calls) == 1, calls
+    return calls[0]
+
+
+def test_client_defined_below_its_use_is_resolved() -> None:
+    call = one(
+        "import anthropic\n"
+        "def ask(q):\n"
+        "    return claude.messages.create(model='m', max_tokens=1, messages=[])\n"
+        "claude = anthropic.AsyncAnthropic()\n"
+    )
+    assert (call.provider, call.api, call.confidence) == ("anthropic", "messages.create", "high")
+
+
+def test_client_set_in_init_resolves_in_other_methods() -> None:
+    call = one(
+        "from openai import AzureOpenAI\n"
+        "class Bot:\n"
+        "    def __init__(self):\n"
+        "        self.llm_client = AzureOpenAI(api_version='x')\n"
+        "    def reply(self, text):\n"
+        "        return self.llm_client.chat.completions.create(model='m', messages=[])\n"
+    )
+    assert (call.function, call.provider, call.confidence) == ("Bot.reply", "openai", "high")
+
+
+def test_parameter_annotation_resolves_the_client() -> None:
+    call = one("from openai import AsyncOpenAI\nasync def f(c: AsyncOpenAI | None):\n    return await c.responses.create(model='m', input='x')\n")
+    assert (call.api, call.is_async, call.confidence) == ("responses.create", True, "high")
+
+
+def test_aliased_function_import() -> None:
+    call = one("from litellm import acompletion as chat\nasync def f():\n    return await chat(model='m', messages=[])\n")
+    assert (call.provider, call.api) == ("litellm", "acompletion")
+
+
+def test_langchain_model_through_bind_tools_variable() -> None:
+    call = one(
+        "from langchain_groq import ChatGroq\n"
+        "def f(tools):\n"
+        "    llm = ChatGroq(model='m')\n"
+        "    llm_with_tools = llm.bind_tools(tools)\n"
+        "    return llm_with_tools.invoke('hi')\n"
+    )
+    assert (call.provider, call.api, call.confidence) == ("langchain", "invoke", "high")
+    assert call.recommendation.rules == ("R7",)  # a parameter is a tool list nobody can see
+
+
+def test_unresolved_receiver_with_the_sdk_shape_is_reported_with_lower_confidence() -> None:
+    call = one("def f(client):\n    return client.chat.completions.create(model='m', messages=[])\n")
+    assert (call.provider, call.confidence) == ("openai", "medium")
+
+
+def test_twilio_messages_create_is_not_an_llm_call() -> None:
+    assert scan_source("def f(client):\n    client.messages.create(to='+1', from_='+2', body='hi')\n", "a.py") == ()
+
+
+def test_calls_are_numbered_per_function_in_source_order() -> None:
+    calls = scan_source(
+        "import openai\n"
+        "def f():\n"
+        "    a = openai.chat.completions.create(model='m', messages=[])\n"
+        "    b = openai.chat.completions.create(model='m', messages=[])\n"
+        "def g():\n"
+        "    return openai.responses.create(model='m', input='x')\n",
+        "a.py",
+    )
+    assert [(c.function, c.index) for c in calls] == [("f", 0), ("f", 1), ("g", 0)]
+
+
+def test_location_spans_the_whole_call_and_source_is_exact() -> None:
+    source = "import openai\nx = openai.responses.create(\n    model='m', input='x'\n)\n"
+    call = one(source)
+    loc = call.location
+    assert (loc.line, loc.column, loc.end_line, loc.end_column) == (2, 4, 4, 1)
+    assert call.source == "openai.responses.create(\n    model='m', input='x'\n)"
+
+
+@pytest.mark.parametrize(
+    ("wrapped", "is_async"),
+    [
+        ("r = guard('support.reply', lambda: client.chat.completions.create(model='m', messages=[]))", False),
+        ("r = await guard('support.reply', lambda: client.chat.completions.create(model='m', messages=[]))", True),
+    ],
+)
+def test_a_guarded_call_keeps_its_identity(wrapped: str, is_async: bool) -> None:
+    prefix = "from escalated.guard import guard\nfrom openai import AsyncOpenAI\nclient = AsyncOpenAI()\nasync def reply():\n"
+    plain = one(prefix + "    r = " + ("await " if is_async else "") + "client.chat.completions.create(model='m', messages=[])\n")
+    guarded = one(prefix + "    " + wrapped + "\n")
+    assert (guarded.function, guarded.index, guarded.api) == (plain.function, plain.index, plain.api)
+    assert (guarded.guarded, guarded.guard_id, guarded.is_async) == (True, "support.reply", is_async)
+    assert (plain.guarded, plain.guard_id) == (False, None)
+
+
+def test_langgraph_interrupt_is_an_existing_gate() -> None:
+    call = one(
+        "from langgraph.types import interrupt\nfrom langchain_openai import ChatOpenAI\n"
+        "def node(state):\n    out = ChatOpenAI().invoke(state)\n    return interrupt(out)\n"
+    )
+    assert call.existing_gate == "langgraph.interrupt"
+
+
+def test_agent_built_with_interrupt_before_is_gated() -> None:
+    call = one(
+        "from langgraph.prebuilt import create_react_agent\n"
+        "agent = create_react_agent('openai:gpt-4o', [], interrupt_before=['tools'])\n"
+        "def run(q):\n    return agent.invoke({'messages': q})\n"
+    )
+    assert call.existing_gate == "langgraph.interrupt"
+
+
+def test_a_syntax_error_raises() -> None:
+    with pytest.raises(cst.ParserSyntaxError):
+        scan_source("import openai\ndef f(:\n", "bad.py")
+
+
+def test_same_source_gives_the_same_result() -> None:
+    source = (CORPUS_FILE := __import__("pathlib").Path(__file__).parent / "corpus" / "rules" / "r02_money.py").read_text()
+    assert scan_source(source, CORPUS_FILE.name) == scan_source(source, CORPUS_FILE.name)

@@ -1,0 +1,173 @@
+"""``escalated contracts scan`` through the real CLI: exit codes, formats, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.cli import main
+
+GUARDED = """\
+from escalated.guard import guard
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def reply(text):
+    return guard("support.reply", lambda: client.chat.completions.create(model="m", messages=[]))
+"""
+UNGUARDED = GUARDED.replace('guard("support.reply", lambda: ', "").replace("))\n", ")\n")
+CONTRACT = """\
+version = 1
+[contracts."support.reply"]
+path = "agent/support.py"
+function = "reply"
+index = 0
+provider = "openai"
+api = "chat.completions.create"
+mode = "reviewed"
+rules = ["R11"]
+policy = "agents.support"
+question = "Was the reply right?"
+choices = [{ id = "ok", label = "OK" }, { id = "wrong", label = "Wrong" }]
+approve_choices = ["ok"]
+"""
+
+
+def project(root: Path, *, source: str = GUARDED, contracts: str | None = CONTRACT) -> Path:
+    (root / "agent").mkdir(parents=True)
+    (root / "agent" / "support.py").write_text(source)
+    if contracts is not None:
+        (root / "escalated.contracts.toml").write_text(contracts)
+    return root
+
+
+def scan(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["contracts", "scan", *args])
+    return result.exit_code, result.output
+
+
+def test_exit_0_when_every_call_is_covered(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path)))
+    assert code == 0, out
+    assert "covered: yes, by guard 'support.reply'" in out
+
+
+def test_exit_1_when_a_call_has_no_contract(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path, source=UNGUARDED, contracts=None)))
+    assert code == 1
+    assert "covered: no (no contract)" in out
+
+
+def test_exit_1_when_a_contract_exists_but_the_guard_is_missing(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path, source=UNGUARDED)))
+    assert code == 1
+    assert "not wrapped in its guard" in out
+
+
+def test_exit_1_when_a_contract_is_stale(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "escalated.contracts.toml").write_text(CONTRACT + CONTRACT.split("\n", 1)[1].replace("support.reply", "support.gone").replace('"reply"', '"gone"'))
+    code, out = scan(str(root), "--format", "json")
+    assert code == 1
+    assert json.loads(out)["staleContracts"] == [{"contract": "support.gone", "path": "agent/support.py", "function": "gone", "index": 0}]
+
+
+def test_exit_2_when_a_file_cannot_be_parsed(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "agent" / "broken.py").write_text("import openai\ndef f(:\n")
+    code, out = scan(str(root))
+    assert code == 2
+    assert "agent/broken.py: syntax error at line 2" in out
+
+
+def test_exit_2_on_a_usage_error(tmp_path: Path) -> None:
+    code, _ = scan(str(tmp_path / "missing"))
+    assert code == 2
+    code, _ = scan(str(tmp_path), "--format", "xml")
+    assert code == 2
+
+
+def test_exit_2_on_an_invalid_contracts_file(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path, contracts="version = 7\n")))
+    assert code == 2
+    assert "unsupported version" in out
+
+
+def test_exit_zero_reports_but_passes(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path, contracts=None)), "--exit-zero")
+    assert code == 0
+    assert "uncovered 1" in out
+
+
+def test_scanning_a_subfolder_uses_the_project_contracts(tmp_path: Path) -> None:
+    code, out = scan(str(project(tmp_path) / "agent"), "--format", "json")
+    assert code == 0, out
+    document = json.loads(out)
+    assert document["calls"][0]["path"] == "support.py"
+    assert document["contractsFile"] == "../escalated.contracts.toml"
+
+
+def test_json_carries_mode_rules_confidence_and_coverage_per_call(tmp_path: Path) -> None:
+    _, out = scan(str(project(tmp_path)), "--format", "json")
+    document = json.loads(out)
+    (call,) = document["calls"]
+    assert {k: call[k] for k in ("mode", "rules", "confidence", "covered", "contract", "function", "index")} == {
+        "mode": "autonomous", "rules": ["R11"], "confidence": "high", "covered": True,
+        "contract": "support.reply", "function": "reply", "index": 0,
+    }  # fmt: skip
+    assert document["summary"]["calls"] == 1 and document["schemaVersion"] == 1
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "sarif"])
+def test_output_is_byte_identical_across_runs_and_locations(tmp_path: Path, output_format: str) -> None:
+    corpus = Path(__file__).parent / "corpus"
+    first, second = tmp_path / "one", tmp_path / "elsewhere" / "two"
+    shutil.copytree(corpus, first)
+    shutil.copytree(corpus, second)
+    outputs = {scan(str(p), "--format", output_format)[1] for p in (first, second, first)}
+    assert len(outputs) == 1
+    (text,) = outputs
+    assert str(tmp_path) not in text
+
+
+def test_scan_writes_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    scan(str(root), "--format", "sarif")
+    assert sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*")) == before
+
+
+def test_real_subprocess_exit_codes(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    ok = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(root)], capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stderr == ""  # no progress line when stderr is not a terminal
+    (root / "agent" / "more.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
+    bad = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(root), "--format", "json"], capture_output=True, text=True, env=env, timeout=120)
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout)["summary"]["uncovered"] == 1
+
+
+def test_explain_lists_the_four_modes() -> None:
+    result = CliRunner().invoke(main, ["contracts", "explain"])
+    assert result.exit_code == 0
+    assert [line.split(":")[0] for line in result.output.splitlines() if line and not line.startswith(" ")] == [
+        "required", "reviewed", "sampled", "autonomous",
+    ]  # fmt: skip
+
+
+def test_explain_one_mode() -> None:
+    result = CliRunner().invoke(main, ["contracts", "explain", "required"])
+    assert result.exit_code == 0
+    assert result.output.startswith("required: A human decides before the result is used, every time.")
+    assert CliRunner().invoke(main, ["contracts", "explain", "sometimes"]).exit_code == 2
