@@ -1,0 +1,118 @@
+"""Crash loops: SIGKILL ``escalated serve`` again and again under load, with a
+receiver that fails in every way it can, then prove nothing was lost or doubled.
+
+CI runs a bounded form; ``ESCALATED_FAULTS_LONG=1 .venv/bin/python -m pytest
+tests/faults -s`` runs the long one. The figures are printed at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+
+import aiohttp
+import attrs
+import pytest
+
+from tests.faults.checks import Figures, check, drain
+from tests.faults.conftest import LONG
+from tests.faults.receiver import FlakyReceiver
+from tests.faults.workload import MANUAL_POLICY, SLA_POLICY, Api, Killer, Workload
+from tests.support.server import ServerProcess, start_server
+
+SERVE_ARGS = ("--retry-schedule", "200ms,500ms,1s", "--retry-for", "10m", "--delivery-timeout", "1s")
+
+
+@attrs.frozen
+class Size:
+    kills: int
+    max_escalations: int
+    agents: int
+    outage_s: float
+    drain_s: float
+
+
+SIZE = Size(kills=60, max_escalations=6000, agents=8, outage_s=30.0, drain_s=180.0) if LONG else Size(
+    kills=8, max_escalations=400, agents=6, outage_s=5.0, drain_s=60.0
+)
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    seed = int(os.environ.get("ESCALATED_FAULTS_SEED", "0")) or random.randrange(1, 2**31)
+    print(f"\nESCALATED_FAULTS_SEED={seed}")
+    return random.Random(seed)
+
+
+@pytest.fixture
+def server(tmp_path):
+    proc = start_server(tmp_path, *SERVE_ARGS)
+    proc.cli("policy", "set", SLA_POLICY, "--sla", "1s", "--default-choice", "deny")
+    proc.cli("policy", "set", MANUAL_POLICY)
+    yield proc
+    proc.kill()
+
+
+@pytest.fixture
+async def receiver(rng):
+    receiver = await FlakyReceiver(rng=rng).start()
+    yield receiver
+    await receiver.close()
+
+
+async def crash_loop(name: str, server: ServerProcess, receiver: FlakyReceiver, rng: random.Random, *, outage: bool) -> tuple[Figures, list[str]]:
+    started = time.monotonic()
+    deadline = started + (SIZE.kills * 8 + 60 + (SIZE.outage_s if outage else 0))
+    killer = Killer(server=server, rng=rng)
+    done = asyncio.Event()
+    async with aiohttp.ClientSession() as session:
+        api = Api(session=session, server=server, key=server.bootstrap_key)
+        workload = Workload(api=api, receiver=receiver, rng=rng)
+        chaos = [asyncio.create_task(killer.run(kills=SIZE.kills, done=done), name="killer")]
+        if outage:
+            chaos.append(asyncio.create_task(_outage(receiver, killer), name="receiver-outage"))
+        await workload.run_agents(agents=SIZE.agents, until=done, max_escalations=SIZE.max_escalations, deadline=deadline)
+        await asyncio.gather(*chaos)
+        await receiver.stop_flapping()
+        escalations = await drain(api, receiver, deadline=time.monotonic() + SIZE.drain_s)
+        figures = Figures(name=name, kills=killer.kills, client_reconnects=api.reconnects)
+        problems = check(figures, workload.ledger, escalations, receiver)
+    figures.seconds = time.monotonic() - started
+    return figures, problems
+
+
+async def _outage(receiver: FlakyReceiver, killer: Killer) -> None:
+    """Take the receiver down once a third of the kills are done; back after SIZE.outage_s."""
+    while killer.kills < max(1, SIZE.kills // 3):
+        await asyncio.sleep(0.05)
+    await receiver.go_down()
+    await asyncio.sleep(SIZE.outage_s)  # the outage itself, not a wait for something
+    await receiver.come_up()
+
+
+async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, receiver, rng, record_figures):
+    receiver.flap()
+    figures, problems = await crash_loop("flaky receiver", server, receiver, rng, outage=False)
+    record_figures(figures)
+    assert not problems, "\n".join(problems[:30])
+    assert figures.kills == SIZE.kills
+    assert figures.creates_acknowledged == figures.creates_found > 0
+    assert figures.callbacks_owed == figures.callbacks_delivered > 0
+    assert figures.double_resolutions == 0
+    assert figures.resolved_by_human > 0 and figures.resolved_by_timeout > 0
+    assert figures.failed_attempts_injected > 0
+
+
+async def test_crash_loop_with_the_receiver_down_for_a_while_delivers_everything_once_it_is_back(
+    server, receiver, rng, record_figures
+):
+    figures, problems = await crash_loop("receiver down, then back", server, receiver, rng, outage=True)
+    record_figures(figures)
+    assert not problems, "\n".join(problems[:30])
+    assert figures.kills == SIZE.kills
+    assert figures.refused_windows == 1
+    assert figures.creates_acknowledged == figures.creates_found > 0
+    assert figures.callbacks_owed == figures.callbacks_delivered > 0
+    assert figures.double_resolutions == 0
