@@ -1,0 +1,108 @@
+"""Reviewer notifications through the outbox (CONTRACT §4): webhook, email, desktop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import aiohttp
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.support.api import Api
+from tests.support.receiver import Receiver
+from tests.support.server import start_server
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+        self.messages.append(envelope)
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp():
+    inbox = Inbox()
+    with socket.socket() as probe:  # aiosmtpd's readiness check needs a real port, not 0
+        probe.bind(("127.0.0.1", 0))
+        inbox.port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=inbox.port)
+    controller.start()
+    yield inbox
+    controller.stop()
+
+
+async def test_reviewers_are_notified_by_webhook_and_email(tmp_path, smtp):
+    hook = await Receiver().start()
+    proc = start_server(tmp_path, "--smtp-url", f"smtp://127.0.0.1:{smtp.port}", "--retry-schedule", "100ms")
+    try:
+        proc.cli(
+            "policy", "set", "refunds.large",
+            "--notify", f"webhook:{hook.url}", "--notify", "email:ops@example.com",
+        )  # fmt: skip
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            esc = await api.create(resume={"mode": "webhook", "url": "http://127.0.0.1:9/x", "secret": "never-shown"})
+            [got] = await hook.wait_for(1)
+            payload = json.loads(got.body)
+            assert payload["event"] == "escalation.created"
+            assert esc["id"] in payload["text"] and "Refund 1,200 EUR?" in payload["text"]
+            assert payload["escalation"]["id"] == esc["id"]
+            assert b"never-shown" not in got.body
+            async with asyncio.timeout(10):
+                while not smtp.messages:
+                    await asyncio.sleep(0.05)
+            message = smtp.messages[0]
+            assert message.rcpt_tos == ["ops@example.com"]
+            assert esc["id"].encode() in message.content
+            deliveries = await api.deliveries(esc["id"])
+            assert [d["kind"] for d in deliveries] == ["notification", "notification"]
+            async with asyncio.timeout(10):
+                while {d["status"] for d in await api.deliveries(esc["id"])} != {"delivered"}:
+                    await asyncio.sleep(0.05)
+    finally:
+        proc.stop()
+        await hook.stop()
+
+
+async def test_callback_is_listed_before_notifications(tmp_path):
+    hook = await Receiver().start()
+    proc = start_server(tmp_path)
+    try:
+        proc.cli("policy", "set", "refunds.large", "--notify", f"webhook:{hook.url}")
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            esc = await api.create(resume={"mode": "webhook", "url": hook.url})
+            await api.decide(esc["id"])
+            await hook.wait_for(2)
+            kinds = [d["kind"] for d in await api.deliveries(esc["id"])]
+            assert kinds == ["callback", "notification"]
+    finally:
+        proc.stop()
+        await hook.stop()
+
+
+async def test_email_without_smtp_server_fails_visibly(tmp_path):
+    proc = start_server(tmp_path)
+    try:
+        proc.cli("policy", "set", "refunds.large", "--notify", "email:ops@example.com")
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            esc = await api.create()
+            async with asyncio.timeout(10):
+                while (d := (await api.deliveries(esc["id"]))[0])["status"] != "failed":
+                    await asyncio.sleep(0.05)
+            assert "smtp-url" in d["attempts"][0]["error"]
+    finally:
+        proc.stop()
+
+
+def test_unknown_notify_target_is_refused_by_the_cli(tmp_path):
+    from tests.support.server import cli
+
+    with pytest.raises(AssertionError, match="unknown notify target"):
+        cli(tmp_path / "n.db", "policy", "set", "a.b", "--notify", "pager:42")
