@@ -150,7 +150,7 @@ class _Gates:
                     self.needs_approval = True
                 if keyword in {"interrupt_before", "interrupt_after"}:
                     self.gated_builders.add(id(call))
-                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(arg.value):
+                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(index, arg.value):
                     self.gated_builders.add(id(call))
         self.resolver = resolver
 
@@ -171,15 +171,8 @@ def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in {"False", "None"}
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            out.add(current.value)
-        stack.extend(current.children)
-    return out
+def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
+    return {n.value for n in index.subtree(node) if isinstance(n, cst.Name)}
 
 
 def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:

@@ -43,6 +43,33 @@ class ModuleIndex(cst.CSTVisitor):
         self.scopes[MODULE_SCOPE] = self._scope
         self._classes: list[str] = []
         self._prefix: list[str] = []
+        # Parent links and a pre-order list with subtree spans: libcst's
+        # ``children`` re-visits a node every time, far too slow to walk with.
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.order: list[cst.CSTNode] = []
+        self._span: dict[int, tuple[int, int]] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[id(node)] = self._stack[-1]
+        self._stack.append(node)
+        self._span[id(node)] = (len(self.order), -1)
+        self.order.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._stack.pop()
+        start, _ = self._span[id(original_node)]
+        self._span[id(original_node)] = (start, len(self.order))
+
+    def subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """``node`` and everything below it, in source order."""
+        span = self._span.get(id(node))
+        if span is None:
+            return [node]
+        return self.order[span[0] : span[1]]
 
     @property
     def module_scope(self) -> Scope:

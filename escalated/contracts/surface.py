@@ -57,15 +57,28 @@ class SurfaceAnalyzer:
         self.line_of = line_of
         self.llm_calls = llm_calls
         self.tools = ToolResolver(index, line_of, code_of)
-        self._parents: dict[int, cst.CSTNode] = {}
+        self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._module: cst.Module | None = None
 
     def attach(self, module: cst.Module) -> None:
         self._module = module
-        for node in _walk(module):
-            for child in node.children:
-                self._parents[id(child)] = node
+
+    def _walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
+        if node is None:
+            return
+        if not skip_defs:
+            yield from self.index.subtree(node)
+            return
+        nodes = self.index.subtree(node)
+        i = 0
+        while i < len(nodes):
+            current = nodes[i]
+            yield current
+            if current is not node and isinstance(current, cst.FunctionDef | cst.ClassDef):
+                i += len(self.index.subtree(current))
+            else:
+                i += 1
 
     # -- entry -------------------------------------------------------------
     def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode) -> tuple[tuple[Finding, ...], bool]:
@@ -93,7 +106,7 @@ class SurfaceAnalyzer:
                 roots.append(kind.origin)
             kind = kind.base
         for root in roots:
-            for node in _walk(root):
+            for node in self._walk(root):
                 if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "allow_dangerous_code":
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.finding("R1", "allow_dangerous_code=True", self.line_of(node.value))
@@ -125,7 +138,7 @@ class SurfaceAnalyzer:
         out = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
             return out or [rules.finding("R9", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
-        for node in _walk(tool.body):
+        for node in self._walk(tool.body):
             if isinstance(node, cst.Call):
                 out.extend(self._classify_call(node, tainted=False, via=f"tool {tool.name}"))
                 if depth == 0 and isinstance(node.func, cst.Name | cst.Attribute):
@@ -274,7 +287,7 @@ class SurfaceAnalyzer:
         line = self.line_of(statement)
         flow.findings.append(rules.finding("R10", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in _branch_bodies(statement):
-            for node in _walk(part):
+            for node in self._walk(part):
                 if isinstance(node, cst.Call):
                     flow.findings.extend(self._classify_call(node, tainted=False, via="in a branch on the output"))
 
@@ -290,7 +303,7 @@ class SurfaceAnalyzer:
             return cached
         names: dict[str, list[cst.CSTNode]] = {}
         root = scope.node if scope.qualname != MODULE_SCOPE else self._module
-        for node in _walk(root, skip_defs=scope.qualname == MODULE_SCOPE):
+        for node in self._walk(root, skip_defs=scope.qualname == MODULE_SCOPE):
             key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
             if key is not None:
                 names.setdefault(key, []).append(node)
@@ -399,15 +412,3 @@ def _string_text(node: cst.CSTNode) -> str:
     if isinstance(node, cst.FormattedString):
         return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
     return ""
-
-
-def _walk(node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
-    if node is None:
-        return
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if skip_defs and current is not node and isinstance(current, cst.FunctionDef | cst.ClassDef):
-            continue
-        stack.extend(reversed(current.children))

@@ -87,7 +87,7 @@ class ToolResolver:
         target = self.function(name, scope) if name else None
         if target is None or not isinstance(target.node, cst.FunctionDef):
             return False
-        returns = [n.value for n in _walk(target.node) if isinstance(n, cst.Return) and n.value is not None]
+        returns = [n.value for n in self.index.subtree(target.node) if isinstance(n, cst.Return) and n.value is not None]
         if not returns:
             return False
         for value in returns:
@@ -95,7 +95,7 @@ class ToolResolver:
         return True
 
     def _loaded(self, names: cst.BaseExpression, tools: list[ToolRef], findings: list[Finding]) -> None:
-        for node in _walk(names):
+        for node in self.index.subtree(names):
             if isinstance(node, cst.SimpleString):
                 value = str(node.evaluated_value)
                 if value in _LOADABLE_CODE_TOOLS:
@@ -272,11 +272,3 @@ def _truthy(node: cst.BaseExpression) -> bool:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
