@@ -154,30 +154,29 @@ def acknowledge(conn: sqlite3.Connection, escalation_id: str, by: str, at_ms: in
     return False
 
 
+def _finish(conn: sqlite3.Connection, escalation_id: str, status: str, column: str, record) -> None:
+    """Open/acknowledged → a terminal status: the compare-and-set every ending goes through."""
+    cur = conn.execute(
+        f"UPDATE escalations SET status = ?, {column} = ? WHERE id = ? AND status IN (?, ?)",
+        (status, to_json_text(record), escalation_id, OPEN, ACKNOWLEDGED),
+    )
+    if cur.rowcount != 1:
+        current = _current_status(conn, escalation_id)
+        raise InvalidState(f"escalation is {current}", current_status=current)
+
+
 def resolve(
     conn: sqlite3.Connection, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
 ) -> None:
     """Open/acknowledged → resolved, with its callback in the same transaction."""
-    cur = conn.execute(
-        "UPDATE escalations SET status = ?, resolution_json = ? WHERE id = ? AND status IN (?, ?)",
-        (RESOLVED, to_json_text(resolution), escalation_id, OPEN, ACKNOWLEDGED),
-    )
-    if cur.rowcount != 1:
-        status = _current_status(conn, escalation_id)
-        raise InvalidState(f"escalation is {status}", current_status=status)
+    _finish(conn, escalation_id, RESOLVED, "resolution_json", resolution)
     _history(conn, escalation_id, history_event, resolution.answered_by, resolution.answered_at_ms)
     if callback is not None:
         insert_deliveries(conn, [callback])
 
 
 def cancel(conn: sqlite3.Connection, escalation_id: str, cancellation: Cancellation) -> None:
-    cur = conn.execute(
-        "UPDATE escalations SET status = ?, cancellation_json = ? WHERE id = ? AND status IN (?, ?)",
-        (CANCELLED, to_json_text(cancellation), escalation_id, OPEN, ACKNOWLEDGED),
-    )
-    if cur.rowcount != 1:
-        status = _current_status(conn, escalation_id)
-        raise InvalidState(f"escalation is {status}", current_status=status)
+    _finish(conn, escalation_id, CANCELLED, "cancellation_json", cancellation)
     _history(conn, escalation_id, "cancelled", cancellation.cancelled_by, cancellation.cancelled_at_ms)
 
 
