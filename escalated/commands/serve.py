@@ -65,7 +65,9 @@ def bootstrap_key(settings: Settings) -> str | None:
 async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.app import create_app
 
-    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False)
+    # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
+    # nothing is lost by cutting them: clients reconnect and state is in SQLite.
+    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
     await site.start()
