@@ -1,0 +1,168 @@
+"""The security suite runs against the real ``escalated serve`` subprocess.
+
+``Http`` is a plain stdlib client (any bytes, any headers) that remembers
+every response body, so a test can scan what the API ever said. Receivers
+are real aiohttp servers on port 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import itertools
+import json
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import pytest
+from aiohttp import web
+
+from tests.support.server import ServerProcess, start_server
+
+_counter = itertools.count()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{next(_counter)}"
+
+
+@attrs.frozen
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def problem(self, status: int, code: str) -> dict:
+        assert self.status == status, (self.status, self.body[:300])
+        assert self.headers.get("content-type", "").startswith("application/problem+json"), self.headers
+        body = self.json()
+        assert body["code"] == code, body
+        return body
+
+
+@attrs.define
+class Http:
+    url: str
+    seen: list[bytes] = attrs.field(factory=list)  # every response body, headers included
+
+    def request(
+        self, method: str, path: str, *, token: str | None = None, json_body: Any = None, body: bytes | None = None,
+        headers: dict | None = None, timeout_s: float = 30,
+    ) -> Response:
+        parts = urlsplit(self.url)
+        hdrs = dict(headers or {})
+        if token is not None:
+            hdrs["Authorization"] = f"Bearer {token}"
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+            resp = conn.getresponse()
+            out = Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        finally:
+            conn.close()
+        self.seen.append(repr(out.headers).encode() + out.body)
+        return out
+
+    def get(self, path: str, **kw) -> Response:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, **kw) -> Response:
+        return self.request("POST", path, **kw)
+
+
+def escalation_body(policy: str, **overrides: Any) -> dict:
+    body = {
+        "policy": policy,
+        "agentId": "sec-agent",
+        "runId": unique("run"),
+        "subject": {"type": "order", "id": "o-1", "label": "Order 1"},
+        "question": "Refund?",
+        "evidence": ["security suite"],
+        "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
+    }
+    body.update(overrides)
+    return body
+
+
+def create(http: Http, token: str, policy: str, **overrides: Any) -> dict:
+    resp = http.post("/escalations", token=token, json_body=escalation_body(policy, **overrides))
+    assert resp.status == 201, resp.body
+    return resp.json()
+
+
+def poll(check, *, timeout_s: float = 15.0, interval_s: float = 0.05, what: str = "condition"):
+    """Call ``check`` until it returns something truthy, or fail at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval_s)
+
+
+@attrs.define
+class Receiver:
+    """A real aiohttp receiver on port 0 that answers ``status`` (with ``headers``)."""
+
+    status: int = 200
+    headers: dict = attrs.field(factory=dict)
+    host: str = "127.0.0.1"
+    received: list[tuple[dict, bytes]] = attrs.field(factory=list)
+    port: int = 0
+    _runner: web.AppRunner | None = None
+
+    async def start(self) -> Receiver:
+        async def handle(request: web.Request) -> web.Response:
+            self.received.append((dict(request.headers), await request.read()))
+            return web.Response(status=self.status, headers=self.headers, text="{}", content_type="application/json")
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    def url(self, host: str | None = None) -> str:
+        host = host or self.host
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}/hook"
+
+    async def wait_for(self, n: int, *, timeout_s: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while len(self.received) < n:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"receiver got {len(self.received)} of {n} requests")
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@attrs.frozen
+class Served:
+    proc: ServerProcess
+    http: Http
+    key: str  # the bootstrap all-scope key of workspace default
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Served:
+    """One ``escalated serve`` per module, policy ``sec.open`` (no reviewers, no SLA);
+    a failed callback waits an hour for its next attempt."""
+    proc = start_server(tmp_path_factory.mktemp("sec"), "--log-level", "debug", "--retry-schedule", "1h", "--retry-for", "2h")
+    proc.cli("policy", "set", "sec.open")
+    yield Served(proc=proc, http=Http(proc.url), key=proc.bootstrap_key)
+    proc.stop()
