@@ -36,7 +36,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,7 +50,7 @@ from escalated.contracts.contractfile import (
     find_contracts_file,
     load_contracts_file,
 )
-from escalated.contracts.edit_output import buffer_async, buffer_sync
+from escalated.contracts.edit_output import GuardedContext, buffer_async, buffer_sync, is_context_manager
 from escalated.errors import EscalatedError
 
 __all__ = [
@@ -114,6 +114,14 @@ def guard(contract_id: str, thunk: Callable[[], T], /) -> T | Awaitable[T]:
     result = thunk()
     if inspect.isawaitable(result):
         return _finish_async(contract, call, result)
+    if hasattr(result, "__anext__"):  # an async stream handed out without await
+        return _guarded_async_iter(contract, call, result)
+    if is_context_manager(result):  # with client.messages.stream(...) as stream
+        return GuardedContext(
+            result,
+            finish=lambda inner: _finish_sync(contract, call, inner),
+            finish_async=lambda inner: _finish_async(contract, call, inner),
+        )
     return _finish_sync(contract, call, result)
 
 
@@ -214,6 +222,11 @@ async def _finish_async(contract: Contract, call: _Call, result: Any) -> Any:
         return _verdict(contract, escalation, value)
     _backend().file_review(_request(contract, call, text))
     return value
+
+
+async def _guarded_async_iter(contract: Contract, call: _Call, stream: Any) -> AsyncIterator[Any]:
+    async for chunk in await _finish_async(contract, call, stream):
+        yield chunk
 
 
 def _verdict(contract: Contract, escalation: dict, value: Any) -> Any:

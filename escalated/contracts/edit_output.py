@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 
@@ -39,6 +41,7 @@ class _Replay:
 
     def __init__(self, original: Any, chunks: list[Any]):
         self._original = original
+        self._buffered = chunks
         self._chunks = iter(chunks)
 
     def __iter__(self) -> _Replay:
@@ -58,6 +61,11 @@ class _Replay:
         if callable(close):
             close()
 
+    @property
+    def text_stream(self) -> Iterator[str]:
+        """Anthropic's ``stream.text_stream``, rebuilt from the buffered events."""
+        return (t for t in (_chunk_text(c) for c in self._buffered) if t)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._original, name)
 
@@ -65,7 +73,17 @@ class _Replay:
 class _AsyncReplay:
     def __init__(self, original: Any, chunks: list[Any]):
         self._original = original
+        self._buffered = chunks
         self._chunks = iter(chunks)
+
+    @property
+    def text_stream(self) -> AsyncIterator[str]:
+        async def texts() -> AsyncIterator[str]:
+            for chunk in self._buffered:
+                if text := _chunk_text(chunk):
+                    yield text
+
+        return texts()
 
     def __aiter__(self) -> _AsyncReplay:
         return self
@@ -131,3 +149,51 @@ def _render_chunks(chunks: list[Any]) -> str:
     if chunks and any(t for t in texts):
         return "".join(t or "" for t in texts)
     return "\n".join(render_output(c) for c in chunks)
+
+
+def is_context_manager(value: Any) -> bool:
+    """A stream handed out as a context manager (Anthropic's ``messages.stream``), not an iterator."""
+    if hasattr(value, "__next__") or hasattr(value, "__anext__"):
+        return False
+    return (hasattr(value, "__enter__") and hasattr(value, "__exit__")) or (
+        hasattr(value, "__aenter__") and hasattr(value, "__aexit__")
+    )
+
+
+class GuardedContext:
+    """Runs the guard on what the wrapped manager yields, inside ``with`` / ``async with``.
+
+    ``finish`` / ``finish_async`` buffer the stream, review or decide, and return
+    what the block should see. If they raise (a rejection), the original
+    manager is still exited so its connection is released.
+    """
+
+    def __init__(self, manager: Any, *, finish: Callable[[Any], Any], finish_async: Callable[[Any], Awaitable[Any]]):
+        self._manager = manager
+        self._finish = finish
+        self._finish_async = finish_async
+
+    def __enter__(self) -> Any:
+        inner = self._manager.__enter__()
+        try:
+            return self._finish(inner)
+        except BaseException:
+            self._manager.__exit__(*sys.exc_info())
+            raise
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self._manager.__exit__(*exc_info)
+
+    async def __aenter__(self) -> Any:
+        inner = await self._manager.__aenter__()
+        try:
+            return await self._finish_async(inner)
+        except BaseException:
+            await self._manager.__aexit__(*sys.exc_info())
+            raise
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._manager.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._manager, name)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from escalated.contracts.model import Location
 
@@ -56,16 +56,16 @@ class Rewritten:
 
 def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
     """Wrap every target call in ``source``; raises ``libcst.ParserSyntaxError`` on bad input."""
-    module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module)
+    # Freshly parsed, so nothing else holds the tree: no defensive deep copy.
+    original = cst.parse_module(source)
+    wrapper = MetadataWrapper(original, unsafe_skip_copy=True)
     finder = _CallFinder()
     wrapper.visit(finder)
-    original = wrapper.module  # the metadata wrapper works on a deep copy
 
     chosen: dict[cst.Call, Target] = {}
     skipped: list[Skip] = []
     guarded: list[Target] = []
-    conflict = _guard_name_conflict(wrapper)
+    conflict = "the module already binds the name 'guard' to something else" if finder.binds_guard else None
     for target in targets:
         found = finder.lookup(target.location)
         if found is None:
@@ -105,8 +105,11 @@ class _CallFinder(cst.CSTVisitor):
         super().__init__()
         self._stack: list[cst.CSTNode] = []
         self._by_span: dict[tuple[int, int, int, int], _Found] = {}
+        self.binds_guard = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self.binds_guard and GUARD_NAME in _bound_names(node):
+            self.binds_guard = True
         if isinstance(node, cst.Call):
             span = _span(self.get_metadata(PositionProvider, node))
             # A guard() call itself counts as guarded: a scanner span that lands
@@ -211,16 +214,46 @@ class _BodyProbe(cst.CSTVisitor):
         return True
 
 
-def _guard_name_conflict(wrapper: MetadataWrapper) -> str | None:
-    """A reason when the module binds ``guard`` to something other than our import."""
-    for scope in set(wrapper.resolve(ScopeProvider).values()):
-        if scope is None:
-            continue
-        for assignment in scope.assignments[GUARD_NAME]:
-            node = getattr(assignment, "node", None)
-            if not (isinstance(node, cst.ImportFrom) and _is_our_import(node)):
-                return "the module already binds the name 'guard' to something else"
-    return None
+def _bound_names(node: cst.CSTNode) -> set[str]:
+    """Names ``node`` binds in its scope (our own guard import excepted)."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return {node.name.value}
+    if isinstance(node, cst.Param):
+        return {node.name.value}
+    if isinstance(node, cst.ImportFrom):
+        return set() if _is_our_import(node) else _alias_names(node.names)
+    if isinstance(node, cst.Import):
+        return _alias_names(node.names)
+    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return _target_names(node.target)
+    if isinstance(node, cst.AsName):
+        return _target_names(node.name)
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        return {n.name.value for n in node.names}
+    if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+        return {node.name.value}
+    return set()
+
+
+def _alias_names(names: Sequence[cst.ImportAlias] | cst.ImportStar) -> set[str]:
+    if isinstance(names, cst.ImportStar):
+        return set()
+    out = set()
+    for alias in names:
+        if alias.asname is None:
+            # "import a.b" binds "a"; "from m import x" binds "x".
+            out.add(cst.Module([]).code_for_node(alias.name).split(".")[0])
+    return out
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
 
 
 # -- rewriting ---------------------------------------------------------------

@@ -250,3 +250,59 @@ def test_the_contracts_file_is_found_above_the_callers_file(tmp_path, monkeypatc
     exec(compile(agent.read_text(), str(agent), "exec"), namespace)
     assert namespace["RESULT"] == "found"
     assert Path(tmp_path / "escalated.contracts.toml").exists()
+
+
+class _Event:
+    """An Anthropic-shaped stream event: ``event.delta.text``."""
+
+    def __init__(self, text: str):
+        self.delta = type("Delta", (), {"text": text})()
+
+
+class _MessageStreamManager:
+    """Shaped like Anthropic's ``client.messages.stream(...)``: a context manager yielding a stream."""
+
+    def __init__(self, texts: list[str]):
+        self._events = iter([_Event(t) for t in texts])
+        self.exited = False
+
+    def __enter__(self):
+        stream = self
+
+        class MessageStream:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return next(stream._events)
+
+            @property
+            def text_stream(self):
+                return (event.delta.text for event in self)
+
+        return MessageStream()
+
+    def __exit__(self, *exc_info):
+        self.exited = True
+
+
+async def test_a_stream_context_manager_is_buffered_and_its_text_stream_replayed(env):
+    manager = _MessageStreamManager(["Hello ", "reviewer"])
+    with guard("billing.reviewed", lambda: manager) as stream:
+        assert list(stream.text_stream) == ["Hello ", "reviewer"]
+    assert manager.exited
+    assert escalated.guard.flush(timeout_s=10)
+    filed = await _filed(env, os.environ["ESCALATED_RUN_ID"])
+    assert [e["evidence"][0] for e in filed] == ["Model output:\nHello reviewer"]
+
+
+async def test_an_async_stream_is_buffered_for_review_and_replayed(env):
+    async def astream():
+        for chunk in ("one ", "two"):
+            yield chunk
+
+    chunks = [chunk async for chunk in guard("billing.reviewed", lambda: astream())]
+    assert chunks == ["one ", "two"]
+    assert escalated.guard.flush(timeout_s=10)
+    filed = await _filed(env, os.environ["ESCALATED_RUN_ID"])
+    assert [e["evidence"][0] for e in filed] == ["Model output:\none two"]

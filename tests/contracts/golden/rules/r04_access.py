@@ -1,0 +1,15 @@
+"""R4: a tool that changes permissions."""
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from escalated.guard import guard
+
+
+@tool
+def grant_role(user_id: str, role: str) -> str:
+    """Give a user a role in the workspace."""
+    return f"{user_id} is now {role}"
+
+
+def admin_assistant(request: str):
+    model = ChatOpenAI(model="gpt-4o").bind_tools([grant_role])
+    return guard("r04_access.admin_assistant", lambda: model.invoke(request))

@@ -1,0 +1,166 @@
+"""``contracts apply`` over every call style of the scan corpus, against golden files.
+
+The project is the corpus with a contract for every call (drafted by ``init``,
+accepting each). Regenerate the golden files after a deliberate change with
+``ESCALATED_UPDATE_GOLDEN=1 pytest tests/contracts/test_apply_golden.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.contracts.cli_edit import apply, init
+from escalated.contracts.contractfile import load_contracts
+from escalated.contracts.discovery import scan_source, scan_tree
+from escalated.contracts.edit_apply import FileChangedOnDisk, build_change_set, write_change_set
+
+HERE = Path(__file__).parent
+CORPUS = HERE / "corpus"
+GOLDEN = HERE / "golden"
+UPDATE = os.environ.get("ESCALATED_UPDATE_GOLDEN") == "1"
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory) -> Path:
+    """The corpus with an accepted contract for every uncovered call (made once: init is slow-ish)."""
+    root = tmp_path_factory.mktemp("initialised") / "project"
+    shutil.copytree(CORPUS, root)
+    calls = len(scan_tree(root).calls)
+    result = CliRunner().invoke(init, [str(root)], input="a\n" * calls, env={"EDITOR": None, "VISUAL": None})
+    assert result.exit_code == 0, result.output
+    assert (root / "escalated.contracts.toml").exists()
+    return root
+
+
+@pytest.fixture
+def project(initialised, tmp_path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(initialised, root)
+    return root
+
+
+def _apply(root: Path, *args: str, input: str | io.BytesIO | None = None):
+    return CliRunner().invoke(apply, [str(root), *args], input=input)
+
+
+def test_apply_wraps_every_call_style_as_the_golden_files_show(project):
+    before = _snapshot(project)
+    result = _apply(project, "--yes")
+    assert result.exit_code == 0, result.output
+    after = _snapshot(project)
+    changed = {rel: data for rel, data in after.items() if before.get(rel) != data}
+    if UPDATE:
+        shutil.rmtree(GOLDEN, ignore_errors=True)
+        for rel, data in {**changed, "escalated.contracts.toml": after["escalated.contracts.toml"]}.items():
+            (GOLDEN / rel).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / rel).write_bytes(data)
+    golden = _snapshot(GOLDEN)
+    assert after["escalated.contracts.toml"] == golden.pop("escalated.contracts.toml")
+    assert changed == golden
+    # Every style of the corpus is represented: sync, awaited, chained, streamed.
+    text = b"".join(changed.values()).decode()
+    assert 'await guard("' in text and ").choices[0]" in text and "messages.stream" in text
+
+
+def test_every_applied_file_parses_and_compiles(project):
+    assert _apply(project, "--yes").exit_code == 0
+    for path in project.rglob("*.py"):
+        source = path.read_text()
+        compile(ast.parse(source), str(path), "exec")
+
+
+def test_a_second_apply_changes_nothing(project):
+    assert _apply(project, "--yes").exit_code == 0
+    applied = _snapshot(project)
+    result = _apply(project, "--yes")
+    assert result.exit_code == 0
+    assert "Nothing to apply" in result.output
+    assert _snapshot(project) == applied
+
+
+def test_every_contracted_call_scans_as_covered_after_apply(project):
+    assert _apply(project, "--yes").exit_code == 0
+    contracts = load_contracts(project)
+    for call in scan_tree(project).calls:
+        if call.existing_gate is None:
+            contract = contracts.match(call)
+            assert contract is not None and call.guarded and call.guard_id == contract.id, call.location
+
+
+def test_the_diff_is_shown_and_a_refused_confirmation_writes_nothing(project):
+    before = _snapshot(project)
+    result = _apply(project, input="n\n")
+    assert result.exit_code == 1
+    assert "+from escalated.guard import guard" in result.output and "Nothing was written." in result.output
+    assert _snapshot(project) == before
+
+
+def test_diff_only_writes_nothing(project):
+    before = _snapshot(project)
+    result = _apply(project, "--diff")
+    assert result.exit_code == 0 and "--- a/rules/r02_money.py" in result.output
+    assert _snapshot(project) == before
+
+
+class _EditsWhileAsking(io.BytesIO):
+    """Stdin that changes a project file at the moment the confirmation is read."""
+
+    def __init__(self, path: Path, answer: bytes):
+        super().__init__(answer)
+        self._path = path
+
+    def _touch(self, *args) -> None:
+        # click probes the stream with read(0) when it is handed over; only a
+        # real read is the moment the answer is read.
+        if self._path is not None and args[:1] != (0,):
+            self._path.write_text(self._path.read_text() + "\n# edited by someone else\n")
+            self._path = None
+
+    def read(self, *args):
+        self._touch(*args)
+        return super().read(*args)
+
+    def read1(self, *args):
+        self._touch(*args)
+        return super().read1(*args)
+
+    def readline(self, *args):
+        self._touch(*args)
+        return super().readline(*args)
+
+
+def test_a_file_changed_on_disk_after_reading_aborts_and_leaves_every_file_untouched(project):
+    edited = project / "rules" / "r06_write.py"
+    result = _apply(project, input=_EditsWhileAsking(edited, b"y\n"))
+    assert result.exit_code == 1
+    assert "r06_write.py changed on disk since it was read; nothing was written" in result.output
+    after = _snapshot(project)
+    for rel, data in _snapshot(CORPUS).items():
+        expected = data + b"\n# edited by someone else\n" if rel == "rules/r06_write.py" else data
+        assert after[rel] == expected, rel
+
+
+def test_write_change_set_checks_every_file_before_replacing_any(project):
+    scanned = scan_tree(project)
+    change_set = build_change_set(
+        project, calls=scanned.calls, contracts=load_contracts(project), scan_source=scan_source
+    )
+    assert len(change_set.changes) > 2
+    before = _snapshot(project)
+    last = project / change_set.changes[-1].path
+    last.write_bytes(last.read_bytes() + b"\n")
+    with pytest.raises(FileChangedOnDisk):
+        write_change_set(project, change_set)
+    assert _snapshot(project) == {**before, change_set.changes[-1].path: last.read_bytes()}
+    assert not list(project.rglob("*.escalated-tmp"))
