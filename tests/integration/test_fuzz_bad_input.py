@@ -1,0 +1,112 @@
+"""Bad input never yields a 500: random JSON shapes and bytes at create and decide.
+
+One in-process server for the module; each answer must be < 500 and, when
+it is an error, application/problem+json with the matching status.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.integration.conftest import escalation_body
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+CREATE_KEYS = ["policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"]
+INNER_KEYS = ["type", "id", "label", "name", "min", "step", "options", "value", "mode", "url", "secret", "choice", "response", "reason", "amount", "kind"]
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+    | st.sampled_from(["", " ", "approve", "refunds.large", "number", "select", "webhook", "http://127.0.0.1:1/x", "a" * 70])
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.sampled_from(INNER_KEYS) | st.text(max_size=8), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@st.composite
+def create_bodies(draw):
+    """A valid body with some fields replaced, dropped or added."""
+    body = escalation_body()
+    for key in draw(st.lists(st.sampled_from(CREATE_KEYS), max_size=4, unique=True)):
+        if draw(st.booleans()):
+            body[key] = draw(json_values)
+        else:
+            body.pop(key, None)
+    if draw(st.booleans()):
+        body.update(draw(st.dictionaries(st.text(max_size=10), json_values, max_size=2)))
+    return body
+
+
+RESPONSE_FIELDS = [
+    {"type": "number", "name": "amount", "label": "Amount", "min": 0.5, "step": 0.25},
+    {"type": "select", "name": "kind", "label": "Kind", "options": [{"value": "a", "label": "A"}]},
+]
+decide_bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "choice": st.sampled_from(["approve", "deny"]) | json_values,
+        "reason": json_values,
+        "response": st.fixed_dictionaries(
+            {}, optional={"amount": scalars, "kind": scalars, "other": scalars}
+        )
+        | json_values,
+    },
+) | json_values
+
+
+def check(resp) -> None:
+    assert resp.status < 500, resp.body
+    if resp.status >= 400:
+        assert resp.content_type == "application/problem+json", resp.headers
+        assert resp.json()["status"] == resp.status
+
+
+def post_raw(api, path, token, raw: bytes):
+    return api.post(path, token=token, body=raw, headers={"Content-Type": "application/json"})
+
+
+@pytest.fixture(scope="module")
+def open_with_fields(live, admin_key):
+    """An escalation whose decides all fail validation (a choice nobody can send wins nothing)."""
+    return live.create(admin_key, responseFields=RESPONSE_FIELDS)
+
+
+@FUZZ
+@given(body=create_bodies())
+def test_create_with_mutated_bodies_never_500s(live, admin_key, body):
+    check(live.api.post("/escalations", token=admin_key, json_body=body))
+
+
+@FUZZ
+@given(value=json_values)
+def test_create_with_any_json_value_never_500s(live, admin_key, value):
+    check(post_raw(live.api, "/escalations", admin_key, json.dumps(value).encode()))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=200))
+def test_create_with_random_bytes_never_500s(live, admin_key, raw):
+    check(post_raw(live.api, "/escalations", admin_key, raw))
+
+
+@FUZZ
+@given(body=decide_bodies)
+def test_decide_with_random_bodies_never_500s(live, admin_key, body):
+    esc = live.create(admin_key, responseFields=RESPONSE_FIELDS)
+    check(post_raw(live.api, f"/escalations/{esc['id']}/decide", admin_key, json.dumps(body).encode()))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=200))
+def test_decide_with_random_bytes_never_500s(live, admin_key, open_with_fields, raw):
+    check(post_raw(live.api, f"/escalations/{open_with_fields['id']}/decide", admin_key, raw))
