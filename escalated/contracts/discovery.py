@@ -8,11 +8,11 @@ instead of dropping them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from escalated.contracts import apis, rules
 from escalated.contracts.index import ModuleIndex, Scope
@@ -46,13 +46,24 @@ def _is_guard(call: cst.Call, resolver: Resolver) -> bool:
     return isinstance(call.func, cst.Name) and call.func.value == "guard"
 
 
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """Line/column spans of every node.
+
+    The provider's own code generation pass is all we need; the metadata
+    wrapper adds a second full visit that costs as much again.
+    """
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # pragma: no cover - a libcst without these internals
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
     """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
     module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    index = ModuleIndex()
-    module.visit(index)
+    index = ModuleIndex().build(module)
     resolver = Resolver(index)
     matches: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
@@ -61,6 +72,9 @@ def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
             matches.append((call, scope, found))
     if not matches:
         return ()
+    positions = _positions(module)
+    # Ordinals follow source order, whatever order the walk met the calls in.
+    matches.sort(key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
 
     def line_of(node: cst.CSTNode) -> int:
         found = positions.get(node)

@@ -6,6 +6,8 @@ the syntax tree is walked once per file.
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 MODULE_SCOPE = "<module>"
@@ -23,7 +25,7 @@ class Scope:
         self.params: dict[str, cst.Param] = {}
 
 
-class ModuleIndex(cst.CSTVisitor):
+class ModuleIndex:
     def __init__(self) -> None:
         self.imports: dict[str, str] = {}
         self.scopes: dict[str, Scope] = {}
@@ -50,19 +52,30 @@ class ModuleIndex(cst.CSTVisitor):
         self._span: dict[int, tuple[int, int]] = {}
         self._stack: list[cst.CSTNode] = []
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self._stack.append(node)
-        self._span[id(node)] = (len(self.order), -1)
-        self.order.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._stack.pop()
-        start, _ = self._span[id(original_node)]
-        self._span[id(original_node)] = (start, len(self.order))
+    def build(self, module: cst.Module) -> ModuleIndex:
+        """Walk ``module`` once. A plain walk over the node fields: libcst's
+        visitor machinery rebuilds every node and costs several times more."""
+        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        while stack:
+            node, leaving = stack.pop()
+            name = type(node).__name__
+            if leaving:
+                leave = getattr(self, f"leave_{name}", None)
+                if leave is not None:
+                    leave(node)
+                start, _ = self._span[id(node)]
+                self._span[id(node)] = (start, len(self.order))
+                continue
+            self._span[id(node)] = (len(self.order), -1)
+            self.order.append(node)
+            visit = getattr(self, f"visit_{name}", None)
+            if visit is not None:
+                visit(node)
+            stack.append((node, True))
+            for child in reversed(_children(node)):
+                self.parents[id(child)] = node
+                stack.append((child, False))
+        return self
 
     def subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """``node`` and everything below it, in source order."""
@@ -169,6 +182,30 @@ class ModuleIndex(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self._scope))
+
+
+_SKIPPED_FIELDS = frozenset({"lpar", "rpar", "comma", "semicolon", "colon", "equal", "dot", "star", "operator",
+                             "header", "footer", "leading_lines", "lines_after_decorators", "trailing_whitespace",
+                             "newline", "asynchronous", "default_newline", "default_indent"})  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(node)  # type: ignore[arg-type]
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )  # fmt: skip
+        _FIELDS[type(node)] = names
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, tuple | list):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
 
 
 def target_key(target: cst.BaseExpression) -> str | None:
