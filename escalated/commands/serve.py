@@ -105,7 +105,7 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
-@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True)
+@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
 def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, max_body, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
