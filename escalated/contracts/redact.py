@@ -36,7 +36,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
-_HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
+_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]{32,}$")
 _IDENTIFIER_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,47}$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$")
 _NUMBER = re.compile(r"^[+-]?\d[\d_,.]*$")
@@ -166,4 +166,4 @@ def _without_bare_strings(body):
 
 def is_safe_name(text: str) -> bool:
     """A dotted identifier with nothing secret in it: safe to send as it is."""
-    return bool(re.fullmatch(r"[A-Za-z_<][A-Za-z0-9_.:<>-]{0,127}", text)) and not looks_secret(text)
+    return bool(re.fullmatch(r"[A-Za-z_<][A-Za-z0-9_.:<>()-]{0,127}", text)) and not looks_secret(text)
