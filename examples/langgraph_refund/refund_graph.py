@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 import attrs
-
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
@@ -41,7 +41,7 @@ class RefundState(TypedDict, total=False):
 def build_graph(client: EscalatedClient, *, resume_url: str, secret: str, agent_id: str = "refund-agent") -> Any:
     """The compiled graph; ``resume_url`` is where the receiver listens."""
 
-    async def review(state: RefundState, config: dict) -> dict:
+    async def review(state: RefundState, config: RunnableConfig) -> dict:
         thread_id = config["configurable"]["thread_id"]
         escalation = await client.create_escalation(
             policy=POLICY,
