@@ -112,9 +112,10 @@ def poll(check, *, timeout_s: float = 15.0, interval_s: float = 0.05, what: str 
 
 @attrs.define
 class Receiver:
-    """A real aiohttp receiver on port 0 that answers ``status`` (with ``headers``)."""
+    """A real aiohttp receiver on port 0: answers from ``script`` first, then ``status``."""
 
     status: int = 200
+    script: list[int] = attrs.field(factory=list)
     headers: dict = attrs.field(factory=dict)
     host: str = "127.0.0.1"
     received: list[tuple[dict, bytes]] = attrs.field(factory=list)
@@ -124,7 +125,8 @@ class Receiver:
     async def start(self) -> Receiver:
         async def handle(request: web.Request) -> web.Response:
             self.received.append((dict(request.headers), await request.read()))
-            return web.Response(status=self.status, headers=self.headers, text="{}", content_type="application/json")
+            status = self.script.pop(0) if self.script else self.status
+            return web.Response(status=status, headers=self.headers, text="{}", content_type="application/json")
 
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handle)
