@@ -29,6 +29,12 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "langchain.agents.AgentExecutor": ("langchain", "agent"),
     "langchain.agents.initialize_agent": ("langchain", "agent"),
     "langchain.chat_models.init_chat_model": ("langchain", "chat"),
+    # instructor wraps an SDK client and keeps its call shape.
+    "instructor.from_openai": ("openai", "client"),
+    "instructor.patch": ("openai", "client"),
+    "instructor.apatch": ("openai", "client"),
+    "instructor.from_anthropic": ("anthropic", "client"),
+    "instructor.from_genai": ("google-genai", "client"),
     "langchain.chat_models.base.init_chat_model": ("langchain", "chat"),
 }  # fmt: skip
 
@@ -38,6 +44,7 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 # LangChain model classes: any name like these imported from a langchain* package.
 _LANGCHAIN_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^\w*LLM$|^(?:OpenAI|Ollama|VertexAI|BaseChatModel|BaseLanguageModel)$")
 
+_CHAIN = re.compile(r"^[A-Z]\w*(?:Chain|QA)$")
 _AGENT_BUILDER = re.compile(r"^create_\w*agent$|^initialize_agent$|^AgentExecutor$")
 
 # Methods per (provider, kind) that send a request to a model.
@@ -71,6 +78,9 @@ RUNNABLE_DERIVERS = frozenset({
     "bind_tools", "with_structured_output", "bind", "with_config", "with_retry",
     "with_fallbacks", "configurable_fields", "configurable_alternatives", "pipe",
 })  # fmt: skip
+
+# Response wrappers that keep the call's shape: client.chat.completions.with_raw_response.create
+TRANSPARENT_SEGMENTS = frozenset({"with_raw_response", "with_streaming_response", "with_options"})
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
@@ -107,6 +117,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
         return ("langchain", "chat")
     if module.startswith(("langchain", "langgraph")) and _AGENT_BUILDER.match(name):
         return ("langchain", "agent")
+    if qualified.startswith("langchain") and any(_CHAIN.match(part) for part in qualified.split(".")[1:]):
+        return ("langchain", "runnable")  # LLMChain(...), RetrievalQA.from_chain_type(...)
     return None
 
 

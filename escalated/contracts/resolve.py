@@ -42,6 +42,7 @@ class Resolver:
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
         self.bindings: dict[tuple[str, str], Kind] = {}
+        self._depth = 0
         # Two passes reach names bound after their first use (a module-level
         # client defined below the functions that use it).
         for _ in range(2):
@@ -145,6 +146,11 @@ class Resolver:
             found = apis.constructor(qualified)
             if found is not None:
                 return Kind(found[0], found[1], origin=node)
+        if isinstance(node.func, cst.Name) and self._depth < 3:
+            # client = get_client(): read what the module's own helper returns.
+            helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
+            if helper is not None:
+                return self._returned_kind(helper)
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             inner = self.kind_of(node.func.value, scope)
@@ -157,6 +163,18 @@ class Resolver:
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
         return None
+
+    def _returned_kind(self, helper: Scope) -> Kind | None:
+        self._depth += 1
+        try:
+            for node in self.index.subtree(helper.node):
+                if isinstance(node, cst.Return) and node.value is not None:
+                    found = self.kind_of(node.value, helper)
+                    if found is not None:
+                        return found
+            return None
+        finally:
+            self._depth -= 1
 
     # -- calls -----------------------------------------------------------
     def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
@@ -172,7 +190,7 @@ class Resolver:
             func = func.value
             kind = self.kind_of(func, scope)
             if kind is not None:
-                api = ".".join(chain)
+                api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
                 if api in apis.apis_for(kind.provider, kind.kind):
                     return Match(kind.provider, api, kind.confidence, kind)
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
@@ -200,6 +218,7 @@ class Resolver:
         tail = dotted_tail(node.func)
         if tail is None:
             return None
+        tail = ".".join(p for p in tail.split(".") if p not in apis.TRANSPARENT_SEGMENTS)
         root = _root_name(node.func)
         foreign = root is not None and root in self.index.imports and not _is_provider_module(self.index.imports[root])
         for shape, provider in apis.SHAPE_FALLBACKS:

@@ -129,3 +129,28 @@ def test_a_syntax_error_raises() -> None:
 def test_same_source_gives_the_same_result() -> None:
     source = (CORPUS_FILE := __import__("pathlib").Path(__file__).parent / "corpus" / "rules" / "r02_money.py").read_text()
     assert scan_source(source, CORPUS_FILE.name) == scan_source(source, CORPUS_FILE.name)
+
+
+def test_wrapped_clients_and_helpers_resolve() -> None:
+    calls = scan_source(
+        "import instructor\nfrom openai import OpenAI\n"
+        "def get_client():\n    return OpenAI()\n"
+        "patched = instructor.from_openai(OpenAI())\n"
+        "def a():\n    return get_client().chat.completions.with_raw_response.create(model='m', messages=[])\n"
+        "def b():\n    return patched.chat.completions.create(model='m', response_model=int, messages=[])\n",
+        "a.py",
+    )
+    assert [(c.function, c.api, c.confidence) for c in calls] == [
+        ("a", "chat.completions.create", "high"),
+        ("b", "chat.completions.create", "high"),
+    ]
+
+
+def test_legacy_langchain_chains_are_model_calls() -> None:
+    call = one(
+        "from langchain.chains import RetrievalQA\nfrom langchain_openai import ChatOpenAI\n"
+        "def ask(q, retriever):\n"
+        "    qa = RetrievalQA.from_chain_type(llm=ChatOpenAI(), retriever=retriever)\n"
+        "    return qa.run(q)\n"
+    )
+    assert (call.provider, call.api) == ("langchain", "run")
