@@ -333,19 +333,22 @@ class EscalatedClient:
         last_id: str | None = None
         reconnects = 0
         while True:
+            delay_s = reconnect_delay_s
             try:
                 async for event in self._event_stream(last_id, on_connect=on_connect):
                     reconnects = 0
                     last_id = event.id or last_id
                     yield event
-            except ServerUnreachable:
-                if max_reconnects is not None and reconnects >= max_reconnects:
+            except ApiError as error:
+                if not _is_retryable(error) or (max_reconnects is not None and reconnects >= max_reconnects):
                     raise
+                if error.retry_after_s is not None:
+                    delay_s = min(MAX_RETRY_AFTER_S, error.retry_after_s)
             else:
                 if max_reconnects is not None and reconnects >= max_reconnects:
                     return
             reconnects += 1
-            await asyncio.sleep(reconnect_delay_s)
+            await asyncio.sleep(delay_s)
 
     async def _event_stream(self, last_id: str | None, *, on_connect: Callable[[], Any] | None) -> AsyncIterator[Event]:
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}

@@ -232,3 +232,14 @@ async def test_events_raises_auth_errors_instead_of_reconnecting(serve):
                 pass
     assert caught.value.code == "unauthenticated"
     assert len(peer.requests) == 1
+
+
+async def test_events_reconnects_after_a_5xx_and_stops_after_max_reconnects(serve):
+    peer = Peer(problem(503), problem(502), problem(503))
+    url = await serve(peer)
+    async with EscalatedClient(url, "ain_live_x") as client:
+        with pytest.raises(ApiError) as caught:
+            async for _ in client.events(reconnect_delay_s=0.01, max_reconnects=2):
+                pass
+    assert caught.value.status == 503
+    assert len(peer.requests) == 3
