@@ -111,9 +111,10 @@ def constructor(qualified: str) -> tuple[str, str] | None:
     if qualified in CONSTRUCTORS:
         return CONSTRUCTORS[qualified]
     module, _, name = qualified.rpartition(".")
-    if module.startswith("langchain") and _LANGCHAIN_MODEL.match(name):
+    # langchain_openai, langchain_community.chat_models, databricks_langchain, ...
+    if "langchain" in module and _LANGCHAIN_MODEL.match(name):
         return ("langchain", "chat")
-    if module.startswith("langchain") and name in {"init_chat_model", "load_chat_model"}:
+    if "langchain" in module and name in {"init_chat_model", "load_chat_model"}:
         return ("langchain", "chat")
     if module.startswith(("langchain", "langgraph")) and _AGENT_BUILDER.match(name):
         return ("langchain", "agent")
@@ -124,7 +125,7 @@ def constructor(qualified: str) -> tuple[str, str] | None:
 
 def annotation_kind(qualified: str) -> tuple[str, str] | None:
     """A parameter annotated with a client class holds an instance of it."""
-    if qualified.startswith("langchain") and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "Runnable"}:
+    if "langchain" in qualified and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "Runnable"}:
         return ("langchain", "chat")
     return constructor(qualified)
 

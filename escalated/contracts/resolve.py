@@ -43,15 +43,18 @@ class Resolver:
         self.index = index
         self.bindings: dict[tuple[str, str], Kind] = {}
         self._depth = 0
+        self._returns: dict[str, Kind | None] = {}
         # Two passes reach names bound after their first use (a module-level
         # client defined below the functions that use it).
         for _ in range(2):
+            self._returns = {}
             for scope, key, value in index.assignments:
                 self._record(scope, key, value)
             for (class_name, key), value in index.class_attrs.items():
                 kind = self.kind_of(value, index.module_scope)
                 if kind is not None:
                     self.bindings.setdefault((class_name, key), kind)
+        self._returns = {}
 
     def _record(self, scope: Scope, key: str, value: cst.BaseExpression) -> None:
         kind = self.kind_of(value, scope)
@@ -165,6 +168,19 @@ class Resolver:
         return None
 
     def _returned_kind(self, helper: Scope) -> Kind | None:
+        if helper.qualname in self._returns:
+            return self._returns[helper.qualname]
+        self._returns[helper.qualname] = None  # recursion stops here
+        found = self._compute_returned_kind(helper)
+        self._returns[helper.qualname] = found
+        return found
+
+    def _compute_returned_kind(self, helper: Scope) -> Kind | None:
+        returns = getattr(helper.node, "returns", None)
+        if returns is not None:
+            annotated = self._annotation(returns.annotation)
+            if annotated is not None:
+                return annotated
         self._depth += 1
         try:
             for node in self.index.subtree(helper.node):
