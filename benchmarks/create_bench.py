@@ -1,0 +1,201 @@
+"""Create throughput and latency, with its baseline in the same run.
+
+    .venv/bin/python benchmarks/create_bench.py [--duration 10] [--connections 48]
+
+1. wrk (closed loop, N connections) against a bare aiohttp handler that
+   parses the same JSON and answers 201 — the ceiling of aiohttp on this
+   machine — then against ``escalated serve --durability full`` and
+   ``--durability normal``: req/s, the ratio to the baseline, p50/p99.
+2. A paced client at a fixed rate (default 1,000 req/s, open loop, latency
+   from each request's due time) against ``--durability full``: p50/p99/max.
+3. The writer's group commit: jobs vs commits in each server run.
+
+Needs wrk (Debian: apt-get install wrk); without it step 1 uses the paced
+client's connections in a closed loop instead (slower client, lower figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402
+    ROOT,
+    Server,
+    build_request,
+    cli,
+    cpu_s,
+    has_tool,
+    load_note,
+    machine,
+    paced,
+    scratch_dir,
+    spawn_listening,
+    stop_process,
+    summary_ms,
+)
+
+POLICY = "bench.create"
+
+
+def create_body(receiver_url: str = "http://127.0.0.1:9/resume") -> bytes:
+    """A realistic create: a few evidence lines, two choices, a signed resume target."""
+    return orjson.dumps(
+        {
+            "policy": POLICY,
+            "agentId": "billing-agent",
+            "runId": "thread-42",
+            "subject": {"type": "order", "id": "o-981", "label": "Order #981"},
+            "question": "Refund 1,200 EUR to the customer for order #981?",
+            "evidence": [
+                "Customer reports the parcel never arrived (ticket 5521).",
+                "Carrier tracking shows 'delivered' but no signature.",
+                "Customer has 14 orders and no prior refund requests.",
+            ],
+            "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
+            "resume": {"mode": "webhook", "url": receiver_url, "secret": "whsec_bench_0123456789abcdef"},
+        }
+    )
+
+
+_UNIT = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(text: str) -> float:
+    m = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+def run_wrk(url: str, body_file: Path, token: str, *, connections: int, duration_s: int) -> dict:
+    env = {**os.environ, "BENCH_BODY_FILE": str(body_file), "BENCH_TOKEN": token}
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", "-s", str(ROOT / "benchmarks" / "create.lua"), url + "/escalations"]  # fmt: skip
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration_s + 60, check=True).stdout
+    result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+    for pct in ("50", "99"):
+        result[f"p{pct}"] = _ms(re.search(rf"\s{pct}%\s+([\d.]+\w+)", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    result["non2xx"] = int(bad.group(1)) if bad else 0
+    result["socket_errors"] = errors.group(1) if errors else ""
+    return result
+
+
+def run_closed_loop(url: str, body: bytes, token: str, *, connections: int, duration_s: int) -> dict:
+    """Fallback without wrk: the paced client at a rate no server here reaches."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+    request = build_request("POST", host, int(port), "/escalations", body=body, headers=headers)
+    lat, statuses, rate = asyncio.run(
+        paced(host, int(port), request, rate_per_s=20_000, duration_s=duration_s, connections=connections)
+    )
+    from harness import percentile
+
+    ms = [v * 1000 for v in lat]
+    return {"rps": rate, "p50": percentile(ms, 50), "p99": percentile(ms, 99),
+            "non2xx": sum(n for s, n in statuses.items() if not 200 <= s < 300), "socket_errors": ""}  # fmt: skip
+
+
+def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
+    """Warm up, then measure; also the server's CPU time per request."""
+    if has_tool("wrk"):
+        run_wrk(url, body_file, token, connections=args.connections, duration_s=2)
+        cpu0 = cpu_s(pid)
+        result = run_wrk(url, body_file, token, connections=args.connections, duration_s=args.duration)
+    else:
+        cpu0 = cpu_s(pid)
+        result = run_closed_loop(url, body_file.read_bytes(), token, connections=args.connections, duration_s=args.duration)
+    result["cpu_us"] = (cpu_s(pid) - cpu0) / (result["rps"] * args.duration) * 1e6
+    return result
+
+
+def escalated_run(work: Path, durability: str, body_file: Path, args) -> tuple[dict, Server]:
+    db = work / f"{durability}.db"
+    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
+    server = Server(db=db, args=("--durability", durability)).start()
+    try:
+        result = load(server.url, body_file, server.key, args, pid=server.pid)
+    finally:
+        server.stop()
+    return result, server
+
+
+def bare_run(work: Path, body_file: Path, args) -> dict:
+    proc, text, _ = spawn_listening([sys.executable, str(ROOT / "benchmarks" / "_bare_aiohttp.py")], work / "bare.log")
+    try:
+        url = re.search(r"Listening on (http://\S+)", text).group(1)
+        return load(url, body_file, "", args, pid=proc.pid)
+    finally:
+        stop_process(proc)
+
+
+def paced_run(work: Path, body: bytes, args) -> tuple[tuple, Server]:
+    db = work / "paced.db"
+    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
+    server = Server(db=db, args=("--durability", "full")).start()
+    try:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.key}"}
+        request = build_request("POST", server.host, server.port, "/escalations", body=body, headers=headers)
+        asyncio.run(paced(server.host, server.port, request, rate_per_s=args.rate, duration_s=2, connections=32))
+        result = asyncio.run(
+            paced(server.host, server.port, request, rate_per_s=args.rate, duration_s=args.paced_duration, connections=32)
+        )
+    finally:
+        server.stop()
+    return result, server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (after a 2 s warm-up)")
+    parser.add_argument("--connections", type=int, default=48)
+    parser.add_argument("--rate", type=float, default=1000.0, help="paced requests per second")
+    parser.add_argument("--paced-duration", type=float, default=10.0)
+    args = parser.parse_args()
+
+    work = scratch_dir("escalated-create-")
+    body = create_body()
+    body_file = work / "body.json"
+    body_file.write_bytes(body)
+    client = "wrk -t1" if has_tool("wrk") else "paced client (closed loop; wrk not found)"
+    print(f"machine: {machine()}; {load_note()}")
+    print(f"data: {work}; body {len(body)} bytes; load: {client}, {args.connections} connections, {args.duration} s")
+
+    bare = bare_run(work, body_file, args)
+    full, full_server = escalated_run(work, "full", body_file, args)
+    normal, normal_server = escalated_run(work, "normal", body_file, args)
+    (lat, statuses, achieved), paced_server = paced_run(work, body, args)
+
+    print()
+    print(f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}  errors")
+    for name, r in (("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
+                    ("escalated --durability normal", normal)):  # fmt: skip
+        errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
+        print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}{r['cpu_us']:>12.0f}  {errs}")
+    print()
+    for name, s in (("full", full_server), ("normal", normal_server)):
+        if s.writer_commits:
+            print(f"group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "
+                  f"({s.writer_jobs / s.writer_commits:.1f} jobs per commit)")  # fmt: skip
+    print()
+    print(f"paced create at {args.rate:.0f} req/s for {args.paced_duration:.0f} s (--durability full, open loop): "
+          f"achieved {achieved:.0f} req/s, statuses {statuses}")  # fmt: skip
+    print(f"  latency {summary_ms(lat)}")
+    if paced_server.writer_commits:
+        print(f"  group commit: {paced_server.writer_jobs} jobs in {paced_server.writer_commits} commits")
+    print()
+    print(f"target: full >= 0.5x bare -> {full['rps'] / bare['rps']:.2f}x; "
+          f"p99 at {args.rate:.0f} req/s < 10 ms -> {sorted(lat)[int(0.99 * (len(lat) - 1))] * 1000:.2f} ms")  # fmt: skip
+    time.sleep(0)
+
+
+if __name__ == "__main__":
+    main()
