@@ -108,7 +108,13 @@ _EXACT_CODE = frozenset({
     "os.spawnl", "os.spawnv", "commands.getoutput", "runpy.run_path", "runpy.run_module",
     "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec",
 })  # fmt: skip
-_SQL_SINKS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "from_statement", "extra", "RawSQL", "text", "sql"})
+_SQL_EXECUTE = frozenset({"execute", "executemany", "executescript", "exec_driver_sql", "query", "fetch", "fetchrow", "fetchval"})
+# Receivers that make "execute" a database call (executor.execute(name, args) is not).
+_DB_WORDS = frozenset({
+    "cursor", "cur", "conn", "connection", "db", "database", "session", "engine", "con", "sql", "sqlite",
+    "sqlite3", "duckdb", "pg", "postgres", "mysql", "psycopg", "psycopg2", "asyncpg", "pool", "bigquery", "snowflake",
+})  # fmt: skip
+_SQL_FUNCTIONS = frozenset({"read_sql", "read_sql_query", "from_statement", "RawSQL", "sqlalchemy.text", "sqlalchemy.sql.text"})
 _HTML_SINKS = frozenset({"Markup", "mark_safe", "render_template_string", "HTMLResponse", "HTML", "from_string", "Template", "html"})
 
 
@@ -130,12 +136,22 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
         out.append(finding("R1", f"{dotted}()", line))
     elif root == "subprocess" or full in _EXACT_CODE - {"compile"}:
         out.append(finding("R1", f"{dotted}()", line))
-    if tainted and (last in _SQL_SINKS and len(parts) > 1 or last in {"RawSQL"}):
+    if tainted and _is_sql_sink(parts, full):
         out.append(finding("R8", f"SQL: {dotted}()", line))
     if tainted and last in _HTML_SINKS:
         out.append(finding("R8", f"HTML: {dotted}()", line))
     out.extend(classify_name(dotted, line=line, qualified=qualified))
     return out
+
+
+def _is_sql_sink(parts: list[str], full: str) -> bool:
+    last = parts[-1]
+    if last in _SQL_FUNCTIONS or full in _SQL_FUNCTIONS:
+        return True
+    if last == "raw" and "objects" in parts:  # Django Model.objects.raw(sql)
+        return True
+    receiver = set(words(".".join(parts[:-1])))
+    return last in _SQL_EXECUTE and len(parts) > 1 and bool(receiver & _DB_WORDS)
 
 
 def classify_name(name: str, *, line: int, qualified: str | None = None, subject: str = "call") -> list[Finding]:

@@ -30,7 +30,7 @@ _TOOLS_SECOND = frozenset({
     "create_react_agent", "create_agent", "create_tool_calling_agent", "create_openai_tools_agent",
     "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
 })  # fmt: skip
-_SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query"})
+_SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
 @attrs.define

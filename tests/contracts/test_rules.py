@@ -176,3 +176,13 @@ def test_tool_schema_resolved_through_a_dispatch_table() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules == ("R3",)
+
+
+@pytest.mark.parametrize(
+    ("callee", "is_sink"),
+    [("cursor.execute", True), ("self.db.execute", True), ("pd.read_sql", True), ("User.objects.raw", True),
+     ("executor.execute", False), ("self.tool_runner.execute", False)],
+)  # fmt: skip
+def test_sql_sinks_need_a_database_receiver(callee: str, is_sink: bool) -> None:
+    found = rules.classify_callee(callee, line=1, tainted=True)
+    assert ("R8" in {f.rule for f in found}) is is_sink
