@@ -58,4 +58,7 @@ def format_duration_s(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
-    return f"{seconds:g}s"
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    # Not :g, whose exponent form (1e+06s) parse_duration_s would refuse.
+    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
