@@ -11,6 +11,7 @@ plain line in the status bar and a refresh, never a crash.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from textual import work
@@ -103,10 +104,12 @@ class ReviewApp(App[None]):
     @work(group="stream", exclusive=True)
     async def stream_loop(self) -> None:
         try:
-            async for event in self.backend.events():
-                escalation = event.data.get("escalation")
-                if isinstance(escalation, dict) and "id" in escalation:
-                    self.apply(escalation)
+            # aclosing: when the app quits, the stream's HTTP response is closed too.
+            async with contextlib.aclosing(self.backend.events()) as events:
+                async for event in events:
+                    escalation = event.data.get("escalation")
+                    if isinstance(escalation, dict) and "id" in escalation:
+                        self.apply(escalation)
         except ApiError:
             # No /events on this server, or not allowed: the poll carries on alone.
             return

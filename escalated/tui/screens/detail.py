@@ -46,6 +46,7 @@ class DetailScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(StatusLine).show(*self.app.status)
+        self.query_one("#body").focus()  # so arrow keys scroll a long detail
         self.redraw()
         self.load_deliveries()
         self.set_interval(1.0, self.redraw)

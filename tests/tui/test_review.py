@@ -1,0 +1,188 @@
+"""Driving the reviewer TUI with Pilot against a real server, at 80x24."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, RadioSet, Select
+
+from escalated.tui.components.escalation_table import EscalationTable
+from escalated.tui.components.status_line import StatusLine
+from escalated.tui.screens.decide import DecideScreen
+from escalated.tui.screens.detail import DetailScreen
+from escalated.tui.screens.help import HelpScreen
+from escalated.tui.screens.inbox import InboxScreen
+from tests.tui.conftest import REFUND_FIELDS, create, server_state, wait_until
+
+SIZE = (80, 24)
+
+
+def rows(app) -> list[str]:
+    return [key.value for key in app.screen.query_one(EscalationTable).rows]
+
+
+def status_text(app) -> str:
+    return str(app.screen.query_one(StatusLine).content)
+
+
+async def pick_first_choice(pilot) -> None:
+    pilot.app.screen.query_one(RadioSet).focus()
+    await pilot.press("enter")
+
+
+async def test_inbox_lists_only_the_escalations_routed_to_the_reviewer(setup):
+    async with setup.agent() as agent:
+        mine = await create(agent, label="Order #1")
+        await create(agent, policy="ops.other", label="Not mine")
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app), what="the first load")
+            assert rows(app) == [mine["id"]]
+            table = app.screen.query_one(EscalationTable)
+            assert "Order #1" in str(table.get_row(mine["id"]))
+
+
+async def test_a_new_escalation_appears_without_a_key_press(setup):
+    async with setup.agent() as agent:
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: "visible to you" in status_text(app), what="the first load")
+            assert rows(app) == []
+            created = await create(agent, label="Order #2")
+            await wait_until(pilot, lambda: rows(app) == [created["id"]], timeout_s=3, what="the new row")
+
+
+async def test_acknowledge_is_recorded_on_the_server(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("a")
+            after = await server_state(agent, escalation["id"], lambda e: e["acknowledgedBy"])
+            assert (after["status"], after["acknowledgedBy"]) == ("acknowledged", "alice")
+            await wait_until(pilot, lambda: "Acknowledged" in status_text(app))
+
+
+async def test_decide_with_response_fields_resolves_on_the_server(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent, response_fields=REFUND_FIELDS)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await pick_first_choice(pilot)
+            app.screen.query_one("#field-0", Input).focus()
+            await pilot.press(*"7.5")
+            app.screen.query_one("#field-1", Select).value = "damaged"
+            reason = app.screen.query_one("#reason", Input)
+            reason.value = "documented"
+            reason.focus()
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), what="the form to close")
+            after = await server_state(agent, escalation["id"], lambda e: e["status"] == "resolved")
+            resolution = after["resolution"]
+            assert (resolution["choice"], resolution["answeredBy"], resolution["reason"]) == (
+                "approve", "alice", "documented",
+            )
+            assert resolution["response"] == {"amount": 7.5, "reasonCode": "damaged"}
+            await wait_until(pilot, lambda: rows(app) == [], what="the decided row to leave the open view")
+
+
+async def test_an_invalid_number_is_refused_in_the_form_and_nothing_is_sent(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent, response_fields=REFUND_FIELDS)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await pick_first_choice(pilot)
+            app.screen.query_one("#field-0", Input).focus()
+            await pilot.press(*"7.2")  # off the 0.5 step grid
+            app.screen.query_one("#field-1", Select).value = "late"
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            error = str(app.screen.query_one("#error-field-0").content)
+            assert "multiple of 0.5" in error
+            assert isinstance(app.screen, DecideScreen)
+        after = await agent.get_escalation(escalation["id"])
+        assert after["status"] == "open"
+        assert [h["event"] for h in after["history"]] == ["created"]
+
+
+async def test_a_decision_made_elsewhere_first_is_explained_without_a_crash(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await agent.decide(escalation["id"], choice="deny", reason="someone else was faster")
+            await pick_first_choice(pilot)
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), what="the form to close")
+            await wait_until(pilot, lambda: "Too late" in status_text(app), what="the 409 explanation")
+            assert "already decided by key:" in status_text(app)
+            assert "(deny)" in status_text(app)
+            await wait_until(pilot, lambda: rows(app) == [], what="the refreshed view")
+
+
+async def test_cancel_with_a_reason_is_recorded_on_the_server(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("c")
+            await pilot.pause()
+            app.screen.query_one("#reason", Input).value = "duplicate request"
+            await pilot.press("enter")
+            after = await server_state(agent, escalation["id"], lambda e: e["status"] == "cancelled")
+            assert after["cancellation"]["reason"] == "duplicate request"
+            assert after["cancellation"]["cancelledBy"] == "alice"
+
+
+async def test_a_rejected_token_is_shown_plainly(setup):
+    app, client = setup.app(token="ain_user_" + "x" * 40)
+    async with client, app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "401" in status_text(app), what="the 401 message")
+        assert "rejected the token" in status_text(app)
+
+
+async def test_a_lost_server_is_shown_and_the_app_keeps_running(own_setup):
+    setup = own_setup
+    async with setup.agent() as agent:
+        await create(agent)
+    app, client = setup.app()
+    async with client, app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: rows(app))
+        setup.server.kill()  # as abrupt as a crash or a pulled cable
+        await wait_until(pilot, lambda: "Connection lost" in status_text(app), what="the lost connection")
+        await pilot.press("a")  # acting while down is explained too, not a crash
+        await pilot.pause()
+        assert app.is_running and len(rows(app)) == 1
+
+
+async def test_detail_shows_the_question_evidence_and_history(setup):
+    async with setup.agent() as agent:
+        await create(agent, label="Order #7")
+    app, client = setup.app()
+    async with client, app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: rows(app))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+        text = "".join(str(app.screen.query_one(f"#{part}").content) for part in ("summary", "callback", "details"))
+        for expected in ("Refund Order #7?", "customer since 2019", "approve", "created by key:", "Callback"):
+            assert expected in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, InboxScreen)
+
+
+async def test_question_mark_opens_the_help(setup):
+    app, client = setup.app()
+    async with client, app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, InboxScreen)
