@@ -33,6 +33,8 @@ def contracts() -> None:
     \b
       escalated contracts scan .            report every call, its mode and coverage (CI)
       escalated contracts explain           what the four modes mean at run time
+      escalated contracts init .            draft a contract for each uncovered call
+      escalated contracts apply .           wrap covered calls with their guards
     """
 
 
@@ -98,10 +100,7 @@ def _indent(text: str, *, width: int = 76) -> str:
     return "\n".join(f"  {line}" for line in lines)
 
 
-try:  # init and apply are written alongside; the group works without them meanwhile
-    from escalated.contracts.cli_edit import apply, init
-except ImportError:  # pragma: no cover
-    pass
-else:
-    contracts.add_command(init)
-    contracts.add_command(apply)
+from escalated.contracts.cli_edit import apply, init  # noqa: E402 - the editing half of the group
+
+contracts.add_command(init)
+contracts.add_command(apply)
