@@ -19,10 +19,25 @@ METADATA_ADDRESSES = frozenset(
 )
 
 
-def address_problem(address: str) -> str | None:
+def _as_ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    address = address.split("%", 1)[0]
     try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        return ipaddress.ip_address(address)
     except ValueError:
+        pass
+    # Shorthand and non-decimal IPv4 (2852039166, 0xa9fea9fe, 0251.0376.0251.0376,
+    # 169.254.43518): the system resolver reads these as addresses, so judge them so.
+    if address and all(c in "0123456789abcdefxABCDEFX." for c in address):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(address))
+        except OSError:
+            return None
+    return None
+
+
+def address_problem(address: str) -> str | None:
+    ip = _as_ip(address)
+    if ip is None:
         return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
@@ -44,7 +59,7 @@ def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
 def literal_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
     """Checks that need no DNS: scheme, metadata names, literal addresses."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    host = (parts.hostname or "").lower().rstrip(".")  # "metadata.google.internal." is the same host
     if parts.scheme not in ("http", "https") or not host:
         return "must be an absolute http(s) URL"
     if host_allowed(host, allowed):
