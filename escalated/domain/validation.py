@@ -331,7 +331,8 @@ def number_problem(value: Any, field: NumberField) -> str | None:
     if field.step is not None:
         base = field.min if field.min is not None else 0
         steps = (value - base) / field.step
-        if abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
+        # A huge value over a small step overflows to inf, which round() refuses.
+        if not math.isfinite(steps) or abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
             return f"must be on the step grid of {field.step:g} from {base:g}"
     return None
 
