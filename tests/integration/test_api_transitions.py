@@ -245,3 +245,13 @@ def test_action_on_a_settled_escalation_is_409_with_the_current_status(live, api
     problem = ACT[action](api, admin_key, esc["id"]).problem(409, "invalid_state")
     assert settled in problem["detail"]
     assert api.get(f"/escalations/{esc['id']}", token=admin_key).json() == before
+
+
+@pytest.mark.parametrize(("lo", "amount"), [(None, 1e308), (None, -1e308), (-1e308, 1e308), (0, 1.7976931348623157e308)])
+def test_huge_numbers_on_a_small_step_are_422_not_500(live, api, admin_key, lo, amount):
+    field = {"type": "number", "name": "amount", "label": "A", "step": 0.25}
+    if lo is not None:
+        field["min"] = lo
+    esc = live.create(admin_key, responseFields=[field])
+    resp = decide(api, admin_key, esc["id"], {"choice": "approve", "response": {"amount": amount}})
+    assert resp.problem(422, "validation_failed")["errors"][0]["field"] == "response.amount"
