@@ -121,6 +121,16 @@ async def post_samples(agent: EscalatedClient, *, resume_url: str, secret: str) 
     return [await agent.create_escalation(**request, resume=resume) for request in REQUESTS]
 
 
+def intro(*, server_url: str, db: Path, breach_sla: str, posted: int, resume_url: str) -> None:
+    click.echo(f"escalated demo: scratch database {db}")
+    click.echo(f"  server    {server_url}  (escalated serve, stopped when the demo ends)")
+    click.echo(f"  policies  demo.refunds (SLA 15m) · demo.access (no SLA) · demo.quick (SLA {breach_sla},")
+    click.echo(f"            then the default choice {DEFAULT_CHOICE!r} applies by itself)")
+    click.echo(f"  reviewer  {REVIEWER} (a user token; every demo policy routes to this user)")
+    click.echo(f"  agent     posted {posted} escalations; callbacks go to {resume_url}")
+    click.echo("            where a receiver verifies each signature before printing it")
+
+
 def describe(callback: Callback) -> str:
     """What the agent receives: the event, the delivery id and the verified body."""
     body = json.dumps(json.loads(callback.raw), indent=2)
@@ -203,8 +213,8 @@ async def run_demo(*, workdir: Path, tui: bool, breach_sla: str) -> None:
         token = await set_up(db, breach_sla=breach_sla)
         async with EscalatedClient(server.url, server.api_key) as agent:
             posted = await post_samples(agent, resume_url=f"{receiver.url}/resume", secret=secret)
-        click.echo(f"server {server.url} · database {db}")
-        click.echo(f"posted {len(posted)} escalations; callbacks go to {receiver.url}/resume (signed)")
+        resume_url = f"{receiver.url}/resume"
+        intro(server_url=server.url, db=db, breach_sla=breach_sla, posted=len(posted), resume_url=resume_url)
         async with EscalatedClient(server.url, token) as reviewer:
             if tui:
                 await run_tui(reviewer, inbox)
