@@ -81,7 +81,9 @@ def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
 
     if not chosen:
         return Rewritten(original.bytes, (), tuple(skipped), tuple(guarded))
-    new_module = original.visit(_Wrapper({n: t.contract_id for n, t in chosen.items()}))
+    ids = {n: t.contract_id for n, t in chosen.items()}
+    on_path = {id(a) for n in chosen for a in finder.found_for(n).ancestors} | {id(n) for n in chosen}
+    new_module = original.visit(_Wrapper(ids, on_path))
     assert isinstance(new_module, cst.Module)
     new_module = ensure_import(new_module)
     return Rewritten(new_module.bytes, tuple(chosen.values()), tuple(skipped), tuple(guarded))
@@ -95,7 +97,12 @@ class _Found:
     node: cst.Call
     # The contract id of the guard() whose lambda already holds this call.
     guard_id: str | None
-    unsafe: str | None
+    ancestors: tuple[cst.CSTNode, ...]
+
+    @property
+    def unsafe(self) -> str | None:
+        # Computed only for targets: probing every call's subtree is quadratic.
+        return _unsafe_reason(self.node, self.ancestors)
 
 
 class _CallFinder(cst.CSTVisitor):
@@ -108,19 +115,22 @@ class _CallFinder(cst.CSTVisitor):
         self.binds_guard = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if not self.binds_guard and GUARD_NAME in _bound_names(node):
+        if not self.binds_guard and type(node) in _BINDERS and GUARD_NAME in _bound_names(node):
             self.binds_guard = True
         if isinstance(node, cst.Call):
             span = _span(self.get_metadata(PositionProvider, node))
             # A guard() call itself counts as guarded: a scanner span that lands
             # on the wrapper must never produce guard(..., lambda: guard(...)).
             guard_id = _guard_call_id(node) if is_guard_call(node) else _enclosing_guard_id(self._stack)
-            self._by_span[span] = _Found(node, guard_id, _unsafe_reason(node, self._stack))
+            self._by_span[span] = _Found(node, guard_id, tuple(self._stack))
         self._stack.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._stack.pop()
+
+    def found_for(self, node: cst.Call) -> _Found:
+        return next(f for f in self._by_span.values() if f.node is node)
 
     def lookup(self, loc: Location) -> _Found | None:
         exact = self._by_span.get((loc.line, loc.column, loc.end_line, loc.end_column))
@@ -166,7 +176,7 @@ def is_guard_call(node: cst.Call) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in (GUARD_NAME, "guard_async")
 
 
-def _unsafe_reason(call: cst.Call, stack: list[cst.CSTNode]) -> str | None:
+def _unsafe_reason(call: cst.Call, stack: Sequence[cst.CSTNode]) -> str | None:
     """Why ``lambda: <call>`` would not behave like ``<call>`` here, if it would not."""
     for node in reversed(stack):
         if isinstance(node, cst.FormattedString):
@@ -235,6 +245,15 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
     return set()
 
 
+_BINDERS = frozenset(
+    {
+        cst.FunctionDef, cst.ClassDef, cst.Param, cst.ImportFrom, cst.Import, cst.AssignTarget, cst.AnnAssign,
+        cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName, cst.Global, cst.Nonlocal, cst.MatchAs,
+        cst.MatchStar,
+    }
+)  # fmt: skip
+
+
 def _alias_names(names: Sequence[cst.ImportAlias] | cst.ImportStar) -> set[str]:
     if isinstance(names, cst.ImportStar):
         return set()
@@ -260,9 +279,14 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
 
 
 class _Wrapper(cst.CSTTransformer):
-    def __init__(self, ids: dict[cst.Call, str]) -> None:
+    def __init__(self, ids: dict[cst.Call, str], on_path: set[int]) -> None:
         super().__init__()
         self._ids = ids
+        self._on_path = on_path
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only descend towards a target: untouched subtrees are reused as they are.
+        return id(node) in self._on_path
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         contract_id = self._ids.get(original_node)
