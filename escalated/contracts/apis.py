@@ -125,7 +125,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
 
 def annotation_kind(qualified: str) -> tuple[str, str] | None:
     """A parameter annotated with a client class holds an instance of it."""
-    if "langchain" in qualified and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "Runnable"}:
+    # Not "Runnable": any function can be one, so it says nothing about a model.
+    if "langchain" in qualified and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "BaseLLM", "LanguageModelLike"}:
         return ("langchain", "chat")
     return constructor(qualified)
 

@@ -212,7 +212,9 @@ class Resolver:
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
         if isinstance(node.func, cst.Name | cst.Attribute):
             kind = self.kind_of(node.func, scope)
-            if kind is not None and kind.kind in {"chat", "runnable"}:
+            # llm("prompt") on a model built here (old LangChain); a typed
+            # parameter may be any callable, so annotations do not count.
+            if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
         return self._shape_match(node, scope)
 

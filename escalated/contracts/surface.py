@@ -92,6 +92,9 @@ class SurfaceAnalyzer:
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
         yield from self._dangerous_code(call, scope, match)
         for expr in self._tool_exprs(call, scope, match):
+            if isinstance(expr, _McpServers):
+                yield rules.finding("R7", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node))
+                continue
             tools, findings = self.tools.resolve(expr, scope)
             yield from findings
             for tool in tools:
@@ -111,7 +114,7 @@ class SurfaceAnalyzer:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.finding("R1", "allow_dangerous_code=True", self.line_of(node.value))
 
-    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression]:
+    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | _McpServers]:
         yield from _tools_in_args(call.args)
         if match.api.startswith("agents.Runner") and call.args:
             agent = self.resolver.kind_of(call.args[0].value, scope)
@@ -321,11 +324,18 @@ class SurfaceAnalyzer:
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
 
 
-def _tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression]:
+@attrs.frozen
+class _McpServers:
+    node: cst.CSTNode = attrs.field(eq=False)
+
+
+def _tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression | _McpServers]:
     for arg in args:
         keyword = arg.keyword.value if arg.keyword else None
         if keyword in {"tools", "functions"}:
             yield arg.value
+        elif keyword == "mcp_servers":
+            yield _McpServers(arg.value)
         elif keyword in {"config", "generation_config"}:
             if isinstance(arg.value, cst.Call):
                 yield from _tools_in_args(arg.value.args)

@@ -19,7 +19,10 @@ from escalated.contracts.model import Finding
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer", "text_editor")
-_CODE_TOOL_CLASSES = frozenset({"PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool"})
+_CODE_TOOL_CLASSES = frozenset({
+    "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
+    "CodeInterpreterTool", "LocalShellTool", "ComputerTool", "CodeExecutionTool",
+})  # fmt: skip
 _LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "llm-math"})
 _MCP_HINTS = ("mcp", "MCP")
 

@@ -154,3 +154,16 @@ def test_legacy_langchain_chains_are_model_calls() -> None:
         "    return qa.run(q)\n"
     )
     assert (call.provider, call.api) == ("langchain", "run")
+
+
+def test_openai_agents_runner_reads_the_agents_tools() -> None:
+    call = one(
+        "from agents import Agent, Runner, function_tool, CodeInterpreterTool\n"
+        "from agents.mcp import MCPServerStdio\n"
+        "@function_tool\ndef send_invoice(customer: str) -> str:\n    return customer\n"
+        "server = MCPServerStdio(params={'command': 'x'})\n"
+        "agent = Agent(name='a', tools=[send_invoice, CodeInterpreterTool(tool_config={})], mcp_servers=[server])\n"
+        "def go(q):\n    return Runner.run_sync(agent, q)\n"
+    )
+    assert (call.provider, call.api) == ("openai", "agents.Runner.run_sync")
+    assert call.recommendation.rules == ("R1", "R2", "R7")
