@@ -56,6 +56,7 @@ class ReviewApp(App[None]):
         self.escalations: dict[str, dict] = {}
         self.status: tuple[str, str] = ("Loading…", "info")
         self._lost_connection = False
+        self.stream_connected = False
         self.sub_title = backend.base_url
 
     def get_default_screen(self) -> InboxScreen:
@@ -105,7 +106,7 @@ class ReviewApp(App[None]):
     async def stream_loop(self) -> None:
         try:
             # aclosing: when the app quits, the stream's HTTP response is closed too.
-            async with contextlib.aclosing(self.backend.events()) as events:
+            async with contextlib.aclosing(self.backend.events(on_connect=self._stream_connected)) as events:
                 async for event in events:
                     escalation = event.data.get("escalation")
                     if isinstance(escalation, dict) and "id" in escalation:
@@ -113,6 +114,11 @@ class ReviewApp(App[None]):
         except ApiError:
             # No /events on this server, or not allowed: the poll carries on alone.
             return
+
+    def _stream_connected(self) -> None:
+        # Whatever happened while the stream was down is only in the list.
+        self.stream_connected = True
+        self.refresh_now()
 
     @work(group="refresh", exclusive=True)
     async def refresh_now(self) -> None:

@@ -7,8 +7,8 @@ snapshots and screenshots. Errors are ``escalated.client.ApiError``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 from escalated.client import ApiError, Event, ServerUnreachable
 
@@ -32,7 +32,7 @@ class Backend(Protocol):
 
     async def deliveries(self, escalation_id: str) -> list[dict]: ...
 
-    def events(self) -> AsyncIterator[Event]: ...
+    def events(self, *, on_connect: Callable[[], Any] | None = None) -> AsyncIterator[Event]: ...
 
 
 def describe_error(error: ApiError, *, doing: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from escalated.client import ApiError, Event
 from escalated.timeutil import format_ms, now_ms
@@ -63,7 +64,7 @@ class MemoryBackend:
         self._find(escalation_id)
         return copy.deepcopy(self._deliveries.get(escalation_id, []))
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self, *, on_connect: Callable[[], Any] | None = None) -> AsyncIterator[Event]:
         # No push source: park until the app cancels the worker.
         await asyncio.Event().wait()
         yield  # pragma: no cover - makes this an async generator

@@ -33,9 +33,9 @@ class Setup:
     server: ServerProcess
     alice_token: str
 
-    def app(self, *, token: str | None = None) -> tuple[ReviewApp, EscalatedClient]:
+    def app(self, *, token: str | None = None, **options) -> tuple[ReviewApp, EscalatedClient]:
         client = EscalatedClient(self.server.url, token or self.alice_token)
-        return ReviewApp(client, poll_interval_s=0.5), client
+        return ReviewApp(client, **{"poll_interval_s": 0.5, **options}), client
 
     def agent(self) -> EscalatedClient:
         assert self.server.bootstrap_key

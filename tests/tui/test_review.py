@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, RadioSet, Select
 
+from escalated.receiver import make_receiver_app, start_receiver
 from escalated.tui.components.escalation_table import EscalationTable
 from escalated.tui.components.status_line import StatusLine
 from escalated.tui.screens.decide import DecideScreen
@@ -40,14 +41,23 @@ async def test_inbox_lists_only_the_escalations_routed_to_the_reviewer(setup):
             assert "Order #1" in str(table.get_row(mine["id"]))
 
 
-async def test_a_new_escalation_appears_without_a_key_press(setup):
+async def test_a_new_escalation_arrives_through_the_event_stream(setup):
     async with setup.agent() as agent:
-        app, client = setup.app()
+        # A poll an hour away: only the stream can bring the row in time.
+        app, client = setup.app(poll_interval_s=3600)
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.stream_connected, what="the event stream")
+            created = await create(agent, label="Order #2")
+            await wait_until(pilot, lambda: rows(app) == [created["id"]], timeout_s=1.5, what="the new row")
+
+
+async def test_without_the_stream_the_poll_brings_new_escalations(setup):
+    async with setup.agent() as agent:
+        app, client = setup.app(stream=False, poll_interval_s=1.0)
         async with client, app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: "visible to you" in status_text(app), what="the first load")
-            assert rows(app) == []
-            created = await create(agent, label="Order #2")
-            await wait_until(pilot, lambda: rows(app) == [created["id"]], timeout_s=3, what="the new row")
+            created = await create(agent, label="Order #3")
+            await wait_until(pilot, lambda: rows(app) == [created["id"]], timeout_s=2.5, what="the new row")
 
 
 async def test_acknowledge_is_recorded_on_the_server(setup):
@@ -186,3 +196,23 @@ async def test_question_mark_opens_the_help(setup):
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         assert isinstance(app.screen, InboxScreen)
+
+
+async def test_detail_shows_the_callback_delivery_status(setup):
+    received = []
+    receiver = await start_receiver(make_receiver_app(received.append, secret="s3cret-for-tests"))
+    async with receiver, setup.agent() as agent:
+        resume = {"mode": "webhook", "url": f"{receiver.url}/resume", "secret": "s3cret-for-tests"}
+        escalation = await create(agent, label="Order #8", resume=resume)
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+            callback = app.screen.query_one("#callback")
+            await wait_until(pilot, lambda: "not sent yet" in str(callback.content), what="the pending callback")
+            await agent.decide(escalation["id"], choice="approve")
+            await wait_until(pilot, lambda: "delivered" in str(callback.content), what="the delivered callback")
+            assert "escalation.decided, 1 attempt(s), last 200" in str(callback.content)
+            assert "s3cret" not in str(callback.content)
+    assert [c.choice for c in received] == ["approve"]
