@@ -110,3 +110,22 @@ def test_decide_with_random_bodies_never_500s(live, admin_key, body):
 @given(raw=st.binary(max_size=200))
 def test_decide_with_random_bytes_never_500s(live, admin_key, open_with_fields, raw):
     check(post_raw(live.api, f"/escalations/{open_with_fields['id']}/decide", admin_key, raw))
+
+
+finite = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.sampled_from([1e308, -1e308, 5e-324, 1e-300, 2**53 + 1, 0.1, 0.3])
+)
+
+
+@FUZZ
+@given(lo=st.none() | finite, step=st.none() | st.floats(min_value=1e-9, max_value=1e9) | finite, value=finite | scalars)
+def test_decide_with_any_number_on_any_grid_never_500s(live, admin_key, lo, step, value):
+    field = {"type": "number", "name": "amount", "label": "Amount"}
+    field.update({k: v for k, v in (("min", lo), ("step", step)) if v is not None})
+    created = live.api.post("/escalations", token=admin_key, json_body=escalation_body(responseFields=[field]))
+    check(created)
+    if created.status == 201:
+        body = {"choice": "approve", "response": {"amount": value}}
+        check(live.api.post(f"/escalations/{created.json()['id']}/decide", token=admin_key, json_body=body))
