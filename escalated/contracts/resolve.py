@@ -149,6 +149,13 @@ class Resolver:
             found = apis.constructor(qualified)
             if found is not None:
                 return Kind(found[0], found[1], origin=node)
+            if "langchain" in qualified:
+                # RunnableWithMessageHistory(agent, ...), ConversationChain(llm=llm): a
+                # LangChain wrapper around a model still calls the model.
+                for arg in node.args:
+                    inner = self.kind_of(arg.value, scope)
+                    if inner is not None and inner.provider == "langchain":
+                        return Kind("langchain", "runnable", _weaker(inner.confidence, "medium"), origin=node, base=inner)
         if isinstance(node.func, cst.Name) and self._depth < 3:
             # client = get_client(): read what the module's own helper returns.
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)

@@ -167,3 +167,13 @@ def test_openai_agents_runner_reads_the_agents_tools() -> None:
     )
     assert (call.provider, call.api) == ("openai", "agents.Runner.run_sync")
     assert call.recommendation.rules == ("R1", "R2", "R7")
+
+
+def test_langchain_wrappers_around_a_model_are_model_calls() -> None:
+    call = one(
+        "from langchain_core.runnables.history import RunnableWithMessageHistory\n"
+        "from langchain_openai import ChatOpenAI\n"
+        "chat = RunnableWithMessageHistory(ChatOpenAI(), lambda sid: None)\n"
+        "def answer(q):\n    return chat.invoke({'input': q})\n"
+    )
+    assert (call.api, call.confidence) == ("invoke", "medium")
