@@ -71,6 +71,10 @@ LANGCHAIN_METHODS = frozenset({
     "invoke", "ainvoke", "stream", "astream", "batch", "abatch", "astream_events",
     "predict", "apredict", "predict_messages", "generate", "agenerate", "run", "arun",
 })  # fmt: skip
+LLAMAINDEX_LLM_METHODS = frozenset({
+    "complete", "acomplete", "chat", "achat", "stream_complete", "astream_complete", "stream_chat",
+    "astream_chat", "predict", "apredict", "structured_predict", "astructured_predict",
+})  # fmt: skip
 AGENTS_RUNNER = frozenset({"run", "run_sync", "run_streamed"})
 
 # Methods that derive a still-LLM runnable from a LangChain model.
@@ -106,10 +110,29 @@ SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (
 )
 
 
+# LlamaIndex LLM packages -> provider (llama_index.llms.<package>.<Class>).
+_LLAMA_PROVIDERS = {
+    "openai": "openai", "azure_openai": "openai", "openai_like": "openai", "anthropic": "anthropic",
+    "gemini": "google-genai", "google_genai": "google-genai", "vertex": "google-genai", "litellm": "litellm",
+}  # fmt: skip
+# Pydantic AI model strings ("openai:gpt-4o") -> provider.
+MODEL_PREFIXES = {
+    "openai": "openai", "azure": "openai", "anthropic": "anthropic", "google-gla": "google-genai",
+    "google-vertex": "google-genai", "gemini": "google-genai", "litellm": "litellm",
+}  # fmt: skip
+
+
 def constructor(qualified: str) -> tuple[str, str] | None:
     """Provider and kind of what calling ``qualified`` returns, if it is a model client."""
     if qualified in CONSTRUCTORS:
         return CONSTRUCTORS[qualified]
+    if qualified in {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}:
+        return ("openai", "pydantic-agent")  # provider refined from the model string
+    parts = qualified.split(".")
+    if qualified.startswith("llama_index.llms.") and len(parts) > 3 and parts[2] in _LLAMA_PROVIDERS:
+        return (_LLAMA_PROVIDERS[parts[2]], "llamaindex-llm")
+    if qualified.startswith("llama_index") and any(p.endswith("Agent") for p in parts[1:]):
+        return ("openai", "llamaindex-agent")  # provider refined from llm=
     module, _, name = qualified.rpartition(".")
     # langchain_openai, langchain_community.chat_models, databricks_langchain, ...
     if "langchain" in module and _LANGCHAIN_MODEL.match(name):
@@ -147,4 +170,10 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
     if kind in {"chat", "runnable", "agent"}:
         return LANGCHAIN_METHODS
+    if kind == "pydantic-agent":
+        return frozenset({"run", "run_sync", "run_stream", "iter", "run_stream_events"})
+    if kind == "llamaindex-llm":
+        return LLAMAINDEX_LLM_METHODS
+    if kind == "llamaindex-agent":
+        return frozenset({"run", "chat", "achat", "stream_chat", "astream_chat", "query", "aquery"})
     return frozenset()

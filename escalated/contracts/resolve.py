@@ -148,7 +148,7 @@ class Resolver:
         if qualified is not None:
             found = apis.constructor(qualified)
             if found is not None:
-                return Kind(found[0], found[1], origin=node)
+                return Kind(self._provider_of(node, scope, default=found[0], kind=found[1]), found[1], origin=node)
             if "langchain" in qualified:
                 # RunnableWithMessageHistory(agent, ...), ConversationChain(llm=llm): a
                 # LangChain wrapper around a model still calls the model.
@@ -173,6 +173,22 @@ class Resolver:
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
         return None
+
+    def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:
+        """Agents name their model: Agent("anthropic:claude-…"), ReActAgent(llm=Anthropic())."""
+        if kind not in {"pydantic-agent", "llamaindex-agent"}:
+            return default
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in {"model", "llm"}:
+                continue
+            value = arg.value
+            if isinstance(value, cst.SimpleString):
+                prefix = str(value.evaluated_value).partition(":")[0]
+                return apis.MODEL_PREFIXES.get(prefix, default)
+            inner = self.kind_of(value, scope) if isinstance(value, cst.Call | cst.Name | cst.Attribute) else None
+            if inner is not None and inner is not node:
+                return inner.provider
+        return default
 
     def _returned_kind(self, helper: Scope) -> Kind | None:
         if helper.qualname in self._returns:

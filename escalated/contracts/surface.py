@@ -99,6 +99,22 @@ class SurfaceAnalyzer:
             yield from findings
             for tool in tools:
                 yield from self.classify_tool(tool)
+        for tool in self._decorated_tools(match):
+            yield from self.classify_tool(tool)
+
+    def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
+        """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
+        agent = match.receiver
+        if agent is None or agent.kind != "pydantic-agent":
+            return
+        for qualname, decorators in self.index.decorators.items():
+            for decorator in decorators:
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if isinstance(target, cst.Attribute) and target.attr.value in {"tool", "tool_plain"}:
+                    owner = self.resolver.kind_of(target.value, self.index.module_scope)
+                    if owner is not None and owner.origin is agent.origin:
+                        scope = self.index.scopes[qualname]
+                        yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node))
 
     def _dangerous_code(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
         """allow_dangerous_code=True where the model or its agent is built: it runs model-written code."""

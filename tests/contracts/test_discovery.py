@@ -177,3 +177,19 @@ def test_langchain_wrappers_around_a_model_are_model_calls() -> None:
         "def answer(q):\n    return chat.invoke({'input': q})\n"
     )
     assert (call.api, call.confidence) == ("invoke", "medium")
+
+
+def test_pydantic_ai_and_llama_index_calls() -> None:
+    calls = scan_source(
+        "from pydantic_ai import Agent\n"
+        "from llama_index.llms.openai import OpenAI\n"
+        "agent = Agent('anthropic:claude-sonnet-4-5')\n"
+        "@agent.tool_plain\ndef delete_account(user_id: str) -> str:\n    return user_id\n"
+        "def go(q):\n    return agent.run_sync(q).output\n"
+        "def ask(q):\n    return OpenAI(model='gpt-4o').complete(q).text\n",
+        "a.py",
+    )
+    assert [(c.function, c.provider, c.api, c.recommendation.rules) for c in calls] == [
+        ("go", "anthropic", "run_sync", ("R3",)),
+        ("ask", "openai", "complete", ("R11",)),
+    ]
