@@ -117,3 +117,17 @@ def test_restart_does_not_print_a_second_bootstrap_key(tmp_path):
         assert http(f"{proc.url}/escalations", token=first)[0] == 200
     finally:
         proc.stop()
+
+
+def test_no_bootstrap_key_when_the_default_workspace_already_has_one(tmp_path):
+    from tests.support.server import cli
+
+    db = tmp_path / "escalated.db"
+    key = cli(db, "keys", "create")
+    proc = start_server(tmp_path)
+    try:
+        assert proc.bootstrap_key is None
+        assert not any("ain_live_" in line for line in proc.output)
+        assert http(f"{proc.url}/escalations", token=key)[0] == 200
+    finally:
+        proc.stop()
