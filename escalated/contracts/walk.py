@@ -28,7 +28,7 @@ SKIP_DIRS = frozenset(
 # Shapes of the APIs are included too, because clients are often built in one
 # module and used in another ("from .llm import client").
 _LLM_HINT = re.compile(
-    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph"
+    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor"
     rb"|completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
     rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\("
 )
@@ -139,7 +139,7 @@ def _ignored(rules: list[IgnoreRules], rel: str, *, is_dir: bool) -> bool:
     return ignored
 
 
-def iter_files(root: Path, *, suffixes: tuple[str, ...] = (".py", ".ipynb")) -> Iterator[str]:
+def iter_files(root: Path) -> Iterator[str]:
     """POSIX paths relative to ``root`` of the files to scan, sorted."""
     if root.is_file():
         yield root.name
