@@ -228,7 +228,7 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
     parses and compiles, and a second apply would change nothing), the diff
     is shown, and after one confirmation all files are written, or none.
     """
-    from escalated.contracts.coverage import project_contracts
+    from escalated.contracts.coverage import check, project_contracts
     from escalated.contracts.discovery import scan_source, scan_tree
     from escalated.contracts.edit_apply import build_change_set, write_change_set
 
@@ -246,6 +246,9 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     for problem in result.errors:
         click.echo(f"warning: {problem.path}: {problem.message} (left as it is)", err=True)
+    single = path.name if path.is_file() else None
+    for stale in check(result, contracts, prefix=prefix, single_file=single).stale:
+        click.echo(f"warning: contract {stale.id} locates no call ({stale.function} in {stale.path})", err=True)
     for skip in change_set.skipped:
         loc = skip.location
         click.echo(f"skipped {loc.path}:{loc.line}:{loc.column} ({skip.contract_id}): {skip.reason}", err=True)

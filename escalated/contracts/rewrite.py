@@ -70,8 +70,11 @@ def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
         found = finder.lookup(target.location)
         if found is None:
             skipped.append(Skip(target.location, target.contract_id, "call not found at this location"))
-        elif found.guard_id is not None:
+        elif found.guard_id == target.contract_id:
             guarded.append(target)
+        elif found.guard_id is not None:
+            reason = f"already wrapped in guard {found.guard_id!r}, but its contract is {target.contract_id!r}; fix the id"
+            skipped.append(Skip(target.location, target.contract_id, reason))
         elif conflict:
             skipped.append(Skip(target.location, target.contract_id, conflict))
         elif found.unsafe:

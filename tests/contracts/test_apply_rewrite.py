@@ -120,3 +120,10 @@ def test_rewritten_code_compiles():
     out = wrap(source, ("c.create(i)", "m.f"))
     compile(out, "m.py", "exec")
     assert 'await guard("m.f", lambda: c.create(i))' in out
+
+
+def test_a_call_wrapped_with_another_contracts_id_is_reported_not_rewrapped():
+    source = 'from escalated.guard import guard\nr = guard("old.id", lambda: c.create(1))\n'
+    result = rewrite_source(source, [Target(locate(source, "c.create(1)"), "new.id")])
+    assert not result.changed
+    assert "already wrapped in guard 'old.id', but its contract is 'new.id'" in result.skipped[0].reason

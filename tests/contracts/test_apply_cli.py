@@ -1,0 +1,73 @@
+"""``contracts apply`` on small projects: paths, warnings, skipped calls, end-to-end with scan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.contracts.cli import contracts as contracts_group
+from escalated.contracts.cli_edit import apply, init
+
+AGENT = '''\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def summarise(text):
+    return client.chat.completions.create(model="gpt-4o", messages=[])
+
+
+class Prompts:
+    answer = client.chat.completions.create(model="gpt-4o", messages=[])
+'''
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "agent.py").write_text(AGENT)
+    result = CliRunner().invoke(init, [str(tmp_path)], input="a\na\n")
+    assert result.exit_code == 0, result.output
+    return tmp_path
+
+
+def test_apply_without_contracts_says_what_to_do(tmp_path):
+    (tmp_path / "agent.py").write_text(AGENT)
+    result = CliRunner().invoke(apply, [str(tmp_path), "--yes"])
+    assert result.exit_code == 0 and "run `escalated contracts init` first" in result.output
+    assert (tmp_path / "agent.py").read_text() == AGENT
+
+
+def test_a_call_a_lambda_cannot_hold_is_skipped_with_the_reason_and_the_rest_applied(project):
+    result = CliRunner().invoke(apply, [str(project), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "skipped pkg/agent.py:11:13 (agent.module): call in a class body" in result.output
+    text = (project / "pkg" / "agent.py").read_text()
+    assert 'return guard("agent.summarise", lambda: client.chat.completions.create(' in text
+    assert "    answer = client.chat.completions.create(" in text
+
+
+def test_apply_to_a_single_file_or_subfolder_uses_the_project_contracts(project):
+    result = CliRunner().invoke(apply, [str(project / "pkg" / "agent.py"), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert 'guard("agent.summarise"' in (project / "pkg" / "agent.py").read_text()
+    assert not (project / "pkg" / "escalated.contracts.toml").exists()
+
+
+def test_a_contract_whose_call_is_gone_is_reported(project):
+    source = project / "pkg" / "agent.py"
+    source.write_text(source.read_text().replace("def summarise(text):", "def summary(text):"))
+    result = CliRunner().invoke(apply, [str(project), "--yes"])
+    assert "warning: contract agent.summarise locates no call (summarise in pkg/agent.py)" in result.output
+
+
+def test_after_apply_scan_reports_the_guarded_call_as_covered(project):
+    runner = CliRunner()
+    assert runner.invoke(contracts_group, ["apply", str(project), "--yes"]).exit_code == 0
+    report = runner.invoke(contracts_group, ["scan", str(project), "--format", "json"])
+    assert '"covered": true' in report.output
