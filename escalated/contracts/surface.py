@@ -21,6 +21,18 @@ from escalated.contracts import rules
 from escalated.contracts.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
 from escalated.contracts.model import Finding
 from escalated.contracts.resolve import Match, Resolver, dotted_tail
+from escalated.contracts.syntax import (
+    McpServers,
+    branch_bodies,
+    is_formatted,
+    is_primary,
+    param_for,
+    short_name,
+    short_name_or_none,
+    string_text,
+    tools_in_args,
+    trivial_test,
+)
 from escalated.contracts.tools import ToolRef, ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
@@ -92,7 +104,7 @@ class SurfaceAnalyzer:
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
         yield from self._dangerous_code(call, scope, match)
         for expr in self._tool_exprs(call, scope, match):
-            if isinstance(expr, _McpServers):
+            if isinstance(expr, McpServers):
                 yield rules.finding("R7", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node))
                 continue
             tools, findings = self.tools.resolve(expr, scope)
@@ -130,12 +142,12 @@ class SurfaceAnalyzer:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.finding("R1", "allow_dangerous_code=True", self.line_of(node.value))
 
-    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | _McpServers]:
-        yield from _tools_in_args(call.args)
+    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
+        yield from tools_in_args(call.args)
         if match.api.startswith("agents.Runner") and call.args:
             agent = self.resolver.kind_of(call.args[0].value, scope)
             if agent is not None and isinstance(agent.origin, cst.Call):
-                yield from _tools_in_args(agent.origin.args)
+                yield from tools_in_args(agent.origin.args)
         kind = match.receiver
         while kind is not None:
             origin = kind.origin
@@ -150,7 +162,7 @@ class SurfaceAnalyzer:
                         yield positional[0]
                     elif len(positional) > 1 and callee in _TOOLS_SECOND:
                         yield positional[1]
-                yield from _tools_in_args(origin.args)
+                yield from tools_in_args(origin.args)
             kind = kind.base
 
     def classify_tool(self, tool: ToolRef, *, depth: int = 0) -> list[Finding]:
@@ -161,12 +173,12 @@ class SurfaceAnalyzer:
             if isinstance(node, cst.Call):
                 out.extend(self._classify_call(node, tainted=False, via=f"tool {tool.name}"))
                 if depth == 0 and isinstance(node.func, cst.Name | cst.Attribute):
-                    helper = self.tools.function(_short_name(node.func), self.index.module_scope)
+                    helper = self.tools.function(short_name(node.func), self.index.module_scope)
                     if helper is not None and helper.node is not tool.body and isinstance(helper.node, cst.FunctionDef):
                         inner = ToolRef(tool.name, helper.node, tool.line, tool.where)
                         out.extend(f for f in self.classify_tool(inner, depth=1) if f.rule != "R9")
             elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
-                out.extend(rules.classify_sql(_string_text(node), line=self.line_of(node)))
+                out.extend(rules.classify_sql(string_text(node), line=self.line_of(node)))
         if not any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
         return out
@@ -180,11 +192,11 @@ class SurfaceAnalyzer:
         qualified = self.resolver.qualified(call.func)
         line = self.line_of(call)
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
-        if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and _is_formatted(call.args[0].value):
+        if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.finding("R8", f"SQL built from model-chosen values: {dotted}()", line))
         for arg in call.args:
             if isinstance(arg.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
-                found.extend(rules.classify_sql(_string_text(arg.value), line=line))
+                found.extend(rules.classify_sql(string_text(arg.value), line=line))
             if arg.keyword and arg.keyword.value == "unsafe_allow_html" and tainted:
                 found.append(rules.finding("R8", f"HTML: {dotted}(unsafe_allow_html=True)", line))
         if via:
@@ -238,7 +250,7 @@ class SurfaceAnalyzer:
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
         if call.func is arg.value:
             return
-        flow.findings.extend(self._classify_call(call, tainted=_is_primary(call, arg)))
+        flow.findings.extend(self._classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
             # message.set_content(output), payload.update(output): the receiver now carries it.
@@ -247,10 +259,10 @@ class SurfaceAnalyzer:
             return
         if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
             return
-        target = self.tools.function(_short_name(call.func), scope)
+        target = self.tools.function(short_name(call.func), scope)
         if target is None or not isinstance(target.node, cst.FunctionDef):
             return
-        param = _param_for(target.node, call, arg)
+        param = param_for(target.node, call, arg)
         if param is not None:
             self._taint_key(param, target, flow, depth=depth + 1)
 
@@ -290,7 +302,7 @@ class SurfaceAnalyzer:
         callers = [
             (call, caller)
             for call, caller in self.index.calls
-            if _short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
+            if short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
         ]
         if not callers:
             flow.escapes = True
@@ -301,11 +313,11 @@ class SurfaceAnalyzer:
             self._follow(origin, caller, flow, depth=depth + 1)
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: _Flow) -> None:
-        if _trivial_test(test):
+        if trivial_test(test):
             return
         line = self.line_of(statement)
         flow.findings.append(rules.finding("R10", f"branch on the model's output ({type(statement).__name__.lower()})", line))
-        for part in _branch_bodies(statement):
+        for part in branch_bodies(statement):
             for node in self._walk(part):
                 if isinstance(node, cst.Call):
                     flow.findings.extend(self._classify_call(node, tainted=False, via="in a branch on the output"))
@@ -338,103 +350,3 @@ class SurfaceAnalyzer:
         if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr) and parent.target is node:
             return True
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
-
-
-@attrs.frozen
-class _McpServers:
-    node: cst.CSTNode = attrs.field(eq=False)
-
-
-def _tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression | _McpServers]:
-    for arg in args:
-        keyword = arg.keyword.value if arg.keyword else None
-        if keyword in {"tools", "functions"}:
-            yield arg.value
-        elif keyword == "mcp_servers":
-            yield _McpServers(arg.value)
-        elif keyword in {"config", "generation_config"}:
-            if isinstance(arg.value, cst.Call):
-                yield from _tools_in_args(arg.value.args)
-            elif isinstance(arg.value, cst.Dict):
-                for element in arg.value.elements:
-                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                        if element.key.evaluated_value == "tools":
-                            yield element.value
-
-
-_PRIMARY_KEYWORDS = frozenset({"sql", "query", "statement", "code", "source", "html", "cmd", "command", "args", "expression"})
-
-
-def _is_primary(call: cst.Call, arg: cst.Arg) -> bool:
-    """The argument an injection sink interprets: the SQL text, not its bound parameters."""
-    if arg.keyword is not None:
-        return arg.keyword.value in _PRIMARY_KEYWORDS
-    positional = [a for a in call.args if a.keyword is None]
-    return bool(positional) and positional[0] is arg
-
-
-def _param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
-    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-    if params and params[0] in {"self", "cls"}:
-        params = params[1:]
-    if arg.keyword is not None:
-        return arg.keyword.value
-    position = [a for a in call.args if a.keyword is None].index(arg)
-    return params[position] if position < len(params) else None
-
-
-def _trivial_test(test: cst.CSTNode) -> bool:
-    """``if not response:`` / ``if out is None:`` check for failure, they choose nothing."""
-    if isinstance(test, cst.Name):
-        return True
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.expression, cst.Name):
-        return True
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        return isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name)
-    return False
-
-
-def _branch_bodies(statement: cst.CSTNode) -> list[cst.CSTNode]:
-    if isinstance(statement, cst.If):
-        return [statement.body, *([statement.orelse] if statement.orelse else [])]
-    if isinstance(statement, cst.While):
-        return [statement.body]
-    if isinstance(statement, cst.IfExp):
-        return [statement.body, statement.orelse]
-    if isinstance(statement, cst.Match):
-        return list(statement.cases)
-    return []
-
-
-def _short_name(func: cst.Name | cst.Attribute) -> str:
-    return func.value if isinstance(func, cst.Name) else func.attr.value
-
-
-def _short_name_or_none(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}:
-        return func.attr.value
-    return None
-
-
-def _is_formatted(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.FormattedString):
-        return True
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo | cst.Add):
-        return True
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format"
-
-
-def _string_text(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.SimpleString):
-        try:
-            return str(node.evaluated_value)
-        except (ValueError, SyntaxError):  # pragma: no cover - libcst validated it
-            return node.value
-    if isinstance(node, cst.ConcatenatedString):
-        return _string_text(node.left) + _string_text(node.right)
-    if isinstance(node, cst.FormattedString):
-        return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
-    return ""

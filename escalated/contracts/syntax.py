@@ -1,0 +1,108 @@
+"""Small syntax questions the decision-surface analysis asks of libcst nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+import libcst as cst
+
+
+@attrs.frozen
+class McpServers:
+    node: cst.CSTNode = attrs.field(eq=False)
+
+
+def tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression | McpServers]:
+    for arg in args:
+        keyword = arg.keyword.value if arg.keyword else None
+        if keyword in {"tools", "functions"}:
+            yield arg.value
+        elif keyword == "mcp_servers":
+            yield McpServers(arg.value)
+        elif keyword in {"config", "generation_config"}:
+            if isinstance(arg.value, cst.Call):
+                yield from tools_in_args(arg.value.args)
+            elif isinstance(arg.value, cst.Dict):
+                for element in arg.value.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                        if element.key.evaluated_value == "tools":
+                            yield element.value
+
+
+PRIMARY_KEYWORDS = frozenset({"sql", "query", "statement", "code", "source", "html", "cmd", "command", "args", "expression"})
+
+
+def is_primary(call: cst.Call, arg: cst.Arg) -> bool:
+    """The argument an injection sink interprets: the SQL text, not its bound parameters."""
+    if arg.keyword is not None:
+        return arg.keyword.value in PRIMARY_KEYWORDS
+    positional = [a for a in call.args if a.keyword is None]
+    return bool(positional) and positional[0] is arg
+
+
+def param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if params and params[0] in {"self", "cls"}:
+        params = params[1:]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    position = [a for a in call.args if a.keyword is None].index(arg)
+    return params[position] if position < len(params) else None
+
+
+def trivial_test(test: cst.CSTNode) -> bool:
+    """``if not response:`` / ``if out is None:`` check for failure, they choose nothing."""
+    if isinstance(test, cst.Name):
+        return True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.expression, cst.Name):
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name)
+    return False
+
+
+def branch_bodies(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(statement, cst.If):
+        return [statement.body, *([statement.orelse] if statement.orelse else [])]
+    if isinstance(statement, cst.While):
+        return [statement.body]
+    if isinstance(statement, cst.IfExp):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, cst.Match):
+        return list(statement.cases)
+    return []
+
+
+def short_name(func: cst.Name | cst.Attribute) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value
+
+
+def short_name_or_none(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}:
+        return func.attr.value
+    return None
+
+
+def is_formatted(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.FormattedString):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo | cst.Add):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format"
+
+
+def string_text(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.SimpleString):
+        try:
+            return str(node.evaluated_value)
+        except (ValueError, SyntaxError):  # pragma: no cover - libcst validated it
+            return node.value
+    if isinstance(node, cst.ConcatenatedString):
+        return string_text(node.left) + string_text(node.right)
+    if isinstance(node, cst.FormattedString):
+        return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    return ""
