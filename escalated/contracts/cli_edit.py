@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import click
@@ -17,6 +18,10 @@ import click
 from escalated.contracts.contractfile import Contract, ContractFileError, save_contracts
 from escalated.contracts.modes import MODE_NAMES
 from escalated.errors import EscalatedError
+
+if TYPE_CHECKING:
+    from escalated.contracts.contractfile import ContractSet
+    from escalated.contracts.edit_init import Candidate, InitPlan
 
 _ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "quit"}
 
@@ -55,7 +60,10 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
     _Session(plan, drafts, remote=remote if remote_on else None).run()
 
 
-def _remote_drafts(plan, drafts: list[Contract], *, url: str | None, consent: bool, show_payload: bool):
+def _remote_drafts(
+    plan: InitPlan, drafts: list[Contract], *, url: str | None, consent: bool, show_payload: bool
+) -> tuple[list[Contract], bool]:
+    """The drafts (reworded by the remote when it was allowed to answer) and whether it is in use."""
     from escalated.contracts import edit_init, remote
 
     items = edit_init.remote_items(plan)
@@ -97,48 +105,58 @@ def _ask_consent(url: str, *, count: int, shown: bool) -> bool:
 
 @attrs.define
 class _Session:
-    plan: object
+    plan: InitPlan
     drafts: list[Contract]
     remote: str | None = None
     accepted: int = 0
     skipped: int = 0
+    contracts: ContractSet = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.contracts = self.plan.contracts
 
     def run(self) -> None:
-        from escalated.contracts import edit_init
-
-        contracts = self.plan.contracts
         total = len(self.plan.candidates)
         for number, (candidate, draft) in enumerate(zip(self.plan.candidates, self.drafts), start=1):
-            variant = 0
-            while True:
-                click.echo()
-                click.echo(edit_init.describe(candidate, draft, number=number, total=total))
-                action = _ask_action()
-                if action == "accept":
-                    conflict = edit_init.id_conflict(contracts, draft)
-                    if conflict:
-                        click.echo(f"Cannot accept: {conflict}. Edit the id first.")
-                        continue
-                    contracts = contracts.with_contract(draft)
-                    written = save_contracts(self.plan.project_root, contracts)
-                    self.accepted += 1
-                    click.echo(f"Accepted {draft.id} -> {written.name}")
-                elif action == "edit":
-                    draft = _edit(draft)
-                    continue
-                elif action == "regenerate":
-                    variant += 1
-                    draft = self._regenerate(candidate, draft, contracts, variant)
-                    continue
-                elif action == "skip":
-                    self.skipped += 1
-                else:
-                    self._summary(quit_at=number)
-                    return
-                break
+            if not self._one(candidate, draft, number=number, total=total):
+                self._summary(quit_at=number)
+                return
         self._summary(quit_at=None)
 
-    def _regenerate(self, candidate, draft: Contract, contracts, variant: int) -> Contract:
+    def _one(self, candidate: Candidate, draft: Contract, *, number: int, total: int) -> bool:
+        """Prompt until the call is accepted or skipped (True), or the user quits (False)."""
+        from escalated.contracts import edit_init
+
+        variant = 0
+        while True:
+            click.echo()
+            click.echo(edit_init.describe(candidate, draft, number=number, total=total))
+            action = _ask_action()
+            if action == "accept":
+                conflict = edit_init.id_conflict(self.contracts, draft)
+                if conflict is None:
+                    self._accept(draft)
+                    return True
+                click.echo(f"Cannot accept: {conflict}. Edit the id first.")
+            elif action == "edit":
+                draft = _edit(draft)
+            elif action == "regenerate":
+                variant += 1
+                draft = self._regenerate(candidate, draft, self.contracts, variant)
+            elif action == "skip":
+                self.skipped += 1
+                return True
+            else:
+                return False
+
+    def _accept(self, draft: Contract) -> None:
+        # Written at once, so a later quit or crash keeps every accepted draft.
+        self.contracts = self.contracts.with_contract(draft)
+        written = save_contracts(self.plan.project_root, self.contracts)
+        self.accepted += 1
+        click.echo(f"Accepted {draft.id} -> {written.name}")
+
+    def _regenerate(self, candidate: Candidate, draft: Contract, contracts: ContractSet, variant: int) -> Contract:
         from escalated.contracts import edit_init, remote
 
         taken = set(contracts.contracts) | {d.id for d in self.drafts}
