@@ -53,7 +53,10 @@ def scan(path: Path, output_format: str, exit_zero: bool) -> None:
         contract_set, prefix, contracts_file = project_contracts(path)
     except ContractFileError as exc:
         raise UsageFailure(str(exc)) from exc
-    result = scan_tree(path, progress=_progress_printer())
+    progress = _progress_printer()
+    result = scan_tree(path, progress=progress)
+    if progress is not None:
+        sys.stderr.write("\r\x1b[K")  # leave the terminal as it was
     single = path.name if path.is_file() else None
     coverage = check(result, contract_set, prefix=prefix, single_file=single)
     report = Report(result, coverage, contracts_file)

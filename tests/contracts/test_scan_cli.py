@@ -171,3 +171,22 @@ def test_explain_one_mode() -> None:
     assert result.exit_code == 0
     assert result.output.startswith("required: A human decides before the result is used, every time.")
     assert CliRunner().invoke(main, ["contracts", "explain", "sometimes"]).exit_code == 2
+
+
+def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
+    pty = pytest.importorskip("pty")
+    for n in range(60):
+        (tmp_path / f"m{n:02d}.py").write_text("x = 1\n")
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=slave, timeout=120,
+        )  # fmt: skip
+        os.close(slave)
+        shown = os.read(master, 65536).decode()
+    finally:
+        os.close(master)
+    assert done.returncode == 0
+    assert "scanning… 50 files" in shown
+    assert "scanning" not in done.stdout.decode()
