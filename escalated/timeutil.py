@@ -34,7 +34,7 @@ def format_opt(at_ms: int | None) -> str | None:
 
 def parse_timestamp_ms(text: str) -> int:
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return int(dt.timestamp() * 1000)
+    return round(dt.timestamp() * 1000)  # int() truncated x.335 s to 334 ms
 
 
 def parse_duration_s(text: str) -> float:
