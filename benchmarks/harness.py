@@ -120,6 +120,7 @@ class Server:
     writer_jobs: int | None = None
     _proc: subprocess.Popen | None = None
     _log: Path | None = None
+    _profiler: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
@@ -140,6 +141,7 @@ class Server:
         self.host, self.port = m.group(1), int(m.group(2))
         if k := _KEY.search(text):
             self.key = k.group(1)
+        self._profiler = start_profiler(self._proc.pid, self.db.stem)
         return self
 
     def output(self) -> str:
@@ -149,6 +151,8 @@ class Server:
         if self._proc is None:
             return
         stop_process(self._proc)
+        if self._profiler is not None:
+            self._profiler.wait(timeout=60)
         if m := _WRITER.search(self.output()):
             self.writer_commits, self.writer_jobs = int(m.group(1)), int(m.group(2))
 
@@ -189,6 +193,20 @@ def stop_process(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def start_profiler(pid: int, name: str) -> subprocess.Popen | None:
+    """With BENCH_PYSPY=DIR, sample the server with py-spy (GIL holder only,
+    i.e. where the CPU time of Python goes) into DIR/NAME.txt until it exits;
+    summarise with ``python benchmarks/pyspy_top.py DIR/NAME.txt``."""
+    out_dir = os.environ.get("BENCH_PYSPY")
+    if not out_dir:
+        return None
+    py_spy = Path(sys.executable).parent / "py-spy"
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    cmd = [str(py_spy) if py_spy.exists() else "py-spy", "record", "--gil", "--threads", "--format", "raw",
+           "--rate", "250", "--pid", str(pid), "--output", str(Path(out_dir) / f"{name}.txt")]  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def has_tool(name: str) -> bool:
