@@ -38,18 +38,11 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 
-from escalated.contracts.contractfile import (
-    CONTRACTS_FILENAME,
-    Contract,
-    ContractSet,
-    find_contracts_file,
-    load_contracts_file,
-)
+from escalated.contracts.contractfile import CONTRACTS_FILENAME, Contract, ContractCache
 from escalated.contracts.edit_output import GuardedContext, buffer_async, buffer_sync, is_context_manager
 from escalated.errors import EscalatedError
 
@@ -285,48 +278,21 @@ def _request(contract: Contract, call: _Call, output: str) -> _Request:
 # -- contracts -----------------------------------------------------------------
 
 
-_cache_lock = threading.Lock()
-_file_for: dict[str, Path | None] = {}
-_loaded: dict[Path, tuple[int, ContractSet]] = {}
+_contracts = ContractCache()
 
 
 def _contract_for(contract_id: str, *, caller_file: str) -> Contract:
-    path = _contracts_file(caller_file)
+    explicit = os.environ.get("ESCALATED_CONTRACTS")
+    path = _contracts.file_for(caller_file, explicit=explicit)
     if path is None:
         raise ContractNotFound(
             f"no {CONTRACTS_FILENAME} found above {caller_file} for contract {contract_id!r}; "
             "set ESCALATED_CONTRACTS to its path"
         )
-    contract = _load(path).get(contract_id)
+    contract = _contracts.load(path).get(contract_id)
     if contract is None:
         raise ContractNotFound(f"contract {contract_id!r} is not in {path}")
     return contract
-
-
-def _contracts_file(caller_file: str) -> Path | None:
-    explicit = os.environ.get("ESCALATED_CONTRACTS")
-    if explicit:
-        path = Path(explicit)
-        return path / CONTRACTS_FILENAME if path.is_dir() else path
-    with _cache_lock:
-        if caller_file not in _file_for:
-            start = Path(caller_file) if Path(caller_file).exists() else Path.cwd()
-            _file_for[caller_file] = find_contracts_file(start)
-        return _file_for[caller_file]
-
-
-def _load(path: Path) -> ContractSet:
-    """Parsed once per version of the file: an edit is seen without a restart."""
-    try:
-        mtime_ns = path.stat().st_mtime_ns
-    except OSError as exc:
-        raise ContractNotFound(f"cannot read {path}: {exc}") from exc
-    with _cache_lock:
-        cached = _loaded.get(path)
-        if cached is None or cached[0] != mtime_ns:
-            cached = (mtime_ns, load_contracts_file(path))
-            _loaded[path] = cached
-        return cached[1]
 
 
 # -- the background loop --------------------------------------------------------

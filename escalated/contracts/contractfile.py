@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -248,6 +249,41 @@ def _rate(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise TypeError(f"sample_rate must be a number, got {value!r}")
     return float(value)
+
+
+class ContractCache:
+    """Run-time lookup for the guard: the nearest file per calling module, parsed once per version.
+
+    Keyed on the file's mtime, so an edited contracts file is seen without a
+    restart; thread-safe because guards run on any thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._file_for: dict[str, Path | None] = {}
+        self._loaded: dict[Path, tuple[int, ContractSet]] = {}
+
+    def file_for(self, caller_file: str, *, explicit: str | None = None) -> Path | None:
+        if explicit:
+            path = Path(explicit)
+            return path / CONTRACTS_FILENAME if path.is_dir() else path
+        with self._lock:
+            if caller_file not in self._file_for:
+                start = Path(caller_file) if Path(caller_file).exists() else Path.cwd()
+                self._file_for[caller_file] = find_contracts_file(start)
+            return self._file_for[caller_file]
+
+    def load(self, path: Path) -> ContractSet:
+        try:
+            mtime_ns = path.stat().st_mtime_ns
+        except OSError as exc:
+            raise ContractFileError(f"cannot read {path}: {exc}") from exc
+        with self._lock:
+            cached = self._loaded.get(path)
+            if cached is None or cached[0] != mtime_ns:
+                cached = (mtime_ns, load_contracts_file(path))
+                self._loaded[path] = cached
+            return cached[1]
 
 
 # -- writing ---------------------------------------------------------------
