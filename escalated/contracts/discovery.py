@@ -8,6 +8,8 @@ instead of dropping them.
 
 from __future__ import annotations
 
+import io
+import tokenize
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -189,6 +191,12 @@ def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
     return {n.value for n in index.subtree(node) if isinstance(n, cst.Name)}
 
 
+def _decode(data: bytes) -> str:
+    """Honour a PEP 263 coding cookie or a BOM, as Python itself does."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
+
+
 def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:
     """Scan every Python file under ``root``; paths in the result are relative POSIX."""
     calls: list[LlmCall] = []
@@ -212,9 +220,9 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
         if not might_call_llm(data):
             continue
         try:
-            calls.extend(scan_source(data.decode("utf-8"), rel))
-        except UnicodeDecodeError:
-            errors.append(ParseProblem(rel, "not UTF-8 text"))
+            calls.extend(scan_source(_decode(data), rel))
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            errors.append(ParseProblem(rel, "cannot decode the file as Python source text"))
         except cst.ParserSyntaxError as exc:
             errors.append(ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"))
         except RecursionError:

@@ -190,3 +190,11 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "scanning… 50 files" in shown
     assert "scanning" not in done.stdout.decode()
+
+
+def test_source_encodings_are_honoured(tmp_path: Path) -> None:
+    (tmp_path / "latin.py").write_bytes("# -*- coding: latin-1 -*-\nimport openai\n# caf\xe9\nopenai.responses.create(model='m', input='x')\n".encode("latin-1"))
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfimport litellm\nlitellm.completion(model='m', messages=[])\n")
+    code, out = scan(str(tmp_path), "--format", "json")
+    assert code == 1, out
+    assert [c["path"] for c in json.loads(out)["calls"]] == ["bom.py", "latin.py"]
