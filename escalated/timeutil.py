@@ -16,6 +16,7 @@ _SIMPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
 _ISO = re.compile(
     r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
 )
+MAX_DURATION_S = 100 * 365 * 86400.0
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -51,6 +52,9 @@ def parse_duration_s(text: str) -> float:
         value = parts.get("d", 0) * 86400 + parts.get("h", 0) * 3600 + parts.get("m", 0) * 60 + parts.get("s", 0)
     if value <= 0:
         raise ConfigError(f"invalid duration {text!r}: must be positive")
+    if value > MAX_DURATION_S:
+        # Beyond this, deadlines and expiries leave the range timestamps can be written in.
+        raise ConfigError(f"invalid duration {text!r}: must be at most 100 years")
     return value
 
 
