@@ -61,7 +61,8 @@ def _parse_create(body: dict, principal: Principal) -> tuple[str | None, frozens
         except ConfigError:
             problems.append(field_error("expiresIn", "must be a duration like 90s, 15m, 4h, 2d or PT15M"))
     if problems:
-        raise ValidationFailed(f"{len(problems)} problems", errors=problems)
+        n = len(problems)
+        raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=problems)
     return name, scopes, expires_ms
 
 

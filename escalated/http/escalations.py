@@ -27,9 +27,11 @@ async def create(request: web.Request) -> web.Response:
     principal = await require(request, scopes.WRITE)
     body = await read_json(request)
     key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+    # Printable ASCII only: other header bytes arrive as surrogates that SQLite cannot store.
+    if key is not None and not (1 <= len(key) <= MAX_IDEMPOTENCY_KEY and key.isascii() and key.isprintable()):
         raise ValidationFailed(
-            "invalid Idempotency-Key", errors=[field_error("Idempotency-Key", "must be 1 to 255 characters")]
+            "invalid Idempotency-Key",
+            errors=[field_error("Idempotency-Key", "must be 1 to 255 printable ASCII characters")],
         )
     created = await request.app[SERVICE].create(principal, body, idempotency_key=key)
     headers = {"Location": f"/escalations/{created.escalation_id}"}
@@ -56,7 +58,8 @@ def _list_query(request: web.Request, principal) -> ListQuery:
     if order not in ("asc", "desc"):
         problems.append(field_error("order", "must be asc or desc"))
     if problems:
-        raise ValidationFailed(f"{len(problems)} problems in the query", errors=problems)
+        n = len(problems)
+        raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''} in the query", errors=problems)
     return ListQuery(
         workspace_id=principal.workspace_id,
         routes=principal.routes,
