@@ -108,3 +108,13 @@ def test_concurrent_identical_creates_with_one_key_make_exactly_one_escalation(a
     assert len({r.json()["id"] for r in responses}) == 1
     assert sum(1 for r in responses if "Idempotent-Replayed" not in r.headers) == 1
     assert count_run(api, admin_key, body["runId"]) == 1
+
+
+def test_idempotency_key_with_non_ascii_bytes_is_422_not_500(api, admin_key):
+    resp = create(api, admin_key, escalation_body(), "clé-é")  # sent as latin-1 bytes by http.client
+    problem = resp.problem(422, "validation_failed")
+    assert problem["errors"][0]["field"] == "Idempotency-Key"
+
+
+def test_empty_idempotency_key_is_422(api, admin_key):
+    create(api, admin_key, escalation_body(), "").problem(422, "validation_failed")

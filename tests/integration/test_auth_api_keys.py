@@ -129,3 +129,15 @@ def test_api_keys_without_a_token_is_401(api):
     resp = api.get("/api-keys")
     resp.problem(401, "unauthenticated")
     assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_post_api_keys_with_an_absurd_expiry_is_422_and_issues_nothing(live, api):
+    ws = live.workspace()
+    caller = live.key(workspace=ws)
+    problem = api.post("/api-keys", token=caller, json_body={"expiresIn": "99999999999d"}).problem(422, "validation_failed")
+    assert problem["errors"][0]["field"] == "expiresIn"
+    assert len(api.get("/api-keys", token=caller).json()["data"]) == 1
+
+
+def test_validation_detail_counts_problems_in_the_singular(api, admin_key):
+    assert api.post("/api-keys", token=admin_key, json_body={"bogus": 1}).json()["detail"] == "1 problem"

@@ -84,6 +84,12 @@ def test_keys_create_in_an_unknown_workspace_fails_cleanly(runner, live):
     fails_cleanly(run(runner, live.db, "keys", "create", "--workspace", "nowhere", ok=False), "nowhere")
 
 
+def test_keys_create_with_an_absurd_expiry_fails_cleanly_and_keys_list_still_works(runner, tmp_path):
+    db = tmp_path / "k.db"
+    fails_cleanly(run(runner, db, "keys", "create", "--expires-in", "99999999999d", ok=False), "duration")
+    assert run(runner, db, "keys", "list").stdout == ""
+
+
 def test_keys_list_never_shows_a_secret(runner, live):
     key = run(runner, live.db, "keys", "create", "--name", "listed").stdout.strip()
     listed = run(runner, live.db, "keys", "list")
@@ -268,8 +274,9 @@ def test_policy_delete_of_an_unknown_key_fails_cleanly(runner, tmp_path):
         ("a.b", "--sla", "0s", "--default-choice", "deny"),
         ("a.b", "--notify", "carrier-pigeon:home"),
         ("a.b", "--reviewer", "group:"),
+        ("a.b", "--sla", "99999999999d", "--default-choice", "deny"),
     ],
-    ids=["bad-key", "sla-without-default", "bad-duration", "zero-duration", "bad-notify", "empty-group"],
+    ids=["bad-key", "sla-without-default", "bad-duration", "zero-duration", "bad-notify", "empty-group", "absurd-sla"],
 )
 def test_policy_set_with_bad_input_fails_cleanly_and_saves_nothing(runner, tmp_path, args):
     db = tmp_path / "p.db"

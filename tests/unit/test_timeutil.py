@@ -43,6 +43,16 @@ def test_parse_duration_refuses_other_text_with_the_accepted_forms(text):
         parse_duration_s(text)
 
 
+@pytest.mark.parametrize("text", ["36501d", "99999999999d", "P99999999D"])
+def test_parse_duration_refuses_more_than_100_years(text):
+    with pytest.raises(ConfigError, match="100 years"):
+        parse_duration_s(text)
+
+
+def test_parse_duration_accepts_100_years():
+    assert parse_duration_s("36500d") == 36500 * 86400
+
+
 @pytest.mark.parametrize("text", ["0s", "0m", "PT0S"])
 def test_parse_duration_refuses_zero(text):
     with pytest.raises(ConfigError, match="positive"):
