@@ -1,0 +1,122 @@
+"""init -> apply -> run the rewritten agent: its guard blocks on a real server until a human decides."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from escalated.contracts.cli_edit import apply, init
+from escalated.contracts.contractfile import load_contracts
+from tests.integration.test_guard import _close_server_pipe
+
+# A stand-in for the OpenAI SDK (a third-party part, not ours): same import
+# path and call shape, a canned answer instead of a network call.
+FAKE_OPENAI = '''
+class _Completions:
+    def create(self, **kwargs):
+        return "refund 1200 EUR to order 981"
+
+
+class _Chat:
+    completions = _Completions()
+
+
+class OpenAI:
+    chat = _Chat()
+'''
+
+AGENT = '''\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def decide(ticket):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": ticket}])
+    return f"using: {answer}"
+
+
+if __name__ == "__main__":
+    print(decide("order 981"))
+'''
+
+
+def _wait_for_open_escalation(server, *, timeout_s: float = 30.0) -> dict:
+    import json
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    request = urllib.request.Request(
+        f"{server.url}/escalations?status=open", headers={"Authorization": f"Bearer {server.bootstrap_key}"}
+    )
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            data = json.loads(response.read())["data"]
+        if data:
+            return data[0]
+        time.sleep(0.05)
+    raise AssertionError("the guarded agent filed no escalation")
+
+
+def _decide(server, escalation_id: str, choice: str) -> None:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{server.url}/escalations/{escalation_id}/decide",
+        data=json.dumps({"choice": choice, "reason": "looks right"}).encode(),
+        headers={"Authorization": f"Bearer {server.bootstrap_key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(request, timeout=5).close()
+
+
+def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path, server, monkeypatch):
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    project = tmp_path / "project"
+    (project / "openai").mkdir(parents=True)
+    (project / "openai" / "__init__.py").write_text(FAKE_OPENAI)
+    (project / "agent.py").write_text(AGENT)
+
+    # init: edit the draft inline to mode "required", then accept it.
+    answers = ["e", "required", "", "", "", "approve:Approve, reject:Reject", "approve", "a"]
+    result = CliRunner().invoke(init, [str(project)], input="".join(a + "\n" for a in answers))
+    assert "1 accepted" in result.output, result.output
+    contract = load_contracts(project).contracts["agent.decide"]
+    assert contract.mode == "required"
+    result = CliRunner().invoke(apply, [str(project), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert 'guard("agent.decide", lambda: client.chat.completions.create(' in (project / "agent.py").read_text()
+
+    server.cli("policy", "set", contract.policy)
+    env = {
+        **os.environ,
+        "ESCALATED_URL": server.url,
+        "ESCALATED_API_KEY": server.bootstrap_key,
+        "ESCALATED_RUN_ID": "ticket-981",
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
+    }
+    env.pop("ESCALATED_CONTRACTS", None)  # found above agent.py, as in a real project
+    agent = subprocess.Popen(
+        [sys.executable, "agent.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        escalation = _wait_for_open_escalation(server)
+        assert escalation["runId"] == "ticket-981" and escalation["agentId"] == "agent"
+        assert escalation["evidence"][0] == "Model output:\nrefund 1200 EUR to order 981"
+        assert agent.poll() is None  # blocked on the human
+        _decide(server, escalation["id"], "approve")
+        out, err = agent.communicate(timeout=30)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        _close_server_pipe(server)
+    assert agent.returncode == 0, err
+    assert out.strip() == "using: refund 1200 EUR to order 981"
