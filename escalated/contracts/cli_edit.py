@@ -214,8 +214,13 @@ def _edit(draft: Contract) -> Contract:
 
 def _edit_inline(draft: Contract) -> Contract:
     from escalated.contracts import edit_init
+    from escalated.contracts.drafts import choice_set
 
     mode = click.prompt("Mode", default=draft.mode, type=click.Choice(MODE_NAMES))
+    if (mode == "required") != (draft.mode == "required"):
+        # Deciding before use and reviewing after want different answers.
+        choices, approve = choice_set(mode)
+        draft = attrs.evolve(draft, choices=choices, approve_choices=approve)
     values = {
         "id": click.prompt("Contract id", default=draft.id),
         "mode": mode,

@@ -57,8 +57,7 @@ def draft_contract(call: LlmCall, *, taken_ids: Iterable[str] = (), variant: int
     mode = call.recommendation.mode
     required = mode == "required"
     questions = _REQUIRED_QUESTIONS if required else _REVIEW_QUESTIONS
-    choice_sets = _REQUIRED_CHOICES if required else _REVIEW_CHOICES
-    choices, approve = choice_sets[variant % len(choice_sets)]
+    choices, approve = choice_set(mode, variant=variant)
     subject = _subject(call)
     question = questions[variant % len(questions)].format(subject=subject, where=_where(call))
     return Contract(
@@ -76,6 +75,12 @@ def draft_contract(call: LlmCall, *, taken_ids: Iterable[str] = (), variant: int
         approve_choices=approve,
         sample_rate=DEFAULT_SAMPLE_RATE if mode == "sampled" else None,
     )
+
+
+def choice_set(mode: str, *, variant: int = 0) -> tuple[tuple[Choice, ...], tuple[str, ...]]:
+    """Choices and approving ids that suit ``mode``: decide before use, or review after."""
+    choice_sets = _REQUIRED_CHOICES if mode == "required" else _REVIEW_CHOICES
+    return choice_sets[variant % len(choice_sets)]
 
 
 def _subject(call: LlmCall) -> str:

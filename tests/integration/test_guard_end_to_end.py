@@ -85,7 +85,7 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
     (project / "agent.py").write_text(AGENT)
 
     # init: edit the draft inline to mode "required", then accept it.
-    answers = ["e", "required", "", "", "", "approve:Approve, reject:Reject", "approve", "a"]
+    answers = ["e", "required", "", "", "", "", "", "a"]  # the choices follow the new mode
     result = CliRunner().invoke(init, [str(project)], input="".join(a + "\n" for a in answers))
     assert "1 accepted" in result.output, result.output
     contract = load_contracts(project).contracts["agent.decide"]
