@@ -186,3 +186,54 @@ def test_tool_schema_resolved_through_a_dispatch_table() -> None:
 def test_sql_sinks_need_a_database_receiver(callee: str, is_sink: bool) -> None:
     found = rules.classify_callee(callee, line=1, tainted=True)
     assert ("R8" in {f.rule for f in found}) is is_sink
+
+
+def test_tool_use_loop_dispatching_to_a_shell_is_code_execution() -> None:
+    source = '''
+import subprocess
+import anthropic
+
+client = anthropic.Anthropic()
+TOOLS = [{"name": "run_bash", "description": "Run a command", "input_schema": {"type": "object"}}]
+
+
+def execute_tool(name, inputs):
+    if name == "run_bash":
+        result = subprocess.run(inputs["command"], shell=True, capture_output=True, text=True)
+        return result.stdout
+    raise ValueError(name)
+
+
+def run_harness(task):
+    messages = [{"role": "user", "content": task}]
+    for _ in range(10):
+        response = client.messages.create(model="m", max_tokens=1024, tools=TOOLS, messages=messages)
+        if response.stop_reason != "tool_use":
+            return response.content[0].text
+        for block in response.content:
+            if block.type == "tool_use":
+                output = execute_tool(block.name, block.input)
+                messages.append({"role": "user", "content": output})
+'''
+    (call,) = scan_source(source, "harness.py")
+    assert call.recommendation.mode == "required"
+    assert "R1" in call.recommendation.rules
+    assert any("subprocess.run()" in r for r in call.recommendation.reasons)
+
+
+def test_chat_ui_streaming_to_a_websocket_stays_free_text() -> None:
+    source = '''
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def chat(websocket, prompt):
+    stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}], stream=True)
+    async for chunk in stream:
+        text = chunk.choices[0].delta.content
+        await websocket.send_text(text)
+        print(text)
+'''
+    (call,) = scan_source(source, "ui.py")
+    assert call.recommendation.rules == ("R11",)
