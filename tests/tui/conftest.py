@@ -1,6 +1,7 @@
 """The reviewer TUI against a real ``escalated serve`` subprocess.
 
-``alice`` reviews ``refunds.large``; ``bob`` reviews ``ops.other``. The
+``alice`` reviews ``refunds.large`` (15 min SLA), ``refunds.small`` (through
+her group) and ``quick.breach`` (2 s SLA); ``bob`` reviews ``ops.other``. The
 agent side creates escalations with the bootstrap API key over HTTP; the
 app runs as alice with her user token. Nothing of ours is faked.
 """
@@ -44,8 +45,10 @@ class Setup:
 
 def prepare(server: ServerProcess) -> Setup:
     server.cli("policy", "set", "refunds.large", "--sla", "15m", "--default-choice", "deny", "--reviewer", "alice")
+    server.cli("policy", "set", "refunds.small", "--reviewer", "group:finance")
+    server.cli("policy", "set", "quick.breach", "--sla", "2s", "--default-choice", "deny", "--reviewer", "alice")
     server.cli("policy", "set", "ops.other", "--reviewer", "bob")
-    alice = server.cli("users", "add", "alice")
+    alice = server.cli("users", "add", "alice", "--group", "finance")
     server.cli("users", "add", "bob")
     return Setup(server=server, alice_token=alice)
 

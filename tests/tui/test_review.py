@@ -216,3 +216,44 @@ async def test_detail_shows_the_callback_delivery_status(setup):
             assert "escalation.decided, 1 attempt(s), last 200" in str(callback.content)
             assert "s3cret" not in str(callback.content)
     assert [c.choice for c in received] == ["approve"]
+
+
+async def press_until(pilot, key: str, predicate, *, most: int = 10) -> None:
+    """Cycle a filter with its key until ``predicate()``; the server is shared, so
+    other tests' policies may come first in the cycle."""
+    for _ in range(most):
+        if predicate():
+            return
+        await pilot.press(key)
+    assert predicate()
+
+
+async def test_status_and_policy_filters_narrow_the_inbox(setup):
+    async with setup.agent() as agent:
+        large = await create(agent, label="Large")
+        small = await create(agent, policy="refunds.small", label="Small")
+        decided = await create(agent, label="Decided")
+        await agent.decide(decided["id"], choice="approve")
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(rows(app)) == 2, what="the open view")
+            await press_until(pilot, "p", lambda: app.screen.policy == "refunds.large")
+            assert rows(app) == [large["id"]]
+            await press_until(pilot, "p", lambda: app.screen.policy == "refunds.small")
+            assert rows(app) == [small["id"]]
+            await press_until(pilot, "p", lambda: app.screen.policy is None)
+            await pilot.press("f")  # the resolved view
+            assert decided["id"] in rows(app) and large["id"] not in rows(app)
+
+
+async def test_a_breached_escalation_leaves_the_open_view(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent, policy="quick.breach", label="Hurry")
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app) == [escalation["id"]], what="the open row")
+            await wait_until(pilot, lambda: rows(app) == [], timeout_s=6, what="the breach")
+            await pilot.press("f")  # the resolved view (earlier tests' decisions may be there too)
+            assert escalation["id"] in rows(app)
+            sla = app.screen.query_one(EscalationTable).get_cell(escalation["id"], "sla")
+            assert str(sla) == "timeout"
