@@ -107,7 +107,7 @@ def validate(change_set: ChangeSet, *, contracts: ContractSet, prefix: str = "",
     problems = []
     for change in change_set.changes:
         try:
-            compile(change.new, change.path, "exec", dont_inherit=True)
+            _check_compiles(change)
             rescanned = scan_source(change.new.decode(change.encoding), change.path)
             second = rewrite_source(change.new, targets_for(rescanned, contracts, prefix=prefix).get(change.path, []))
         except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
@@ -123,6 +123,20 @@ def validate(change_set: ChangeSet, *, contracts: ContractSet, prefix: str = "",
         ]
     if problems:
         raise ApplyError("validation failed; nothing was written:\n  " + "\n  ".join(problems))
+
+
+def _check_compiles(change: FileChange) -> None:
+    """The new file compiles, unless the original does not compile on this Python either.
+
+    A project written for a newer Python (PEP 695 generics, say) cannot be
+    compiled here; then libcst's parse (in the rescan) is the check, so one
+    such file does not block the rest of the change set.
+    """
+    try:
+        compile(change.original, change.path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return
+    compile(change.new, change.path, "exec", dont_inherit=True)
 
 
 def write_change_set(root: Path, change_set: ChangeSet) -> None:

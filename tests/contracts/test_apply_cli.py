@@ -71,3 +71,30 @@ def test_after_apply_scan_reports_the_guarded_call_as_covered(project):
     assert runner.invoke(contracts_group, ["apply", str(project), "--yes"]).exit_code == 0
     report = runner.invoke(contracts_group, ["scan", str(project), "--format", "json"])
     assert '"covered": true' in report.output
+
+
+def _change(project: Path, new: bytes):
+    from escalated.contracts.edit_apply import ChangeSet, FileChange
+    from escalated.contracts.model import Location
+    from escalated.contracts.rewrite import Target
+
+    original = (project / "pkg" / "agent.py").read_bytes()
+    target = Target(Location("pkg/agent.py", 7, 11, 7, 70), "agent.summarise")
+    return ChangeSet((FileChange("pkg/agent.py", original, new, "utf-8", (target,)),), (), 0)
+
+
+@pytest.mark.parametrize(
+    "new, problem",
+    [
+        (b"def broken(:\n", "does not compile"),
+        (AGENT.encode(), "a second apply would change the file again"),
+        (AGENT.encode(), "the call wrapped for 'agent.summarise' does not scan as guarded"),
+    ],
+)
+def test_validation_refuses_a_change_set_that_would_not_hold(project, new, problem):
+    from escalated.contracts.contractfile import load_contracts
+    from escalated.contracts.discovery import scan_source
+    from escalated.contracts.edit_apply import ApplyError, validate
+
+    with pytest.raises(ApplyError, match=problem):
+        validate(_change(project, new), contracts=load_contracts(project), scan_source=scan_source)
