@@ -17,7 +17,11 @@ what happens around the call:
 
 Server: ``ESCALATED_URL`` and ``ESCALATED_API_KEY``. Run id: ``run_context()``
 or ``ESCALATED_RUN_ID`` (else one per process). Agent id: ``ESCALATED_AGENT_ID``
-or the contract id's module. All HTTP runs on one background event loop, so
+or the contract id's module. ``required`` waits without limit (a policy's
+SLA resolves the escalation on the server) unless ``ESCALATED_GUARD_WAIT_S``
+caps it; past the cap the guard fails closed. Contracts file: found above
+the calling module, or ``ESCALATED_CONTRACTS``. All HTTP runs on one
+background event loop, so
 the guard behaves the same from sync code, from async code, and from sync
 code called inside a running loop; reviews filed there never block the
 caller, and their failures are logged, never swallowed.
@@ -343,7 +347,12 @@ class _Backend:
             log.info("filed review %s for contract %r", future.result().get("id"), request.contract_id)
 
     def decide_blocking(self, request: _Request) -> dict:
-        return asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # e.g. Ctrl-C: stop waiting on the background loop too
+            raise
 
     async def decide(self, request: _Request) -> dict:
         future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
@@ -368,8 +377,12 @@ class _Backend:
                 return escalation
             return await self._client().wait_until_done(escalation["id"], timeout_s=wait_s)
         except ApiError as error:
+            hint = ""
+            if error.code == "idempotency_key_reused":
+                hint = "; this run already filed a different output for this call, start a new run id"
             raise GuardFailedClosed(
-                f"contract {request.contract_id!r}: no decision could be obtained ({error}); the result is not used"
+                f"contract {request.contract_id!r}: no decision could be obtained ({error}){hint}; "
+                "the result is not used"
             ) from error
         except EscalatedError as error:  # e.g. no API key configured
             raise GuardFailedClosed(f"contract {request.contract_id!r}: {error}; the result is not used") from error

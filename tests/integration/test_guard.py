@@ -306,3 +306,24 @@ async def test_an_async_stream_is_buffered_for_review_and_replayed(env):
     assert escalated.guard.flush(timeout_s=10)
     filed = await _filed(env, os.environ["ESCALATED_RUN_ID"])
     assert [e["evidence"][0] for e in filed] == ["Model output:\none two"]
+
+
+def _run_agent(tmp_path: Path, output: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    script = tmp_path / "required_agent.py"
+    script.write_text(
+        "import sys\nfrom escalated.guard import guard\n"
+        "print(guard('billing.required', lambda: sys.argv[1]))\n"
+    )
+    return subprocess.run(
+        [sys.executable, str(script), output], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_required_fails_closed_when_the_wait_cap_passes_and_a_changed_rerun_is_refused(env, tmp_path):
+    agent_env = {**os.environ, "ESCALATED_GUARD_WAIT_S": "0.5"}
+    first = _run_agent(tmp_path, "refund 10 EUR", agent_env)
+    assert first.returncode != 0 and "GuardFailedClosed" in first.stderr
+    assert "no decision before the guard's wait ran out" in first.stderr
+    # The same run, the same call, a different output: never silently a second escalation.
+    second = _run_agent(tmp_path, "refund 9000 EUR", agent_env)
+    assert second.returncode != 0 and "start a new run id" in second.stderr
