@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.integration.conftest import escalation_body
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ_SIDE = settings(FUZZ, max_examples=75)  # routes with little to explore
 CREATE_KEYS = ["policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"]
 INNER_KEYS = ["type", "id", "label", "name", "min", "step", "options", "value", "mode", "url", "secret", "choice", "response", "reason", "amount", "kind"]
 
@@ -129,3 +130,29 @@ def test_decide_with_any_number_on_any_grid_never_500s(live, admin_key, lo, step
     if created.status == 201:
         body = {"choice": "approve", "response": {"amount": value}}
         check(live.api.post(f"/escalations/{created.json()['id']}/decide", token=admin_key, json_body=body))
+
+
+query_values = st.text(max_size=20) | st.sampled_from(["open", "asc", "desc", "0", "-1", "200", "201", "1e3", "esc_", "\x00"])
+
+
+@FUZZ_SIDE
+@given(query=st.dictionaries(st.sampled_from(["status", "policy", "agentId", "runId", "limit", "cursor", "order", "x"]), query_values, max_size=5))
+def test_list_with_random_query_parameters_never_500s(live, admin_key, query):
+    check(live.api.get("/escalations", token=admin_key, query=query))
+
+
+@FUZZ_SIDE
+@given(body=st.fixed_dictionaries({}, optional={"name": json_values, "scopes": json_values | st.lists(st.sampled_from(["escalations:read", "escalations:write", "x"])), "expiresIn": json_values | st.sampled_from(["1h", "PT1M", "0s", "36500d", "99999d"])}) | json_values)
+def test_api_keys_with_random_bodies_never_500s(live, admin_key, body):
+    check(post_raw(live.api, "/api-keys", admin_key, json.dumps(body).encode()))
+
+
+@FUZZ_SIDE
+@given(key=st.text(st.characters(min_codepoint=0x20, exclude_characters="\x7f", exclude_categories=["Cs"]), max_size=300))
+def test_create_with_random_idempotency_keys_never_500s(live, admin_key, key):
+    """Control characters are left out: aiohttp's HTTP parser refuses those lines before any route runs."""
+    try:
+        key.encode("latin-1")
+    except UnicodeEncodeError:
+        key = key.encode("utf-8").decode("latin-1")  # what a client sending UTF-8 bytes puts on the wire
+    check(live.api.post("/escalations", token=admin_key, json_body=escalation_body(), headers={"Idempotency-Key": key}))
