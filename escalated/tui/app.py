@@ -56,6 +56,7 @@ class ReviewApp(App[None]):
         self.escalations: dict[str, dict] = {}
         self.status: tuple[str, str] = ("Loading…", "info")
         self._lost_connection = False
+        self._loaded = False
         self.stream_connected = False
         self.sub_title = backend.base_url
 
@@ -77,8 +78,8 @@ class ReviewApp(App[None]):
             self._lost_connection = True
             self.show_status(describe_error(error, doing="loading the inbox"), "error")
             return
-        if self._lost_connection or self.status[0] == "Loading…":
-            self._lost_connection = False
+        if self._lost_connection or not self._loaded:
+            self._lost_connection, self._loaded = False, True
             self.show_status(f"{len(items)} escalation(s) visible to you. Press ? for help.", "info")
         fresh = {e["id"]: e for e in items}
         if fresh != self.escalations:
@@ -228,6 +229,12 @@ class ReviewApp(App[None]):
         if cancellation := current.get("cancellation"):
             return f"Too late ({doing} {label}): already cancelled by {cancellation.get('cancelledBy')}."
         return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # In a half-filled form, a stray "q" must not throw the reviewer's work away.
+        if action == "quit" and isinstance(self.screen, (DecideScreen, CancelScreen)):
+            return False
+        return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

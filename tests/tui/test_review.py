@@ -257,3 +257,17 @@ async def test_a_breached_escalation_leaves_the_open_view(setup):
             assert escalation["id"] in rows(app)
             sla = app.screen.query_one(EscalationTable).get_cell(escalation["id"], "sla")
             assert str(sla) == "timeout"
+
+
+async def test_q_in_the_decide_form_does_not_quit(setup):
+    async with setup.agent() as agent:
+        await create(agent)
+    app, client = setup.app()
+    async with client, app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: rows(app))
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+        await pilot.press("q")  # focus is on the choices, not a text field
+        assert app.is_running and isinstance(app.screen, DecideScreen)
+        await pilot.press("escape", "q")
+        await wait_until(pilot, lambda: not app.is_running, what="q to quit from the inbox")
