@@ -16,10 +16,10 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from escalated.contracts import apis, rules
+from escalated.contracts import apis, crossref, rules
 from escalated.contracts.index import ModuleIndex, Scope
 from escalated.contracts.model import Finding, LlmCall, Location, ParseProblem, ScanResult
-from escalated.contracts.resolve import Match, Resolver
+from escalated.contracts.resolve import Kind, Match, Resolver
 from escalated.contracts.surface import SurfaceAnalyzer
 from escalated.contracts.walk import iter_files, might_call_llm
 
@@ -65,8 +65,11 @@ def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
 def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
     """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
     module = cst.parse_module(source)
-    index = ModuleIndex().build(module)
-    resolver = Resolver(index)
+    return _analyse(module, ModuleIndex().build(module), path=path, externals=None)
+
+
+def _analyse(module: cst.Module, index: ModuleIndex, *, path: str, externals: Mapping[str, Kind] | None) -> tuple[LlmCall, ...]:
+    resolver = Resolver(index, externals=externals)
     matches: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
@@ -198,10 +201,14 @@ def _decode(data: bytes) -> str:
 
 
 def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:
-    """Scan every Python file under ``root``; paths in the result are relative POSIX."""
-    calls: list[LlmCall] = []
+    """Scan every Python file under ``root``; paths in the result are relative POSIX.
+
+    Two passes: parse every candidate file, collect what each module exports
+    (clients built at top level), then analyse each file with that table.
+    """
     errors: list[ParseProblem] = []
     notebooks: list[str] = []
+    parsed: list[tuple[str, cst.Module, ModuleIndex]] = []
     files = lines = 0
     base = root if root.is_dir() else root.parent
     for number, rel in enumerate(iter_files(root), start=1):
@@ -219,13 +226,30 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
         lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         if not might_call_llm(data):
             continue
+        problem = _parse_into(parsed, rel, data)
+        if problem is not None:
+            errors.append(problem)
+    for rel, _module, index in parsed:
+        crossref.absolutise(index, rel)
+    table = crossref.exports((rel, index) for rel, _module, index in parsed)
+    calls: list[LlmCall] = []
+    for rel, module, index in parsed:
         try:
-            calls.extend(scan_source(_decode(data), rel))
-        except (UnicodeDecodeError, SyntaxError, LookupError):
-            errors.append(ParseProblem(rel, "cannot decode the file as Python source text"))
-        except cst.ParserSyntaxError as exc:
-            errors.append(ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"))
+            calls.extend(_analyse(module, index, path=rel, externals=table))
         except RecursionError:
             errors.append(ParseProblem(rel, "too deeply nested to analyse"))
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
     return ScanResult(tuple(calls), tuple(sorted(errors)), files, lines, tuple(notebooks))
+
+
+def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, data: bytes) -> ParseProblem | None:
+    try:
+        module = cst.parse_module(_decode(data))
+        parsed.append((rel, module, ModuleIndex().build(module)))
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return ParseProblem(rel, "cannot decode the file as Python source text")
+    except cst.ParserSyntaxError as exc:
+        return ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}")
+    except RecursionError:
+        return ParseProblem(rel, "too deeply nested to analyse")
+    return None

@@ -28,6 +28,7 @@ class Scope:
 class ModuleIndex:
     def __init__(self) -> None:
         self.imports: dict[str, str] = {}
+        self.relative_imports: dict[str, tuple[int, str]] = {}
         self.scopes: dict[str, Scope] = {}
         # (scope, target, value) in source order; target is a Name or self.attr string.
         self.assignments: list[tuple[Scope, str, cst.BaseExpression]] = []
@@ -100,13 +101,17 @@ class ModuleIndex:
                 self.imports.setdefault(root, root)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module)
+        module = _dotted(node.module) if node.module is not None else ""
         for alias in node.names:
             name = _dotted(alias.name)
             local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-            self.imports[local] = f"{module}.{name}"
+            if node.relative:
+                # "from .llm import client": made absolute once the file's package is known.
+                self.relative_imports[local] = (len(node.relative), f"{module}.{name}" if module else name)
+            else:
+                self.imports[local] = f"{module}.{name}"
 
     # -- scopes ----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

@@ -9,6 +9,7 @@ treated as that client, because missing a call costs more than a false hit.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import attrs
 import libcst as cst
@@ -39,8 +40,9 @@ _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|age
 
 
 class Resolver:
-    def __init__(self, index: ModuleIndex) -> None:
+    def __init__(self, index: ModuleIndex, *, externals: Mapping[str, Kind] | None = None) -> None:
         self.index = index
+        self.externals = externals or {}
         self.bindings: dict[tuple[str, str], Kind] = {}
         self._depth = 0
         self._returns: dict[str, Kind | None] = {}
@@ -141,10 +143,14 @@ class Resolver:
         qualified = self.qualified(node)
         if qualified in apis.MODULE_CLIENTS:
             return Kind(apis.MODULE_CLIENTS[qualified], "module", origin=node)
+        if qualified is not None and qualified in self.externals:
+            return self.externals[qualified]
         return None
 
     def _call_kind(self, node: cst.Call, scope: Scope) -> Kind | None:
         qualified = self.qualified(node.func)
+        if qualified is not None and f"{qualified}()" in self.externals:
+            return self.externals[f"{qualified}()"]  # a helper in another module returns a client
         if qualified is not None:
             found = apis.constructor(qualified)
             if found is not None:
@@ -189,6 +195,10 @@ class Resolver:
             if inner is not None and inner is not node:
                 return inner.provider
         return default
+
+    def returned_kind(self, helper: Scope) -> Kind | None:
+        """What a module-level function returns, when that is a model object."""
+        return self._returned_kind(helper)
 
     def _returned_kind(self, helper: Scope) -> Kind | None:
         if helper.qualname in self._returns:
@@ -260,11 +270,10 @@ class Resolver:
         if tail is None:
             return None
         tail = ".".join(p for p in tail.split(".") if p not in apis.TRANSPARENT_SEGMENTS)
-        root = _root_name(node.func)
-        foreign = root is not None and root in self.index.imports and not _is_provider_module(self.index.imports[root])
         for shape, provider in apis.SHAPE_FALLBACKS:
             if tail == shape or tail.endswith("." + shape):
-                confidence = "low" if foreign else "medium"
+                # OpenAI-compatible SDKs (Groq, Together, …) share the shape: still a model call.
+                confidence = "medium"
                 if provider == "anthropic" and not _looks_like_model_request(node):
                     return None  # Twilio and others have client.messages.create too
                 if shape.startswith("generate_content") and "." not in tail:
@@ -286,24 +295,12 @@ def dotted_tail(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts)) if parts else None
 
 
-def _root_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
 def _last_identifier(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
-
-
-def _is_provider_module(qualified: str) -> bool:
-    return qualified.split(".")[0] in {"openai", "anthropic", "google", "litellm", "langchain", "vertexai"} or (
-        qualified.startswith("langchain")
-    )
 
 
 def _looks_like_model_request(node: cst.Call) -> bool:

@@ -1,0 +1,67 @@
+"""Clients and models built in one module and used in another.
+
+``from .llm import client`` or ``from app.models import writer``: a first
+pass over the project collects what each module binds at its top level (and
+what its module-level functions return); the second pass resolves imports
+against that table. Relative imports become absolute from the file's path.
+A name that several modules could supply (two ``llm.py`` files) is dropped
+rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from escalated.contracts.index import MODULE_SCOPE, ModuleIndex
+from escalated.contracts.resolve import Kind, Resolver
+
+
+def module_name(rel: str) -> str:
+    """``pkg/sub/llm.py`` -> ``pkg.sub.llm``; ``pkg/__init__.py`` -> ``pkg``."""
+    parts = rel[: -len(".py")].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def absolutise(index: ModuleIndex, rel: str) -> None:
+    """Turn the module's relative imports into absolute names in ``index.imports``."""
+    package = module_name(rel).split(".")
+    if not rel.endswith("__init__.py"):
+        package = package[:-1]
+    for local, (level, target) in index.relative_imports.items():
+        base = package[: len(package) - (level - 1)] if level > 1 else package
+        if level - 1 > len(package):
+            continue
+        index.imports.setdefault(local, ".".join([*base, target]) if base else target)
+
+
+def exports(modules: Iterable[tuple[str, ModuleIndex]]) -> Mapping[str, Kind]:
+    """Qualified name -> kind for every model object a module binds at top level.
+
+    Each name is registered under every suffix of its module path, so both
+    ``src.app.llm.client`` and ``app.llm.client`` find it (src layouts).
+    """
+    table: dict[str, Kind | None] = {}
+    for rel, index in modules:
+        resolver = Resolver(index)
+        found: dict[str, Kind] = {}
+        for (owner, name), kind in resolver.bindings.items():
+            if owner == MODULE_SCOPE and "." not in name:
+                found[name] = kind
+        for name, scopes in index.functions_by_name.items():
+            helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
+            kind = resolver.returned_kind(helper) if helper is not None else None
+            if kind is not None:
+                found[f"{name}()"] = kind
+        parts = module_name(rel).split(".")
+        for start in range(len(parts)):
+            prefix = ".".join(parts[start:])
+            for name, kind in found.items():
+                key = f"{prefix}.{name}"
+                # Syntax nodes belong to the defining module: keep only what the kind is.
+                portable = attrs.evolve(kind, origin=None, base=None)
+                table[key] = None if key in table and table[key] != portable else portable
+    return {key: kind for key, kind in table.items() if kind is not None}

@@ -1,0 +1,50 @@
+"""Model objects built in one module and used in another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.crossref import module_name
+from escalated.contracts.discovery import scan_tree
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_imports_from_project_modules_resolve(tmp_path: Path) -> None:
+    write(tmp_path, "src/app/__init__.py", "")
+    write(
+        tmp_path, "src/app/models.py",
+        "from langchain_openai import ChatOpenAI\nfrom openai import OpenAI\n"
+        "writer = ChatOpenAI(model='gpt-4o')\n"
+        "def make_client():\n    return OpenAI()\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "src/app/service.py",
+        "from .models import writer, make_client\n"
+        "from app import models\n"
+        "def draft(topic):\n    return writer.invoke(topic).content\n"
+        "def ask(q):\n    return make_client().responses.create(model='m', input=q)\n"
+        "def again(q):\n    return models.writer.invoke(q)\n",
+    )  # fmt: skip
+    calls = [c for c in scan_tree(tmp_path).calls if c.location.path == "src/app/service.py"]
+    assert [(c.function, c.provider, c.api, c.confidence) for c in calls] == [
+        ("draft", "langchain", "invoke", "high"),
+        ("ask", "openai", "responses.create", "high"),
+        ("again", "langchain", "invoke", "high"),
+    ]
+
+
+def test_module_names_that_disagree_are_not_guessed(tmp_path: Path) -> None:
+    write(tmp_path, "a/llm.py", "from langchain_openai import ChatOpenAI\nbot = ChatOpenAI()\n")
+    write(tmp_path, "b/llm.py", "from openai import OpenAI\nbot = OpenAI()\n")
+    write(tmp_path, "c/use.py", "from llm import bot\ndef f(q):\n    return bot.invoke(q)\n")
+    assert [c for c in scan_tree(tmp_path).calls if c.location.path == "c/use.py"] == []
+
+
+def test_module_names() -> None:
+    assert module_name("pkg/sub/llm.py") == "pkg.sub.llm"
+    assert module_name("pkg/__init__.py") == "pkg"
