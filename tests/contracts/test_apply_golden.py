@@ -50,14 +50,23 @@ def project(initialised, tmp_path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def applied(initialised, tmp_path_factory) -> tuple[Path, dict[str, bytes], str]:
+    """The initialised project after one ``apply --yes``: its root, the files before, the output."""
+    root = tmp_path_factory.mktemp("applied") / "project"
+    shutil.copytree(initialised, root)
+    before = _snapshot(root)
+    result = _apply(root, "--yes")
+    assert result.exit_code == 0, result.output
+    return root, before, result.output
+
+
 def _apply(root: Path, *args: str, input: str | io.BytesIO | None = None):
     return CliRunner().invoke(apply, [str(root), *args], input=input)
 
 
-def test_apply_wraps_every_call_style_as_the_golden_files_show(project):
-    before = _snapshot(project)
-    result = _apply(project, "--yes")
-    assert result.exit_code == 0, result.output
+def test_apply_wraps_every_call_style_as_the_golden_files_show(applied):
+    project, before, _output = applied
     after = _snapshot(project)
     changed = {rel: data for rel, data in after.items() if before.get(rel) != data}
     if UPDATE:
@@ -73,24 +82,24 @@ def test_apply_wraps_every_call_style_as_the_golden_files_show(project):
     assert 'await guard("' in text and ").choices[0]" in text and "messages.stream" in text
 
 
-def test_every_applied_file_parses_and_compiles(project):
-    assert _apply(project, "--yes").exit_code == 0
+def test_every_applied_file_parses_and_compiles(applied):
+    project = applied[0]
     for path in project.rglob("*.py"):
         source = path.read_text()
         compile(ast.parse(source), str(path), "exec")
 
 
-def test_a_second_apply_changes_nothing(project):
-    assert _apply(project, "--yes").exit_code == 0
-    applied = _snapshot(project)
+def test_a_second_apply_changes_nothing(applied, tmp_path):
+    project = tmp_path / "again"
+    shutil.copytree(applied[0], project)
     result = _apply(project, "--yes")
     assert result.exit_code == 0
-    assert "Nothing to apply" in result.output
-    assert _snapshot(project) == applied
+    assert "Nothing to apply:" in result.output and "already guarded" in result.output
+    assert _snapshot(project) == _snapshot(applied[0])
 
 
-def test_every_contracted_call_scans_as_covered_after_apply(project):
-    assert _apply(project, "--yes").exit_code == 0
+def test_every_contracted_call_scans_as_covered_after_apply(applied):
+    project = applied[0]
     contracts = load_contracts(project)
     for call in scan_tree(project).calls:
         if call.existing_gate is None:
