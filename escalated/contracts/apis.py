@@ -24,6 +24,15 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "vertexai.preview.generative_models.GenerativeModel": ("google-genai", "model"),
     "litellm.Router": ("litellm", "router"),
     "agents.Agent": ("openai", "agents-agent"),
+    # CrewAI and smolagents call models through LiteLLM (provider refined from the model where named).
+    "crewai.LLM": ("litellm", "crewai-llm"),
+    "crewai.Crew": ("litellm", "crew"),
+    "crewai.Agent": ("litellm", "crew-agent"),
+    "smolagents.CodeAgent": ("litellm", "smol-code-agent"),
+    "smolagents.ToolCallingAgent": ("litellm", "smol-agent"),
+    "smolagents.LiteLLMModel": ("litellm", "smol-model"),
+    "smolagents.OpenAIServerModel": ("openai", "smol-model"),
+    "smolagents.OpenAIModel": ("openai", "smol-model"),
     "langgraph.prebuilt.create_react_agent": ("langchain", "agent"),
     "langchain.agents.create_agent": ("langchain", "agent"),
     "langchain.agents.AgentExecutor": ("langchain", "agent"),
@@ -170,6 +179,14 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
     if kind in {"chat", "runnable", "agent"}:
         return LANGCHAIN_METHODS
+    if kind in {"crewai-llm", "smol-model"}:
+        return frozenset({"call", "acall", "generate", "__call__"})
+    if kind == "crew":
+        return frozenset({"kickoff", "kickoff_async", "kickoff_for_each", "kickoff_for_each_async", "akickoff"})
+    if kind == "crew-agent":
+        return frozenset({"kickoff", "kickoff_async", "execute_task"})
+    if kind in {"smol-code-agent", "smol-agent"}:
+        return frozenset({"run"})
     if kind == "pydantic-agent":
         return frozenset({"run", "run_sync", "run_stream", "iter", "run_stream_events"})
     if kind == "llamaindex-llm":

@@ -182,7 +182,7 @@ class Resolver:
 
     def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:
         """Agents name their model: Agent("anthropic:claude-…"), ReActAgent(llm=Anthropic())."""
-        if kind not in {"pydantic-agent", "llamaindex-agent"}:
+        if kind not in {"pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent"}:
             return default
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in {"model", "llm"}:

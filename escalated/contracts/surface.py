@@ -42,6 +42,8 @@ _TOOLS_SECOND = frozenset({
     "create_react_agent", "create_agent", "create_tool_calling_agent", "create_openai_tools_agent",
     "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
 })  # fmt: skip
+# Flags that let the model's output run as code (LangChain, CrewAI).
+_CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
@@ -133,14 +135,16 @@ class SurfaceAnalyzer:
         roots: list[cst.CSTNode] = [scope.node] if scope.qualname != MODULE_SCOPE else [call]
         kind = match.receiver
         while kind is not None:
+            if kind.kind == "smol-code-agent":
+                yield rules.finding("R1", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
             if kind.origin is not None:
                 roots.append(kind.origin)
             kind = kind.base
         for root in roots:
             for node in self._walk(root):
-                if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "allow_dangerous_code":
+                if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _CODE_FLAGS:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
-                        yield rules.finding("R1", "allow_dangerous_code=True", self.line_of(node.value))
+                        yield rules.finding("R1", f"{node.keyword.value}=True", self.line_of(node.value))
 
     def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
         yield from tools_in_args(call.args)
@@ -149,6 +153,8 @@ class SurfaceAnalyzer:
             if agent is not None and isinstance(agent.origin, cst.Call):
                 yield from tools_in_args(agent.origin.args)
         kind = match.receiver
+        if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
+            yield from self._crew_tools(kind.origin, scope)
         while kind is not None:
             origin = kind.origin
             if isinstance(origin, cst.Call):
@@ -164,6 +170,19 @@ class SurfaceAnalyzer:
                         yield positional[1]
                 yield from tools_in_args(origin.args)
             kind = kind.base
+
+    def _crew_tools(self, crew: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression | McpServers]:
+        """Crew(agents=[...]): the crew runs every agent's tools."""
+        for arg in crew.args:
+            if arg.keyword is None or arg.keyword.value != "agents":
+                continue
+            agents = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+            if not isinstance(agents, cst.List | cst.Tuple):
+                continue
+            for element in agents.elements:
+                agent = self.resolver.kind_of(element.value, scope)
+                if agent is not None and isinstance(agent.origin, cst.Call):
+                    yield from tools_in_args(agent.origin.args)
 
     def classify_tool(self, tool: ToolRef, *, depth: int = 0) -> list[Finding]:
         out = rules.classify_name(tool.name, line=tool.line, subject="tool")

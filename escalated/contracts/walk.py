@@ -28,7 +28,7 @@ SKIP_DIRS = frozenset(
 # Shapes of the APIs are included too, because clients are often built in one
 # module and used in another ("from .llm import client").
 _LLM_HINT = re.compile(
-    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor"
+    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents"
     rb"|completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
     rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\("
 )

@@ -193,3 +193,23 @@ def test_pydantic_ai_and_llama_index_calls() -> None:
         ("go", "anthropic", "run_sync", ("R3",)),
         ("ask", "openai", "complete", ("R11",)),
     ]
+
+
+def test_crewai_kickoff_reads_every_agents_tools() -> None:
+    call = one(
+        "from crewai import Agent, Crew, Task\nfrom crewai.tools import tool\n"
+        "@tool('Refund a charge')\ndef refund_charge(charge_id: str) -> str:\n    return charge_id\n"
+        "clerk = Agent(role='clerk', goal='g', backstory='b', tools=[refund_charge])\n"
+        "crew = Crew(agents=[clerk], tasks=[Task(description='d', expected_output='e', agent=clerk)])\n"
+        "def run():\n    return crew.kickoff()\n"
+    )
+    assert (call.provider, call.api, call.recommendation.rules) == ("litellm", "kickoff", ("R2",))
+
+
+def test_smolagents_code_agent_executes_code() -> None:
+    call = one(
+        "from smolagents import CodeAgent, LiteLLMModel\n"
+        "agent = CodeAgent(tools=[], model=LiteLLMModel(model_id='anthropic/claude-sonnet-4-5'))\n"
+        "def solve(task):\n    return agent.run(task)\n"
+    )
+    assert (call.provider, call.api, call.recommendation.rules) == ("litellm", "run", ("R1",))
