@@ -18,7 +18,8 @@ from escalated.contracts.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.model import Finding
 
 # Tool "type" values of hosted tools, and what they can do.
-_HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer", "text_editor")
+_HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
+_HOSTED_WRITE = ("text_editor", "apply_patch")
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
     "CodeInterpreterTool", "LocalShellTool", "ComputerTool", "CodeExecutionTool",
@@ -139,6 +140,9 @@ class ToolResolver:
         kind = strings.get("type", "")
         if kind.startswith(_HOSTED_CODE):
             findings.append(rules.finding("R1", f"hosted tool {kind!r}", line))
+            return
+        if kind.startswith(_HOSTED_WRITE):
+            findings.append(rules.finding("R6", f"hosted tool {kind!r} edits files", line))
             return
         if kind == "mcp":
             label = strings.get("server_label", strings.get("server_url", "?"))
