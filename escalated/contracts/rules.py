@@ -201,8 +201,12 @@ def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], r
     return False
 
 
+# The agent's own bookkeeping: conversation memory, caches, traces are not systems of record.
+_BOOKKEEPING = frozenset({"memory", "history", "messages", "cache", "buffer", "state", "context", "trace", "tracer", "span", "metrics", "chat_history", "scratchpad"})
+
+
 def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
-    if not ws or ws[0] in _READ_VERBS:
+    if not ws or ws[0] in _READ_VERBS or receiver & _BOOKKEEPING:
         return False
     if full.split(".")[0] in {"requests", "httpx", "aiohttp"} and ws[0] in _HTTP_WRITE:
         return True

@@ -85,7 +85,10 @@ def test_side_effect_names(name: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["message.set_content", "df.drop", "items.remove", "websocket.send_text", "settings.update", "get_payment_status", "print", "logger.info", "st.write"],
+    [
+        "message.set_content", "df.drop", "items.remove", "websocket.send_text", "settings.update",
+        "get_payment_status", "print", "logger.info", "st.write", "self.memory.save_context", "cache.set",
+    ],
 )
 def test_harmless_names_are_not_side_effects(name: str) -> None:
     assert rules.classify_callee(name, line=1, tainted=True) == []
