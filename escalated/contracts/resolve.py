@@ -170,6 +170,9 @@ class Resolver:
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             inner = self.kind_of(node.func.value, scope)
+            if inner is None and method in {"bind_tools", "with_structured_output"}:
+                # Only LangChain models have these: whatever the receiver is, it is a model.
+                return Kind("langchain", "runnable", "low", origin=node)
             if inner is None:
                 return None
             if inner.provider == "langchain" and method in apis.RUNNABLE_DERIVERS:

@@ -213,3 +213,14 @@ def test_smolagents_code_agent_executes_code() -> None:
         "def solve(task):\n    return agent.run(task)\n"
     )
     assert (call.provider, call.api, call.recommendation.rules) == ("litellm", "run", ("R1",))
+
+
+def test_structured_output_of_an_unknown_model_is_still_a_model() -> None:
+    call = one(
+        "from schemas import Decision\n"
+        "def route(llm, query):\n"
+        "    structured = llm.with_structured_output(Decision)\n"
+        "    decision = structured.invoke(query)\n"
+        "    return decision\n"
+    )
+    assert (call.provider, call.api, call.confidence) == ("langchain", "invoke", "low")
