@@ -64,7 +64,9 @@ def call_json(status: CallStatus) -> dict[str, Any]:
         "function": call.function,
         "index": call.index,
         "async": call.is_async,
-        "confidence": call.confidence,
+        # As in SARIF: the recommendation's confidence (never above the call's own).
+        "confidence": rec.confidence,
+        "callConfidence": call.confidence,
         "guarded": call.guarded,
         "guardId": call.guard_id,
         "existingGate": call.existing_gate,
@@ -76,7 +78,6 @@ def call_json(status: CallStatus) -> dict[str, Any]:
         "mode": rec.mode,
         "rules": list(rec.rules),
         "reasons": list(rec.reasons),
-        "recommendationConfidence": rec.confidence,
         "findings": [{"rule": f.rule, "kind": f.kind, "detail": f.detail, "line": f.line} for f in call.findings],
         "source": call.source,
     }

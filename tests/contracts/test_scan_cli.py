@@ -120,8 +120,8 @@ def test_json_carries_mode_rules_confidence_and_coverage_per_call(tmp_path: Path
     _, out = scan(str(project(tmp_path)), "--format", "json")
     document = json.loads(out)
     (call,) = document["calls"]
-    assert {k: call[k] for k in ("mode", "rules", "confidence", "covered", "contract", "function", "index")} == {
-        "mode": "autonomous", "rules": ["R11"], "confidence": "high", "covered": True,
+    assert {k: call[k] for k in ("mode", "rules", "confidence", "callConfidence", "covered", "contract", "function", "index")} == {
+        "mode": "autonomous", "rules": ["R11"], "confidence": "low", "callConfidence": "high", "covered": True,
         "contract": "support.reply", "function": "reply", "index": 0,
     }  # fmt: skip
     assert document["summary"]["calls"] == 1 and document["schemaVersion"] == 1
