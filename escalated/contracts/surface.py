@@ -54,6 +54,9 @@ class _Flow:
     seen: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
     steps: int = 0
+    # Names found to carry the output, still to follow. A worklist rather than
+    # recursion: a long chain of assignments must not exhaust the stack.
+    pending: list[tuple[str, Scope, int]] = attrs.Factory(list)
 
 
 class SurfaceAnalyzer:
@@ -100,6 +103,11 @@ class SurfaceAnalyzer:
         flow = _Flow()
         flow.findings.extend(self._tool_findings(call, scope, match))
         self._follow(origin, scope, flow, depth=0)
+        while flow.pending and flow.steps <= MAX_STEPS:
+            key, current, depth = flow.pending.pop(0)
+            for reference in self._references(current).get(key, ()):
+                if not self._is_binding(reference):
+                    self._follow(reference, current, flow, depth=depth)
         return tuple(sorted(set(flow.findings))), flow.escapes
 
     # -- tools -------------------------------------------------------------
@@ -309,9 +317,7 @@ class SurfaceAnalyzer:
             if (current.qualname, key) in flow.seen:
                 continue
             flow.seen.add((current.qualname, key))
-            for reference in self._references(current).get(key, ()):
-                if not self._is_binding(reference):
-                    self._follow(reference, current, flow, depth=depth)
+            flow.pending.append((key, current, depth))
 
     def _returned(self, scope: Scope, flow: _Flow, *, depth: int) -> None:
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
