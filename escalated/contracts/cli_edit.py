@@ -44,6 +44,8 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
     """
     from escalated.contracts import edit_init
 
+    if consent and not remote:
+        raise click.UsageError("--consent only applies with --remote URL")
     try:
         plan = edit_init.plan_init(path)
     except EscalatedError as exc:
@@ -77,7 +79,7 @@ def _remote_drafts(
         click.echo("Nothing was sent; drafting locally.")
         return drafts, False
     try:
-        answers = {d.ref: d for d in remote.send(url, payload)}
+        answers = {d.ref: d for d in remote.send(url, payload, token=os.environ.get("ESCALATED_REMOTE_TOKEN"))}
     except remote.RemoteError as exc:
         click.echo(f"warning: {exc}; drafting locally.", err=True)
         return drafts, True
@@ -91,7 +93,10 @@ def _remote_drafts(
 
 
 def _ask_consent(url: str, *, count: int, shown: bool) -> bool:
+    from escalated.contracts.remote import shown_url
+
     what = "the payload above" if shown else f"redacted context of {count} call(s)"
+    url = shown_url(url)
     click.echo(
         f"Remote drafting sends {what} to {url}: no comments, no docstrings, no string data, "
         "no secrets. Use --show-payload to see it first."
@@ -165,7 +170,8 @@ class _Session:
             return local
         item = ("c0", candidate.call, remote.call_context(candidate.file.read_text(encoding="utf-8"), candidate.call))
         try:
-            answers = remote.send(self.remote, remote.build_payload([item], attempt=variant))
+            payload = remote.build_payload([item], attempt=variant)
+            answers = remote.send(self.remote, payload, token=os.environ.get("ESCALATED_REMOTE_TOKEN"))
         except remote.RemoteError as exc:
             click.echo(f"warning: {exc}; regenerated locally.", err=True)
             return local

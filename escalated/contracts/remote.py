@@ -9,8 +9,10 @@ server's stack.
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -109,23 +111,55 @@ def _name(text: str) -> str:
     return text if is_safe_name(text) else "<redacted>"
 
 
-def send(url: str, payload: Mapping[str, Any], *, timeout_s: float = 30.0) -> list[RemoteDraft]:
-    """POST the payload and parse the drafts; any failure is a ``RemoteError``."""
+def shown_url(url: str) -> str:
+    """The URL without user info, query or fragment, which may carry credentials: safe to print."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def send(
+    url: str, payload: Mapping[str, Any], *, token: str | None = None, timeout_s: float = 30.0
+) -> list[RemoteDraft]:
+    """POST the payload and parse the drafts; any failure is a ``RemoteError``.
+
+    ``token`` (from ``ESCALATED_REMOTE_TOKEN``) goes in ``Authorization: Bearer``.
+    """
     body = json.dumps(payload, ensure_ascii=False).encode()
-    request = urllib.request.Request(
-        url, data=body, method="POST", headers={"Content-Type": "application/json", "Accept": "application/json"}
-    )
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    url, basic = _split_credentials(url)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    elif basic:
+        headers["Authorization"] = f"Basic {basic}"
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    where = shown_url(url)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (the user's URL)
             raw = response.read(RESPONSE_MAX_BYTES + 1)
     except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
-        raise RemoteError(f"{url}: {exc}") from exc
+        raise RemoteError(f"{where}: {type(exc).__name__}: {getattr(exc, 'reason', None) or exc}") from exc
     if len(raw) > RESPONSE_MAX_BYTES:
-        raise RemoteError(f"{url}: answer larger than {RESPONSE_MAX_BYTES} bytes")
+        raise RemoteError(f"{where}: answer larger than {RESPONSE_MAX_BYTES} bytes")
     try:
         return parse_response(json.loads(raw))
     except (ValueError, TypeError, KeyError) as exc:
-        raise RemoteError(f"{url}: malformed answer: {exc}") from exc
+        raise RemoteError(f"{where}: malformed answer: {exc}") from exc
+
+
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """``http://user:pw@host/x`` -> (``http://host/x``, base64 basic credentials).
+
+    urllib would otherwise choke on the user info and echo it in its error.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url, None
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    userinfo = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+    clean = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, base64.b64encode(userinfo.encode()).decode()
 
 
 def parse_response(data: Any) -> list[RemoteDraft]:

@@ -21,6 +21,7 @@ class RecordingAnalyser:
 
     def __init__(self, *, status: int = 200):
         self.bodies: list[bytes] = []
+        self.authorizations: list[str | None] = []
         self.status = status
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -40,6 +41,7 @@ class RecordingAnalyser:
     async def _draft(self, request: web.Request) -> web.Response:
         body = await request.read()
         self.bodies.append(body)
+        self.authorizations.append(request.headers.get("Authorization"))
         if self.status != 200:
             return web.json_response({"error": "overloaded"}, status=self.status)
         payload = json.loads(body)
@@ -185,3 +187,22 @@ def test_a_failing_remote_falls_back_to_local_drafts(project):
     assert len(failing.bodies) == 1
     assert "drafting locally" in result.output
     assert load_contracts(project).contracts["billing.decide_refund"].question.startswith("Approve the payment")
+
+
+def test_credentials_in_the_remote_url_are_sent_as_auth_and_never_printed(project, analyser):
+    url = analyser.url.replace("http://", "http://drafter:pw-7Hq2xZ@")
+    result = run_init(project, "--remote", url, answers="y\nq\n")
+    assert len(analyser.bodies) == 1
+    assert analyser.authorizations == ["Basic ZHJhZnRlcjpwdy03SHEyeFo="]  # drafter:pw-7Hq2xZ
+    assert "pw-7Hq2xZ" not in result.output and "drafter" not in result.output
+
+
+def test_a_remote_token_from_the_environment_is_sent_as_bearer(project, analyser, monkeypatch):
+    monkeypatch.setenv("ESCALATED_REMOTE_TOKEN", "remote-token-123")
+    run_init(project, "--remote", analyser.url, "--consent", answers="q\n")
+    assert analyser.authorizations == ["Bearer remote-token-123"]
+
+
+def test_consent_without_a_remote_is_a_usage_error(project):
+    result = CliRunner().invoke(init, [str(project), "--consent"])
+    assert result.exit_code == 2 and "--consent only applies with --remote" in result.output
