@@ -171,6 +171,15 @@ class ReviewApp(App[None]):
             return
         self.show_status(f"Acknowledged {self._label(escalation_id)}.", "ok")
 
+    @work(group="actions")
+    async def retry_callback(self, escalation_id: str) -> None:
+        try:
+            await self.backend.retry_delivery(escalation_id)
+        except ApiError as error:
+            await self.explain(error, escalation_id, doing="retrying the callback of")
+            return
+        self.show_status(f"Callback of {self._label(escalation_id)} queued again.", "ok")
+
     def open_decide(self, escalation_id: str) -> None:
         escalation = self._still_live(escalation_id)
         if escalation is None:

@@ -64,6 +64,10 @@ class MemoryBackend:
         self._find(escalation_id)
         return copy.deepcopy(self._deliveries.get(escalation_id, []))
 
+    async def retry_delivery(self, escalation_id: str) -> dict:
+        self._find(escalation_id)
+        raise ApiError(404, code="not_found", title="Not found", detail="no callback to retry")
+
     async def events(self, *, on_connect: Callable[[], Any] | None = None) -> AsyncIterator[Event]:
         # No push source: park until the app cancels the worker.
         await asyncio.Event().wait()

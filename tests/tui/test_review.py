@@ -11,7 +11,8 @@ from escalated.tui.screens.decide import DecideScreen
 from escalated.tui.screens.detail import DetailScreen
 from escalated.tui.screens.help import HelpScreen
 from escalated.tui.screens.inbox import InboxScreen
-from tests.tui.conftest import REFUND_FIELDS, create, server_state, wait_until
+from tests.support.server import start_server
+from tests.tui.conftest import REFUND_FIELDS, Setup, create, server_state, wait_until
 
 SIZE = (80, 24)
 
@@ -271,3 +272,37 @@ async def test_q_in_the_decide_form_does_not_quit(setup):
         assert app.is_running and isinstance(app.screen, DecideScreen)
         await pilot.press("escape", "q")
         await wait_until(pilot, lambda: not app.is_running, what="q to quit from the inbox")
+
+
+async def test_a_failed_callback_can_be_retried_from_the_detail(tmp_path):
+    server = start_server(tmp_path, "--retry-schedule", "200ms", "--retry-for", "1s")
+    server.cli("policy", "set", "refunds.large", "--reviewer", "alice")
+    setup = Setup(server=server, alice_token=server.cli("users", "add", "alice"))
+    receiver_down = True
+    received = []
+
+    def handle(callback) -> None:
+        if receiver_down:
+            raise RuntimeError("the agent is down")  # the receiver answers 500
+        received.append(callback)
+
+    receiver = await start_receiver(make_receiver_app(handle, secret="another-test-secret"))
+    try:
+        async with receiver, setup.agent() as agent:
+            resume = {"mode": "webhook", "url": f"{receiver.url}/resume", "secret": "another-test-secret"}
+            escalation = await create(agent, label="Order #9", resume=resume)
+            await agent.decide(escalation["id"], choice="deny")
+            app, client = setup.app()
+            async with client, app.run_test(size=SIZE) as pilot:
+                await pilot.press("f")  # decided: it is in the resolved view
+                await wait_until(pilot, lambda: rows(app) == [escalation["id"]])
+                await pilot.press("enter")
+                await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+                callback = app.screen.query_one("#callback")
+                await wait_until(pilot, lambda: "failed" in str(callback.content), timeout_s=8, what="give-up")
+                receiver_down = False
+                await pilot.press("t")
+                await wait_until(pilot, lambda: "delivered" in str(callback.content), timeout_s=8, what="redelivery")
+        assert [c.choice for c in received] == ["deny"]
+    finally:
+        server.stop()

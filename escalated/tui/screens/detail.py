@@ -27,6 +27,7 @@ class DetailScreen(Screen):
         Binding("a", "acknowledge", "Ack"),
         Binding("d", "decide", "Decide"),
         Binding("c", "cancel_escalation", "Cancel"),
+        Binding("t", "retry_callback", "Retry callback"),
         Binding("escape,backspace", "back", "Back"),
     ]
 
@@ -68,6 +69,7 @@ class DetailScreen(Screen):
         except ApiError:
             # The status line already reports connection trouble from the poll.
             self.delivery_items = None
+        self.refresh_bindings()
         self.redraw()
 
     @on(EscalationsChanged)
@@ -77,6 +79,15 @@ class DetailScreen(Screen):
     @on(StatusChanged)
     def _status_changed(self, message: StatusChanged) -> None:
         self.query_one(StatusLine).show(message.text, message.level)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Retrying makes sense only once the server gave up on the callback.
+        if action == "retry_callback":
+            return any(d.get("kind") == "callback" and d.get("status") == "failed" for d in self.delivery_items or [])
+        return True
+
+    def action_retry_callback(self) -> None:
+        self.app.retry_callback(self.escalation_id)
 
     def action_back(self) -> None:
         self.dismiss()

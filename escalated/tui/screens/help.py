@@ -17,7 +17,7 @@ HELP = """\
   f status view: open, resolved, cancelled, all
   p policy filter                s sort: deadline, newest, oldest, policy
 
-[b]Detail[/]  a d c as above · escape back
+[b]Detail[/]  a d c as above · t retry a failed callback · escape back
 
 [b]Decide form[/]
   tab next field · space pick a choice · ctrl+s send · escape back
