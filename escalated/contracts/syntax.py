@@ -51,15 +51,36 @@ def param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | 
     return params[position] if position < len(params) else None
 
 
+# Fields that hold the model's payload: testing them only asks "is there any?".
+_PAYLOAD_NAMES = frozenset({
+    "content", "text", "choices", "delta", "message", "messages", "output", "output_text", "tool_calls",
+    "data", "result", "results", "parts", "candidates", "response", "body", "usage", "error", "errors",
+    "refusal", "parsed", "function_call", "stop_reason", "finish_reason",
+})  # fmt: skip
+
+
 def trivial_test(test: cst.CSTNode) -> bool:
-    """``if not response:`` / ``if out is None:`` check for failure, they choose nothing."""
+    """Emptiness and failure checks choose nothing: ``if not out:``, ``if chunk.delta.content:``,
+    ``if out is None:``, ``if len(out.choices) > 0:``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return trivial_test(test.expression)
     if isinstance(test, cst.Name):
         return True
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.expression, cst.Name):
-        return True
+    if isinstance(test, cst.Attribute):
+        # if decision.approved: is a choice; if chunk.delta.content: only checks for text.
+        return test.attr.value in _PAYLOAD_NAMES
+    if isinstance(test, cst.Subscript):
+        key = test.slice[0].slice if len(test.slice) == 1 else None
+        value = key.value if isinstance(key, cst.Index) else None
+        return not (isinstance(value, cst.SimpleString) and str(value.evaluated_value) not in _PAYLOAD_NAMES)
+    if isinstance(test, cst.BooleanOperation):
+        return trivial_test(test.left) and trivial_test(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        return isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name)
+        if isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name):
+            return True
+        left = test.left
+        return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
     return False
 
 

@@ -247,3 +247,15 @@ def test_a_long_chain_of_assignments_is_followed_without_recursion() -> None:
     source = "import os\nfrom openai import OpenAI\ndef f():\n    x0 = OpenAI().responses.create(model='m', input='x')\n" + chain + "    os.system(x1500)\n"
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules == ("R1",)
+
+
+@pytest.mark.parametrize(
+    ("test", "is_branch"),
+    [("if verdict.approved:", True), ("if verdict['approve']:", True), ("if verdict.kind == 'refund':", True),
+     ("if not verdict:", False), ("if verdict.choices[0].delta.content:", False), ("if verdict is None:", False),
+     ("if len(verdict.choices) > 0:", False)],
+)  # fmt: skip
+def test_what_counts_as_a_branch_on_the_output(test: str, is_branch: bool) -> None:
+    source = f"from openai import OpenAI\ndef f():\n    verdict = OpenAI().responses.create(model='m', input='x')\n    {test}\n        return 1\n"
+    (call,) = scan_source(source, "a.py")
+    assert ("R10" in call.recommendation.rules) is is_branch
