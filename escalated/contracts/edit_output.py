@@ -116,13 +116,64 @@ class _AsyncReplay:
 
 
 def render_output(value: Any) -> str:
-    """The model's output as text a reviewer can read."""
+    """The model's output as text a reviewer can read: the answer and its tool calls first."""
     if isinstance(value, str):
         return value
-    dump = getattr(value, "model_dump_json", None)  # OpenAI / Anthropic / LangChain (pydantic) objects
+    known = _known_shapes(value)
+    if known:
+        return known
+    dump = getattr(value, "model_dump_json", None)  # other pydantic objects of the SDKs
     if callable(dump):
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # a third-party dump failing must not break the guard
             return str(dump())
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _known_shapes(value: Any) -> str:
+    """Text and tool calls of OpenAI, Anthropic, LangChain and Google GenAI results; "" if unknown."""
+    parts: list[str] = []
+    message = _first_message(value)
+    if message is not None:  # OpenAI chat completion
+        value = message
+    content = getattr(value, "content", None)
+    if isinstance(content, str):  # OpenAI message, LangChain AIMessage
+        parts.append(content)
+    elif isinstance(content, list):  # Anthropic content blocks
+        for block in content:
+            if isinstance(getattr(block, "text", None), str):
+                parts.append(block.text)
+            elif getattr(block, "type", None) == "tool_use":
+                parts.append(f"tool call: {block.name}({_json(getattr(block, 'input', None))})")
+    elif isinstance(getattr(value, "output_text", None), str):  # OpenAI responses
+        parts.append(value.output_text)
+    elif isinstance(getattr(value, "text", None), str):  # Google GenAI
+        parts.append(value.text)
+    parts += [f"tool call: {name}({args})" for name, args in _tool_calls(value)]
+    return "\n".join(p for p in parts if p)
+
+
+def _first_message(value: Any) -> Any:
+    choices = getattr(value, "choices", None)
+    if isinstance(choices, list) and choices:
+        return getattr(choices[0], "message", None)
+    return None
+
+
+def _tool_calls(message: Any) -> list[tuple[str, str]]:
+    calls = getattr(message, "tool_calls", None) or []
+    out = []
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):  # LangChain: {"name", "args", "id"}
+            out.append((str(call.get("name")), _json(call.get("args"))))
+        elif getattr(call, "function", None) is not None:  # OpenAI: call.function.name / .arguments
+            out.append((str(call.function.name), str(call.function.arguments)))
+    return out
+
+
+def _json(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
