@@ -47,6 +47,8 @@ class InitPlan:
     candidates: tuple[Candidate, ...]
     errors: tuple[ParseProblem, ...]
     total_calls: int
+    # Calls a contract locates but that are not wrapped in its guard yet.
+    awaiting_apply: int = 0
 
 
 def plan_init(path: Path) -> InitPlan:
@@ -60,13 +62,14 @@ def plan_init(path: Path) -> InitPlan:
     result = scan_tree(path)
     coverage = check(result, contracts, prefix=prefix)
     candidates = []
+    awaiting_apply = sum(1 for s in coverage.statuses if s.contract_id is not None and not s.covered)
     for status in coverage.statuses:
         if status.contract_id is not None or status.covered:
             continue
         call = status.call
         located = attrs.evolve(call, location=attrs.evolve(call.location, path=_join(prefix, call.location.path)))
         candidates.append(Candidate(located, base / call.location.path))
-    return InitPlan(project_root, contracts, tuple(candidates), result.errors, len(result.calls))
+    return InitPlan(project_root, contracts, tuple(candidates), result.errors, len(result.calls), awaiting_apply)
 
 
 def _join(prefix: str, rel: str) -> str:

@@ -170,7 +170,9 @@ def test_calls_with_a_contract_are_not_offered_again(project):
     result = run_init(project, ["s", "s"])
     assert "[1/2]" in result.output and "billing.decide_refund" not in result.output
     run_init(project, ["a", "a"])
-    assert "Every LLM call already has a contract (3 found)." in run_init(project, []).output
+    out = run_init(project, []).output
+    assert "Every LLM call already has a contract (3 found)." in out
+    assert "3 of them are not wrapped in their guard yet: run `escalated contracts apply`." in out
 
 
 def test_init_of_a_subfolder_uses_the_project_contracts_file(project):
