@@ -20,6 +20,7 @@ from textual.binding import Binding
 
 from escalated.client import ApiError
 from escalated.timeutil import now_ms
+from escalated.tui import views
 from escalated.tui.backend import Backend, describe_error
 from escalated.tui.format import LIVE_STATUSES
 from escalated.tui.messages import EscalationsChanged, StatusChanged
@@ -81,7 +82,7 @@ class ReviewApp(App[None]):
         if self._lost_connection or not self._loaded:
             self._lost_connection, self._loaded = False, True
             self.show_status(f"{len(items)} escalation(s) visible to you. Press ? for help.", "info")
-        fresh = {e["id"]: e for e in items}
+        fresh = views.merge(self.escalations, items)
         if fresh != self.escalations:
             self.escalations = fresh
             self.publish()
@@ -126,7 +127,8 @@ class ReviewApp(App[None]):
         await self.fetch()
 
     def apply(self, escalation: dict) -> None:
-        if self.escalations.get(escalation["id"]) != escalation:
+        current = self.escalations.get(escalation["id"])
+        if views.newer(current, escalation) != current:
             self.escalations[escalation["id"]] = escalation
             self.publish()
 

@@ -58,3 +58,19 @@ def policy_cycle(escalations: Iterable[dict], current: str | None) -> str | None
     if current not in policies:
         return None
     return policies[(policies.index(current) + 1) % len(policies)]
+
+
+def newer(current: dict | None, fresh: dict) -> dict:
+    """The later of two copies of one escalation.
+
+    A list fetched just before a stream event can arrive just after it; the
+    history is append-only, so the longer one is the newer one.
+    """
+    if current is not None and len(current.get("history", [])) > len(fresh.get("history", [])):
+        return current
+    return fresh
+
+
+def merge(current: dict[str, dict], items: list[dict]) -> dict[str, dict]:
+    """The server's list, never stepping back to an older copy than we hold."""
+    return {e["id"]: newer(current.get(e["id"]), e) for e in items}

@@ -1,5 +1,5 @@
 from escalated.timeutil import format_ms
-from escalated.tui.views import policy_cycle, select
+from escalated.tui.views import merge, policy_cycle, select
 
 T0 = 1_795_000_000_000
 
@@ -36,3 +36,11 @@ def test_settled_escalations_have_their_own_views():
 def test_policy_filter_and_its_cycle():
     assert ids(select(ALL, view="all", policy="p.b", sort="oldest")) == ["e2"]
     assert [policy_cycle(ALL, p) for p in (None, "p.a", "p.b")] == ["p.a", "p.b", None]
+
+
+def test_a_late_list_never_steps_an_escalation_back():
+    opened = {**esc("e1"), "history": [{"event": "created"}]}
+    decided = {**opened, "status": "resolved", "history": [{"event": "created"}, {"event": "decided"}]}
+    assert merge({"e1": decided}, [opened]) == {"e1": decided}
+    assert merge({"e1": opened}, [decided]) == {"e1": decided}
+    assert merge({"e1": decided}, []) == {}
