@@ -105,19 +105,23 @@ class IgnoreRules:
 
     base: str  # POSIX path of the folder, relative to the scan root ("" = root)
     patterns: tuple[_Pattern, ...]
+    # For a .gitignore above the scan root: the scan root relative to its folder.
+    above: str = ""
 
     @classmethod
-    def read(cls, folder: Path, *, base: str) -> IgnoreRules | None:
+    def read(cls, folder: Path, *, base: str, above: str = "") -> IgnoreRules | None:
         try:
             text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
         patterns = tuple(p for p in map(_compile, text.splitlines()) if p is not None)
-        return cls(base, patterns) if patterns else None
+        return cls(base, patterns, above) if patterns else None
 
     def verdict(self, rel: str, *, is_dir: bool) -> bool | None:
         """True = ignored, False = re-included, None = no pattern speaks."""
-        if self.base:
+        if self.above:
+            rel = f"{self.above}/{rel}"
+        elif self.base:
             if not rel.startswith(self.base + "/"):
                 return None
             rel = rel[len(self.base) + 1 :]
@@ -144,7 +148,25 @@ def iter_files(root: Path) -> Iterator[str]:
     if root.is_file():
         yield root.name
         return
-    yield from _walk(root, "", [])
+    yield from _walk(root, "", _rules_above(root))
+
+
+def _rules_above(root: Path) -> list[IgnoreRules]:
+    """The .gitignore files between the repository root and ``root`` (scanning a subfolder)."""
+    root = root.resolve()
+    chain: list[Path] = []
+    for folder in root.parents:
+        chain.append(folder)
+        if (folder / ".git").exists():
+            break
+    else:
+        return []  # not inside a repository: only the tree's own files count
+    rules = []
+    for folder in reversed(chain):
+        found = IgnoreRules.read(folder, base="", above=root.relative_to(folder).as_posix())
+        if found is not None:
+            rules.append(found)
+    return rules
 
 
 def _walk(folder: Path, rel: str, rules: list[IgnoreRules]) -> Iterator[str]:

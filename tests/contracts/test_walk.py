@@ -46,3 +46,12 @@ def test_text_precheck() -> None:
     assert might_call_llm(b"from langchain_openai import ChatOpenAI")
     assert might_call_llm(b"resp = self.client.chat.completions.create(")
     assert not might_call_llm(b"import os\nprint('hello')\n")
+
+
+def test_gitignore_above_a_scanned_subfolder_counts_inside_a_repository(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, ".gitignore", "app/generated/\n*.tmp.py\n")
+    write(tmp_path, "app/main.py")
+    write(tmp_path, "app/x.tmp.py")
+    write(tmp_path, "app/generated/g.py")
+    assert list(iter_files(tmp_path / "app")) == ["main.py"]
