@@ -255,3 +255,50 @@ def test_huge_numbers_on_a_small_step_are_422_not_500(live, api, admin_key, lo, 
     esc = live.create(admin_key, responseFields=[field])
     resp = decide(api, admin_key, esc["id"], {"choice": "approve", "response": {"amount": amount}})
     assert resp.problem(422, "validation_failed")["errors"][0]["field"] == "response.amount"
+
+
+# -- races -----------------------------------------------------------------------
+
+
+def test_concurrent_decides_resolve_once_and_the_rest_are_409(live, api, admin_key):
+    from concurrent.futures import ThreadPoolExecutor
+
+    esc = live.create(admin_key)
+    choices = ["approve", "deny"] * 6
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        responses = list(pool.map(lambda c: decide(api, admin_key, esc["id"], {"choice": c}), choices))
+    winners = [r for r in responses if r.status == 200]
+    assert len(winners) == 1
+    assert all(r.problem(409, "invalid_state") for r in responses if r.status != 200)
+    final = api.get(f"/escalations/{esc['id']}", token=admin_key).json()
+    assert final["resolution"] == winners[0].json()["resolution"]
+    assert [h["event"] for h in final["history"]] == ["created", "decided"]
+
+
+def test_concurrent_decide_and_cancel_leave_exactly_one_outcome(live, api, admin_key):
+    from concurrent.futures import ThreadPoolExecutor
+
+    esc = live.create(admin_key)
+    calls = [
+        lambda: decide(api, admin_key, esc["id"], {"choice": "approve"}),
+        lambda: api.post(f"/escalations/{esc['id']}/cancel", token=admin_key),
+    ] * 4
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        responses = list(pool.map(lambda f: f(), calls))
+    assert sum(r.status == 200 for r in responses) == 1
+    final = api.get(f"/escalations/{esc['id']}", token=admin_key).json()
+    assert (final["resolution"] is None) != (final["cancellation"] is None)
+    assert len(final["history"]) == 2
+
+
+def test_concurrent_acknowledges_all_succeed_with_one_acknowledger(live, api, admin_key):
+    from concurrent.futures import ThreadPoolExecutor
+
+    esc = live.create(admin_key)
+    tokens = [live.user(f"acker-{esc['id'][-6:]}-{i}") for i in range(6)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        responses = list(pool.map(lambda t: api.post(f"/escalations/{esc['id']}/acknowledge", token=t), tokens))
+    assert {r.status for r in responses} == {200}
+    assert len({r.json()["acknowledgedBy"] for r in responses}) == 1
+    final = api.get(f"/escalations/{esc['id']}", token=admin_key).json()
+    assert [h["event"] for h in final["history"]] == ["created", "acknowledged"]
