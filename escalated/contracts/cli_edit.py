@@ -55,7 +55,8 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
     if not plan.candidates:
         click.echo(f"Every LLM call already has a contract ({plan.total_calls} found).")
         if plan.awaiting_apply:
-            click.echo(f"{plan.awaiting_apply} of them are not wrapped in their guard yet: run `escalated contracts apply`.")
+            pending = plan.awaiting_apply
+            click.echo(f"{pending} of them are not wrapped in their guard yet: run `escalated contracts apply`.")
         return
     drafts = edit_init.initial_drafts(plan)
     remote_on = False

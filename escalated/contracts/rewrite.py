@@ -73,7 +73,9 @@ def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
         elif found.guard_id == target.contract_id:
             guarded.append(target)
         elif found.guard_id is not None:
-            reason = f"already wrapped in guard {found.guard_id!r}, but its contract is {target.contract_id!r}; fix the id"
+            reason = (
+                f"already wrapped in guard {found.guard_id!r}, but its contract is {target.contract_id!r}; fix the id"
+            )
             skipped.append(Skip(target.location, target.contract_id, reason))
         elif conflict:
             skipped.append(Skip(target.location, target.contract_id, conflict))
