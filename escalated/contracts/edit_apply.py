@@ -90,8 +90,11 @@ def build_change_set(
     skipped: list[Skip] = []
     guarded = 0
     for rel, targets in sorted(targets_for(calls, contracts, prefix=prefix).items()):
-        original = (Path(root) / rel).read_bytes()
-        result = rewrite_source(original, targets)
+        try:
+            original = (Path(root) / rel).read_bytes()
+            result = rewrite_source(original, targets)
+        except (OSError, cst.ParserSyntaxError) as exc:
+            raise ApplyError(f"{rel}: cannot be read or parsed ({exc}); nothing was written") from exc
         skipped += result.skipped
         guarded += len(result.already_guarded)
         if result.changed:
