@@ -55,3 +55,21 @@ def test_internal_error_is_a_500_problem_without_a_stack_trace(tmp_path):
             assert leak not in resp.body
     finally:
         server.stop()
+
+
+def test_max_body_setting_lowers_the_413_limit(tmp_path):
+    import json
+
+    server = LiveServer(tmp_path / "small.db", max_body_bytes=2048).start()
+    try:
+        key = server.key()
+        server.policy("refunds.large")
+        small = json.dumps(escalation_body()).encode()
+        big = json.dumps(escalation_body(evidence=["x" * 3000])).encode()
+        headers = {"Content-Type": "application/json"}
+        assert server.api.post("/escalations", token=key, body=small, headers=headers).status == 201
+        server.api.post("/escalations", token=key, body=big, headers=headers).problem(413, "payload_too_large")
+        chunks = iter([big[:1000], big[1000:]])
+        server.api.post("/escalations", token=key, body=chunks, headers=headers, chunked=True).problem(413, "payload_too_large")
+    finally:
+        server.stop()

@@ -1,0 +1,29 @@
+"""``escalated serve``: bad flags are refused before anything starts, with a clear message."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.cli import main
+
+
+@pytest.mark.parametrize(
+    ("args", "word"),
+    [
+        (["--retry-schedule", "soon,later"], "soon"),
+        (["--retry-schedule", ","], "retry-schedule"),
+        (["--retry-for", "forever"], "forever"),
+        (["--delivery-timeout", "0s"], "0s"),
+        (["--rate-limit", "lots"], "rate-limit"),
+        (["--rate-limit", "5/fortnight"], "rate-limit"),
+        (["--durability", "maybe"], "durability"),
+        (["--port", "http"], "port"),
+    ],
+)
+def test_bad_serve_flag_exits_non_zero_with_a_message_and_no_traceback(tmp_path, args, word):
+    result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "s.db"), "--port", "0", *args])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    assert word in result.stderr, result.stderr
+    assert "Listening on" not in result.output
