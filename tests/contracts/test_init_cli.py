@@ -196,3 +196,24 @@ def test_init_runs_through_the_escalated_command(project):
     )
     assert proc.returncode == 0, proc.stderr
     assert list(load_contracts(project).contracts) == ["billing.decide_refund"]
+
+
+def test_the_contracts_file_reads_as_documented(project):
+    run_init(project, ["s", "s", "a"])
+    assert (project / "escalated.contracts.toml").read_text() == (
+        "version = 1\n"
+        "\n"
+        '[contracts."billing.route"]\n'
+        'path = "agent/billing.py"\n'
+        'function = "route"\n'
+        "index = 0\n"
+        'provider = "openai"\n'
+        'api = "chat.completions.create"\n'
+        'mode = "sampled"\n'
+        'rules = ["R10"]\n'
+        'policy = "agents.billing.route"\n'
+        'question = "Review the choice that steers the workflow in route: was it right?"\n'
+        'choices = [{ id = "ok", label = "Looks right" }, { id = "flag", label = "Needs correction" }]\n'
+        'approve_choices = ["ok"]\n'
+        "sample_rate = 0.1\n"
+    )
