@@ -14,8 +14,13 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+import libcst as cst
+
 from escalated.contracts.index import MODULE_SCOPE, ModuleIndex
+from escalated.contracts.model import Finding
 from escalated.contracts.resolve import Kind, Resolver
+from escalated.contracts.surface import SurfaceAnalyzer
+from escalated.contracts.tools import ToolRef
 
 
 def module_name(rel: str) -> str:
@@ -65,3 +70,33 @@ def exports(modules: Iterable[tuple[str, ModuleIndex]]) -> Mapping[str, Kind]:
                 portable = attrs.evolve(kind, origin=None, base=None)
                 table[key] = None if key in table and table[key] != portable else portable
     return {key: kind for key, kind in table.items() if kind is not None}
+
+
+def tool_exports(modules: Iterable[tuple[str, cst.Module, ModuleIndex]]) -> Mapping[str, tuple[Finding, ...]]:
+    """Qualified name -> findings for the tool lists and functions a module defines at top level.
+
+    ``from .tools import TOOLS`` then ``bind_tools(TOOLS)``: the tools are
+    classified where they are written, and the finding says which file.
+    Lines are 0 there: a line number would point into the wrong file.
+    """
+    table: dict[str, tuple[Finding, ...] | None] = {}
+    for rel, module, index in modules:
+        surface = SurfaceAnalyzer(index, Resolver(index), line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set())
+        found: dict[str, list[Finding]] = {}
+        for (owner, name), value in index.values.items():
+            if owner == MODULE_SCOPE and isinstance(value, cst.List | cst.Tuple):
+                tools, findings = surface.tools.resolve(value, index.module_scope)
+                found[name] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
+        for name, scopes in index.functions_by_name.items():
+            for scope in scopes:
+                if scope.parent is index.module_scope and scope.class_name is None:
+                    tool = ToolRef(surface.tools.tool_name(scope) or name, scope.node, 0)
+                    found[name] = surface.classify_tool(tool)
+        parts = module_name(rel).split(".")
+        for start in range(len(parts)):
+            prefix = ".".join(parts[start:])
+            for name, findings in found.items():
+                key = f"{prefix}.{name}"
+                located = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings}))
+                table[key] = None if key in table and table[key] != located else located
+    return {key: value for key, value in table.items() if value is not None}

@@ -68,7 +68,14 @@ def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
     return _analyse(module, ModuleIndex().build(module), path=path, externals=None)
 
 
-def _analyse(module: cst.Module, index: ModuleIndex, *, path: str, externals: Mapping[str, Kind] | None) -> tuple[LlmCall, ...]:
+def _analyse(
+    module: cst.Module,
+    index: ModuleIndex,
+    *,
+    path: str,
+    externals: Mapping[str, Kind] | None,
+    imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
+) -> tuple[LlmCall, ...]:
     resolver = Resolver(index, externals=externals)
     matches: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
@@ -86,8 +93,9 @@ def _analyse(module: cst.Module, index: ModuleIndex, *, path: str, externals: Ma
         return found.start.line if found is not None else 0
 
     surface = SurfaceAnalyzer(
-        index, resolver, line_of=line_of, code_of=module.code_for_node, llm_calls={id(c) for c, _, _ in matches}
-    )
+        index, resolver, line_of=line_of, code_of=module.code_for_node,
+        llm_calls={id(c) for c, _, _ in matches}, imported_tools=imported_tools,
+    )  # fmt: skip
     surface.attach(module)
     guards = _Guards(index, resolver)
     gates = _Gates(index, resolver)
@@ -232,10 +240,11 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
     for rel, _module, index in parsed:
         crossref.absolutise(index, rel)
     table = crossref.exports((rel, index) for rel, _module, index in parsed)
+    tool_table = crossref.tool_exports(parsed)
     calls: list[LlmCall] = []
     for rel, module, index in parsed:
         try:
-            calls.extend(_analyse(module, index, path=rel, externals=table))
+            calls.extend(_analyse(module, index, path=rel, externals=table, imported_tools=tool_table))
         except RecursionError:
             errors.append(ParseProblem(rel, "too deeply nested to analyse"))
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))

@@ -12,7 +12,7 @@ Three sources of evidence, each turned into rule findings:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 import libcst as cst
@@ -68,12 +68,13 @@ class SurfaceAnalyzer:
         line_of: Callable[[cst.CSTNode], int],
         code_of: Callable[[cst.CSTNode], str],
         llm_calls: set[int],
+        imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
     ) -> None:
         self.index = index
         self.resolver = resolver
         self.line_of = line_of
         self.llm_calls = llm_calls
-        self.tools = ToolResolver(index, line_of, code_of)
+        self.tools = ToolResolver(index, line_of, code_of, imported_tools or {})
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._module: cst.Module | None = None

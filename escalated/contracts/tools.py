@@ -8,7 +8,7 @@ being dropped: the model then controls actions we cannot see.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 import libcst as cst
@@ -41,7 +41,19 @@ class ToolResolver:
     index: ModuleIndex
     line_of: Callable[[cst.CSTNode], int]
     code_of: Callable[[cst.CSTNode], str]
+    # Tools and tool lists of other project modules, already classified there.
+    imported: Mapping[str, tuple[Finding, ...]] = attrs.Factory(dict)
     _depth: int = 0
+
+    def _imported(self, node: cst.BaseExpression) -> tuple[Finding, ...] | None:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.index.imports.get(head)
+        if target is None:
+            return None
+        return self.imported.get(f"{target}.{rest}" if rest else target)
 
     def resolve(self, expr: cst.BaseExpression, scope: Scope) -> tuple[list[ToolRef], list[Finding]]:
         tools: list[ToolRef] = []
@@ -75,6 +87,10 @@ class ToolResolver:
             value = self.value_of(expr, scope)
             if value is not None:
                 self._collect(value, scope, tools, findings, depth=depth + 1)
+                return
+            known = self._imported(expr)
+            if known is not None:
+                findings.extend(known)
                 return
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
@@ -123,8 +139,11 @@ class ToolResolver:
                 self._element(bound, scope, tools, findings, depth=depth + 1)
                 return
             target = self.function(name, scope)
+            known = self._imported(value) if target is None else None
             if target is not None:
                 tools.append(ToolRef(self.tool_name(target) or name, target.node, line))
+            elif known is not None:
+                findings.extend(known)
             elif name in self.index.imports:
                 tools.append(ToolRef(name, None, line, f"imported from {self.index.imports[name]}"))
             elif name in self.index.class_nodes:

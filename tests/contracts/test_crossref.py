@@ -48,3 +48,23 @@ def test_module_names_that_disagree_are_not_guessed(tmp_path: Path) -> None:
 def test_module_names() -> None:
     assert module_name("pkg/sub/llm.py") == "pkg.sub.llm"
     assert module_name("pkg/__init__.py") == "pkg"
+
+
+def test_tools_imported_from_another_module_are_classified_there(tmp_path: Path) -> None:
+    write(
+        tmp_path, "bot/tools.py",
+        "import shutil\nfrom langchain_core.tools import tool\n"
+        "@tool\ndef lookup(q: str) -> str:\n    return q\n"
+        "@tool\ndef clean(path: str) -> str:\n    shutil.rmtree(path)\n    return 'ok'\n"
+        "TOOLS = [lookup, clean]\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "bot/agent.py",
+        "from langchain_openai import ChatOpenAI\nfrom .tools import TOOLS, lookup\n"
+        "def run(q):\n    return ChatOpenAI().bind_tools(TOOLS).invoke(q)\n"
+        "def ask(q):\n    return ChatOpenAI().bind_tools([lookup]).invoke(q)\n",
+    )  # fmt: skip
+    calls = {c.function: c for c in scan_tree(tmp_path).calls}
+    assert calls["run"].recommendation.rules == ("R3", "R9")
+    assert any("(in bot/tools.py)" in r for r in calls["run"].recommendation.reasons)
+    assert calls["ask"].recommendation.rules == ("R9",)
