@@ -54,7 +54,7 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 _LANGCHAIN_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^\w*LLM$|^(?:OpenAI|Ollama|VertexAI|BaseChatModel|BaseLanguageModel)$")
 
 _CHAIN = re.compile(r"^[A-Z]\w*(?:Chain|QA)$")
-_AGENT_BUILDER = re.compile(r"^create_\w*agent$|^initialize_agent$|^AgentExecutor$")
+_AGENT_BUILDER = re.compile(r"^create_\w*(?:agent|executor)$|^initialize_agent$|^AgentExecutor$")
 
 # Methods per (provider, kind) that send a request to a model.
 OPENAI_APIS = frozenset({

@@ -41,6 +41,7 @@ MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stal
 _TOOLS_SECOND = frozenset({
     "create_react_agent", "create_agent", "create_tool_calling_agent", "create_openai_tools_agent",
     "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
+    "create_function_calling_executor", "create_tool_calling_executor",
 })  # fmt: skip
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})

@@ -224,3 +224,13 @@ def test_structured_output_of_an_unknown_model_is_still_a_model() -> None:
         "    return decision\n"
     )
     assert (call.provider, call.api, call.confidence) == ("langchain", "invoke", "low")
+
+
+def test_langgraph_function_calling_executor_is_an_agent() -> None:
+    call = one(
+        "from langchain_openai import ChatOpenAI\nfrom langgraph.prebuilt import chat_agent_executor\n"
+        "def send_sms(to: str, text: str) -> str:\n    return to\n"
+        "app = chat_agent_executor.create_function_calling_executor(ChatOpenAI(), [send_sms])\n"
+        "def go(q):\n    return app.invoke({'messages': [q]})\n"
+    )
+    assert (call.api, call.recommendation.rules) == ("invoke", ("R5",))
