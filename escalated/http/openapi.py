@@ -275,7 +275,16 @@ def _paths() -> dict:
             )
         },
         "/escalations/{id}/acknowledge": {
-            "post": _op("Acknowledge", {"200": {"description": "OK", **esc}, **_ID_ERRORS, "409": _problem("Terminal")}, parameters=[_ID_PARAM])
+            "post": _op(
+                "Acknowledge (idempotent; the first acknowledger is kept)",
+                {
+                    "200": {"description": "OK", **esc},
+                    **_ID_ERRORS,
+                    **{k: v for k, v in _BODY_ERRORS.items() if k != "422"},  # an optional body is still read
+                    "409": _problem("Terminal"),
+                },
+                parameters=[_ID_PARAM],
+            )
         },
         "/escalations/{id}/decide": {
             "post": _op(
