@@ -74,3 +74,46 @@ def test_create_request_schema_names_the_contract_fields(document):
     schemas = document["components"]["schemas"]
     create = next(s for name, s in schemas.items() if name.lower().startswith("create") and "escalation" in name.lower())
     assert set(create["required"]) == {"policy", "agentId", "runId", "subject", "question", "evidence", "choices"}
+
+
+UNKNOWN = "esc_01JD0000000000000000000000"
+JSON = {"Content-Type": "application/json"}
+
+
+def _observed(live, key) -> list[tuple[str, str, int]]:
+    """(documented path, method, status) for requests that reach each error path."""
+    api = live.api
+    esc = live.create(key)
+    done = live.create(key)
+    api.post(f"/escalations/{done['id']}/decide", token=key, json_body={"choice": "approve"})
+    out = []
+
+    def hit(path, method, resp):
+        out.append((path, method, resp.status))
+
+    for action in ("acknowledge", "decide", "cancel"):
+        p = f"/escalations/{{id}}/{action}"
+        hit(p, "post", api.post(f"/escalations/{UNKNOWN}/{action}", token=key, json_body={}))
+        hit(p, "post", api.post(f"/escalations/{done['id']}/{action}", token=key, body=b"{", headers=JSON))
+        hit(p, "post", api.post(f"/escalations/{done['id']}/{action}", token=key, body=b"{}", headers={"Content-Type": "text/plain"}))
+        hit(p, "post", api.post(f"/escalations/{done['id']}/{action}", token=key, json_body={}))
+        hit(p, "post", api.post(f"/escalations/{UNKNOWN}/{action}", headers={"Authorization": "Bearer x"}))
+    hit("/escalations/{id}/decide", "post", api.post(f"/escalations/{esc['id']}/decide", token=key, json_body={"choice": "?"}))
+    hit("/escalations", "post", api.post("/escalations", token=key, body=b"[]", headers=JSON))
+    hit("/escalations", "post", api.post("/escalations", token=key, json_body={}))
+    hit("/escalations", "post", api.post("/escalations", token=key, body=b"{}"))
+    hit("/escalations", "get", api.get("/escalations", token=key, query={"limit": "0"}))
+    hit("/escalations/{id}", "get", api.get(f"/escalations/{UNKNOWN}", token=key))
+    hit("/api-keys", "post", api.post("/api-keys", token=key, json_body={"scopes": ["nope"]}))
+    hit("/api-keys/{id}", "delete", api.delete("/api-keys/key_unknown", token=key))
+    hit("/api-keys", "get", api.get("/api-keys", token=live.user("openapi-reviewer")))
+    return out
+
+
+def test_every_status_the_server_answers_is_documented_for_its_operation(live, document):
+    undocumented = [
+        f"{method.upper()} {path} -> {status}"
+        for path, method, status in _observed(live, live.key())
+        if str(status) not in document["paths"][path][method]["responses"]
+    ]
+    assert not undocumented, undocumented
