@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -65,23 +64,6 @@ def env(tmp_path, server, monkeypatch):
     monkeypatch.setenv("ESCALATED_RUN_ID", f"run-{uuid.uuid4().hex}")
     yield server
     escalated.guard.shutdown()
-    _close_server_pipe(server)
-
-
-def _close_server_pipe(server) -> None:
-    """Work around tests/support/server.py leaving the server's stdout pipe open.
-
-    Its unclosed pipe surfaces as an unraisable ResourceWarning in a later
-    test (an error under filterwarnings=error). Close it once the process is
-    gone and the drain thread has read to the end.
-    """
-    server.stop()
-    deadline = time.monotonic() + 5
-    while any("(pump)" in t.name for t in threading.enumerate()) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc = getattr(server, "_proc", None)
-    if proc is not None and proc.stdout is not None and not proc.stdout.closed:
-        proc.stdout.close()
 
 
 async def _filed(server, run_id: str) -> list[dict]:

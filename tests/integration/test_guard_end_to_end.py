@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from escalated.contracts.cli_edit import apply, init
 from escalated.contracts.contractfile import load_contracts
-from tests.integration.test_guard import _close_server_pipe
 
 # A stand-in for the OpenAI SDK (a third-party part, not ours): same import
 # path and call shape, a canned answer instead of a network call.
@@ -117,6 +116,5 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
         if agent.poll() is None:
             agent.kill()
             agent.communicate()
-        _close_server_pipe(server)
     assert agent.returncode == 0, err
     assert out.strip() == "using: refund 1200 EUR to order 981"
