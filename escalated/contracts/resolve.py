@@ -56,7 +56,46 @@ class Resolver:
                 kind = self.kind_of(value, index.module_scope)
                 if kind is not None:
                     self.bindings.setdefault((class_name, key), kind)
+            self._bind_call_sites()
         self._returns = {}
+
+    def _bind_call_sites(self) -> None:
+        """Agent(llm) / cls(llm) / run(model): a parameter holds what its call sites pass.
+
+        Only for the module's own functions and classes; a parameter that is
+        not a model at one call site may be one at another, hence "medium".
+        """
+        for call, scope in self.index.calls:
+            target = self._callee_function(call, scope)
+            if target is None or not isinstance(target.node, cst.FunctionDef):
+                continue
+            params = [p.name.value for p in (*target.node.params.posonly_params, *target.node.params.params)]
+            if params and params[0] in {"self", "cls"}:
+                params = params[1:]
+            positional = 0
+            for arg in call.args:
+                if arg.star:
+                    break
+                name = arg.keyword.value if arg.keyword else (params[positional] if positional < len(params) else None)
+                positional += arg.keyword is None
+                if name is None or name not in target.params:
+                    continue
+                kind = self.kind_of(arg.value, scope)
+                if kind is not None:
+                    self.bindings.setdefault((target.qualname, name), attrs.evolve(kind, confidence=_weaker(kind.confidence, "medium")))
+
+    def _callee_function(self, call: cst.Call, scope: Scope) -> Scope | None:
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value == "cls" and scope.class_name:
+                return self.index.scopes.get(f"{scope.class_name}.__init__")
+            if func.value in self.index.class_nodes:
+                return self.index.scopes.get(f"{func.value}.__init__")
+            return next((s for s in self.index.functions_by_name.get(func.value, []) if s.class_name is None), None)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}:
+            if scope.class_name:
+                return self.index.scopes.get(f"{scope.class_name}.{func.attr.value}")
+        return None
 
     def _record(self, scope: Scope, key: str, value: cst.BaseExpression) -> None:
         kind = self.kind_of(value, scope)

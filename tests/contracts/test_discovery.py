@@ -234,3 +234,20 @@ def test_langgraph_function_calling_executor_is_an_agent() -> None:
         "def go(q):\n    return app.invoke({'messages': [q]})\n"
     )
     assert (call.api, call.recommendation.rules) == ("invoke", ("R5",))
+
+
+def test_a_parameter_holds_what_its_call_sites_pass() -> None:
+    calls = scan_source(
+        "from langchain_openai import ChatOpenAI\n"
+        "class Provider:\n"
+        "    def __init__(self, llm, verbose=False):\n        self.llm = llm\n"
+        "    @classmethod\n    def create(cls):\n        return cls(ChatOpenAI())\n"
+        "    async def ask(self, messages):\n        return await self.llm.ainvoke(messages)\n"
+        "def run(writer, q):\n    return writer.invoke(q)\n"
+        "def main():\n    run(ChatOpenAI(), 'hi')\n",
+        "a.py",
+    )
+    assert [(c.function, c.api, c.confidence) for c in calls] == [
+        ("Provider.ask", "ainvoke", "medium"),
+        ("run", "invoke", "medium"),
+    ]
