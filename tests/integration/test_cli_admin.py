@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.cli import main
-from escalated.domain import scopes
+from escalated.domain import scopes, tokens
 from escalated.timeutil import parse_timestamp_ms
 from tests.integration.conftest import escalation_body, unique
 
@@ -94,7 +94,7 @@ def test_keys_list_never_shows_a_secret(runner, live):
     key = run(runner, live.db, "keys", "create", "--name", "listed").stdout.strip()
     listed = run(runner, live.db, "keys", "list")
     assert live.key_id(key) in listed.stdout and "listed" in listed.stdout
-    assert "ain_live_" not in listed.output
+    assert "ain_live_" not in listed.output and tokens.hash_token(key) not in listed.output
 
 
 def test_keys_revoke_stops_the_key_on_a_running_server(runner, live):
@@ -150,7 +150,7 @@ def test_users_list_shows_names_roles_and_groups_but_no_token(runner, live):
     listed = run(runner, live.db, "users", "list").stdout
     line = next(ln for ln in listed.splitlines() if ln.startswith(name))
     assert "admin" in line and "finance" in line
-    assert token not in listed and "ain_user_" not in listed
+    assert token not in listed and "ain_user_" not in listed and tokens.hash_token(token) not in listed
 
 
 def test_users_token_rotates_the_token(runner, live):
