@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import libcst as cst
 
 from escalated.contracts.contractfile import (
     Choice,
@@ -27,9 +28,10 @@ from escalated.contracts.contractfile import (
 from escalated.contracts.coverage import check, project_contracts
 from escalated.contracts.discovery import scan_tree
 from escalated.contracts.drafts import draft_contract
-from escalated.contracts.model import LlmCall, ParseProblem
+from escalated.contracts.model import LlmCall, Location, ParseProblem
 from escalated.contracts.modes import MODE_NAMES
 from escalated.contracts.remote import call_context
+from escalated.contracts.rewrite import Target, rewrite_source
 
 
 @attrs.frozen
@@ -38,6 +40,8 @@ class Candidate:
 
     call: LlmCall  # location.path relative to the project root
     file: Path  # the file on disk
+    # Why ``apply`` could not wrap this call automatically, if it could not.
+    wrap_problem: str | None = None
 
 
 @attrs.frozen
@@ -69,7 +73,24 @@ def plan_init(path: Path) -> InitPlan:
         call = status.call
         located = attrs.evolve(call, location=attrs.evolve(call.location, path=_join(prefix, call.location.path)))
         candidates.append(Candidate(located, base / call.location.path))
+    candidates = _with_wrap_problems(candidates)
     return InitPlan(project_root, contracts, tuple(candidates), result.errors, len(result.calls), awaiting_apply)
+
+
+def _with_wrap_problems(candidates: list[Candidate]) -> list[Candidate]:
+    """Ask the rewrite, per file, which candidates it would have to skip, so init can say so now."""
+    by_file: dict[Path, list[Candidate]] = {}
+    for candidate in candidates:
+        by_file.setdefault(candidate.file, []).append(candidate)
+    problems: dict[tuple[Path, Location], str] = {}
+    for file, group in by_file.items():
+        targets = [Target(c.call.location, f"probe{i}") for i, c in enumerate(group)]
+        try:
+            result = rewrite_source(file.read_bytes(), targets, check_only=True)
+        except (OSError, cst.ParserSyntaxError):
+            continue
+        problems.update({(file, skip.location): skip.reason for skip in result.skipped})
+    return [attrs.evolve(c, wrap_problem=problems.get((c.file, c.call.location))) for c in candidates]
 
 
 def _join(prefix: str, rel: str) -> str:
@@ -120,6 +141,8 @@ def describe(candidate: Candidate, draft: Contract, *, number: int, total: int) 
     rules = ", ".join(rec.rules) or "none"
     lines.append(f"  Recommended mode: {rec.mode} (rules {rules}; confidence {rec.confidence})")
     lines += [f"    - {reason}" for reason in rec.reasons]
+    if candidate.wrap_problem:
+        lines.append(f"  Note: apply will not wrap this call ({candidate.wrap_problem}); guard it by hand.")
     lines.append("  Draft contract:")
     lines += [f"    {line}" for line in contract_toml(draft).splitlines()]
     return "\n".join(lines)

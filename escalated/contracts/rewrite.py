@@ -54,8 +54,12 @@ class Rewritten:
         return bool(self.wrapped)
 
 
-def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
-    """Wrap every target call in ``source``; raises ``libcst.ParserSyntaxError`` on bad input."""
+def rewrite_source(source: bytes | str, targets: Sequence[Target], *, check_only: bool = False) -> Rewritten:
+    """Wrap every target call in ``source``; raises ``libcst.ParserSyntaxError`` on bad input.
+
+    ``check_only`` sorts the targets (wrappable, skipped with a reason, already
+    guarded) without rewriting: ``code`` is then the source unchanged.
+    """
     # Freshly parsed, so nothing else holds the tree: no defensive deep copy.
     original = cst.parse_module(source)
     wrapper = MetadataWrapper(original, unsafe_skip_copy=True)
@@ -84,7 +88,7 @@ def rewrite_source(source: bytes | str, targets: Sequence[Target]) -> Rewritten:
         else:
             chosen[found.node] = target
 
-    if not chosen:
+    if not chosen or check_only:
         return Rewritten(original.bytes, (), tuple(skipped), tuple(guarded))
     ids = {n: t.contract_id for n, t in chosen.items()}
     on_path = {id(a) for n in chosen for a in finder.found_for(n).ancestors} | {id(n) for n in chosen}

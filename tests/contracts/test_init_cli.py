@@ -217,3 +217,10 @@ def test_the_contracts_file_reads_as_documented(project):
         'approve_choices = ["ok"]\n'
         "sample_rate = 0.1\n"
     )
+
+
+def test_a_call_apply_cannot_wrap_is_flagged_while_drafting(project):
+    source = project / "agent" / "billing.py"
+    source.write_text(source.read_text() + '\n\nclass Prompts:\n    text = client.chat.completions.create(model="gpt-4o", messages=[])\n')
+    out = run_init(project, ["s", "s", "s", "s"]).output
+    assert out.count("Note: apply will not wrap this call (call in a class body") == 1
