@@ -98,6 +98,9 @@ def seed(
     return time.perf_counter() - t0
 
 
+RELATIVE_BELOW_MS = 10**12  # offsets below this are relative; above, already absolute epoch ms
+
+
 def arm_from(db_path: Path, base_ms: int) -> None:
     """Turn the relative deadlines into absolute ones: deadline = base + offset."""
     conn = sqlite3.connect(str(db_path), isolation_level=None)
@@ -105,7 +108,7 @@ def arm_from(db_path: Path, base_ms: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
             "UPDATE escalations SET deadline_ms = deadline_ms + ? WHERE deadline_ms < ? AND status = 'open'",
-            (base_ms, 10**12),
+            (base_ms, RELATIVE_BELOW_MS),
         )
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
