@@ -194,6 +194,10 @@ class ToolResolver:
             if target is not None:
                 tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line))
                 return
+            if fn.value in self.index.class_nodes or fn.value in self.index.imports:
+                # pydantic_function_tool(RefundRequest), convert_to_openai_tool(SendEmail)
+                tools.append(ToolRef(name or fn.value, self.index.class_nodes.get(fn.value), line))
+                return
         if any(h in callee for h in _MCP_HINTS):
             findings.append(rules.finding("R7", f"MCP tools: {_short(self.code_of(call))}", line))
             return

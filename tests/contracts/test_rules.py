@@ -259,3 +259,13 @@ def test_what_counts_as_a_branch_on_the_output(test: str, is_branch: bool) -> No
     source = f"from openai import OpenAI\ndef f():\n    verdict = OpenAI().responses.create(model='m', input='x')\n    {test}\n        return 1\n"
     (call,) = scan_source(source, "a.py")
     assert ("R10" in call.recommendation.rules) is is_branch
+
+
+def test_schema_tools_built_from_models_are_named_after_them() -> None:
+    source = (
+        "import openai\nfrom pydantic import BaseModel\n"
+        "class RefundRequest(BaseModel):\n    order_id: str\n"
+        "def f():\n    return openai.OpenAI().chat.completions.create(model='m', messages=[], tools=[openai.pydantic_function_tool(RefundRequest)])\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R2",)
