@@ -43,6 +43,10 @@ _TOOLS_SECOND = frozenset({
     "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
     "create_function_calling_executor", "create_tool_calling_executor",
 })  # fmt: skip
+_PURE_CALLS = frozenset({
+    "str", "int", "float", "bool", "len", "abs", "round", "min", "max", "sum", "sorted", "range", "pow",
+    "divmod", "format", "list", "dict", "tuple", "set", "enumerate", "zip", "isinstance", "ValueError",
+})  # fmt: skip
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
@@ -208,9 +212,21 @@ class SurfaceAnalyzer:
                         out.extend(f for f in self.classify_tool(inner, depth=1) if f.rule != "R9")
             elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
                 out.extend(rules.classify_sql(string_text(node), line=self.line_of(node)))
-        if not any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
-            out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
+        if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
+            return out
+        if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
+            return out  # add(a, b): computes from its arguments, reads no data
+        out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
         return out
+
+    def _is_pure(self, function: cst.FunctionDef) -> bool:
+        """A tool body that only computes: no calls beyond pure builtins and math."""
+        for node in self._walk(function.body):
+            if isinstance(node, cst.Call):
+                callee = dotted_name(node.func) or ""
+                if callee not in _PURE_CALLS and not callee.startswith("math."):
+                    return False
+        return True
 
     def _classify_call(self, call: cst.Call, *, tainted: bool, via: str = "") -> list[Finding]:
         if id(call) in self.llm_calls:

@@ -54,7 +54,7 @@ def test_tools_imported_from_another_module_are_classified_there(tmp_path: Path)
     write(
         tmp_path, "bot/tools.py",
         "import shutil\nfrom langchain_core.tools import tool\n"
-        "@tool\ndef lookup(q: str) -> str:\n    return q\n"
+        "@tool\ndef lookup(q: str) -> str:\n    return DB.get(q)\n"
         "@tool\ndef clean(path: str) -> str:\n    shutil.rmtree(path)\n    return 'ok'\n"
         "TOOLS = [lookup, clean]\n",
     )  # fmt: skip

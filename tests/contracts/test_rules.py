@@ -269,3 +269,16 @@ def test_schema_tools_built_from_models_are_named_after_them() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules == ("R2",)
+
+
+def test_pure_computation_tools_are_not_data_access() -> None:
+    source = (
+        "from langchain_core.tools import tool\nfrom langchain_openai import ChatOpenAI\n"
+        "@tool\ndef multiply(a: int, b: int) -> int:\n    '''Multiply.'''\n    return a * b\n"
+        "@tool\ndef lookup_customer(cid: str) -> str:\n    '''Find a customer.'''\n    return CRM.find(cid)\n"
+        "def pure(q):\n    return ChatOpenAI().bind_tools([multiply]).invoke(q)\n"
+        "def reads(q):\n    return ChatOpenAI().bind_tools([multiply, lookup_customer]).invoke(q)\n"
+    )
+    pure, reads = scan_source(source, "a.py")
+    assert pure.recommendation.rules == ("R11",)
+    assert reads.recommendation.rules == ("R9",)
