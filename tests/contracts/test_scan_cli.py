@@ -198,3 +198,27 @@ def test_source_encodings_are_honoured(tmp_path: Path) -> None:
     code, out = scan(str(tmp_path), "--format", "json")
     assert code == 1, out
     assert [c["path"] for c in json.loads(out)["calls"]] == ["bom.py", "latin.py"]
+
+
+CALL_KEYS = {
+    "path": str, "line": int, "column": int, "endLine": int, "endColumn": int, "provider": str, "api": str,
+    "function": str, "index": int, "async": bool, "confidence": str, "callConfidence": str, "guarded": bool,
+    "guardId": (str, type(None)), "existingGate": (str, type(None)), "covered": bool, "coveredBy": (str, type(None)),
+    "contract": (str, type(None)), "contractMode": (str, type(None)), "problem": (str, type(None)), "mode": str,
+    "rules": list, "reasons": list, "findings": list, "source": str,
+}  # fmt: skip
+
+
+def test_json_document_matches_the_documented_schema() -> None:
+    _, out = scan(str(Path(__file__).parent / "corpus"), "--format", "json")
+    document = json.loads(out)
+    assert set(document) == {"schemaVersion", "tool", "contractsFile", "summary", "calls", "staleContracts", "parseErrors", "notebooksSkipped"}
+    assert set(document["summary"]) == {
+        "filesScanned", "linesScanned", "filesWithCalls", "calls", "covered", "uncovered", "stale",
+        "parseErrors", "notebooksSkipped", "byMode",
+    }  # fmt: skip
+    assert list(document["summary"]["byMode"]) == ["autonomous", "required", "reviewed", "sampled"]  # sorted keys
+    for call in document["calls"]:
+        assert set(call) == set(CALL_KEYS)
+        assert all(isinstance(call[key], kind) for key, kind in CALL_KEYS.items()), call
+        assert all(set(f) == {"rule", "kind", "detail", "line"} for f in call["findings"])
