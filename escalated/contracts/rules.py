@@ -167,7 +167,7 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
     if _code_words(ws) or (len(ws) > 1 and set(ws) & _CODE_WORDS):
         out.append(finding("R1", label, line))
     # The receiver counts for money: stripe_client.payouts.create, billing.refunds.create.
-    money = (set(ws) | receiver | set(words(name))) & _MONEY or parts[0] in _MONEY_MODULES
+    money = (set(ws) | receiver | set(words(name))) & _MONEY or parts[0] in _MONEY_MODULES or _commits_money(ws)
     if money and not is_read:
         out.append(finding("R2", label, line))
     if set(ws) & _DELETE or (len(ws) > 1 and set(ws) & _DELETE_MULTI) or full in {"os.remove", "shutil.rmtree"}:
@@ -179,6 +179,13 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
     if not out and _is_write(ws, receiver, full):
         out.append(finding("R6", label, line))
     return out
+
+
+def _commits_money(ws: tuple[str, ...]) -> bool:
+    """place_order, book_flight, reserve_room, subscribe: the model spends someone's money."""
+    if not ws:
+        return False
+    return ws[0] in {"book", "reserve", "subscribe", "renew", "order"} or (ws[0] in {"place", "submit", "create"} and "order" in ws)
 
 
 def _code_words(ws: tuple[str, ...]) -> bool:

@@ -77,6 +77,8 @@ def test_no_evidence_means_free_text() -> None:
         ("session.commit", "R6"),
         ("requests.post", "R6"),
         ("execute_python_code", "R1"),
+        ("place_order", "R2"),
+        ("book_flight", "R2"),
     ],
 )
 def test_side_effect_names(name: str, expected: str) -> None:
