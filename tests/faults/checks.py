@@ -72,7 +72,8 @@ async def drain(api: Api, receiver: FlakyReceiver, *, deadline: float) -> list[d
     """Poll until nothing with a deadline is still live and every resolved
     escalation's callback is delivered (receiver said 2xx, server recorded it)."""
     while True:
-        escalations = await api.all_escalations(deadline=deadline)
+        call_deadline = time.monotonic() + 30  # the server is up by now; this only bounds one poll
+        escalations = await api.all_escalations(deadline=call_deadline)
         pending = [e for e in escalations if e["status"] in ("open", "acknowledged") and e["deadlineAt"]]
         acked = acked_by_escalation(receiver.receipts)
         undelivered = [e for e in escalations if e["status"] == "resolved" and e["id"] not in acked]
@@ -80,7 +81,7 @@ async def drain(api: Api, receiver: FlakyReceiver, *, deadline: float) -> list[d
             unrecorded = []
             for e in escalations:
                 if e["status"] == "resolved":
-                    status, deliveries = await api.call("GET", f"/escalations/{e['id']}/deliveries", deadline=deadline)
+                    status, deliveries = await api.call("GET", f"/escalations/{e['id']}/deliveries", deadline=call_deadline)
                     assert status == 200, deliveries
                     if deliveries["data"][0]["status"] != "delivered":
                         unrecorded.append(e["id"])
@@ -90,7 +91,7 @@ async def drain(api: Api, receiver: FlakyReceiver, *, deadline: float) -> list[d
         if time.monotonic() > deadline:
             raise AssertionError(
                 f"not drained by the deadline: {len(pending)} live past deadline or unrecorded, "
-                f"{len(undelivered)} resolved without a delivered callback, e.g. {(pending + undelivered)[:3]}"
+                f"{len(undelivered)} resolved without a delivered callback, e.g. {[e['id'] for e in pending + undelivered][:5]}"
             )
         await asyncio.sleep(0.25)
 

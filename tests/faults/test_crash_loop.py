@@ -35,7 +35,7 @@ class Size:
 
 
 SIZE = Size(kills=60, max_escalations=6000, agents=8, outage_s=30.0, drain_s=180.0) if LONG else Size(
-    kills=8, max_escalations=400, agents=6, outage_s=5.0, drain_s=60.0
+    kills=6, max_escalations=400, agents=6, outage_s=4.0, drain_s=90.0
 )
 
 
