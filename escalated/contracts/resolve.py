@@ -269,13 +269,27 @@ class Resolver:
 
     # -- calls -----------------------------------------------------------
     def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
-        qualified = self.qualified(node.func)
+        found = self._match_callee(node.func, node, scope)
+        if found is not None:
+            return found
+        # asyncio.to_thread(client.models.generate_content, ...) and loop.run_in_executor(None, fn, ...)
+        # run the model call: the deferring call is the one to guard.
+        deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
+        position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute):
+            return None
+        inner = self._match_callee(positional[position], node, scope)
+        return attrs.evolve(inner, confidence=_weaker(inner.confidence, "medium")) if inner is not None else None
+
+    def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
+        qualified = self.qualified(callee)
         if qualified is not None:
             found = self._qualified_match(qualified)
             if found is not None:
                 return found
         chain: list[str] = []
-        func = node.func
+        func = callee
         while isinstance(func, cst.Attribute):
             chain.insert(0, func.attr.value)
             func = func.value
@@ -285,13 +299,13 @@ class Resolver:
                 if api in apis.apis_for(kind.provider, kind.kind):
                     return Match(kind.provider, api, kind.confidence, kind)
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
-        if isinstance(node.func, cst.Name | cst.Attribute):
-            kind = self.kind_of(node.func, scope)
+        if isinstance(callee, cst.Name | cst.Attribute):
+            kind = self.kind_of(callee, scope)
             # llm("prompt") on a model built here (old LangChain); a typed
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
-        return self._shape_match(node, scope)
+        return self._shape_match(callee, node)
 
     def _qualified_match(self, qualified: str) -> Match | None:
         module, _, name = qualified.rpartition(".")
@@ -306,9 +320,14 @@ class Resolver:
                     return Match(provider, api, "high", None)
         return None
 
-    def _shape_match(self, node: cst.Call, scope: Scope) -> Match | None:
+    def _shape_match(self, callee: cst.BaseExpression, node: cst.Call) -> Match | None:
         """An SDK-shaped call on a receiver we could not resolve (a parameter, an import)."""
-        tail = dotted_tail(node.func)
+        written = dotted_name(callee)
+        head, _, rest = (written or "").partition(".")
+        if head in apis.MODULE_CLIENTS and rest in apis.apis_for(apis.MODULE_CLIENTS[head], "module"):
+            # "from .llm import litellm" (a lazy wrapper): named like the SDK, used like the SDK.
+            return Match(apis.MODULE_CLIENTS[head], rest, "medium", None)
+        tail = dotted_tail(callee)
         if tail is None:
             return None
         tail = ".".join(p for p in tail.split(".") if p not in apis.TRANSPARENT_SEGMENTS)
@@ -321,10 +340,10 @@ class Resolver:
                 if shape.startswith("generate_content") and "." not in tail:
                     confidence = "low"
                 return Match(provider, shape, confidence, None)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
-            receiver = _last_identifier(node.func.value)
+        if isinstance(callee, cst.Attribute) and callee.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
+            receiver = _last_identifier(callee.value)
             if receiver is not None and _LLM_WORDS.search(receiver):
-                return Match("langchain", node.func.attr.value, "low", None)
+                return Match("langchain", callee.attr.value, "low", None)
         return None
 
 

@@ -68,7 +68,16 @@ _MONEY = frozenset({
 _MONEY_MODULES = frozenset({"stripe", "paypalrestsdk", "braintree", "adyen", "square", "plaid", "coinbase", "web3"})
 _READ_VERBS = frozenset({"get", "list", "read", "fetch", "search", "find", "lookup", "query", "retrieve", "load", "show", "describe", "count", "check", "view"})
 _DELETE = frozenset({"delete", "destroy", "truncate", "purge", "wipe", "erase", "rmtree", "unlink", "rmdir", "removedirs", "terminate"})
-_DELETE_MULTI = frozenset({"remove", "drop"})  # only in multi-word names: df.drop, list.remove are not deletions
+# remove/drop delete only when they name something stored: remove_user, drop_table
+# (list.remove, df.drop, remove_reasoning_content edit data in memory).
+_DELETE_MULTI = frozenset({"remove", "drop"})
+_DELETABLE = frozenset({
+    "user", "users", "account", "accounts", "file", "files", "record", "records", "row", "rows", "table",
+    "member", "members", "repo", "repository", "branch", "customer", "customers", "order", "orders",
+    "document", "documents", "folder", "directory", "dir", "bucket", "object", "objects", "database", "db",
+    "collection", "index", "data", "entry", "entries", "item", "items", "post", "posts", "message",
+    "messages", "email", "emails", "contact", "contacts", "project", "projects", "instance", "volume",
+})  # fmt: skip
 _ACCESS = frozenset({
     "grant", "revoke", "role", "roles", "permission", "permissions", "privilege", "privileges",
     "password", "passwd", "credential", "credentials", "consent", "authorize", "authorise",
@@ -170,7 +179,7 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
     money = (set(ws) | receiver | set(words(name))) & _MONEY or parts[0] in _MONEY_MODULES or _commits_money(ws)
     if money and not is_read:
         out.append(finding("R2", label, line))
-    if set(ws) & _DELETE or (len(ws) > 1 and set(ws) & _DELETE_MULTI) or full in {"os.remove", "shutil.rmtree"}:
+    if set(ws) & _DELETE or (set(ws) & _DELETE_MULTI and set(ws) & _DELETABLE) or full in {"os.remove", "shutil.rmtree"}:
         out.append(finding("R3", label, line))
     if (set(ws) & _ACCESS and not is_read) or (set(ws) & _KEY_VERBS and set(ws) & _KEY_OBJECTS):
         out.append(finding("R4", label, line))

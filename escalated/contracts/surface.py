@@ -312,9 +312,8 @@ class SurfaceAnalyzer:
             self._taint_key(param, target, flow, depth=depth + 1)
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Name):
-            return node.value not in self.index.imports and node.value not in {"self", "cls"}
-        return target_key(node) is not None
+        # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
+        return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
 
     def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: _Flow, *, depth: int) -> None:
         if isinstance(target, cst.Tuple | cst.List):

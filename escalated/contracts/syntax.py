@@ -75,6 +75,8 @@ def trivial_test(test: cst.CSTNode) -> bool:
         return not (isinstance(value, cst.SimpleString) and str(value.evaluated_value) not in _PAYLOAD_NAMES)
     if isinstance(test, cst.BooleanOperation):
         return trivial_test(test.left) and trivial_test(test.right)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in {"hasattr", "bool", "len", "getattr"}:
+        return True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name):

@@ -251,3 +251,16 @@ def test_a_parameter_holds_what_its_call_sites_pass() -> None:
         ("Provider.ask", "ainvoke", "medium"),
         ("run", "invoke", "medium"),
     ]
+
+
+def test_a_wrapper_named_like_the_sdk_is_used_like_the_sdk() -> None:
+    call = one("from .llm import litellm\ndef send(**kwargs):\n    return litellm.completion(**kwargs)\n")
+    assert (call.provider, call.api, call.confidence) == ("litellm", "completion", "medium")
+
+
+def test_model_calls_run_on_a_thread_are_reported() -> None:
+    call = one(
+        "import asyncio\nfrom google import genai\nclient = genai.Client()\n"
+        "async def draw(p):\n    return await asyncio.to_thread(client.models.generate_content, model='m', contents=p)\n"
+    )
+    assert (call.provider, call.api, call.confidence, call.is_async) == ("google-genai", "models.generate_content", "medium", True)
