@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
 from escalated.contracts.cli import contracts as contracts_group
 from escalated.contracts.cli_edit import apply, init
+from escalated.contracts.contractfile import ContractSet, load_contracts, save_contracts
 
 AGENT = '''\
 from openai import OpenAI
@@ -50,6 +52,7 @@ def test_a_call_a_lambda_cannot_hold_is_skipped_with_the_reason_and_the_rest_app
     text = (project / "pkg" / "agent.py").read_text()
     assert 'return guard("agent.summarise", lambda: client.chat.completions.create(' in text
     assert "    answer = client.chat.completions.create(" in text
+    assert "each must exist on the server" not in result.output  # summarise is autonomous: files nothing
 
 
 def test_apply_to_a_single_file_or_subfolder_uses_the_project_contracts(project):
@@ -92,9 +95,16 @@ def _change(project: Path, new: bytes):
     ],
 )
 def test_validation_refuses_a_change_set_that_would_not_hold(project, new, problem):
-    from escalated.contracts.contractfile import load_contracts
     from escalated.contracts.discovery import scan_source
     from escalated.contracts.edit_apply import ApplyError, validate
 
     with pytest.raises(ApplyError, match=problem):
         validate(_change(project, new), contracts=load_contracts(project), scan_source=scan_source)
+
+
+def test_apply_names_the_policies_the_guards_file_under(project):
+    contracts = load_contracts(project)
+    reviewed = attrs.evolve(contracts.contracts["agent.summarise"], mode="reviewed")
+    save_contracts(project, ContractSet({**contracts.contracts, "agent.summarise": reviewed}))
+    result = CliRunner().invoke(apply, [str(project), "--yes"])
+    assert "(escalated policy set KEY --reviewer NAME): agents.agent.summarise" in result.output
