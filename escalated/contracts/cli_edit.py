@@ -302,7 +302,8 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"Wrapped {summary}. Contracts: {label}.")
     wrapped_ids = {t.contract_id for c in change_set.changes for t in c.wrapped}
-    policies = sorted({contracts.contracts[i].policy for i in wrapped_ids if contracts.contracts[i].mode != "autonomous"})
+    filing = [contracts.contracts[i] for i in wrapped_ids if contracts.contracts[i].mode != "autonomous"]
+    policies = sorted({c.policy for c in filing})
     if policies:
         click.echo("The guards file escalations under these policies; each must exist on the server")
         click.echo("(escalated policy set KEY --reviewer NAME): " + ", ".join(policies))
