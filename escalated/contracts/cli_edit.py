@@ -20,8 +20,13 @@ from escalated.contracts.modes import MODE_NAMES
 from escalated.errors import EscalatedError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from escalated.contracts.contractfile import ContractSet
+    from escalated.contracts.coverage import StaleContract
+    from escalated.contracts.edit_apply import ChangeSet
     from escalated.contracts.edit_init import Candidate, InitPlan
+    from escalated.contracts.model import ScanResult
 
 _ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "quit"}
 
@@ -276,14 +281,8 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
         )
     except EscalatedError as exc:
         raise click.ClickException(str(exc)) from exc
-    for problem in result.errors:
-        click.echo(f"warning: {problem.path}: {problem.message} (left as it is)", err=True)
     single = path.name if path.is_file() else None
-    for stale in check(result, contracts, prefix=prefix, single_file=single).stale:
-        click.echo(f"warning: contract {stale.id} locates no call ({stale.function} in {stale.path})", err=True)
-    for skip in change_set.skipped:
-        loc = skip.location
-        click.echo(f"skipped {loc.path}:{loc.line}:{loc.column} ({skip.contract_id}): {skip.reason}", err=True)
+    _warn(result, change_set, stale=check(result, contracts, prefix=prefix, single_file=single).stale)
     if not change_set.changes:
         click.echo(f"Nothing to apply: {change_set.already_guarded} contracted call(s) already guarded.")
         return
@@ -301,6 +300,23 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
     except EscalatedError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"Wrapped {summary}. Contracts: {label}.")
+    _name_policies(change_set, contracts)
+
+
+def _warn(result: ScanResult, change_set: ChangeSet, *, stale: Iterable[StaleContract]) -> None:
+    """Everything apply leaves alone, and why, on stderr."""
+    for problem in result.errors:
+        click.echo(f"warning: {problem.path}: {problem.message} (left as it is)", err=True)
+    for contract in stale:
+        where = f"{contract.function} in {contract.path}"
+        click.echo(f"warning: contract {contract.id} locates no call ({where})", err=True)
+    for skip in change_set.skipped:
+        loc = skip.location
+        click.echo(f"skipped {loc.path}:{loc.line}:{loc.column} ({skip.contract_id}): {skip.reason}", err=True)
+
+
+def _name_policies(change_set: ChangeSet, contracts: ContractSet) -> None:
+    """The policies the new guards file under: a guard fails closed on a policy the server lacks."""
     wrapped_ids = {t.contract_id for c in change_set.changes for t in c.wrapped}
     filing = [contracts.contracts[i] for i in wrapped_ids if contracts.contracts[i].mode != "autonomous"]
     policies = sorted({c.policy for c in filing})
