@@ -57,7 +57,8 @@ def words(identifier: str) -> tuple[str, ...]:
     return tuple(w.lower() for w in _SPLIT.findall(identifier))
 
 
-_CODE_WORDS = frozenset({"repl", "shell", "bash", "terminal", "interpreter", "subprocess", "sandbox", "jupyter", "notebook"})
+# "terminal" and "notebook" alone are too common in names (terminal_spans, notebook_id).
+_CODE_WORDS = frozenset({"repl", "shell", "bash", "interpreter", "subprocess", "sandbox", "jupyter"})
 _RUN_VERBS = frozenset({"run", "execute", "exec", "eval", "evaluate"})
 _RUN_OBJECTS = frozenset({"code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet"})
 _MONEY = frozenset({
@@ -87,18 +88,29 @@ _KEY_VERBS = frozenset({"create", "rotate", "reset", "set", "issue", "generate",
 _KEY_OBJECTS = frozenset({"key", "token", "secret", "apikey"})
 _MESSAGE = frozenset({
     "email", "emails", "mail", "sendmail", "smtp", "sms", "tweet", "publish", "notify", "reply",
-    "whatsapp", "slack", "telegram", "discord", "twilio", "sendgrid", "mailgun", "broadcast", "announce", "dm",
+    "whatsapp", "slack", "telegram", "discord", "twilio", "sendgrid", "mailgun", "dm",
 })  # fmt: skip
 _MESSAGE_MODULES = frozenset({"smtplib", "twilio", "slack_sdk", "sendgrid", "telegram", "discord", "tweepy", "yagmail", "resend", "postmark"})
 _SEND_OBJECTS = frozenset({"message", "messages", "text", "notification", "comment", "post", "letter", "reply", "alert", "invite"})
 _UI_RECEIVERS = frozenset({"websocket", "ws", "socket", "sock", "conn", "response", "stream", "queue", "writer", "self"})
 _WRITE_MULTI = frozenset({
-    "insert", "update", "upsert", "save", "write", "commit", "push", "patch", "store", "persist", "upload",
-    "modify", "edit", "rename", "move", "create", "put", "post", "submit", "assign", "close",
-    "cancel", "approve", "merge", "book", "schedule", "register", "enroll", "archive", "publish",
+    "insert", "upsert", "save", "write", "commit", "push", "store", "persist", "upload", "submit",
+    "approve", "archive", "publish",
 })  # fmt: skip
-# Verbs too common on in-memory objects (set_content, add_item) to count unless
-# the receiver looks like a system of record.
+# Verbs that build in-memory things as often as they write records (create_schema,
+# update_state, add_item): they count only with a stored object or a record receiver.
+_WRITE_OBJECT_VERBS = frozenset({
+    "create", "update", "add", "set", "edit", "modify", "patch", "put", "post", "log", "record", "append",
+    "register", "schedule", "assign", "close", "cancel", "merge", "move", "rename",
+})  # fmt: skip
+_STORED_OBJECTS = frozenset({
+    "ticket", "tickets", "issue", "issues", "record", "records", "row", "rows", "user", "users", "account",
+    "accounts", "customer", "customers", "order", "orders", "contact", "contacts", "lead", "leads", "deal",
+    "deals", "event", "events", "appointment", "meeting", "booking", "reservation", "page", "pages", "file",
+    "files", "document", "documents", "pr", "pull", "branch", "repo", "release", "case", "incident", "task",
+    "tasks", "note", "notes", "calendar", "sheet", "spreadsheet", "entry", "entries", "invoice", "profile",
+    "status", "subscription", "database", "db", "table", "item", "items", "product", "products",
+})  # fmt: skip
 _WRITE_WEAK = frozenset({"set", "add", "log", "record", "append", "put"})
 _WRITE_SINGLE = frozenset({"save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write"})
 _RECORD_RECEIVERS = frozenset({
@@ -110,6 +122,8 @@ _RECORD_RECEIVERS = frozenset({
 })  # fmt: skip
 # Calls that only display or log: the output stays free text.
 _DISPLAY = frozenset({"print", "pprint", "logger", "logging", "log", "st", "console", "click", "echo", "rprint", "display", "gr", "tqdm", "warnings"})
+# Scheduling machinery: asyncio.create_task is not a task in anyone's tracker.
+_CONCURRENCY = frozenset({"asyncio", "threading", "concurrent", "loop", "tg", "task_group", "executor", "anyio", "trio"})
 _HTTP_WRITE = frozenset({"post", "put", "patch"})
 
 _EXACT_CODE = frozenset({
@@ -138,7 +152,7 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
     parts = full.split(".")
     last = parts[-1]
     root = parts[0]
-    if root in _DISPLAY or dotted.split(".")[0] in _DISPLAY:
+    if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY:
         return []
     out: list[Finding] = []
     if tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE):
@@ -222,13 +236,15 @@ _BOOKKEEPING = frozenset({"memory", "history", "messages", "cache", "buffer", "s
 
 
 def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
-    if not ws or ws[0] in _READ_VERBS or receiver & _BOOKKEEPING:
+    if not ws or ws[0] in _READ_VERBS or (receiver | set(ws)) & _BOOKKEEPING:
         return False
     if full.split(".")[0] in {"requests", "httpx", "aiohttp"} and ws[0] in _HTTP_WRITE:
         return True
     if full in {"json.dump", "pickle.dump", "yaml.dump", "shutil.copy", "shutil.move", "os.rename", "os.replace"}:
         return True
     if len(ws) > 1 and (ws[0] in _WRITE_MULTI or ws[0] == "to" and ws[-1] in {"sql", "csv", "parquet", "excel"}):
+        return True
+    if len(ws) > 1 and ws[0] in _WRITE_OBJECT_VERBS and set(ws[1:]) & _STORED_OBJECTS:
         return True
     if ws[0] in _WRITE_SINGLE | _WRITE_WEAK and receiver & _RECORD_RECEIVERS:
         return True

@@ -169,7 +169,7 @@ class ToolResolver:
             return
         name = strings.get("name")
         if name is None:
-            if kind:
+            if kind and kind not in {"function", "custom"}:
                 tools.append(ToolRef(kind, None, line, "hosted tool"))
             else:
                 findings.append(rules.finding("R7", "tool schema without a literal name", line))
@@ -200,6 +200,13 @@ class ToolResolver:
                 return
         if any(h in callee for h in _MCP_HINTS):
             findings.append(rules.finding("R7", f"MCP tools: {_short(self.code_of(call))}", line))
+            return
+        declarations = next((a.value for a in call.args if a.keyword and a.keyword.value == "function_declarations"), None)
+        if declarations is not None:  # google.genai types.Tool(function_declarations=[...])
+            self._collect(declarations, scope, tools, findings, depth=depth + 1)
+            return
+        if name is None and last.endswith(("Param", "Definition", "Declaration", "Schema")):
+            findings.append(rules.finding("R7", f"tool schema built at run time: {callee}(...)", line))
             return
         if last in self.index.class_nodes:
             node = self.index.class_nodes[last]

@@ -78,6 +78,10 @@ def test_no_evidence_means_free_text() -> None:
         ("requests.post", "R6"),
         ("execute_python_code", "R1"),
         ("place_order", "R2"),
+        ("create_ticket", "R6"),
+        ("register_user", "R6"),
+        ("close_ticket", "R6"),
+        ("save_extracted_content", "R6"),
         ("book_flight", "R2"),
     ],
 )
@@ -90,6 +94,9 @@ def test_side_effect_names(name: str, expected: str) -> None:
     [
         "message.set_content", "df.drop", "items.remove", "websocket.send_text", "settings.update",
         "get_payment_status", "print", "logger.info", "st.write", "self.memory.save_context", "cache.set",
+        "SchemaOptimizer.create_optimized_json_schema", "asyncio.create_task", "self.register_new_step_callback",
+        "_record_laminar_terminal_llm_spans", "self._broadcast_model_state", "client.close_session",
+        "remove_reasoning_content", "update_state",
     ],
 )
 def test_harmless_names_are_not_side_effects(name: str) -> None:
