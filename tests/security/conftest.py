@@ -12,6 +12,7 @@ import http.client
 import itertools
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -167,4 +168,10 @@ def served(tmp_path_factory) -> Served:
     proc = start_server(tmp_path_factory.mktemp("sec"), "--log-level", "debug", "--retry-schedule", "1h", "--retry-for", "2h")
     proc.cli("policy", "set", "sec.open")
     yield Served(proc=proc, http=Http(proc.url), key=proc.bootstrap_key)
-    proc.stop()
+    proc.kill()  # a clean shutdown is not what these tests are about
+
+
+def cli_all(proc: ServerProcess, *commands: tuple[str, ...]) -> list[str]:
+    """Run independent CLI commands side by side (each is a Python start-up)."""
+    with ThreadPoolExecutor(len(commands)) as pool:
+        return list(pool.map(lambda args: proc.cli(*args), commands))

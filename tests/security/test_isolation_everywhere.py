@@ -18,7 +18,7 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.security.conftest import Served, create, poll, unique
+from tests.security.conftest import Served, cli_all, create, poll, unique
 
 ID_ROUTES = {
     "get": ("GET", "/escalations/{id}", None),
@@ -38,13 +38,21 @@ def world(served: Served):
     (refused) attempt; the next is an hour away, so nothing moves by itself.
     Workspace B: an all-scope key and an admin user also called alice."""
     proc, http = served.proc, served.http
-    proc.cli("policy", "set", "sec.routed", "--reviewer", "alice")
-    tokens = {"alice": proc.cli("users", "add", "alice"), "carol": proc.cli("users", "add", "carol", "--group", "finance")}
     ws_b = unique("wsb")
-    proc.cli("workspaces", "create", ws_b)
-    proc.cli("policy", "set", "sec.routed", "--workspace", ws_b)
-    tokens["other-key"] = proc.cli("keys", "create", "--workspace", ws_b)
-    tokens["other-admin"] = proc.cli("users", "add", "alice", "--workspace", ws_b, "--role", "admin")
+    _, alice, carol, _ = cli_all(
+        proc,
+        ("policy", "set", "sec.routed", "--reviewer", "alice"),
+        ("users", "add", "alice"),
+        ("users", "add", "carol", "--group", "finance"),
+        ("workspaces", "create", ws_b),
+    )
+    _, other_key, other_admin = cli_all(
+        proc,
+        ("policy", "set", "sec.routed", "--workspace", ws_b),
+        ("keys", "create", "--workspace", ws_b),
+        ("users", "add", "alice", "--workspace", ws_b, "--role", "admin"),
+    )
+    tokens = {"alice": alice, "carol": carol, "other-key": other_key, "other-admin": other_admin}
     open_esc = create(http, served.key, "sec.routed")
     done_esc = create(http, served.key, "sec.routed", resume={"mode": "webhook", "url": refused_url(), "secret": "s3cr3t-x"})
     assert http.post(f"/escalations/{done_esc['id']}/decide", token=served.key, json_body={"choice": "deny"}).status == 200

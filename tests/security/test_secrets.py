@@ -76,12 +76,14 @@ async def test_no_secret_appears_in_responses_output_or_the_database(tmp_path):
             streamer = asyncio.create_task(stream())
             await asyncio.wait_for(connected.wait(), 10)
 
-            await asyncio.to_thread(cli, "policy", "set", "sec.open")
-            tokens["cli-key"] = await asyncio.to_thread(cli, "keys", "create", "--name", "cli")
-            tokens["cli-narrow"] = await asyncio.to_thread(cli, "keys", "create", "--scope", "escalations:read")
-            tokens["alice-old"] = await asyncio.to_thread(cli, "users", "add", "alice")
+            _, tokens["cli-key"], tokens["cli-narrow"], tokens["alice-old"], tokens["admin"] = await asyncio.gather(
+                asyncio.to_thread(cli, "policy", "set", "sec.open"),
+                asyncio.to_thread(cli, "keys", "create", "--name", "cli"),
+                asyncio.to_thread(cli, "keys", "create", "--scope", "escalations:read"),
+                asyncio.to_thread(cli, "users", "add", "alice"),
+                asyncio.to_thread(cli, "users", "add", "root", "--role", "admin"),
+            )
             tokens["alice"] = await asyncio.to_thread(cli, "users", "token", "alice")
-            tokens["admin"] = await asyncio.to_thread(cli, "users", "add", "root", "--role", "admin")
             for name, issuer, body in (
                 ("api-key", "bootstrap", {"name": "api"}),
                 ("api-by-admin", "admin", {"scopes": ["escalations:read"]}),
@@ -146,9 +148,7 @@ async def test_no_secret_appears_in_responses_output_or_the_database(tmp_path):
             await call("GET", "/openapi.json")
             streamer.cancel()
             await asyncio.gather(streamer, return_exceptions=True)
-        await asyncio.to_thread(cli, "keys", "list")
-        await asyncio.to_thread(cli, "users", "list")
-        await asyncio.to_thread(cli, "policy", "list")
+        await asyncio.gather(*(asyncio.to_thread(cli, *args) for args in (("keys", "list"), ("users", "list"), ("policy", "list"))))
         db_running = _db_bytes(proc.db)
     finally:
         await asyncio.to_thread(proc.stop)
