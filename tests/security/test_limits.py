@@ -112,7 +112,7 @@ def test_nesting_below_the_parser_limit_is_a_validation_error_not_a_crash(served
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory):
-    proc = start_server(tmp_path_factory.mktemp("rate"), "--rate-limit", "5/s")
+    proc = start_server(tmp_path_factory.mktemp("rate"), "--rate-limit", "2/s")
     yield proc
     proc.stop()
 
@@ -121,7 +121,7 @@ def test_the_rate_limit_is_429_rate_limited_with_retry_after_per_token(limited):
     http = Http(limited.url)
     other = limited.cli("keys", "create")
     statuses = []
-    for _ in range(30):  # far beyond 5/s with a burst of 5
+    for _ in range(30):  # far beyond 2/s with a burst of 2, even on a slow machine
         resp = http.get("/escalations", token=limited.bootstrap_key)
         statuses.append(resp.status)
         if resp.status == 429:
@@ -140,6 +140,6 @@ def test_the_rate_limit_applies_to_user_tokens_and_writes_too(limited):
     limited.cli("policy", "set", "sec.open")
     user = limited.cli("users", "add", "hammer", "--role", "admin")
     statuses = [http.post("/escalations", token=user, json_body=escalation_body("sec.open")).status for _ in range(12)]
-    assert statuses.count(201) >= 5 and 429 in statuses, statuses
+    assert statuses.count(201) >= 2 and 429 in statuses, statuses
     total = http.get("/escalations?limit=200", token=limited.cli("keys", "create")).json()["data"]
     assert len([e for e in total if e["createdAt"]]) == statuses.count(201)  # a 429 created nothing
