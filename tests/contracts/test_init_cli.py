@@ -224,3 +224,21 @@ def test_a_call_apply_cannot_wrap_is_flagged_while_drafting(project):
     source.write_text(source.read_text() + '\n\nclass Prompts:\n    text = client.chat.completions.create(model="gpt-4o", messages=[])\n')
     out = run_init(project, ["s", "s", "s", "s"]).output
     assert out.count("Note: apply will not wrap this call (call in a class body") == 1
+
+
+def test_an_editor_leaving_broken_toml_keeps_the_draft(project, tmp_path):
+    editor = tmp_path / "breaker.py"
+    editor.write_text("import sys\nopen(sys.argv[1], 'w').write('mode = [unclosed\\n')\n")
+    result = run_init(project, ["e", "a", "q"], env={"EDITOR": f'"{sys.executable}" "{editor}"'})
+    assert "Edit not used: the edited draft is not valid TOML" in result.output
+    assert load_contracts(project).contracts["billing.decide_refund"].mode == "required"
+
+
+def test_an_id_taken_by_another_call_cannot_be_accepted(project):
+    run_init(project, ["a", "q"])
+    answers = ["e", "autonomous", "billing.decide_refund", "", "", "", "", "a", "e", "", "billing.other", "", "", "", "", "a"]
+    result = run_init(project, answers)
+    assert "Cannot accept: id 'billing.decide_refund' is already used by the contract for BillingAgent.decide_refund" in (
+        result.output
+    )
+    assert sorted(load_contracts(project).contracts) == ["billing.decide_refund", "billing.other"]
