@@ -21,6 +21,7 @@ from escalated.contracts.index import ModuleIndex, Scope
 from escalated.contracts.model import Finding, LlmCall, Location, ParseProblem, ScanResult
 from escalated.contracts.resolve import Kind, Match, Resolver
 from escalated.contracts.surface import SurfaceAnalyzer
+from escalated.contracts.syntax import literal
 from escalated.contracts.walk import iter_files, might_call_llm
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
@@ -37,7 +38,7 @@ class _Guards:
             lam = call.args[1].value
             if isinstance(lam, cst.Lambda) and isinstance(lam.body, cst.Call):
                 first = call.args[0].value
-                guard_id = str(first.evaluated_value) if isinstance(first, cst.SimpleString) else None
+                guard_id = literal(first)
                 self.wrapped[id(lam.body)] = (guard_id, call)
 
 

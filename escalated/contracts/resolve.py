@@ -16,6 +16,7 @@ import libcst as cst
 
 from escalated.contracts import apis
 from escalated.contracts.index import ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.syntax import literal
 
 
 @attrs.frozen
@@ -147,7 +148,7 @@ class Resolver:
             return self._annotation(node.left) or self._annotation(node.right)
         if isinstance(node, cst.SimpleString):
             try:
-                node = cst.parse_expression(node.evaluated_value)  # type: ignore[arg-type]
+                node = cst.parse_expression(literal(node) or "")
             except (cst.ParserSyntaxError, TypeError):
                 return None
         qualified = self.qualified(node)
@@ -231,7 +232,7 @@ class Resolver:
                 continue
             value = arg.value
             if isinstance(value, cst.SimpleString):
-                prefix = str(value.evaluated_value).partition(":")[0]
+                prefix = (literal(value) or "").partition(":")[0]
                 return apis.MODEL_PREFIXES.get(prefix, default)
             inner = self.kind_of(value, scope) if isinstance(value, cst.Call | cst.Name | cst.Attribute) else None
             if inner is not None and inner is not node:

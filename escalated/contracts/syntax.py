@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import attrs
@@ -26,7 +27,7 @@ def tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.Bas
             elif isinstance(arg.value, cst.Dict):
                 for element in arg.value.elements:
                     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                        if element.key.evaluated_value == "tools":
+                        if literal(element.key) == "tools":
                             yield element.value
 
 
@@ -72,7 +73,8 @@ def trivial_test(test: cst.CSTNode) -> bool:
     if isinstance(test, cst.Subscript):
         key = test.slice[0].slice if len(test.slice) == 1 else None
         value = key.value if isinstance(key, cst.Index) else None
-        return not (isinstance(value, cst.SimpleString) and str(value.evaluated_value) not in _PAYLOAD_NAMES)
+        text = literal(value) if isinstance(value, cst.SimpleString) else None
+        return text is None or text in _PAYLOAD_NAMES
     if isinstance(test, cst.BooleanOperation):
         return trivial_test(test.left) and trivial_test(test.right)
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in {"hasattr", "bool", "len", "getattr"}:
@@ -120,12 +122,27 @@ def is_formatted(node: cst.BaseExpression) -> bool:
 
 def string_text(node: cst.CSTNode) -> str:
     if isinstance(node, cst.SimpleString):
-        try:
-            return str(node.evaluated_value)
-        except (ValueError, SyntaxError):  # pragma: no cover - libcst validated it
-            return node.value
+        text = literal(node)
+        return node.value if text is None else text
     if isinstance(node, cst.ConcatenatedString):
         return string_text(node.left) + string_text(node.right)
     if isinstance(node, cst.FormattedString):
         return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
     return ""
+
+
+def literal(node: cst.BaseExpression) -> str | None:
+    """The text of a plain string literal, or None.
+
+    Quietly: evaluating "\\d" warns (an error under -W error, a SyntaxWarning
+    on newer Pythons), and real code is full of such regex literals.
+    """
+    if not isinstance(node, cst.SimpleString):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value = node.evaluated_value
+        except (ValueError, SyntaxError):
+            return None
+    return value if isinstance(value, str) else value.decode("latin-1")

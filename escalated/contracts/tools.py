@@ -16,6 +16,7 @@ import libcst as cst
 from escalated.contracts import rules
 from escalated.contracts.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.model import Finding
+from escalated.contracts.syntax import literal
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
@@ -117,7 +118,7 @@ class ToolResolver:
     def _loaded(self, names: cst.BaseExpression, tools: list[ToolRef], findings: list[Finding]) -> None:
         for node in self.index.subtree(names):
             if isinstance(node, cst.SimpleString):
-                value = str(node.evaluated_value)
+                value = literal(node) or ""
                 if value in _LOADABLE_CODE_TOOLS:
                     findings.append(rules.finding("R1", f"load_tools {value!r}", self.line_of(node)))
                 else:
@@ -246,10 +247,10 @@ class ToolResolver:
 
     def _dispatched(self, name: str) -> Scope | None:
         """{"refund_order": refund_order, ...}: the dispatch table names the body."""
-        for scope, literal in self.index.dict_literals:
-            for element in literal.elements:
+        for scope, table in self.index.dict_literals:
+            for element in table.elements:
                 if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                    if element.key.evaluated_value == name and isinstance(element.value, cst.Name | cst.Attribute):
+                    if literal(element.key) == name and isinstance(element.value, cst.Name | cst.Attribute):
                         short = element.value.value if isinstance(element.value, cst.Name) else element.value.attr.value
                         return self.function(short, scope)
         return None
@@ -260,7 +261,7 @@ class ToolResolver:
             if isinstance(decorator.decorator, cst.Call):
                 args = decorator.decorator.args
                 if args and isinstance(args[0].value, cst.SimpleString) and args[0].keyword is None:
-                    return str(args[0].value.evaluated_value)
+                    return literal(args[0].value)
                 named = _keyword_string(decorator.decorator, "name") or _keyword_string(decorator.decorator, "name_override")
                 if named:
                     return named
@@ -274,7 +275,7 @@ def _class_tool_name(node: cst.ClassDef) -> str | None:
                 value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
                 target = (small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None))
                 if isinstance(target, cst.Name) and target.value == "name" and isinstance(value, cst.SimpleString):
-                    return str(value.evaluated_value)
+                    return literal(value)
     return None
 
 
@@ -287,9 +288,9 @@ def _dict_strings(node: cst.Dict) -> dict[str, str]:
         for element in current.elements:
             if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
                 continue
-            key = str(element.key.evaluated_value)
+            key = literal(element.key) or ""
             if isinstance(element.value, cst.SimpleString):
-                out.setdefault(key, str(element.value.evaluated_value))
+                out.setdefault(key, literal(element.value) or "")
             elif isinstance(element.value, cst.Dict) and key in {"function", "tool"}:
                 stack.append(element.value)
     return out
@@ -298,7 +299,7 @@ def _dict_strings(node: cst.Dict) -> dict[str, str]:
 def _keyword_string(call: cst.Call, keyword: str) -> str | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.SimpleString):
-            return str(arg.value.evaluated_value)
+            return literal(arg.value)
     return None
 
 

@@ -264,3 +264,15 @@ def test_model_calls_run_on_a_thread_are_reported() -> None:
         "async def draw(p):\n    return await asyncio.to_thread(client.models.generate_content, model='m', contents=p)\n"
     )
     assert (call.provider, call.api, call.confidence, call.is_async) == ("google-genai", "models.generate_content", "medium", True)
+
+
+def test_invalid_escape_sequences_in_literals_are_harmless() -> None:
+    # Under filterwarnings=error, evaluating "\d" raises: every literal read must be quiet.
+    source = (
+        "import re\nfrom langchain_core.tools import tool\nfrom langchain_openai import ChatOpenAI\n"
+        "@tool('ids \\d')\ndef find_ids(text: str) -> str:\n    '''Find \\d ids.'''\n    return ','.join(re.findall('\\d+', text))\n"
+        "SCHEMA = [{'type': 'function', 'function': {'name': 'x\\d', 'description': '\\w'}}]\n"
+        "def go(q):\n    return ChatOpenAI().bind_tools([find_ids, *SCHEMA]).invoke(q)\n"
+    )
+    call = one(source)
+    assert call.recommendation.rules == ("R9",)
