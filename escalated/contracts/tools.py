@@ -105,6 +105,15 @@ class ToolResolver:
         if name == "load_tools" and call.args:
             self._loaded(call.args[0].value, tools, findings)
             return True
+        if isinstance(call.func, cst.Attribute):
+            # collection.to_params() with collection = ToolCollection(BashTool(), EditTool()):
+            # the tools are what the collection was built from.
+            built = self.value_of(call.func.value, scope)
+            if isinstance(built, cst.Call) and any(a.keyword is None for a in built.args):
+                for arg in built.args:
+                    if arg.keyword is None:
+                        self._element(arg.value, scope, tools, findings, depth=depth + 1)
+                return True
         target = self.function(name, scope) if name else None
         if target is None or not isinstance(target.node, cst.FunctionDef):
             return False

@@ -291,3 +291,14 @@ def test_pure_computation_tools_are_not_data_access() -> None:
     pure, reads = scan_source(source, "a.py")
     assert pure.recommendation.rules == ("R11",)
     assert reads.recommendation.rules == ("R9",)
+
+
+def test_tools_held_by_a_collection_are_the_collections_arguments() -> None:
+    source = (
+        "from anthropic import Anthropic\nfrom .tools import BashTool, EditTool, ToolCollection\n"
+        "def loop(messages):\n"
+        "    collection = ToolCollection(BashTool(), EditTool())\n"
+        "    return Anthropic().beta.messages.create(model='m', max_tokens=9, messages=messages, tools=collection.to_params())\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules[0] == "R1"
