@@ -46,9 +46,11 @@ def rng() -> random.Random:
     return random.Random(seed)
 
 
-@pytest.fixture
-def server(tmp_path):
-    proc = start_server(tmp_path, *SERVE_ARGS)
+@pytest.fixture(params=["full"])
+def server(tmp_path, request):
+    """``--durability`` is the fixture's param; SIGKILL is a process crash,
+    which both levels must survive (only power loss separates them)."""
+    proc = start_server(tmp_path, *SERVE_ARGS, "--durability", request.param)
     proc.cli("policy", "set", SLA_POLICY, "--sla", "1s", "--default-choice", "deny")
     proc.cli("policy", "set", MANUAL_POLICY)
     yield proc
@@ -94,7 +96,7 @@ async def _outage(receiver: FlakyReceiver, killer: Killer) -> None:
 
 async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, receiver, rng, record_figures):
     receiver.flap()
-    figures, problems = await crash_loop("flaky receiver", server, receiver, rng, outage=False)
+    figures, problems = await crash_loop("flaky receiver; --durability full", server, receiver, rng, outage=False)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills
@@ -105,10 +107,11 @@ async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server
     assert figures.failed_attempts_injected > 0
 
 
+@pytest.mark.parametrize("server", ["normal"], indirect=True)
 async def test_crash_loop_with_the_receiver_down_for_a_while_delivers_everything_once_it_is_back(
     server, receiver, rng, record_figures
 ):
-    figures, problems = await crash_loop("receiver down, then back", server, receiver, rng, outage=True)
+    figures, problems = await crash_loop("receiver down, then back; --durability normal", server, receiver, rng, outage=True)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills
