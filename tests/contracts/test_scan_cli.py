@@ -222,3 +222,12 @@ def test_json_document_matches_the_documented_schema() -> None:
         assert set(call) == set(CALL_KEYS)
         assert all(isinstance(call[key], kind) for key, kind in CALL_KEYS.items()), call
         assert all(set(f) == {"rule", "kind", "detail", "line"} for f in call["findings"])
+
+
+def test_scanning_one_file_checks_only_its_contracts(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "agent" / "other.py").write_text("x = 1\n")
+    code, out = scan(str(root / "agent" / "support.py"))
+    assert code == 0, out
+    code, out = scan(str(root / "agent" / "other.py"), "--format", "json")
+    assert code == 0 and json.loads(out)["staleContracts"] == []
