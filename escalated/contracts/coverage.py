@@ -31,9 +31,10 @@ class CallStatus:
 @attrs.frozen
 class StaleContract:
     id: str
-    path: str
+    path: str  # as the contract says: relative to the contracts file's folder
     function: str
     index: int
+    scan_path: str  # the same file relative to the scanned root, for SARIF locations
 
 
 @attrs.frozen
@@ -71,7 +72,8 @@ def check(result: ScanResult, contracts: ContractSet, *, prefix: str = "", singl
         if single_file is not None:
             inside = contract.path in scanned
         if inside and contract.key not in found:
-            stale.append(StaleContract(contract.id, contract.path, contract.function, contract.index))
+            scan_path = contract.path[len(prefix) + 1 :] if prefix else contract.path
+            stale.append(StaleContract(contract.id, contract.path, contract.function, contract.index, scan_path))
     return Coverage(statuses, tuple(stale))
 
 

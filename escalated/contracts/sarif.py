@@ -113,7 +113,7 @@ def _stale_result(stale: StaleContract, rule_index: dict[str, int]) -> dict[str,
         "ruleIndex": rule_index["stale-contract"],
         "level": "error",
         "message": {"text": f"Contract {stale.id!r} locates {stale.function} #{stale.index} in {stale.path}, which no longer exists."},
-        "locations": [_location(stale.path, line=1)],
+        "locations": [_location(stale.scan_path, line=1)],
         "partialFingerprints": {"escalatedContract/v1": _fingerprint(stale.id, stale.path, stale.function, stale.index)},
         "properties": {"covered": False, "contract": stale.id},
     }
