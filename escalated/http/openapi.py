@@ -211,7 +211,8 @@ SCHEMAS = {
     "CreateApiKey": {
         "type": "object",
         "additionalProperties": False,
-        "properties": {"name": _STR, "scopes": {"type": "array", "items": _STR}, "expiresIn": _STR},
+        # null reads as omitted, as the server treats it (a key's name is null when unnamed).
+        "properties": {"name": _NULL_STR, "scopes": {"type": ["array", "null"], "items": _STR}, "expiresIn": _NULL_STR},
     },
 }
 
