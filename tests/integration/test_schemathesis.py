@@ -159,6 +159,8 @@ def test_stateful_sequences_follow_the_links_without_5xx(api_schema, fuzz_server
     returned, and so on, along the links schemathesis infers from Location.
     Key revocation is left out so the fuzzer cannot revoke its own key."""
     base = api_schema.exclude(path="/events").exclude(method="DELETE").as_state_machine()
+    failures: list[str] = []
+    checked = [0]
 
     class Machine(base):
         def before_call(self, case):
@@ -171,25 +173,36 @@ def test_stateful_sequences_follow_the_links_without_5xx(api_schema, fuzz_server
             return {"base_url": fuzz_server.url, "headers": {"Authorization": f"Bearer {fuzz_key}"}, "timeout": 15}
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
+            # Failures are collected, not raised: hypothesis would replay the
+            # sequence to report it, and a live server can not be replayed.
             STATUSES[response.status_code] += 1
-            assert response.status_code < 500, response.text
-            problem_json_for_errors(None, response, case)
-            case.validate_response(
-                response,
-                additional_checks=additional_checks,
-                excluded_checks=[positive_data_acceptance, negative_data_rejection],
-                transport_kwargs=kwargs,
-            )
+            checked[0] += 1
+            try:
+                assert response.status_code < 500, response.text
+                problem_json_for_errors(None, response, case)
+                case.validate_response(
+                    response,
+                    additional_checks=additional_checks,
+                    excluded_checks=[positive_data_acceptance, negative_data_rejection],
+                    transport_kwargs=kwargs,
+                )
+            except Exception as exc:  # noqa: BLE001 - every failure is reported below
+                failures.append(f"{case.method} {case.formatted_path}: {exc}"[:3000])
 
-    Machine.run(
-        settings=hypothesis.settings(
-            max_examples=200 if LONG else 10,
-            stateful_step_count=10,
-            deadline=None,
-            suppress_health_check=list(hypothesis.HealthCheck),
-            derandomize=not LONG,
-            # The server's state outlives each example, so a replay can not
-            # retrace the links it followed: report the failure as found.
-            phases=[hypothesis.Phase.explicit, hypothesis.Phase.reuse, hypothesis.Phase.generate],
-        )
+    settings = hypothesis.settings(
+        max_examples=200 if LONG else 10,
+        stateful_step_count=10,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        derandomize=not LONG,
+        phases=[hypothesis.Phase.explicit, hypothesis.Phase.reuse, hypothesis.Phase.generate],  # no shrinking
     )
+    try:
+        Machine.run(settings=settings)
+    except hypothesis.errors.FlakyStrategyDefinition:
+        # Links draw from live responses, so hypothesis may notice that a
+        # prefix it saw before now generates differently and stop early.
+        # Every response up to there was checked; failures are in the list.
+        pass
+    assert checked[0] >= 50, f"only {checked[0]} steps ran"
+    assert not failures, f"{len(failures)} failures, the first: " + "\n\n".join(failures[:3])
