@@ -70,7 +70,8 @@ def acked_by_escalation(receipts: list[Receipt]) -> dict[str, list[Receipt]]:
 
 async def drain(api: Api, receiver: FlakyReceiver, *, deadline: float) -> list[dict]:
     """Poll until nothing with a deadline is still live and every resolved
-    escalation's callback is delivered (receiver said 2xx, server recorded it)."""
+    escalation's callback is delivered (receiver said 2xx, server recorded it).
+    Each resolved escalation comes back with its callback delivery under ``"_callback"``."""
     while True:
         call_deadline = time.monotonic() + 30  # the server is up by now; this only bounds one poll
         escalations = await api.all_escalations(deadline=call_deadline)
@@ -83,8 +84,9 @@ async def drain(api: Api, receiver: FlakyReceiver, *, deadline: float) -> list[d
                 if e["status"] == "resolved":
                     status, deliveries = await api.call("GET", f"/escalations/{e['id']}/deliveries", deadline=call_deadline)
                     assert status == 200, deliveries
-                    if deliveries["data"][0]["status"] != "delivered":
-                        unrecorded.append(e["id"])
+                    e["_callback"] = deliveries["data"][0]
+                    if e["_callback"]["status"] != "delivered":
+                        unrecorded.append(e)
             if not unrecorded:
                 return escalations
             pending = unrecorded
@@ -149,6 +151,7 @@ def check(figures: Figures, ledger: Ledger, escalations: list[dict], receiver: F
         if esc_id in ledger.cancelled:
             problems.append(f"{esc_id}: cancel answered 200 but it resolved")
         problems.extend(_check_callbacks(esc, receipts_by_esc.get(esc_id, []), figures))
+        problems.extend(_check_attempt_log(esc, receipts_by_esc.get(esc_id, [])))
         if acked.get(esc_id):
             figures.callbacks_delivered += 1
             by_delivery: dict[str, int] = defaultdict(int)
@@ -190,4 +193,26 @@ def _check_callbacks(esc: dict, receipts: list[Receipt], figures: Figures) -> li
         problems.append(f"{esc['id']}: callback body {payload} does not match the resolution {expected}")
     if any(r.event != EVENT_OF[res["resolvedBy"]] for r in receipts):
         problems.append(f"{esc['id']}: event header {receipts[0].event} for resolvedBy {res['resolvedBy']}")
+    return problems
+
+
+ANSWER_STATUS = {OK: 200, "http500": 500, "http503": 503}
+
+
+def _check_attempt_log(esc: dict, receipts: list[Receipt]) -> list[str]:
+    """The server's attempt log against what the receiver saw: success is
+    terminal (one recorded 2xx, the last attempt), and every recorded HTTP
+    status was really answered (a kill may lose records, never invent them)."""
+    callback = esc["_callback"]
+    codes = [a["statusCode"] for a in callback["attempts"]]
+    problems = []
+    if callback["status"] != "delivered" or sum(1 for c in codes if c is not None and 200 <= c < 300) != 1 or not codes or codes[-1] != 200:
+        problems.append(f"{esc['id']}: callback {callback['status']} with attempts {codes}")
+    answered: dict[int, int] = defaultdict(int)
+    for r in receipts:
+        if r.answer in ANSWER_STATUS:
+            answered[ANSWER_STATUS[r.answer]] += 1
+    for code in set(codes) - {None}:
+        if codes.count(code) > answered[code]:
+            problems.append(f"{esc['id']}: {codes.count(code)} attempts recorded as {code}, the receiver answered {answered[code]}")
     return problems
