@@ -7,6 +7,7 @@ changes on the bus. "Where is decide implemented?" — here.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 
@@ -53,6 +54,9 @@ from escalated.timeutil import format_ms, now_ms
 
 log = logging.getLogger(__name__)
 IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
+# The policy row is read on every create (a CLI change must apply to the very
+# next one); parsing it is cached by the row's exact contents.
+_cached_policy = functools.lru_cache(maxsize=4096)(policy_from_row)
 
 
 @attrs.frozen
@@ -139,7 +143,7 @@ class Service:
         )
         if replay is not None:  # lost a race with an identical retry
             return self._replayed(replay, body_sha)
-        self.bus.publish(EVENT_CREATED, esc, at_ms)
+        self.bus.publish(EVENT_CREATED, esc, at_ms, deliveries=len(notices))
         self.metrics.escalations_created.inc()
         return Created(status=201, body=response, replayed=False, escalation_id=esc.id)
 
@@ -159,7 +163,7 @@ class Service:
                 f"no policy {key!r} in this workspace (create it with: escalated policy set {key})",
                 errors=[{"field": "policy", "message": "unknown policy"}],
             )
-        return policy_from_row(row)
+        return _cached_policy(tuple(row))
 
     # -- reads --------------------------------------------------------------
 
@@ -255,7 +259,7 @@ class Service:
         """After the commit: the new state, published to the bus."""
         entry = HistoryEntry(event=event.removeprefix("escalation."), by=resolution.answered_by, at_ms=resolution.answered_at_ms)
         esc = attrs.evolve(esc, status="resolved", resolution=resolution, history=(*esc.history, entry))
-        self.bus.publish(event, esc, resolution.answered_at_ms)
+        self.bus.publish(event, esc, resolution.answered_at_ms, deliveries=int(esc.resume is not None))
         self.metrics.escalations_resolved.labels(resolution.resolved_by).inc()
         return esc
 

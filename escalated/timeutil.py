@@ -25,8 +25,10 @@ def now_ms() -> int:
 
 
 def format_ms(at_ms: int) -> str:
-    dt = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at_ms % 1000:03d}Z"
+    # time.gmtime + strftime is several times cheaper than datetime, and
+    # every resource carries a few timestamps.
+    seconds, millis = divmod(at_ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def format_opt(at_ms: int | None) -> str | None:

@@ -26,6 +26,7 @@ class BusEvent:
     event: str  # escalation.created | acknowledged | decided | breached | cancelled
     at_ms: int
     escalation: Escalation
+    deliveries: int = 0  # outbox rows committed with this change (wakes the sender)
 
 
 class EventBus:
@@ -38,9 +39,9 @@ class EventBus:
     def add_listener(self, listener: Callable[[BusEvent], None]) -> None:
         self._listeners.append(listener)
 
-    def publish(self, event: str, escalation: Escalation, at_ms: int) -> BusEvent:
+    def publish(self, event: str, escalation: Escalation, at_ms: int, *, deliveries: int = 0) -> BusEvent:
         self._seq += 1
-        item = BusEvent(seq=self._seq, event=event, at_ms=at_ms, escalation=escalation)
+        item = BusEvent(seq=self._seq, event=event, at_ms=at_ms, escalation=escalation, deliveries=deliveries)
         for listener in self._listeners:
             try:
                 listener(item)

@@ -38,7 +38,7 @@ async def engine_ctx(app: web.Application):
         app[CLOCK] = clock
         app[SENDER] = sender
         service.bus.add_listener(clock.on_event)
-        service.bus.add_listener(lambda _event: sender.wake())
+        service.bus.add_listener(lambda event: sender.wake() if event.deliveries else None)
         tasks = [
             asyncio.create_task(clock.run(stop), name="sla-clock"),
             asyncio.create_task(sender.run(stop), name="outbox-sender"),
