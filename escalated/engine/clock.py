@@ -1,8 +1,11 @@
 """The SLA clock: a bounded near-term window of deadlines, refilled from the
 database's deadline index.
 
-Only deadlines up to ``horizon_ms`` live in memory (a heap of
-``(deadline_ms, id)``); later ones stay in SQLite until the horizon moves.
+Only deadlines up to ``horizon_ms`` live in memory; later ones stay in
+SQLite until the horizon moves. Each armed deadline is one int in a heap,
+``deadline_ms`` above the id's bytes (see ``_entry``): ~75 bytes apiece,
+against ~180 for a ``(deadline_ms, id)`` tuple with its str and ~340 for an
+asyncio TimerHandle (benchmarks/clock_bench.py).
 So a million open escalations cost a few queries, not a million timer
 handles. The window is rebuilt from the database at start-up, which also
 breaches, in deadline order, everything that passed while the server was
@@ -23,6 +26,25 @@ from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 WINDOW_MS = 120_000
+ID_BYTES = 32  # escalation ids are "esc_" + a 26-character ULID: 30 bytes
+_ID_BITS = 8 * ID_BYTES
+_ID_MASK = (1 << _ID_BITS) - 1
+
+
+def _entry(deadline_ms: int, escalation_id: str) -> int:
+    """One int that sorts by deadline, then id; no tuple, no str kept."""
+    raw = escalation_id.encode()
+    if len(raw) > ID_BYTES:
+        raise ValueError(f"escalation id longer than {ID_BYTES} bytes: {escalation_id!r}")
+    return (deadline_ms << _ID_BITS) | int.from_bytes(raw, "big")
+
+
+def _deadline_ms(entry: int) -> int:
+    return entry >> _ID_BITS
+
+
+def _escalation_id(entry: int) -> str:
+    return (entry & _ID_MASK).to_bytes(ID_BYTES, "big").lstrip(b"\0").decode()
 REFILL_BATCH = 50_000
 BREACH_BATCH = 2_000
 
@@ -32,7 +54,7 @@ class SlaClock:
         self._service = service
         self._window_ms = window_ms
         self._refill_batch = refill_batch
-        self._heap: list[tuple[int, str]] = []
+        self._heap: list[int] = []  # _entry(deadline_ms, id)
         self._horizon_ms: int | None = None  # every live deadline <= horizon is in the heap
         self._wake = asyncio.Event()
 
@@ -48,8 +70,8 @@ class SlaClock:
 
     def arm(self, escalation_id: str, deadline_ms: int) -> None:
         if self._horizon_ms is not None and deadline_ms <= self._horizon_ms:
-            earliest = self._heap[0][0] if self._heap else None
-            heapq.heappush(self._heap, (deadline_ms, escalation_id))
+            earliest = _deadline_ms(self._heap[0]) if self._heap else None
+            heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
             if earliest is None or deadline_ms < earliest:
                 self._wake.set()
 
@@ -59,7 +81,7 @@ class SlaClock:
         while self._horizon_ms is None or self._horizon_ms < target:
             rows = await store.deadlines_between(self._service.db, self._horizon_ms, target, limit=self._refill_batch)
             for deadline_ms, escalation_id in rows:
-                heapq.heappush(self._heap, (deadline_ms, escalation_id))
+                heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
             if len(rows) < self._refill_batch:
                 self._horizon_ms = target
             else:
@@ -73,10 +95,11 @@ class SlaClock:
         if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
             await self.refill(at_ms)
         breached = 0
-        while self._heap and self._heap[0][0] <= at_ms:
+        due_below = (at_ms + 1) << _ID_BITS  # every entry with deadline <= at_ms is smaller
+        while self._heap and self._heap[0] < due_below:
             batch = []
-            while self._heap and self._heap[0][0] <= at_ms and len(batch) < BREACH_BATCH:
-                batch.append(heapq.heappop(self._heap)[1])
+            while self._heap and self._heap[0] < due_below and len(batch) < BREACH_BATCH:
+                batch.append(_escalation_id(heapq.heappop(self._heap)))
             breached += len(await self._service.breach_many(batch, at_ms=at_ms))
             if len(self._heap) < self._refill_batch // 2 and self._horizon_ms is not None and self._horizon_ms < at_ms:
                 await self.refill(at_ms)
@@ -85,7 +108,7 @@ class SlaClock:
     def next_wake_ms(self, at_ms: int) -> int:
         refill_at = (self._horizon_ms or at_ms) - self._window_ms // 2
         if self._heap:
-            return min(self._heap[0][0], refill_at)
+            return min(_deadline_ms(self._heap[0]), refill_at)
         return refill_at
 
     async def run(self, stop: asyncio.Event) -> None:
