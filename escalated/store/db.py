@@ -137,17 +137,18 @@ class Writer:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             outcomes = [(future, None, exc) for _, _, future in batch]
-        for future, result, exc in outcomes:
-            self._loop.call_soon_threadsafe(_settle, future, result, exc)
+        # One wake-up of the event loop per group, not one per job.
+        self._loop.call_soon_threadsafe(_settle_all, outcomes)
 
 
-def _settle(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)
+def _settle_all(outcomes: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
+    for future, result, exc in outcomes:
+        if future.done():
+            continue
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
 
 
 class Database:
