@@ -330,21 +330,29 @@ class _Backend:
             self._loop.close()
 
     def file_review(self, request: _Request) -> None:
-        """Fire and forget, but never silently: a failure is logged with the contract id."""
-        future = asyncio.run_coroutine_threadsafe(self._create(request), self._loop)
+        """Fire and forget, but never silently: a failure is logged with the contract id.
+
+        The outcome is logged inside the coroutine, before its future is done,
+        so ``flush()`` returning means the log line is written too.
+        """
+        future = asyncio.run_coroutine_threadsafe(self._file_and_log(request), self._loop)
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(lambda f: self._reviewed(f, request))
 
-    def _reviewed(self, future: concurrent.futures.Future, request: _Request) -> None:
-        with self._lock:
-            self._pending.discard(future)
-        if future.cancelled():
-            log.error("review for contract %r was cancelled before it was filed", request.contract_id)
-        elif (error := future.exception()) is not None:
+    async def _file_and_log(self, request: _Request) -> None:
+        try:
+            filed = await self._create(request)
+        except Exception as error:  # noqa: BLE001 - reported, never raised into the agent
             log.error("could not file the review for contract %r: %s", request.contract_id, error)
         else:
-            log.info("filed review %s for contract %r", future.result().get("id"), request.contract_id)
+            log.info("filed review %s for contract %r", filed.get("id"), request.contract_id)
+
+    def _reviewed(self, future: concurrent.futures.Future, request: _Request) -> None:
+        if future.cancelled():
+            log.error("review for contract %r was cancelled before it was filed", request.contract_id)
+        with self._lock:
+            self._pending.discard(future)
 
     def decide_blocking(self, request: _Request) -> dict:
         future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
