@@ -114,6 +114,9 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     bootstrap API key, once.
     """
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # aiosqlite logs every statement with its parameters at DEBUG: token hashes
+    # and idempotency keys have no place in a log, whatever the level.
+    logging.getLogger("aiosqlite").setLevel(max(logging.INFO, logging.getLogger().level))
     settings = Settings(
         db_path=db_path or default_db_path(),
         host=host,
