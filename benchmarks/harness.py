@@ -8,9 +8,11 @@ about time.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import platform
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -49,10 +51,14 @@ def machine() -> str:
 
 def scratch_dir(prefix: str) -> Path:
     """A scratch directory under $BENCH_DIR (default /var/tmp, disk-backed by
-    convention, unlike a tmpfs /tmp: fsync must cost what it costs)."""
+    convention, unlike a tmpfs /tmp: fsync must cost what it costs), removed
+    at exit unless BENCH_KEEP is set."""
     base = Path(os.environ.get("BENCH_DIR", "/var/tmp"))
     base.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    if not os.environ.get("BENCH_KEEP"):  # the 1M-row database alone is ~1 GB
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def percentile(values: list[float], p: float) -> float:
