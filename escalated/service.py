@@ -139,7 +139,7 @@ class Service:
         )
         notices = notification_deliveries(esc, policy.notify, at_ms=at_ms, content_json=content_json)
         replay = await self.db.write(
-            store.create_escalation, esc, routes_for(policy), notices, idem, at_ms - IDEMPOTENCY_WINDOW_MS
+            store.create_escalation, esc, routes_for(policy), notices, idem, at_ms - IDEMPOTENCY_WINDOW_MS, content_json
         )
         if replay is not None:  # lost a race with an identical retry
             return self._replayed(replay, body_sha)

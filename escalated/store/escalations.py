@@ -80,6 +80,7 @@ def create_escalation(
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
     not_before_ms: int,
+    content_json: dict | None = None,
 ) -> Replay | None:
     """Insert an escalation, its routes, history and notifications.
 
@@ -113,7 +114,7 @@ def create_escalation(
             esc.policy,
             esc.agent_id,
             esc.run_id,
-            orjson.dumps(content_to_json(esc.content)).decode(),
+            orjson.dumps(content_json if content_json is not None else content_to_json(esc.content)).decode(),
             esc.resume.url if esc.resume else None,
             esc.resume.secret if esc.resume else None,
             esc.created_ms,
