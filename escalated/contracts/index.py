@@ -89,6 +89,17 @@ class ModuleIndex:
     def module_scope(self) -> Scope:
         return self.scopes[MODULE_SCOPE]
 
+    def qualified(self, node: cst.BaseExpression) -> str | None:
+        """``oa.chat.completions`` → ``openai.chat.completions`` through this module's imports."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
     # -- imports ---------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

@@ -109,14 +109,7 @@ class Resolver:
 
     # -- names -----------------------------------------------------------
     def qualified(self, node: cst.BaseExpression) -> str | None:
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        target = self.index.imports.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return self.index.qualified(node)
 
     def lookup(self, key: str, scope: Scope) -> Kind | None:
         if key.startswith("self."):

@@ -47,14 +47,8 @@ class ToolResolver:
     _depth: int = 0
 
     def _imported(self, node: cst.BaseExpression) -> tuple[Finding, ...] | None:
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        target = self.index.imports.get(head)
-        if target is None:
-            return None
-        return self.imported.get(f"{target}.{rest}" if rest else target)
+        target = self.index.qualified(node)
+        return None if target is None else self.imported.get(target)
 
     def resolve(self, expr: cst.BaseExpression, scope: Scope) -> tuple[list[ToolRef], list[Finding]]:
         tools: list[ToolRef] = []
