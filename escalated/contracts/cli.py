@@ -40,7 +40,14 @@ def contracts() -> None:
 
 @contracts.command()
 @click.argument("path", default=".", type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
-@click.option("--format", "output_format", type=click.Choice(list(_RENDERERS)), default="text", show_default=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(list(_RENDERERS)),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts (docs/contracts-scan.md), sarif for GitHub code scanning.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when calls are uncovered (report only).")
 def scan(path: Path, output_format: str, exit_zero: bool) -> None:
     """Report every LLM call under PATH: provider, function, recommended mode, coverage.
