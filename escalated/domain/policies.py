@@ -9,11 +9,22 @@ import attrs
 
 from escalated.domain.models import Policy
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
-from escalated.engine.notifications import target_problem
 from escalated.errors import ConfigError
 from escalated.timeutil import parse_duration_s
 
 FILE_POLICY_KEYS = {"reviewers", "notify", "sla", "default_choice"}
+
+
+def target_problem(target: str) -> str | None:
+    """Why a notify target is unusable, or None (CONTRACT §4)."""
+    if target == "desktop":
+        return None
+    if target.startswith("webhook:"):
+        url = target.removeprefix("webhook:")
+        return None if url.startswith(("http://", "https://")) else "webhook target needs an http(s) URL"
+    if target.startswith("email:"):
+        return None if "@" in target else "email target needs an address"
+    return f"unknown notify target {target!r}: use webhook:URL, email:ADDRESS or desktop"
 
 
 def build_policy(

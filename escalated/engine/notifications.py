@@ -13,19 +13,6 @@ from escalated.domain.models import EVENT_CREATED, NOTIFICATION, Delivery, Escal
 from escalated.domain.resource import escalation_resource
 from escalated.ids import new_id
 
-KNOWN_SCHEMES = ("webhook:", "email:", "desktop")
-
-
-def target_problem(target: str) -> str | None:
-    if target == "desktop":
-        return None
-    if target.startswith("webhook:"):
-        url = target.removeprefix("webhook:")
-        return None if url.startswith(("http://", "https://")) else "webhook target needs an http(s) URL"
-    if target.startswith("email:"):
-        return None if "@" in target else "email target needs an address"
-    return f"unknown notify target {target!r}: use webhook:URL, email:ADDRESS or desktop"
-
 
 def escalation_text(esc: Escalation) -> str:
     """One line a human can act on, for Slack, email subjects and desktop pop-ups."""

@@ -67,20 +67,3 @@ def literal_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
     if host in METADATA_HOSTS:
         return f"{host} is a cloud metadata host"
     return address_problem(host)
-
-
-def resolved_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
-    """Resolve the host and check every address it maps to. Blocking: run in a thread."""
-    problem = literal_problem(url, allowed)
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if problem or host_allowed(host, allowed):
-        return problem
-    try:
-        infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM)
-    except OSError as exc:
-        return f"cannot resolve {host}: {exc.strerror or exc}"
-    for info in infos:
-        if problem := address_problem(info[4][0]):
-            return f"{host} resolves to {problem}"
-    return None

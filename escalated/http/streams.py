@@ -43,29 +43,27 @@ def _timeout_s(request: web.Request) -> float:
 async def wait(request: web.Request) -> web.Response:
     """Answer once the escalation is resolved or cancelled, or at the timeout.
 
-    Subscribes before reading, so a change between the two is not missed;
-    no polling inside the server.
+    Subscribes before reading, so a change between the two is not missed,
+    and reads again only after a change: no polling inside the server.
     """
     principal = await require(request, scopes.READ)
     service = request.app[SERVICE]
     escalation_id = request.match_info["id"]
-    await service.get(principal, escalation_id)  # 404 before 422
-    timeout_s = _timeout_s(request)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while True:
-        change = service.bus.next_change(escalation_id)
-        try:
-            esc = await service.get(principal, escalation_id)
-            remaining = deadline - loop.time()
-            if esc.status in TERMINAL_STATUSES or remaining <= 0:
-                return json_response(escalation_resource(esc))
+    change = service.bus.next_change(escalation_id)
+    try:
+        esc = await service.get(principal, escalation_id)  # 404 before 422
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _timeout_s(request)
+        while esc.status not in TERMINAL_STATUSES and (remaining := deadline - loop.time()) > 0:
             try:
                 await asyncio.wait_for(asyncio.shield(change), remaining)
             except TimeoutError:
-                pass
-        finally:
-            service.bus.forget(escalation_id, change)
+                break  # nothing changed, so esc is still current
+            change = service.bus.next_change(escalation_id)
+            esc = await service.get(principal, escalation_id)
+        return json_response(escalation_resource(esc))
+    finally:
+        service.bus.forget(escalation_id, change)
 
 
 async def deliveries(request: web.Request) -> web.Response:

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from escalated.signing import verify
-from tests.support.api import Api
+from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
 from tests.support.server import start_server
 
@@ -142,15 +142,9 @@ async def test_metadata_callback_url_is_refused_at_create(api):
     status, body, _ = await api.call(
         "POST",
         "/escalations",
-        json={**(await _body()), "resume": {"mode": "webhook", "url": "http://169.254.169.254/latest"}},
+        json={**escalation_body(), "resume": {"mode": "webhook", "url": "http://169.254.169.254/latest"}},
     )
     assert status == 422 and body["errors"][0]["field"] == "resume.url"
-
-
-async def _body() -> dict:
-    from tests.support.api import escalation_body
-
-    return escalation_body()
 
 
 async def test_receiver_down_across_kill_9_still_gets_the_callback(tmp_path):
