@@ -11,8 +11,7 @@ from pathlib import Path
 
 from escalated.timeutil import parse_timestamp_ms
 from escalated.tui.app import ReviewApp
-from escalated.tui.memory import MemoryBackend
-from escalated.tui.samples import resources
+from memory_backend import MemoryBackend, resources  # beside this script
 
 HERE = Path(__file__).parent
 FROZEN_MS = parse_timestamp_ms("2026-11-22T10:15:00.000Z")

@@ -1,8 +1,8 @@
 """What the TUI needs from the server, as a Protocol.
 
 ``escalated.client.EscalatedClient`` satisfies it (that is what ``escalated
-review`` injects); ``MemoryBackend`` satisfies it with fixed data for
-snapshots and screenshots. Errors are ``escalated.client.ApiError``.
+review`` injects, and what the tests drive against a real server).
+Errors are ``escalated.client.ApiError``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Realistic sample escalations: the demo posts them, the snapshots show them.
 
 ``REQUESTS`` are create requests (keyword arguments of
-``EscalatedClient.create_escalation`` minus ``resume``); ``resources`` turns
-them into fixed server-shaped escalations for ``MemoryBackend``.
+``EscalatedClient.create_escalation`` minus ``resume``).
 """
 
 from __future__ import annotations
-
-from escalated.timeutil import format_ms
 
 # Every demo policy uses "deny" as its timeout default, so each sample offers it.
 DEFAULT_CHOICE = "deny"
@@ -89,41 +86,3 @@ SCRIPTED_ANSWERS: dict[str, dict] = {
     "thread-314": {"choice": "deny", "reason": "No manager approval on file"},
     "thread-1042": {"choice": "send", "reason": "Nine days late", "response": {"voucher": "20"}},
 }
-
-# SLA per demo policy, in seconds (None: no SLA). demo.quick is short so a
-# newcomer sees a breach resolve itself with the default choice.
-POLICY_SLA_S: dict[str, float | None] = {"demo.refunds": 15 * 60, "demo.access": None, "demo.quick": 60}
-
-
-def resource(request: dict, *, index: int, created_ms: int, sla_s: float | None) -> dict:
-    """The escalation the server would return for ``request``, with a fixed id."""
-    created = format_ms(created_ms)
-    return {
-        "id": f"esc_sample{index:02d}",
-        "status": "open",
-        "policy": request["policy"],
-        "agentId": request["agent_id"],
-        "runId": request["run_id"],
-        "subject": request["subject"],
-        "question": request["question"],
-        "evidence": request["evidence"],
-        "choices": request["choices"],
-        "responseFields": request.get("response_fields", []),
-        "resume": {"mode": "webhook", "url": "http://127.0.0.1:9000/resume", "signed": True},
-        "createdAt": created,
-        "deadlineAt": None if sla_s is None else format_ms(created_ms + int(sla_s * 1000)),
-        "acknowledgedBy": None,
-        "acknowledgedAt": None,
-        "resolution": None,
-        "cancellation": None,
-        "history": [{"event": "created", "by": f"key:{request['agent_id']}", "at": created}],
-    }
-
-
-def resources(now_ms: int) -> list[dict]:
-    """The samples as if created 12, 7, 50 s and 3 min before ``now_ms``."""
-    ages_ms = [12 * 60_000, 7 * 60_000, 50_000, 3 * 60_000]
-    return [
-        resource(r, index=i + 1, created_ms=now_ms - age, sla_s=POLICY_SLA_S[r["policy"]])
-        for i, (r, age) in enumerate(zip(REQUESTS, ages_ms, strict=True))
-    ]

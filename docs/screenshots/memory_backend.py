@@ -1,7 +1,7 @@
-"""An in-memory backend holding fixed escalations.
+"""An in-memory backend holding fixed escalations, for the README pictures only.
 
-For the snapshot tests and ``docs/screenshots/make.py``, where the picture
-must not depend on ids, clocks or a server. It keeps the server's state rules
+``make.py`` draws the screenshots from it so the pictures show varied ages
+and fixed ids. Tests never use it: they drive the app against a real server. It keeps the server's state rules
 (409 once resolved or cancelled) so the UI behaves the same; it sends no
 callbacks and streams no events (the app's poll picks up changes).
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from escalated.client import ApiError, Event
 from escalated.timeutil import format_ms, now_ms
+from escalated.tui.samples import REQUESTS
 
 LIVE = ("open", "acknowledged")
 
@@ -94,3 +95,42 @@ class MemoryBackend:
 
     def _record(self, escalation: dict, event: str) -> None:
         escalation["history"].append({"event": event, "by": self.user, "at": self._now()})
+
+
+# SLA per demo policy, in seconds (None: no SLA). demo.quick is short so a
+# newcomer sees a breach resolve itself with the default choice.
+POLICY_SLA_S: dict[str, float | None] = {"demo.refunds": 15 * 60, "demo.access": None, "demo.quick": 60}
+
+
+def resource(request: dict, *, index: int, created_ms: int, sla_s: float | None) -> dict:
+    """The escalation the server would return for ``request``, with a fixed id."""
+    created = format_ms(created_ms)
+    return {
+        "id": f"esc_sample{index:02d}",
+        "status": "open",
+        "policy": request["policy"],
+        "agentId": request["agent_id"],
+        "runId": request["run_id"],
+        "subject": request["subject"],
+        "question": request["question"],
+        "evidence": request["evidence"],
+        "choices": request["choices"],
+        "responseFields": request.get("response_fields", []),
+        "resume": {"mode": "webhook", "url": "http://127.0.0.1:9000/resume", "signed": True},
+        "createdAt": created,
+        "deadlineAt": None if sla_s is None else format_ms(created_ms + int(sla_s * 1000)),
+        "acknowledgedBy": None,
+        "acknowledgedAt": None,
+        "resolution": None,
+        "cancellation": None,
+        "history": [{"event": "created", "by": f"key:{request['agent_id']}", "at": created}],
+    }
+
+
+def resources(now_ms: int) -> list[dict]:
+    """The samples as if created 12, 7, 50 s and 3 min before ``now_ms``."""
+    ages_ms = [12 * 60_000, 7 * 60_000, 50_000, 3 * 60_000]
+    return [
+        resource(r, index=i + 1, created_ms=now_ms - age, sla_s=POLICY_SLA_S[r["policy"]])
+        for i, (r, age) in enumerate(zip(REQUESTS, ages_ms, strict=True))
+    ]
