@@ -109,7 +109,7 @@ class Service:
             if replay is not None:
                 return self._replayed(replay, body_sha)
         request = validate_create(body, check_url=self._callback_url_problem)
-        policy = await self.policy(principal.workspace_id, request.policy)
+        policy = self.policy(principal.workspace_id, request.policy)
         if policy.sla_s is not None and policy.default_choice not in {c.id for c in request.content.choices}:
             raise DefaultChoiceNotOffered(
                 f"policy {policy.key} times out to {policy.default_choice!r}, which is not among the choices",
@@ -156,8 +156,8 @@ class Service:
     def _callback_url_problem(self, url: str) -> str | None:
         return literal_problem(url, self.settings.allow_callback_hosts)
 
-    async def policy(self, workspace_id: str, key: str) -> Policy:
-        row = await self.db.fetchone(SELECT_POLICY, (workspace_id, key))
+    def policy(self, workspace_id: str, key: str) -> Policy:
+        row = self.db.lookup(SELECT_POLICY, (workspace_id, key))
         if row is None:
             raise UnknownPolicy(
                 f"no policy {key!r} in this workspace (create it with: escalated policy set {key})",

@@ -45,8 +45,12 @@ def _deadline_ms(entry: int) -> int:
 
 def _escalation_id(entry: int) -> str:
     return (entry & _ID_MASK).to_bytes(ID_BYTES, "big").lstrip(b"\0").decode()
+
+
 REFILL_BATCH = 50_000
-BREACH_BATCH = 2_000
+# One write job per batch, and write jobs run on the event loop (see
+# store.db.Writer): 500 resolutions keep a catch-up batch to a few tens of ms.
+BREACH_BATCH = 500
 
 
 class SlaClock:

@@ -32,13 +32,13 @@ async def authenticate(db: Database, header: str | None) -> Principal:
         raise Unauthenticated("malformed token")
     digest = tokens.hash_token(token)
     if token.startswith(tokens.API_KEY_PREFIX):
-        key = await admin.find_api_key(db, digest)
+        key = admin.find_api_key(db, digest)
         if key is None or key.revoked_ms is not None:
             raise Unauthenticated("unknown or revoked API key")
         if key.expires_ms is not None and key.expires_ms <= now_ms():
             raise Unauthenticated("expired API key")
         return Principal(kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes)
-    user = await admin.find_user(db, digest)
+    user = admin.find_user(db, digest)
     if user is None:
         raise Unauthenticated("unknown user token")
     return Principal(

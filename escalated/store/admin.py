@@ -210,13 +210,14 @@ def delete_policy(conn: sqlite3.Connection, workspace_id: str, key: str) -> bool
 # -- async reads for the server's auth path --------------------------------------
 
 
-async def find_api_key(db, token_hash: str) -> ApiKeyInfo | None:
-    row = await db.fetchone(SELECT_KEY_BY_HASH, (token_hash,))
+def find_api_key(db, token_hash: str) -> ApiKeyInfo | None:
+    """Every authenticated request makes this read: a point read on the loop."""
+    row = db.lookup(SELECT_KEY_BY_HASH, (token_hash,))
     return key_from_row(row) if row else None
 
 
-async def find_user(db, token_hash: str) -> UserInfo | None:
-    row = await db.fetchone(SELECT_USER_BY_HASH, (token_hash,))
+def find_user(db, token_hash: str) -> UserInfo | None:
+    row = db.lookup(SELECT_USER_BY_HASH, (token_hash,))
     return user_from_row(row) if row else None
 
 
