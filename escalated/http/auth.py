@@ -6,6 +6,8 @@ shape or checksum) is refused without a database look-up.
 
 from __future__ import annotations
 
+import functools
+
 from aiohttp import web
 
 from escalated.domain import tokens
@@ -21,7 +23,7 @@ from escalated.timeutil import now_ms
 PRINCIPAL = web.RequestKey("principal", Principal) if hasattr(web, "RequestKey") else "escalated.principal"
 
 
-async def authenticate(db: Database, header: str | None) -> Principal:
+def authenticate(db: Database, header: str | None) -> Principal:
     if not header:
         raise Unauthenticated("missing Authorization: Bearer <token>")
     scheme, _, token = header.partition(" ")
@@ -32,15 +34,34 @@ async def authenticate(db: Database, header: str | None) -> Principal:
         raise Unauthenticated("malformed token")
     digest = tokens.hash_token(token)
     if token.startswith(tokens.API_KEY_PREFIX):
-        key = admin.find_api_key(db, digest)
-        if key is None or key.revoked_ms is not None:
+        # The row is read on every request (a revocation from the CLI applies
+        # to the very next one); turning it into a Principal is cached by the
+        # row's exact contents.
+        row = db.lookup(admin.SELECT_KEY_BY_HASH, (digest,))
+        if row is None:
             raise Unauthenticated("unknown or revoked API key")
-        if key.expires_ms is not None and key.expires_ms <= now_ms():
+        principal, revoked_ms, expires_ms = _key_principal(tuple(row))
+        if revoked_ms is not None:
+            raise Unauthenticated("unknown or revoked API key")
+        if expires_ms is not None and expires_ms <= now_ms():
             raise Unauthenticated("expired API key")
-        return Principal(kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes)
-    user = admin.find_user(db, digest)
-    if user is None:
+        return principal
+    row = db.lookup(admin.SELECT_USER_BY_HASH, (digest,))
+    if row is None:
         raise Unauthenticated("unknown user token")
+    return _user_principal(tuple(row))
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_principal(row: tuple) -> tuple[Principal, int | None, int | None]:
+    key = admin.key_from_row(row)
+    principal = Principal(kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes)
+    return principal, key.revoked_ms, key.expires_ms
+
+
+@functools.lru_cache(maxsize=1024)
+def _user_principal(row: tuple) -> Principal:
+    user = admin.user_from_row(row)
     return Principal(
         kind="user",
         id=user.id,
@@ -56,7 +77,7 @@ async def principal_of(request: web.Request) -> Principal:
     cached = request.get(PRINCIPAL)
     if cached is not None:
         return cached
-    principal = await authenticate(request.app[SERVICE].db, request.headers.get("Authorization"))
+    principal = authenticate(request.app[SERVICE].db, request.headers.get("Authorization"))
     limiter = request.app.get(RATE_LIMITER)
     if limiter is not None:
         limiter.check(principal.id)

@@ -210,17 +210,6 @@ def delete_policy(conn: sqlite3.Connection, workspace_id: str, key: str) -> bool
 # -- async reads for the server's auth path --------------------------------------
 
 
-def find_api_key(db, token_hash: str) -> ApiKeyInfo | None:
-    """Every authenticated request makes this read: a point read on the loop."""
-    row = db.lookup(SELECT_KEY_BY_HASH, (token_hash,))
-    return key_from_row(row) if row else None
-
-
-def find_user(db, token_hash: str) -> UserInfo | None:
-    row = db.lookup(SELECT_USER_BY_HASH, (token_hash,))
-    return user_from_row(row) if row else None
-
-
 async def find_api_key_by_id(db, key_id: str, workspace_id: str) -> ApiKeyInfo | None:
     row = await db.fetchone(SELECT_KEY_BY_ID, (key_id, workspace_id))
     return key_from_row(row) if row else None
