@@ -26,7 +26,7 @@ from escalated.domain.models import (
 )
 from escalated.errors import InvalidState
 from escalated.store.db import Database
-from escalated.store.rows import ESCALATION_COLUMNS, escalation_from_row, history_from_rows, to_json_text
+from escalated.store.rows import ESCALATION_COLUMNS, ESCALATION_WITH_HISTORY, escalation_with_history, to_json_text
 
 
 @attrs.frozen
@@ -193,7 +193,7 @@ async def get_escalation(
 
     ``workspace_id=None`` is the system's view (the SLA clock), across workspaces.
     """
-    sql = f"SELECT {ESCALATION_COLUMNS} FROM escalations WHERE id = ?"
+    sql = f"SELECT {ESCALATION_WITH_HISTORY} FROM escalations WHERE id = ?"
     params: list = [escalation_id]
     if workspace_id is not None:
         sql += " AND workspace_id = ?"
@@ -202,13 +202,7 @@ async def get_escalation(
         sql += _ROUTED.format(", ".join("?" * len(routes)))
         params += routes
     row = await db.fetchone(sql, params)
-    if row is None:
-        return None
-    history = await db.fetchall(
-        "SELECT escalation_id, event, by, at_ms FROM escalation_events WHERE escalation_id = ? ORDER BY seq",
-        (escalation_id,),
-    )
-    return escalation_from_row(row, tuple(history_from_rows(history).get(escalation_id, ())))
+    return None if row is None else escalation_with_history(row)
 
 
 @attrs.frozen
@@ -226,7 +220,7 @@ class ListQuery:
 
 async def list_escalations(db: Database, q: ListQuery) -> tuple[list[Escalation], str | None]:
     """A page, newest first (ULIDs sort by time), and the cursor of the next."""
-    sql = f"SELECT {ESCALATION_COLUMNS} FROM escalations WHERE workspace_id = ?"
+    sql = f"SELECT {ESCALATION_WITH_HISTORY} FROM escalations WHERE workspace_id = ?"
     params: list = [q.workspace_id]
     for column, value in (("status", q.status), ("policy", q.policy), ("agent_id", q.agent_id), ("run_id", q.run_id)):
         if value is not None:
@@ -241,19 +235,8 @@ async def list_escalations(db: Database, q: ListQuery) -> tuple[list[Escalation]
     sql += f" ORDER BY id {'ASC' if q.ascending else 'DESC'} LIMIT ?"
     params.append(q.limit + 1)
     rows = await db.fetchall(sql, params)
-    more = len(rows) > q.limit
-    rows = rows[: q.limit]
-    history: dict = {}
-    if rows:
-        ids = [r[0] for r in rows]
-        hrows = await db.fetchall(
-            "SELECT escalation_id, event, by, at_ms FROM escalation_events"
-            f" WHERE escalation_id IN ({', '.join('?' * len(ids))}) ORDER BY seq",
-            ids,
-        )
-        history = history_from_rows(hrows)
-    page = [escalation_from_row(r, tuple(history.get(r[0], ()))) for r in rows]
-    return page, (page[-1].id if more else None)
+    page = [escalation_with_history(r) for r in rows[: q.limit]]
+    return page, (page[-1].id if len(rows) > q.limit else None)
 
 
 async def find_replay(db: Database, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
@@ -282,14 +265,8 @@ async def get_many(db: Database, ids: list[str]) -> list[Escalation]:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        rows = await db.fetchall(f"SELECT {ESCALATION_COLUMNS} FROM escalations WHERE id IN ({marks})", chunk)
-        history = history_from_rows(
-            await db.fetchall(
-                f"SELECT escalation_id, event, by, at_ms FROM escalation_events WHERE escalation_id IN ({marks}) ORDER BY seq",
-                chunk,
-            )
-        )
-        out.extend(escalation_from_row(r, tuple(history.get(r[0], ()))) for r in rows)
+        rows = await db.fetchall(f"SELECT {ESCALATION_WITH_HISTORY} FROM escalations WHERE id IN ({marks})", chunk)
+        out.extend(escalation_with_history(r) for r in rows)
     return out
 
 

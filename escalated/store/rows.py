@@ -20,6 +20,13 @@ ESCALATION_COLUMNS = (
     " created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,"
     " resolution_json, cancellation_json"
 )
+# An escalation row plus its history as one JSON array of [seq, event, by,
+# at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
+# in Python: SQLite 3.40 has no ORDER BY inside json_group_array.
+ESCALATION_WITH_HISTORY = ESCALATION_COLUMNS + (
+    ", (SELECT json_group_array(json_array(seq, event, by, at_ms))"
+    " FROM escalation_events WHERE escalation_events.escalation_id = escalations.id)"
+)
 DELIVERY_COLUMNS = "id, escalation_id, kind, target, event, status, body, secret, attempts_json, next_attempt_ms, created_ms"
 
 
@@ -47,12 +54,11 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
     )
 
 
-def history_from_rows(rows: list[tuple]) -> dict[str, list[HistoryEntry]]:
-    """Rows of (escalation_id, event, by, at_ms), oldest first, grouped by escalation."""
-    grouped: dict[str, list[HistoryEntry]] = {}
-    for eid, event, by, at_ms in rows:
-        grouped.setdefault(eid, []).append(HistoryEntry(event=event, by=by, at_ms=at_ms))
-    return grouped
+def escalation_with_history(row: tuple) -> Escalation:
+    """A row selected with ESCALATION_WITH_HISTORY."""
+    entries = sorted(orjson.loads(row[17]))
+    history = tuple(HistoryEntry(event=event, by=by, at_ms=at_ms) for _, event, by, at_ms in entries)
+    return escalation_from_row(row[:17], history)
 
 
 def delivery_from_row(row: tuple) -> Delivery:
