@@ -7,9 +7,11 @@ so building can not fail.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
 import attrs
 
@@ -31,8 +33,20 @@ MAX_CHOICES = 20
 MAX_TEXT = 10_000
 MAX_EVIDENCE = 200
 
-CREATE_FIELDS = {"policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"}
+CREATE_FIELDS = frozenset(
+    {"policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"}
+)
 REQUIRED_CREATE_FIELDS = ("policy", "agentId", "runId", "subject", "question", "evidence", "choices")
+_SUBJECT_PARTS = ("type", "id", "label")
+_SUBJECT_FIELDS = frozenset(_SUBJECT_PARTS)
+_CHOICE_FIELDS = frozenset({"id", "label"})
+_NUMBER_FIELD_FIELDS = frozenset({"type", "name", "label", "min", "step"})
+_SELECT_FIELD_FIELDS = frozenset({"type", "name", "label", "options"})
+_OPTION_FIELDS = frozenset({"value", "label"})
+_RESUME_FIELDS = frozenset({"mode", "url", "secret"})
+_DECIDE_FIELDS = frozenset({"choice", "reason", "response"})
+_CANCEL_FIELDS = frozenset({"reason"})
+NOT_A_URL = "must be an absolute http(s) URL"
 
 
 @attrs.frozen
@@ -63,24 +77,32 @@ class _Problems:
             n = len(self.items)
             raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=self.items)
 
-    def unknown_fields(self, obj: dict, allowed: set[str], prefix: str) -> None:
+    def unknown_fields(self, obj: dict, allowed: frozenset[str], prefix: str) -> None:
+        if allowed.issuperset(obj):  # the usual case, without building and sorting a set
+            return
         for name in sorted(set(obj) - allowed):
             self.add(f"{prefix}{name}", "unknown field")
 
-    def string(self, obj: dict, name: str, path: str, *, required: bool = True, nonempty: bool = True) -> str | None:
+    def string(
+        self, obj: dict, name: str, prefix: str = "", *, required: bool = True, nonempty: bool = True
+    ) -> str | None:
+        """``obj[name]`` if it is an acceptable string; else None and a problem at ``prefix + name``.
+
+        The path is only built when there is a problem: valid bodies are the usual case.
+        """
         value = obj.get(name)
         if value is None:
             if required:
-                self.add(path, "is required")
+                self.add(prefix + name, "is required")
             return None
         if not isinstance(value, str):
-            self.add(path, "must be a string")
+            self.add(prefix + name, "must be a string")
             return None
         if nonempty and not value.strip():
-            self.add(path, "must not be empty")
+            self.add(prefix + name, "must not be empty")
             return None
         if len(value) > MAX_TEXT:
-            self.add(path, f"must be at most {MAX_TEXT} characters")
+            self.add(prefix + name, f"must be at most {MAX_TEXT} characters")
             return None
         return value
 
@@ -93,12 +115,12 @@ def validate_create(body: dict, *, check_url=None) -> CreateRequest:
     """Validate a create body; ``check_url(url) -> str | None`` may veto a resume URL."""
     p = _Problems()
     p.unknown_fields(body, CREATE_FIELDS, "")
-    policy = p.string(body, "policy", "policy")
+    policy = p.string(body, "policy")
     if policy is not None and not POLICY_KEY.match(policy):
         p.add("policy", "must be dotted lower-case words, e.g. refunds.large")
-    agent_id = p.string(body, "agentId", "agentId")
-    run_id = p.string(body, "runId", "runId")
-    question = p.string(body, "question", "question")
+    agent_id = p.string(body, "agentId")
+    run_id = p.string(body, "runId")
+    question = p.string(body, "question")
     subject = _subject(body.get("subject"), p)
     evidence = _evidence(body.get("evidence"), p)
     choices = _choices(body.get("choices"), p)
@@ -116,8 +138,8 @@ def _subject(value: Any, p: _Problems) -> Subject | None:
     if not isinstance(value, dict):
         p.add("subject", "must be an object with type, id and label")
         return None
-    p.unknown_fields(value, {"type", "id", "label"}, "subject.")
-    parts = [p.string(value, k, f"subject.{k}") for k in ("type", "id", "label")]
+    p.unknown_fields(value, _SUBJECT_FIELDS, "subject.")
+    parts = [p.string(value, k, "subject.") for k in _SUBJECT_PARTS]
     return None if None in parts else Subject(*parts)
 
 
@@ -130,12 +152,15 @@ def _evidence(value: Any, p: _Problems) -> tuple[str, ...]:
         return ()
     if len(value) > MAX_EVIDENCE:
         p.add("evidence", f"must have at most {MAX_EVIDENCE} items")
+    strings = []
     for i, item in enumerate(value):
         if not isinstance(item, str):
             p.add(f"evidence[{i}]", "must be a string")
-        elif len(item) > MAX_TEXT:
+            continue
+        if len(item) > MAX_TEXT:
             p.add(f"evidence[{i}]", f"must be at most {MAX_TEXT} characters")
-    return tuple(v for v in value if isinstance(v, str))
+        strings.append(item)
+    return tuple(strings)
 
 
 def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
@@ -150,18 +175,18 @@ def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
     seen: set[str] = set()
     out = []
     for i, item in enumerate(value):
-        path = f"choices[{i}]"
         if not isinstance(item, dict):
-            p.add(path, "must be an object with id and label")
+            p.add(f"choices[{i}]", "must be an object with id and label")
             continue
-        p.unknown_fields(item, {"id", "label"}, f"{path}.")
-        cid = p.string(item, "id", f"{path}.id")
-        label = p.string(item, "label", f"{path}.label")
+        prefix = f"choices[{i}]."
+        p.unknown_fields(item, _CHOICE_FIELDS, prefix)
+        cid = p.string(item, "id", prefix)
+        label = p.string(item, "label", prefix)
         if cid is not None:
             if not CHOICE_ID.match(cid):
-                p.add(f"{path}.id", "must match ^[A-Za-z0-9_.:-]{1,64}$")
+                p.add(f"{prefix}id", "must match ^[A-Za-z0-9_.:-]{1,64}$")
             elif cid in seen:
-                p.add(f"{path}.id", "duplicate choice id")
+                p.add(f"{prefix}id", "duplicate choice id")
             seen.add(cid)
         if cid is not None and label is not None:
             out.append(Choice(id=cid, label=label))
@@ -200,9 +225,9 @@ def _response_fields(value: Any, p: _Problems) -> tuple:
 
 
 def _number_field(item: dict, path: str, p: _Problems) -> NumberField | None:
-    p.unknown_fields(item, {"type", "name", "label", "min", "step"}, f"{path}.")
-    name = p.string(item, "name", f"{path}.name")
-    label = p.string(item, "label", f"{path}.label")
+    p.unknown_fields(item, _NUMBER_FIELD_FIELDS, f"{path}.")
+    name = p.string(item, "name", f"{path}.")
+    label = p.string(item, "label", f"{path}.")
     lo, step = item.get("min"), item.get("step")
     ok = True
     if lo is not None and not is_number(lo):
@@ -217,9 +242,9 @@ def _number_field(item: dict, path: str, p: _Problems) -> NumberField | None:
 
 
 def _select_field(item: dict, path: str, p: _Problems) -> SelectField | None:
-    p.unknown_fields(item, {"type", "name", "label", "options"}, f"{path}.")
-    name = p.string(item, "name", f"{path}.name")
-    label = p.string(item, "label", f"{path}.label")
+    p.unknown_fields(item, _SELECT_FIELD_FIELDS, f"{path}.")
+    name = p.string(item, "name", f"{path}.")
+    label = p.string(item, "label", f"{path}.")
     options = item.get("options")
     if not isinstance(options, list) or not options:
         p.add(f"{path}.options", "must be a non-empty array of {value, label}")
@@ -231,9 +256,9 @@ def _select_field(item: dict, path: str, p: _Problems) -> SelectField | None:
         if not isinstance(opt, dict):
             p.add(opath, "must be an object with value and label")
             continue
-        p.unknown_fields(opt, {"value", "label"}, f"{opath}.")
-        value = p.string(opt, "value", f"{opath}.value")
-        olabel = p.string(opt, "label", f"{opath}.label")
+        p.unknown_fields(opt, _OPTION_FIELDS, f"{opath}.")
+        value = p.string(opt, "value", f"{opath}.")
+        olabel = p.string(opt, "label", f"{opath}.")
         if value is not None and value in values:
             p.add(f"{opath}.value", "duplicate option value")
         if value is not None:
@@ -251,43 +276,51 @@ def _resume(value: Any, p: _Problems, check_url) -> Resume | None:
     if not isinstance(value, dict):
         p.add("resume", "must be an object with mode, url and optional secret")
         return None
-    p.unknown_fields(value, {"mode", "url", "secret"}, "resume.")
+    p.unknown_fields(value, _RESUME_FIELDS, "resume.")
     mode = value.get("mode", "webhook")
     if mode != "webhook":
         p.add("resume.mode", "must be 'webhook'")
-    url = p.string(value, "url", "resume.url")
+    url = p.string(value, "url", "resume.")
     if url is not None:
         problem = url_problem(url) or (check_url(url) if check_url else None)
         if problem:
             p.add("resume.url", problem)
             url = None
-    secret = p.string(value, "secret", "resume.secret", required=False)
+    secret = p.string(value, "secret", "resume.", required=False)
     if url is None or mode != "webhook":
         return None
     return Resume(url=url, mode=mode, secret=secret)
 
 
 def url_problem(url: str) -> str | None:
-    from urllib.parse import urlsplit
-
     try:
-        parts = urlsplit(url)
-        port = parts.port  # raises on a bad port
+        parts = urlsplit(url)  # the stdlib caches this per URL
     except ValueError:
-        return "must be an absolute http(s) URL"
-    del port
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an absolute http(s) URL"
-    return None
+        return NOT_A_URL
+    if parts.scheme not in ("http", "https"):
+        return NOT_A_URL
+    return _authority_problem(parts.netloc)
+
+
+@functools.lru_cache(maxsize=1024)
+def _authority_problem(netloc: str) -> str | None:
+    """A bad port or no host. Cached: agents call back to a few hosts, and
+    ``.port`` and ``.hostname`` re-parse the authority on every access."""
+    parts = SplitResult("http", netloc, "", "", "")
+    try:
+        parts.port  # raises on a bad port
+    except ValueError:
+        return NOT_A_URL
+    return None if parts.hostname else NOT_A_URL
 
 
 def validate_decide(body: dict, escalation: Escalation) -> DecideRequest:
     p = _Problems()
-    p.unknown_fields(body, {"choice", "reason", "response"}, "")
-    choice = p.string(body, "choice", "choice")
+    p.unknown_fields(body, _DECIDE_FIELDS, "")
+    choice = p.string(body, "choice")
     if choice is not None and choice not in {c.id for c in escalation.content.choices}:
         p.add("choice", "must be one of: " + ", ".join(c.id for c in escalation.content.choices))
-    reason = p.string(body, "reason", "reason", required=False, nonempty=False)
+    reason = p.string(body, "reason", required=False, nonempty=False)
     response = body.get("response")
     fields = escalation.content.response_fields
     if not fields:
@@ -339,7 +372,7 @@ def number_problem(value: Any, field: NumberField) -> str | None:
 
 def validate_cancel(body: dict) -> str | None:
     p = _Problems()
-    p.unknown_fields(body, {"reason"}, "")
-    reason = p.string(body, "reason", "reason", required=False, nonempty=False)
+    p.unknown_fields(body, _CANCEL_FIELDS, "")
+    reason = p.string(body, "reason", required=False, nonempty=False)
     p.raise_if_any()
     return reason

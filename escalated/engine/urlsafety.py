@@ -9,6 +9,7 @@ is checked at delivery time, not only the name at creation.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from urllib.parse import urlsplit
@@ -62,6 +63,15 @@ def literal_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
     host = (parts.hostname or "").lower().rstrip(".")  # "metadata.google.internal." is the same host
     if parts.scheme not in ("http", "https") or not host:
         return "must be an absolute http(s) URL"
+    return _host_problem(host, tuple(allowed))
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_problem(host: str, allowed: tuple[str, ...]) -> str | None:
+    # Every create checks its callback URL, agents call back to a handful of
+    # hosts, and parsing one with ipaddress costs microseconds: cache the
+    # verdict. Safe because it is a pure function of its arguments (no DNS;
+    # the allow-list is a setting, part of the key).
     if host_allowed(host, allowed):
         return None
     if host in METADATA_HOSTS:
