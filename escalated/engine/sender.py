@@ -1,8 +1,9 @@
 """The outbox sender: delivers callbacks and notifications, at least once.
 
 It wakes when new work is committed (no polling delay), otherwise sleeps
-until the earliest due retry. Concurrency is bounded; a delivery is never
-in flight twice in this process. A row stays ``pending`` until its attempt
+until the earliest due retry; with more due than it may start, it waits for
+an attempt to finish. Concurrency is bounded; a delivery is never in
+flight twice in this process. A row stays ``pending`` until its attempt
 is recorded, so a crash mid-send means it is sent again after restart.
 """
 
@@ -37,6 +38,8 @@ class Sender:
         self._in_flight: dict[str, asyncio.Task] = {}
         self._slots = asyncio.Semaphore(settings.sender_concurrency)
         self._session: aiohttp.ClientSession | None = None
+        self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
+        self._backlog = False  # more is due than the last pass could start
 
     def wake(self) -> None:
         self._wake.set()
@@ -59,30 +62,39 @@ class Sender:
         while not stop.is_set():
             self._wake.clear()
             await self.dispatch(now_ms())
-            sleep_s = await self._sleep_s()
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=sleep_s)
+                await asyncio.wait_for(self._wake.wait(), timeout=self._sleep_s())
             except TimeoutError:
                 pass
 
-    async def _sleep_s(self) -> float:
-        due_ms = await outbox.next_due_ms(self._db)
-        if due_ms is None:
-            return IDLE_WAKE_S
-        return min(IDLE_WAKE_S, max(0.0, (due_ms - now_ms()) / 1000))
+    def _sleep_s(self) -> float:
+        if self._backlog or self._next_due_ms is None:
+            return IDLE_WAKE_S  # a finishing attempt or new work wakes us
+        return min(IDLE_WAKE_S, max(0.0, (self._next_due_ms - now_ms()) / 1000))
 
     async def dispatch(self, at_ms: int) -> list[asyncio.Task]:
         """Start attempts for every due delivery (bounded); return their tasks."""
         free = self._settings.sender_concurrency * 4 - len(self._in_flight)
         if free <= 0:
+            self._backlog = True
             return []
+        head = await outbox.pending_head(self._db, limit=free + 1, exclude=set(self._in_flight))
+        due = [d for d in head if d.next_attempt_ms <= at_ms][:free]
+        following = head[len(due)] if len(head) > len(due) else None
+        self._next_due_ms = following.next_attempt_ms if following else None
+        self._backlog = following is not None and following.next_attempt_ms <= at_ms
         started = []
-        for delivery in await outbox.due(self._db, at_ms, limit=free, exclude=set(self._in_flight)):
+        for delivery in due:
             task = asyncio.create_task(self._deliver(delivery), name=f"deliver-{delivery.id}")
             self._in_flight[delivery.id] = task
-            task.add_done_callback(lambda _t, did=delivery.id: self._in_flight.pop(did, None))
+            task.add_done_callback(lambda _t, did=delivery.id: self._finished(did))
             started.append(task)
         return started
+
+    def _finished(self, delivery_id: str) -> None:
+        self._in_flight.pop(delivery_id, None)
+        if self._backlog:
+            self._wake.set()
 
     async def drain(self, at_ms: int | None = None) -> int:
         """Deliver everything due now and wait for it (tests and shutdown)."""

@@ -13,18 +13,20 @@ from escalated.store.db import Database
 from escalated.store.rows import DELIVERY_COLUMNS, delivery_from_row
 
 
-async def due(db: Database, at_ms: int, *, limit: int, exclude: set[str]) -> list[Delivery]:
-    rows = await db.fetchall(
-        f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE status = ? AND next_attempt_ms <= ?"
-        " ORDER BY next_attempt_ms LIMIT ?",
-        (PENDING, at_ms, limit + len(exclude)),
-    )
-    return [d for d in map(delivery_from_row, rows) if d.id not in exclude][:limit]
+async def pending_head(db: Database, *, limit: int, exclude: set[str]) -> list[Delivery]:
+    """Pending deliveries in due order, skipping ``exclude`` (those in flight).
 
-
-async def next_due_ms(db: Database) -> int | None:
-    row = await db.fetchone("SELECT MIN(next_attempt_ms) FROM deliveries WHERE status = ?", (PENDING,))
-    return row[0] if row else None
+    One query answers both of the sender's questions: what is due now (a
+    prefix of the list) and, from the first row that is not, when to wake.
+    """
+    sql = f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE status = ?"
+    params: list = [PENDING]
+    if exclude:
+        sql += f" AND id NOT IN ({', '.join('?' * len(exclude))})"
+        params += exclude
+    sql += " ORDER BY next_attempt_ms LIMIT ?"
+    params.append(limit)
+    return [delivery_from_row(r) for r in await db.fetchall(sql, params)]
 
 
 async def of_escalation(db: Database, escalation_id: str) -> list[Delivery]:

@@ -1,0 +1,147 @@
+"""The outbox sender in process, against a real SQLite file and a real HTTP
+receiver that holds its answers: it waits for work instead of polling, and a
+finishing attempt frees a slot for what is due behind it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import attrs
+import pytest
+from aiohttp import web
+
+from escalated.domain.models import Principal
+from escalated.domain.policies import build_policy
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.engine.sender import Sender
+from escalated.metrics import Metrics
+from escalated.service import Service
+from escalated.settings import Settings
+from escalated.store import admin, outbox
+from escalated.store.db import Database
+from tests.support.api import escalation_body
+
+
+@attrs.define
+class HoldingReceiver:
+    """Accepts each callback, then answers 200 only once ``release`` is set."""
+
+    release: asyncio.Event = attrs.field(factory=asyncio.Event)
+    arrived: list[bytes] = attrs.field(factory=list)
+    url: str = ""
+    _runner: web.AppRunner | None = None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.arrived.append(await request.read())
+        await self.release.wait()
+        return web.Response(status=200)
+
+    async def start(self) -> HoldingReceiver:
+        app = web.Application()
+        app.router.add_post("/resume", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/resume"
+        return self
+
+    async def stop(self) -> None:
+        self.release.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+async def receiver():
+    rcv = await HoldingReceiver().start()
+    yield rcv
+    await rcv.stop()
+
+
+@pytest.fixture
+async def service(tmp_path):
+    db = await Database.open(tmp_path / "sender.db")
+    ws = await db.write(lambda conn: admin.workspace_by_name(conn, "default"))
+    await db.write(lambda conn: admin.upsert_policy(conn, build_policy(ws.id, "refunds.large")))
+    svc = Service(db, Settings(db_path=tmp_path / "sender.db", sender_concurrency=1))
+    svc.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
+    yield svc
+    await db.close()
+
+
+async def _decided(service: Service, receiver: HoldingReceiver, count: int) -> list[str]:
+    ids = []
+    for _ in range(count):
+        body = escalation_body(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+        created = await service.create(service.test_principal, body)
+        esc = await service.get(service.test_principal, created.escalation_id)
+        await service.decide(service.test_principal, esc, {"choice": "approve"})
+        ids.append(esc.id)
+    return ids
+
+
+class CountingHead:
+    """Counts the sender's outbox reads (and performs them: nothing is faked)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.calls = 0
+        self._real = outbox.pending_head
+        monkeypatch.setattr(outbox, "pending_head", self)
+
+    async def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return await self._real(*args, **kwargs)
+
+
+async def _statuses(service: Service, ids: list[str]) -> list[str]:
+    return [d.status for eid in ids for d in await outbox.of_escalation(service.db, eid)]
+
+
+async def _until(predicate, timeout_s: float = 5.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not await predicate():
+            await asyncio.sleep(0.01)
+
+
+async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, receiver, monkeypatch):
+    ids = await _decided(service, receiver, 1)
+    head = CountingHead(monkeypatch)
+    stop = asyncio.Event()
+    async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
+        task = asyncio.create_task(sender.run(stop))
+        try:
+            await _until(lambda: asyncio.sleep(0, len(receiver.arrived) == 1))
+            reads_while_waiting = head.calls
+            await asyncio.sleep(0.3)  # the attempt is in flight the whole time
+            assert head.calls == reads_while_waiting
+            receiver.release.set()
+            await _until(lambda: _all_delivered(service, ids))
+        finally:
+            stop.set()
+            sender.wake()
+            await asyncio.wait_for(task, 5)
+
+
+async def _all_delivered(service: Service, ids: list[str]) -> bool:
+    return set(await _statuses(service, ids)) == {"delivered"}
+
+
+async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(service, receiver, monkeypatch):
+    # sender_concurrency=1: at most 4 attempts queued in flight, so 6 due
+    # callbacks leave 2 behind. They must not wait for the 30 s idle wake.
+    ids = await _decided(service, receiver, 6)
+    stop = asyncio.Event()
+    async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
+        task = asyncio.create_task(sender.run(stop))
+        try:
+            await _until(lambda: asyncio.sleep(0, len(receiver.arrived) == 1))
+            await asyncio.sleep(0.2)
+            assert sorted(await _statuses(service, ids)) == ["pending"] * 6
+            receiver.release.set()
+            await _until(lambda: _all_delivered(service, ids))
+            assert len(receiver.arrived) == 6
+        finally:
+            stop.set()
+            sender.wake()
+            await asyncio.wait_for(task, 5)
