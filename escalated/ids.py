@@ -12,9 +12,13 @@ import secrets
 import threading
 import time
 
-from ulid import ULID
-
 _RANDOM_BITS = 80
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# Every 10-bit value as its two base32 digits: 13 look-ups write the 26
+# characters (130 bits, the top two always 0) of a 128-bit ULID.
+_PAIRS = [high + low for high in _CROCKFORD for low in _CROCKFORD]
+_PAIR_SHIFTS = tuple(range(120, -1, -10))
+_ULID_LIMIT = 1 << 128
 _lock = threading.Lock()
 _last_ms = 0
 _last_random = 0
@@ -29,4 +33,12 @@ def new_id(prefix: str) -> str:
         else:
             random = secrets.randbits(_RANDOM_BITS)
         _last_ms, _last_random = now_ms, random
-    return f"{prefix}_{ULID.from_int((now_ms << _RANDOM_BITS) | random)}"
+    return f"{prefix}_{ulid_text((now_ms << _RANDOM_BITS) | random)}"
+
+
+def ulid_text(value: int) -> str:
+    """A 128-bit ULID as its 26-character Crockford base32 text: the text
+    ``str(ulid.ULID.from_int(value))`` writes, without building the object."""
+    if not 0 <= value < _ULID_LIMIT:
+        raise OverflowError("a ULID is an unsigned 128-bit integer")
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _PAIR_SHIFTS])
