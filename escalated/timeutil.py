@@ -6,6 +6,7 @@ Durations accept ``90s``, ``15m``, ``4h``, ``2d`` and ISO 8601 (``PT15M``).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from datetime import datetime
@@ -25,10 +26,18 @@ def now_ms() -> int:
 
 
 def format_ms(at_ms: int) -> str:
-    # time.gmtime + strftime is several times cheaper than datetime, and
-    # every resource carries a few timestamps.
     seconds, millis = divmod(at_ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    return f"{_format_second(seconds)}.{millis:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _format_second(seconds: int) -> str:
+    # Every resource carries a few timestamps, mostly of a few seconds (a
+    # create's createdAt and history, its deadline): formatting each second
+    # once saves the gmtime + strftime (themselves several times cheaper
+    # than datetime). A cache of many seconds, not only the last one, so that
+    # alternating between createdAt and deadlineAt still hits.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def format_opt(at_ms: int | None) -> str | None:
