@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+_RequestKey = tuple[str, str, int]  # method, route, status
+
 
 class Metrics:
     def __init__(self) -> None:
@@ -36,3 +38,17 @@ class Metrics:
         self.deadlines_armed = Gauge(
             "escalated_deadlines_armed", "SLA deadlines held in memory", registry=self.registry
         )
+        # labels() validates the label values and takes a lock on every call;
+        # every request is counted, so each (method, route, status) resolves
+        # its two children once. Grows like the metrics' own children do.
+        self._request_children: dict[_RequestKey, tuple[Counter, Histogram]] = {}
+
+    def request_answered(self, method: str, route: str, status: int, *, duration_s: float) -> None:
+        key = (method, route, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = (self.http_requests.labels(method, route, str(status)), self.http_seconds.labels(route))
+            self._request_children[key] = children
+        counter, histogram = children
+        counter.inc()
+        histogram.observe(duration_s)

@@ -66,7 +66,8 @@ def _from_http_exception(exc: web.HTTPException) -> EscalatedError:
 @web.middleware
 async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
     started = time.perf_counter()
-    route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource else "unmatched"
     try:
         response = await handler(request)
     except EscalatedError as exc:
@@ -82,6 +83,5 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
         response = problem(EscalatedError("an internal error occurred; it has been logged"))
     metrics = request.app.get(METRICS)
     if metrics is not None:
-        metrics.http_requests.labels(request.method, route, str(response.status)).inc()
-        metrics.http_seconds.labels(route).observe(time.perf_counter() - started)
+        metrics.request_answered(request.method, route, response.status, duration_s=time.perf_counter() - started)
     return response
