@@ -251,7 +251,7 @@ class Database:
         reader = await aiosqlite.connect(str(path))
         await reader.execute("PRAGMA busy_timeout=30000")
         await reader.execute("PRAGMA query_only=1")
-        lookup_conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        lookup_conn = sqlite3.connect(str(path), isolation_level=None)  # used on the loop thread only
         # WAL readers do not wait for writers; this only covers a checkpoint
         # resetting the WAL, a rare and short moment.
         lookup_conn.execute("PRAGMA busy_timeout=200")
