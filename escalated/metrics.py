@@ -7,6 +7,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 _RequestKey = tuple[str, str, int]  # method, route, status
 
 
+_STANDARD_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -44,6 +47,10 @@ class Metrics:
         self._request_children: dict[_RequestKey, tuple[Counter, Histogram]] = {}
 
     def request_answered(self, method: str, route: str, status: int, *, duration_s: float) -> None:
+        # Clients choose the method name: anything outside the standard set is
+        # one label value, or made-up methods would grow the metrics unbounded.
+        if method not in _STANDARD_METHODS:
+            method = "other"
         key = (method, route, status)
         children = self._request_children.get(key)
         if children is None:

@@ -53,3 +53,19 @@ def test_rejected_create_does_not_count_as_created(live, api, admin_key):
     before = sample(api.get("/metrics").body.decode(), "escalated_escalations_created_total")
     api.post("/escalations", token=admin_key, json_body={"policy": "refunds.large"})
     assert sample(api.get("/metrics").body.decode(), "escalated_escalations_created_total") == before
+
+
+def test_made_up_methods_share_one_metrics_label(api):
+    # The client chooses the method name; each one must not become a new series.
+    # (The HTTP parser refuses names it does not know; these WebDAV ones it accepts.)
+    for method in ("PROPFIND", "MKCOL", "PURGE"):
+        api.request(method, "/escalations")
+    text = api.get("/metrics").body.decode()
+    methods = {
+        s.labels["method"]
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "escalated_http_requests_total"
+    }
+    assert methods.isdisjoint({"PROPFIND", "MKCOL", "PURGE"})
+    assert sample(text, "escalated_http_requests_total", {"method": "other"}) >= 3
