@@ -148,3 +148,27 @@ async def test_close_commits_what_was_queued_then_refuses_new_jobs(db):
     assert keys_on_disk(db) == {f"q{i}" for i in range(5)}
     with pytest.raises(RuntimeError, match="closed"):
         await db.write(insert, "too-late")
+
+
+async def test_a_failing_job_alone_leaves_nothing_behind(db):
+    with pytest.raises(ValueError, match="alone refuses"):
+        await db.write(insert_then_fail, "alone")
+    assert keys_on_disk(db) == set()
+    assert await db.write(insert, "next") == "next"
+
+
+async def test_after_a_failure_each_job_still_sees_the_writes_before_it_in_its_group(db):
+    def count(conn: sqlite3.Connection) -> int:
+        return conn.execute("SELECT COUNT(*) FROM t").fetchone()[0]
+
+    outcomes = await asyncio.gather(
+        db.write(insert, "a"),
+        db.write(count),
+        db.write(insert_then_fail, "bad"),
+        db.write(insert, "b"),
+        db.write(count),
+        return_exceptions=True,
+    )
+    assert outcomes[0] == "a" and outcomes[1] == 1 and isinstance(outcomes[2], ValueError)
+    assert outcomes[3] == "b" and outcomes[4] == 2
+    assert keys_on_disk(db) == {"a", "b"}
