@@ -299,7 +299,10 @@ class Database:
         Only for indexed point reads of small, hot tables: anything that may
         scan or touch cold pages belongs in ``fetchone``.
         """
-        return self._lookup_conn.execute(sql, params).fetchone()
+        # fetchall steps the statement to its end, which ends the read
+        # transaction at once: no snapshot outlives the call.
+        rows = self._lookup_conn.execute(sql, params).fetchall()
+        return rows[0] if rows else None
 
     async def close(self) -> None:
         await self._reader.close()
