@@ -5,7 +5,10 @@
 1. wrk (closed loop, N connections) against a bare aiohttp handler that
    parses the same JSON and answers 201 — the ceiling of aiohttp on this
    machine — then against ``escalated serve --durability full`` and
-   ``--durability normal``: req/s, the ratio to the baseline, p50/p99.
+   ``--durability normal``: req/s, the ratio to the baseline, p50/p99, CPU
+   per request and how busy the event loop's thread was. Repeated for
+   ``--rounds`` rounds, interleaved, because on a shared machine the
+   baseline itself moves from minute to minute; the summary is the median.
 2. A paced client at a fixed rate (default 1,000 req/s, open loop, latency
    from each request's due time) against ``--durability full``: p50/p99/max.
 3. The writer's group commit: jobs vs commits in each server run.
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +40,7 @@ from harness import (  # noqa: E402
     has_tool,
     load_note,
     machine,
+    main_thread_cpu_s,
     paced,
     percentile,
     scratch_dir,
@@ -106,17 +111,19 @@ def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
     """Warm up, then measure; also the server's CPU time per request."""
     if has_tool("wrk"):
         run_wrk(url, body_file, token, connections=args.connections, duration_s=2)
-        cpu0 = cpu_s(pid)
+        cpu0, loop0 = cpu_s(pid), main_thread_cpu_s(pid)
         result = run_wrk(url, body_file, token, connections=args.connections, duration_s=args.duration)
     else:
-        cpu0 = cpu_s(pid)
+        cpu0, loop0 = cpu_s(pid), main_thread_cpu_s(pid)
         result = run_closed_loop(url, body_file.read_bytes(), token, connections=args.connections, duration_s=args.duration)
     result["cpu_us"] = (cpu_s(pid) - cpu0) / (result["rps"] * args.duration) * 1e6
+    result["loop_busy"] = (main_thread_cpu_s(pid) - loop0) / args.duration
     return result
 
 
-def escalated_run(work: Path, durability: str, body_file: Path, args) -> tuple[dict, Server]:
-    db = work / f"{durability}.db"
+def escalated_run(work: Path, durability: str, body_file: Path, args, *, round_no: int = 1) -> tuple[dict, Server]:
+    # A fresh database per run: the bootstrap key is only printed for a new one.
+    db = work / f"{durability}-{round_no}.db"
     cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
     server = Server(db=db, args=("--durability", durability)).start()
     try:
@@ -155,6 +162,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (after a 2 s warm-up)")
     parser.add_argument("--connections", type=int, default=48)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of baseline, full, normal")
     parser.add_argument("--rate", default="1000,250", help="paced requests per second (comma-separated list)")
     parser.add_argument("--paced-duration", type=float, default=10.0)
     args = parser.parse_args()
@@ -167,23 +175,34 @@ def main() -> None:
     print(f"machine: {machine()}; {load_note()}")
     print(f"data: {work}; body {len(body)} bytes; load: {client}, {args.connections} connections, {args.duration} s")
 
-    bare = bare_run(work, body_file, args)
-    full, full_server = escalated_run(work, "full", body_file, args)
-    normal, normal_server = escalated_run(work, "normal", body_file, args)
+    rounds = []
+    for round_no in range(1, args.rounds + 1):
+        bare = bare_run(work, body_file, args)
+        full, full_server = escalated_run(work, "full", body_file, args, round_no=round_no)
+        normal, normal_server = escalated_run(work, "normal", body_file, args, round_no=round_no)
+        rounds.append((bare, full, normal, full_server, normal_server))
     rates = [float(r) for r in args.rate.split(",") if r.strip()]
     paced_runs = [(rate, *paced_run(work, body, rate, args.paced_duration)) for rate in rates]
 
-    print()
-    print(f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}  errors")
-    for name, r in (("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
-                    ("escalated --durability normal", normal)):  # fmt: skip
-        errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
-        print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}{r['cpu_us']:>12.0f}  {errs}")
-    print()
-    for name, s in (("full", full_server), ("normal", normal_server)):
-        if s.writer_commits:
-            print(f"group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "
-                  f"({s.writer_jobs / s.writer_commits:.1f} jobs per commit)")  # fmt: skip
+    header = f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}{'loop busy':>11}  errors"
+    for i, (bare, full, normal, full_server, normal_server) in enumerate(rounds, 1):
+        print(f"\nround {i} of {len(rounds)}")
+        print(header)
+        for name, r in (("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
+                        ("escalated --durability normal", normal)):  # fmt: skip
+            errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
+            print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}"
+                  f"{r['cpu_us']:>12.0f}{r['loop_busy']:>10.0%}  {errs}")  # fmt: skip
+        for name, s in (("full", full_server), ("normal", normal_server)):
+            if s.writer_commits:
+                print(f"  group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "
+                      f"({s.writer_jobs / s.writer_commits:.1f} jobs per commit)")  # fmt: skip
+    if any(r["non2xx"] or r["socket_errors"] for rnd in rounds for r in rnd[:3]):
+        print("\nWARNING: some runs had errors (see above); their req/s are not comparable")
+    full_ratios = sorted(r[1]["rps"] / r[0]["rps"] for r in rounds)
+    normal_ratios = sorted(r[2]["rps"] / r[0]["rps"] for r in rounds)
+    print(f"\nover {len(rounds)} round(s): full/bare median {statistics.median(full_ratios):.2f}x "
+          f"(range {full_ratios[0]:.2f}-{full_ratios[-1]:.2f}); normal/bare median {statistics.median(normal_ratios):.2f}x")  # fmt: skip
     print()
     for rate, (lat, statuses, achieved), server in paced_runs:
         print(f"paced create at {rate:.0f} req/s for {args.paced_duration:.0f} s (--durability full, open loop): "
@@ -193,7 +212,7 @@ def main() -> None:
             print(f"  group commit: {server.writer_jobs} jobs in {server.writer_commits} commits")
     print()
     first_rate, (first_lat, _, _), _ = paced_runs[0]
-    print(f"target: full >= 0.5x bare -> {full['rps'] / bare['rps']:.2f}x; "
+    print(f"target: full >= 0.5x bare -> {statistics.median(full_ratios):.2f}x (median); "
           f"p99 at {first_rate:.0f} req/s < 10 ms -> {percentile(first_lat, 99) * 1000:.2f} ms")  # fmt: skip
 
 

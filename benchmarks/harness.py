@@ -91,6 +91,12 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def main_thread_cpu_s(pid: int) -> float:
+    """CPU seconds of a process's main thread (the server's event loop)."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_note() -> str:
     """The 1-minute load average: other work on the machine skews every figure."""
     one = os.getloadavg()[0]

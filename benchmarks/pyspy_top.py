@@ -2,7 +2,7 @@
 self samples and by inclusive samples, per thread.
 
     BENCH_PYSPY=/tmp/prof .venv/bin/python benchmarks/create_bench.py
-    .venv/bin/python benchmarks/pyspy_top.py /tmp/prof/full.txt [--top 25] [--filter escalated/]
+    .venv/bin/python benchmarks/pyspy_top.py /tmp/prof/full-1.txt [--top 25] [--filter escalated/]
 """
 
 from __future__ import annotations
