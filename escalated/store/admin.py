@@ -1,7 +1,7 @@
 """Workspaces, API keys, users and policies.
 
 Write functions take a ``sqlite3.Connection`` and run inside a transaction
-opened by the caller (the writer thread or the CLI). Read queries are
+opened by the caller (the server's writer or the CLI). Read queries are
 exposed as SQL plus a row converter so the server (aiosqlite) and the CLI
 (sqlite3) share them.
 """
