@@ -355,7 +355,8 @@ class SurfaceAnalyzer:
             self._follow(origin, caller, flow, depth=depth + 1)
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: _Flow) -> None:
-        if trivial_test(test):
+        # A match compares its subject with every case: always a choice, even on a bare name.
+        if not isinstance(statement, cst.Match) and trivial_test(test):
             return
         line = self.line_of(statement)
         flow.findings.append(rules.finding("R10", f"branch on the model's output ({type(statement).__name__.lower()})", line))
@@ -378,10 +379,17 @@ class SurfaceAnalyzer:
         root = scope.node if scope.qualname != MODULE_SCOPE else self._module
         for node in self._walk(root, skip_defs=scope.qualname == MODULE_SCOPE):
             key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
-            if key is not None:
+            if key is not None and not self._is_label(node):
                 names.setdefault(key, []).append(node)
         self._names[id(scope)] = names
         return names
+
+    def _is_label(self, node: cst.CSTNode) -> bool:
+        """A name that is not a variable: the ``answer`` of ``order.answer`` or of ``f(answer=1)``."""
+        parent = self._parents.get(id(node))
+        if isinstance(parent, cst.Attribute):
+            return parent.attr is node
+        return isinstance(parent, cst.Arg) and parent.keyword is node
 
     def _is_binding(self, node: cst.CSTNode) -> bool:
         parent = self._parents.get(id(node))

@@ -65,6 +65,8 @@ def trivial_test(test: cst.CSTNode) -> bool:
     ``if out is None:``, ``if len(out.choices) > 0:``."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return trivial_test(test.expression)
+    if isinstance(test, cst.NamedExpr):  # if (out := ...): tests the name, as out = ...; if out: does
+        return trivial_test(test.target)
     if isinstance(test, cst.Name):
         return True
     if isinstance(test, cst.Attribute):

@@ -302,3 +302,46 @@ def test_tools_held_by_a_collection_are_the_collections_arguments() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules[0] == "R1"
+
+
+def test_an_attribute_or_keyword_named_like_the_output_does_not_carry_it() -> None:
+    # order.answer and lookup(answer=1) only share a name with the local holding the output.
+    source = (
+        "from langchain_openai import ChatOpenAI\nllm = ChatOpenAI()\n"
+        "def f(order, db):\n"
+        "    answer = llm.invoke('q')\n"
+        "    print(answer)\n"
+        "    if order.answer:\n"
+        "        order.refund()\n"
+        "    row = db.lookup(answer=1)\n"
+        "    db.delete(row)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R11",)
+
+
+def test_a_match_on_the_output_is_a_branch_and_its_cases_are_read() -> None:
+    source = (
+        "from langchain_openai import ChatOpenAI\nllm = ChatOpenAI()\n"
+        "def f(order):\n"
+        "    decision = llm.invoke('q').content\n"
+        "    match decision:\n"
+        "        case 'refund':\n"
+        "            order.refund()\n"
+        "        case _:\n"
+        "            pass\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.rules == ("R2", "R10")
+
+
+@pytest.mark.parametrize(
+    ("test", "is_branch"),
+    [("if (out := OpenAI().responses.create(model='m', input='x')):", False),
+     ("while (out := OpenAI().responses.create(model='m', input='x')) is not None:", False),
+     ("if (out := OpenAI().responses.create(model='m', input='x')) == 'refund':", True)],
+)  # fmt: skip
+def test_a_walrus_in_a_test_is_judged_like_the_name_it_binds(test: str, is_branch: bool) -> None:
+    source = f"from openai import OpenAI\ndef f():\n    {test}\n        return 1\n"
+    (call,) = scan_source(source, "a.py")
+    assert ("R10" in call.recommendation.rules) is is_branch
