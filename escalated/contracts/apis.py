@@ -93,7 +93,9 @@ RUNNABLE_DERIVERS = frozenset({
 })  # fmt: skip
 
 # Response wrappers that keep the call's shape: client.chat.completions.with_raw_response.create
-TRANSPARENT_SEGMENTS = frozenset({"with_raw_response", "with_streaming_response", "with_options"})
+TRANSPARENT_SEGMENTS = frozenset({"with_raw_response", "with_streaming_response"})
+# Client methods that return the same client with other settings: client.with_options(timeout=5)
+CLIENT_COPIES = frozenset({"with_options", "copy"})
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})

@@ -208,6 +208,8 @@ class Resolver:
                 return Kind("langchain", "runnable", "low", origin=node)
             if inner is None:
                 return None
+            if inner.kind == "client" and method in apis.CLIENT_COPIES:
+                return inner
             if inner.provider == "langchain" and method in apis.RUNNABLE_DERIVERS:
                 return Kind("langchain", "runnable", inner.confidence, origin=node, base=inner)
             if inner.provider == "google-genai" and method in {"start_chat"}:
@@ -266,12 +268,12 @@ class Resolver:
         found = self._match_callee(node.func, node, scope)
         if found is not None:
             return found
-        # asyncio.to_thread(client.models.generate_content, ...) and loop.run_in_executor(None, fn, ...)
-        # run the model call: the deferring call is the one to guard.
+        # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...) and
+        # loop.run_in_executor(None, fn, ...) run the model call: the deferring call is the one to guard.
         deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
         position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute):
+        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute | cst.Name):
             return None
         inner = self._match_callee(positional[position], node, scope)
         return attrs.evolve(inner, confidence=_weaker(inner.confidence, "medium")) if inner is not None else None

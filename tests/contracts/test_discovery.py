@@ -276,3 +276,23 @@ def test_invalid_escape_sequences_in_literals_are_harmless() -> None:
     )
     call = one(source)
     assert call.recommendation.rules == ("R9",)
+
+
+def test_a_client_copied_with_options_is_still_the_client() -> None:
+    calls = scan_source(
+        "from openai import OpenAI\nclient = OpenAI()\n"
+        "def f():\n"
+        "    client.with_options(timeout=5).chat.completions.create(model='m', messages=[])\n"
+        "    slow = client.with_options(max_retries=5)\n"
+        "    return slow.beta.threads.runs.create_and_poll(thread_id='t', assistant_id='a')\n",
+        "a.py",
+    )
+    assert [(c.api, c.confidence) for c in calls] == [("chat.completions.create", "high"), ("beta.threads.runs.create_and_poll", "high")]
+
+
+def test_a_model_function_run_on_a_thread_is_reported() -> None:
+    call = one(
+        "import asyncio\nfrom litellm import completion\n"
+        "async def ask(q):\n    return await asyncio.to_thread(completion, model='m', messages=[q])\n"
+    )
+    assert (call.provider, call.api, call.confidence, call.is_async) == ("litellm", "completion", "medium", True)
