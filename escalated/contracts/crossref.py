@@ -11,6 +11,7 @@ rather than guessed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 import attrs
 
@@ -21,6 +22,8 @@ from escalated.contracts.model import Finding
 from escalated.contracts.resolve import Kind, Resolver
 from escalated.contracts.surface import SurfaceAnalyzer
 from escalated.contracts.tools import ToolRef
+
+_T = TypeVar("_T")
 
 
 def module_name(rel: str) -> str:
@@ -43,60 +46,56 @@ def absolutise(index: ModuleIndex, rel: str) -> None:
         index.imports.setdefault(local, ".".join([*base, target]) if base else target)
 
 
-def exports(modules: Iterable[tuple[str, ModuleIndex]]) -> Mapping[str, Kind]:
-    """Qualified name -> kind for every model object a module binds at top level.
-
-    Each name is registered under every suffix of its module path, so both
-    ``src.app.llm.client`` and ``app.llm.client`` find it (src layouts).
-    """
-    table: dict[str, Kind | None] = {}
-    for rel, index in modules:
-        resolver = Resolver(index)
-        found: dict[str, Kind] = {}
-        for (owner, name), kind in resolver.bindings.items():
-            if owner == MODULE_SCOPE and "." not in name:
-                found[name] = kind
-        for name, scopes in index.functions_by_name.items():
-            helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
-            kind = resolver.returned_kind(helper) if helper is not None else None
-            if kind is not None:
-                found[f"{name}()"] = kind
-        parts = module_name(rel).split(".")
-        for start in range(len(parts)):
-            prefix = ".".join(parts[start:])
-            for name, kind in found.items():
-                key = f"{prefix}.{name}"
-                # Syntax nodes belong to the defining module: keep only what the kind is.
-                portable = attrs.evolve(kind, origin=None, base=None)
-                table[key] = None if key in table and table[key] != portable else portable
-    return {key: kind for key, kind in table.items() if kind is not None}
+def exports(index: ModuleIndex) -> dict[str, Kind]:
+    """Name -> kind for every model object the module binds at top level
+    (``client``) or its module-level functions return (``get_client()``)."""
+    resolver = Resolver(index)
+    found: dict[str, Kind] = {}
+    for (owner, name), kind in resolver.bindings.items():
+        if owner == MODULE_SCOPE and "." not in name:
+            found[name] = kind
+    for name, scopes in index.functions_by_name.items():
+        helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
+        kind = resolver.returned_kind(helper) if helper is not None else None
+        if kind is not None:
+            found[f"{name}()"] = kind
+    # Syntax nodes belong to the defining module: keep only what the kind is.
+    return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
 
 
-def tool_exports(modules: Iterable[tuple[str, cst.Module, ModuleIndex]]) -> Mapping[str, tuple[Finding, ...]]:
-    """Qualified name -> findings for the tool lists and functions a module defines at top level.
+def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, tuple[Finding, ...]]:
+    """Name -> findings for the tool lists and functions the module defines at top level.
 
     ``from .tools import TOOLS`` then ``bind_tools(TOOLS)``: the tools are
     classified where they are written, and the finding says which file.
     Lines are 0 there: a line number would point into the wrong file.
     """
-    table: dict[str, tuple[Finding, ...] | None] = {}
-    for rel, module, index in modules:
-        surface = SurfaceAnalyzer(index, Resolver(index), line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set())
-        found: dict[str, list[Finding]] = {}
-        for (owner, name), value in index.values.items():
-            if owner == MODULE_SCOPE and isinstance(value, cst.List | cst.Tuple):
-                tools, findings = surface.tools.resolve(value, index.module_scope)
-                found[name] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
-        for name, scopes in index.functions_by_name.items():
-            for scope in scopes:
-                if scope.parent is index.module_scope and scope.class_name is None:
-                    tool = ToolRef(surface.tools.tool_name(scope) or name, scope.node, 0)
-                    found[name] = surface.classify_tool(tool)
+    surface = SurfaceAnalyzer(index, Resolver(index), line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set())
+    found: dict[str, list[Finding]] = {}
+    for (owner, name), value in index.values.items():
+        if owner == MODULE_SCOPE and isinstance(value, cst.List | cst.Tuple):
+            tools, findings = surface.tools.resolve(value, index.module_scope)
+            found[name] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
+    for name, scopes in index.functions_by_name.items():
+        for scope in scopes:
+            if scope.parent is index.module_scope and scope.class_name is None:
+                tool = ToolRef(surface.tools.tool_name(scope) or name, scope.node, 0)
+                found[name] = surface.classify_tool(tool)
+    return {name: tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings})) for name, findings in found.items()}
+
+
+def table(modules: Iterable[tuple[str, Mapping[str, _T]]]) -> dict[str, _T]:
+    """Qualified name -> what one of ``exports``/``tool_exports`` found for it.
+
+    Each name is registered under every suffix of its module path, so both
+    ``src.app.llm.client`` and ``app.llm.client`` find it (src layouts).
+    """
+    out: dict[str, _T | None] = {}
+    for rel, found in modules:
         parts = module_name(rel).split(".")
         for start in range(len(parts)):
             prefix = ".".join(parts[start:])
-            for name, findings in found.items():
+            for name, value in found.items():
                 key = f"{prefix}.{name}"
-                located = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings}))
-                table[key] = None if key in table and table[key] != located else located
-    return {key: value for key, value in table.items() if value is not None}
+                out[key] = None if key in out and out[key] != value else value
+    return {key: value for key, value in out.items() if value is not None}

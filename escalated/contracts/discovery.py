@@ -8,8 +8,11 @@ instead of dropping them.
 
 from __future__ import annotations
 
+import ast
 import io
+import itertools
 import tokenize
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from escalated.contracts.syntax import literal
 from escalated.contracts.walk import iter_files, might_call_llm
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
+_TOO_DEEP = "too deeply nested to analyse"
 
 
 class _Guards:
@@ -238,28 +242,72 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
         problem = _parse_into(parsed, rel, data)
         if problem is not None:
             errors.append(problem)
-    for rel, _module, index in parsed:
-        crossref.absolutise(index, rel)
-    table = crossref.exports((rel, index) for rel, _module, index in parsed)
-    tool_table = crossref.tool_exports(parsed)
-    calls: list[LlmCall] = []
+    kinds: list[tuple[str, Mapping[str, Kind]]] = []
+    tools: list[tuple[str, Mapping[str, tuple[Finding, ...]]]] = []
+    analysable: list[tuple[str, cst.Module, ModuleIndex]] = []
     for rel, module, index in parsed:
+        crossref.absolutise(index, rel)
+        try:
+            exported = crossref.exports(index), crossref.tool_exports(rel, module, index)
+        except RecursionError:
+            errors.append(ParseProblem(rel, _TOO_DEEP))
+            continue
+        kinds.append((rel, exported[0]))
+        tools.append((rel, exported[1]))
+        analysable.append((rel, module, index))
+    table, tool_table = crossref.table(kinds), crossref.table(tools)
+    calls: list[LlmCall] = []
+    for rel, module, index in analysable:
         try:
             calls.extend(_analyse(module, index, path=rel, externals=table, imported_tools=tool_table))
         except RecursionError:
-            errors.append(ParseProblem(rel, "too deeply nested to analyse"))
+            errors.append(ParseProblem(rel, _TOO_DEEP))
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
     return ScanResult(tuple(calls), tuple(sorted(errors)), files, lines, tuple(notebooks))
 
 
 def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, data: bytes) -> ParseProblem | None:
     try:
-        module = cst.parse_module(_decode(data))
-        parsed.append((rel, module, ModuleIndex().build(module)))
+        source = _decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError):
         return ParseProblem(rel, "cannot decode the file as Python source text")
+    if _may_nest_too_deeply(data):
+        problem = _python_rejects(source, rel)
+        if problem is not None:
+            return problem
+    try:
+        module = cst.parse_module(source)
+        parsed.append((rel, module, ModuleIndex().build(module)))
     except cst.ParserSyntaxError as exc:
         return ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}")
     except RecursionError:
-        return ParseProblem(rel, "too deeply nested to analyse")
+        return ParseProblem(rel, _TOO_DEEP)
+    return None
+
+
+# Python refuses brackets nested deeper than this ("too many nested parentheses");
+# libcst's native parser has no such limit and overflows its stack (SIGSEGV) on
+# a few thousand, so such a file is left to Python's own parser to report.
+_MAX_NESTING = 200
+_BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_STEP)
+
+
+def _may_nest_too_deeply(data: bytes) -> bool:
+    """A rough count: brackets inside strings and comments count too."""
+    if data.count(b"(") + data.count(b"[") + data.count(b"{") <= _MAX_NESTING:
+        return False
+    brackets = data.translate(None, _NOT_BRACKETS)
+    return max(itertools.accumulate(_BRACKET_STEP[b] for b in brackets)) > _MAX_NESTING
+
+
+def _python_rejects(source: str, rel: str) -> ParseProblem | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes warn; only errors matter here
+        try:
+            compile(source, rel, "exec", ast.PyCF_ONLY_AST)
+        except SyntaxError as exc:
+            return ParseProblem(rel, f"syntax error at line {exc.lineno}, column {max((exc.offset or 1) - 1, 0)}: {exc.msg}")
+        except (RecursionError, MemoryError):
+            return ParseProblem(rel, _TOO_DEEP)
     return None

@@ -231,3 +231,25 @@ def test_scanning_one_file_checks_only_its_contracts(tmp_path: Path) -> None:
     assert code == 0, out
     code, out = scan(str(root / "agent" / "other.py"), "--format", "json")
     assert code == 0 and json.loads(out)["staleContracts"] == []
+
+
+def test_valid_code_too_deeply_nested_to_analyse_is_reported_and_the_rest_scanned(tmp_path: Path) -> None:
+    # Python compiles this; the module-level tool list is deeper than the analysis can recurse.
+    (tmp_path / "tools.py").write_text("import openai\nTOOLS = [" + " + ".join(["a"] * 700) + "]\n")
+    (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
+    code, out = scan(str(tmp_path), "--format", "json")
+    assert code == 2, out
+    document = json.loads(out)
+    assert document["parseErrors"] == [{"path": "tools.py", "message": "too deeply nested to analyse"}]
+    assert [c["path"] for c in document["calls"]] == ["agent.py"]
+
+
+def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(tmp_path: Path) -> None:
+    # libcst's native parser overflows its stack on these: a subprocess, so a crash cannot take pytest down.
+    (tmp_path / "truncated.py").write_text("import openai\nx = " + "(" * 5000 + "\n")
+    (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
+    done = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path), "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    document = json.loads(done.stdout)
+    assert [(e["path"], e["message"].startswith("syntax error at line 2")) for e in document["parseErrors"]] == [("truncated.py", True)]
+    assert [c["path"] for c in document["calls"]] == ["agent.py"]
