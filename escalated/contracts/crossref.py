@@ -10,7 +10,7 @@ rather than guessed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import attrs
@@ -99,3 +99,20 @@ def table(modules: Iterable[tuple[str, Mapping[str, _T]]]) -> dict[str, _T]:
                 key = f"{prefix}.{name}"
                 out[key] = None if key in out and out[key] != value else value
     return {key: value for key, value in out.items() if value is not None}
+
+
+def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Sequence[tuple[str, ModuleIndex]]) -> dict[str, _T]:
+    """``table(found)``, plus what modules import from each other.
+
+    ``from .core.models import client`` in ``app/__init__.py`` makes
+    ``app.client`` that client too, so ``from app import client`` resolves.
+    Re-exports of re-exports are followed a few levels.
+    """
+    merged = table(found)
+    for _ in range(3):
+        imported = [
+            (rel, {local: merged[target] for local, target in index.imports.items() if target in merged})
+            for rel, index in modules
+        ]  # fmt: skip
+        merged = table([*found, *imported])
+    return merged

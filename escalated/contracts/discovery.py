@@ -237,7 +237,7 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
             errors.append(ParseProblem(rel, f"cannot read: {exc.strerror}"))
             continue
         lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        if not might_call_llm(data):
+        if not might_call_llm(data) and not _may_re_export(rel, data):
             continue
         problem = _parse_into(parsed, rel, data)
         if problem is not None:
@@ -255,7 +255,8 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
         kinds.append((rel, exported[0]))
         tools.append((rel, exported[1]))
         analysable.append((rel, module, index))
-    table, tool_table = crossref.table(kinds), crossref.table(tools)
+    indexes = [(rel, index) for rel, _module, index in analysable]
+    table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
     calls: list[LlmCall] = []
     for rel, module, index in analysable:
         try:
@@ -264,6 +265,11 @@ def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None)
             errors.append(ParseProblem(rel, _TOO_DEEP))
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
     return ScanResult(tuple(calls), tuple(sorted(errors)), files, lines, tuple(notebooks))
+
+
+def _may_re_export(rel: str, data: bytes) -> bool:
+    """A package's ``__init__.py`` may re-export a client (``from .models import client``)."""
+    return (rel == "__init__.py" or rel.endswith("/__init__.py")) and b"import" in data
 
 
 def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, data: bytes) -> ParseProblem | None:

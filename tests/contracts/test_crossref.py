@@ -68,3 +68,25 @@ def test_tools_imported_from_another_module_are_classified_there(tmp_path: Path)
     assert calls["run"].recommendation.rules == ("R3", "R9")
     assert any("(in bot/tools.py)" in r for r in calls["run"].recommendation.reasons)
     assert calls["ask"].recommendation.rules == ("R9",)
+
+
+def test_names_re_exported_by_a_package_resolve(tmp_path: Path) -> None:
+    write(tmp_path, "app/__init__.py", "from .core.models import writer, client as oai\nfrom .core.tools import TOOLS\n")
+    write(tmp_path, "app/core/__init__.py", "")
+    write(tmp_path, "app/core/models.py", "from langchain_openai import ChatOpenAI\nfrom openai import OpenAI\nwriter = ChatOpenAI()\nclient = OpenAI()\n")
+    write(
+        tmp_path, "app/core/tools.py",
+        "import stripe\nfrom langchain_core.tools import tool\n"
+        "@tool\ndef refund(order_id):\n    return stripe.Refund.create(charge=order_id)\nTOOLS = [refund]\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "app/agent.py",
+        "from app import writer, oai, TOOLS\n"
+        "def draft(topic):\n    return writer.bind_tools(TOOLS).invoke(topic)\n"
+        "def run(t):\n    return oai.beta.threads.runs.create(thread_id=t, assistant_id='a')\n",
+    )  # fmt: skip
+    calls = scan_tree(tmp_path).calls
+    assert [(c.function, c.provider, c.api, c.confidence, c.recommendation.rules) for c in calls] == [
+        ("draft", "langchain", "invoke", "high", ("R2",)),
+        ("run", "openai", "beta.threads.runs.create", "high", ("R11",)),
+    ]
