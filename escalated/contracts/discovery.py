@@ -101,7 +101,6 @@ def _analyse(
         index, resolver, line_of=line_of, code_of=module.code_for_node,
         llm_calls={id(c) for c, _, _ in matches}, imported_tools=imported_tools,
     )  # fmt: skip
-    surface.attach(module)
     guards = _Guards(index, resolver)
     gates = _Gates(index, resolver)
     ordinals: dict[str, int] = {}

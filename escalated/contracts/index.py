@@ -56,6 +56,7 @@ class ModuleIndex:
     def build(self, module: cst.Module) -> ModuleIndex:
         """Walk ``module`` once. A plain walk over the node fields: libcst's
         visitor machinery rebuilds every node and costs several times more."""
+        self.module_scope.node = module
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
         while stack:
             node, leaving = stack.pop()

@@ -1,7 +1,8 @@
 """What an expression is: an LLM client, a LangChain model, an agent — or unknown.
 
-Resolution follows import aliases and assignments (local, module-level and
-``self.x`` set in any method of the class) and parameter annotations. It is
+Resolution follows import aliases, assignments (local, module-level and
+``self.x`` set in any method of the class), parameter and return annotations,
+what the module's own call sites pass and its own helpers return. It is
 deliberately flow-insensitive: a name that is ever bound to a client is
 treated as that client, because missing a call costs more than a false hit.
 """
@@ -22,7 +23,7 @@ from escalated.contracts.syntax import literal
 @attrs.frozen
 class Kind:
     provider: str
-    kind: str  # client | module | model | genai-chat | router | chat | runnable | agent | agents-agent
+    kind: str  # client | module | chat | runnable | agent | model | genai-chat | router | ...: see apis.apis_for
     confidence: str = "high"
     # The expression that built it, so the surface analysis can read tools= etc.
     origin: cst.CSTNode | None = attrs.field(default=None, eq=False)
@@ -199,7 +200,7 @@ class Resolver:
             # client = get_client(): read what the module's own helper returns.
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
             if helper is not None:
-                return self._returned_kind(helper)
+                return self.returned_kind(helper)
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             inner = self.kind_of(node.func.value, scope)
@@ -236,9 +237,6 @@ class Resolver:
 
     def returned_kind(self, helper: Scope) -> Kind | None:
         """What a module-level function returns, when that is a model object."""
-        return self._returned_kind(helper)
-
-    def _returned_kind(self, helper: Scope) -> Kind | None:
         if helper.qualname in self._returns:
             return self._returns[helper.qualname]
         self._returns[helper.qualname] = None  # recursion stops here

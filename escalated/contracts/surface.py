@@ -82,10 +82,6 @@ class SurfaceAnalyzer:
         self.tools = ToolResolver(index, line_of, code_of, imported_tools or {})
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
-        self._module: cst.Module | None = None
-
-    def attach(self, module: cst.Module) -> None:
-        self._module = module
 
     def _walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
         if node is None:
@@ -293,8 +289,6 @@ class SurfaceAnalyzer:
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
-        if call.func is arg.value:
-            return
         flow.findings.extend(self._classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
@@ -376,8 +370,7 @@ class SurfaceAnalyzer:
         if cached is not None:
             return cached
         names: dict[str, list[cst.CSTNode]] = {}
-        root = scope.node if scope.qualname != MODULE_SCOPE else self._module
-        for node in self._walk(root, skip_defs=scope.qualname == MODULE_SCOPE):
+        for node in self._walk(scope.node, skip_defs=scope.qualname == MODULE_SCOPE):
             key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
             if key is not None and not self._is_label(node):
                 names.setdefault(key, []).append(node)
