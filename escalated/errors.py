@@ -75,6 +75,12 @@ class RateLimited(EscalatedError):
     status, code, title = 429, "rate_limited", "Rate limited"
 
 
+class DatabaseBusy(EscalatedError):
+    """Another process has held SQLite's write lock past the writer's patience."""
+
+    status, code, title = 503, "busy", "Busy"
+
+
 class ConfigError(EscalatedError):
     """Bad input to a CLI command or a policy file; never reaches HTTP."""
 

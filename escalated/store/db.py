@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from escalated.errors import DatabaseBusy
 from escalated.store.schema import MIGRATIONS
 from escalated.timeutil import now_ms
 
@@ -199,9 +200,16 @@ class Writer:
                 self._loop.call_later(BUSY_RETRY_S, self._start_group)
                 return False
             self._busy_since = None
+            error: Exception = exc
+            if _is_busy(exc):
+                error = DatabaseBusy(
+                    f"another process has held the database's write lock for over {BUSY_TIMEOUT_S:g} s; try again",
+                    retry_after_s=1,
+                )
+                log.warning("write lock held elsewhere for over %g s; failing %d writes", BUSY_TIMEOUT_S, len(self._pending))
             batch = self._pending[:MAX_GROUP]
             del self._pending[:MAX_GROUP]
-            self._finish([(future, None, exc) for _, _, future in batch])
+            self._finish([(future, None, error) for _, _, future in batch])
             return False
         self._busy_since = None
         return True

@@ -232,3 +232,22 @@ def test_error_bodies_never_carry_a_stack_trace(api, admin_key):
         api.post("/escalations", token=admin_key, json_body={"policy": {"deep": [1, {"x": None}]}}),
     ):
         assert b"Traceback" not in resp.body and b'File "' not in resp.body
+
+
+def test_a_write_lock_held_elsewhere_too_long_is_503_busy_with_retry_after(live, api, admin_key, monkeypatch):
+    import sqlite3
+
+    from escalated.store import db as dbmod
+
+    monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(str(live.db), isolation_level=None, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")  # another process, say a stuck sqlite3 shell
+    try:
+        resp = api.post("/escalations", token=admin_key, json_body=escalation_body())
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    body = resp.problem(503, "busy")
+    assert resp.headers["Retry-After"] == "1"
+    assert "write lock" in body["detail"] and "Traceback" not in resp.body.decode()
+    assert api.post("/escalations", token=admin_key, json_body=escalation_body()).status == 201

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from escalated.errors import DatabaseBusy
 from escalated.store import db as dbmod
 from escalated.store.db import Database
 
@@ -132,8 +133,9 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_write(db, monkeypatch
     holder = other_connection(db)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(DatabaseBusy, match="write lock") as raised:
             await asyncio.wait_for(db.write(insert, "never"), 5)
+        assert raised.value.status == 503 and raised.value.extra["retry_after_s"] == 1
     finally:
         holder.execute("ROLLBACK")
         holder.close()
