@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
+import threading
 import sqlite3
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -112,7 +113,11 @@ class Writer:
         self._closed = False
         self._idle = asyncio.Event()
         self._idle.set()
-        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-commit")
+        # A plain thread and queue rather than an executor: one hand-off each
+        # way per group, with nothing else on the path.
+        self._commits: queue.SimpleQueue = queue.SimpleQueue()
+        self._committer = threading.Thread(target=self._commit_loop, name="escalated-commit", daemon=True)
+        self._committer.start()
         self.commits = 0
         self.jobs = 0
 
@@ -133,7 +138,8 @@ class Writer:
         """Refuse new jobs, let queued ones commit, stop the commit thread."""
         self._closed = True
         await self._idle.wait()
-        self._committer.shutdown(wait=True)
+        self._commits.put(None)
+        await self._loop.run_in_executor(None, self._committer.join)
 
     def _start_group(self) -> None:
         if not self._pending:
@@ -161,8 +167,7 @@ class Writer:
                 self._careful_next = True
                 self._loop.call_soon(self._start_group)
             return
-        done = self._loop.run_in_executor(self._committer, self._commit)
-        done.add_done_callback(lambda f: self._committed(f, outcomes))
+        self._commits.put(outcomes)
 
     def _run_jobs(self, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
         """Each job's outcome; without ``careful``, stop at the first job that raises and return its error."""
@@ -214,19 +219,24 @@ class Writer:
         self._busy_since = None
         return True
 
-    def _commit(self) -> None:  # in the commit thread
-        try:
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
+    def _commit_loop(self) -> None:  # the commit thread
+        while (outcomes := self._commits.get()) is not None:
+            error: BaseException | None = None
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException as exc:
+                error = exc
+                try:
+                    self._rollback()
+                except sqlite3.Error:  # the COMMIT's error is the one to report
+                    pass
+            self._loop.call_soon_threadsafe(self._committed, outcomes, error)
 
     def _rollback(self) -> None:
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
-    def _committed(self, done: asyncio.Future, outcomes: list) -> None:
-        exc = done.exception()
+    def _committed(self, outcomes: list, exc: BaseException | None) -> None:
         if exc is not None:
             log.error("commit of a write group of %d failed: %s", len(outcomes), exc)
             outcomes = [(future, None, exc) for future, _, _ in outcomes]
