@@ -4,6 +4,11 @@ writer (escalated.store.db.Writer), which /metrics does not expose.
 
 Benchmark instrumentation only: it records each Writer after its normal
 construction and changes nothing it does.
+
+One experiment, only with ``BENCH_STUB_SERVICE=1``: ``Service.create``
+answers a fixed ~1 KB body without validating or writing anything, so the
+create benchmark can measure what our HTTP layer (auth, body checks,
+problem+json middleware, metrics) costs on its own.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import atexit
 
 from escalated.store import db
+
+import os
 
 _writers: list[db.Writer] = []
 _init = db.Writer.__init__
@@ -28,6 +35,18 @@ def _report() -> None:
 
 db.Writer.__init__ = _recording_init
 atexit.register(_report)
+
+if os.environ.get("BENCH_STUB_SERVICE"):
+    import orjson
+
+    from escalated import service
+
+    _STUB_BODY = orjson.dumps({"id": "esc_01BENCHSTUB000000000000000", "status": "open", "pad": "x" * 900})
+
+    async def _stub_create(self, principal, body, *, idempotency_key=None):
+        return service.Created(status=201, body=_STUB_BODY, replayed=False, escalation_id="esc_01BENCHSTUB000000000000000")
+
+    service.Service.create = _stub_create
 
 if __name__ == "__main__":
     from escalated.cli import main

@@ -121,11 +121,14 @@ def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
     return result
 
 
-def escalated_run(work: Path, durability: str, body_file: Path, args, *, round_no: int = 1) -> tuple[dict, Server]:
+def escalated_run(
+    work: Path, durability: str, body_file: Path, args, *, round_no: int = 1, stub_service: bool = False
+) -> tuple[dict, Server]:
     # A fresh database per run: the bootstrap key is only printed for a new one.
-    db = work / f"{durability}-{round_no}.db"
+    db = work / f"{durability}{'-stub' if stub_service else ''}-{round_no}.db"
     cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
-    server = Server(db=db, args=("--durability", durability)).start()
+    env = {"BENCH_STUB_SERVICE": "1"} if stub_service else {}
+    server = Server(db=db, args=("--durability", durability), env=env).start()
     try:
         result = load(server.url, body_file, server.key, args, pid=server.pid)
     finally:
@@ -163,6 +166,8 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (after a 2 s warm-up)")
     parser.add_argument("--connections", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of baseline, full, normal")
+    parser.add_argument("--http-only", action="store_true",
+                        help="also run escalated with Service.create stubbed out (an experiment: what the HTTP layer costs alone)")  # fmt: skip
     parser.add_argument("--rate", default="1000,250", help="paced requests per second (comma-separated list)")
     parser.add_argument("--paced-duration", type=float, default=10.0)
     args = parser.parse_args()
@@ -180,16 +185,20 @@ def main() -> None:
         bare = bare_run(work, body_file, args)
         full, full_server = escalated_run(work, "full", body_file, args, round_no=round_no)
         normal, normal_server = escalated_run(work, "normal", body_file, args, round_no=round_no)
-        rounds.append((bare, full, normal, full_server, normal_server))
+        runs = [("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
+                ("escalated --durability normal", normal)]  # fmt: skip
+        if args.http_only:
+            stub, _ = escalated_run(work, "full", body_file, args, round_no=round_no, stub_service=True)
+            runs.append(("escalated, Service.create stubbed", stub))
+        rounds.append((bare, full, normal, full_server, normal_server, runs))
     rates = [float(r) for r in args.rate.split(",") if r.strip()]
     paced_runs = [(rate, *paced_run(work, body, rate, args.paced_duration)) for rate in rates]
 
     header = f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}{'loop busy':>11}  errors"
-    for i, (bare, full, normal, full_server, normal_server) in enumerate(rounds, 1):
+    for i, (bare, full, normal, full_server, normal_server, runs) in enumerate(rounds, 1):
         print(f"\nround {i} of {len(rounds)}")
         print(header)
-        for name, r in (("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
-                        ("escalated --durability normal", normal)):  # fmt: skip
+        for name, r in runs:
             errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
             print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}"
                   f"{r['cpu_us']:>12.0f}{r['loop_busy']:>10.0%}  {errs}")  # fmt: skip
@@ -197,7 +206,7 @@ def main() -> None:
             if s.writer_commits:
                 print(f"  group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "
                       f"({s.writer_jobs / s.writer_commits:.1f} jobs per commit)")  # fmt: skip
-    if any(r["non2xx"] or r["socket_errors"] for rnd in rounds for r in rnd[:3]):
+    if any(r["non2xx"] or r["socket_errors"] for rnd in rounds for _, r in rnd[5]):
         print("\nWARNING: some runs had errors (see above); their req/s are not comparable")
     full_ratios = sorted(r[1]["rps"] / r[0]["rps"] for r in rounds)
     normal_ratios = sorted(r[2]["rps"] / r[0]["rps"] for r in rounds)

@@ -128,6 +128,7 @@ class Server:
     port: int = 0
     key: str = ""
     started_s: float = 0.0  # seconds from spawn to "Listening"
+    env: dict[str, str] = attrs.field(factory=dict)  # extra environment for the server
     writer_commits: int | None = None
     writer_jobs: int | None = None
     _proc: subprocess.Popen | None = None
@@ -147,7 +148,7 @@ class Server:
         self._log = self.db.with_suffix(".log")
         cmd = [sys.executable, str(ROOT / "benchmarks" / "_serve_counted.py"), "serve", "--port", "0",
                "--log-level", "warning", *self.args]  # fmt: skip
-        env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **self.env, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1"}
         self._proc, text, self.started_s = spawn_listening(cmd, self._log, env=env, timeout_s=timeout_s)
         m = _LISTEN.search(text)
         self.host, self.port = m.group(1), int(m.group(2))
