@@ -163,7 +163,7 @@ class Service:
                 f"no policy {key!r} in this workspace (create it with: escalated policy set {key})",
                 errors=[{"field": "policy", "message": "unknown policy"}],
             )
-        return _cached_policy(tuple(row))
+        return _cached_policy(row)
 
     # -- reads --------------------------------------------------------------
 

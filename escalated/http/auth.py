@@ -40,7 +40,7 @@ def authenticate(db: Database, header: str | None) -> Principal:
         row = db.lookup(admin.SELECT_KEY_BY_HASH, (digest,))
         if row is None:
             raise Unauthenticated("unknown or revoked API key")
-        principal, revoked_ms, expires_ms = _key_principal(tuple(row))
+        principal, revoked_ms, expires_ms = _key_principal(row)
         if revoked_ms is not None:
             raise Unauthenticated("unknown or revoked API key")
         if expires_ms is not None and expires_ms <= now_ms():
@@ -49,7 +49,7 @@ def authenticate(db: Database, header: str | None) -> Principal:
     row = db.lookup(admin.SELECT_USER_BY_HASH, (digest,))
     if row is None:
         raise Unauthenticated("unknown user token")
-    return _user_principal(tuple(row))
+    return _user_principal(row)
 
 
 @functools.lru_cache(maxsize=1024)

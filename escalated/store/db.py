@@ -107,15 +107,14 @@ class Writer:
         self._conn = conn
         self._loop = loop
         self._pending: list[tuple[Callable[..., Any], tuple, asyncio.Future]] = []
-        self._in_flight = False  # a group is scheduled, waiting for the lock, or committing
         self._busy_since: float | None = None
         self._careful_next = False  # the next group is one that failed on the fast path
         self._closed = False
-        self._idle = asyncio.Event()
+        self._idle = asyncio.Event()  # clear while a group is scheduled, waiting for the lock or committing
         self._idle.set()
         # A plain thread and queue rather than an executor: one hand-off each
         # way per group, with nothing else on the path.
-        self._commits: queue.SimpleQueue = queue.SimpleQueue()
+        self._to_commit: queue.SimpleQueue = queue.SimpleQueue()
         self._committer = threading.Thread(target=self._commit_loop, name="escalated-commit", daemon=True)
         self._committer.start()
         self.commits = 0
@@ -126,8 +125,7 @@ class Writer:
             raise RuntimeError("the database is closed")
         future = self._loop.create_future()
         self._pending.append((fn, args, future))
-        if not self._in_flight:
-            self._in_flight = True
+        if self._idle.is_set():
             self._idle.clear()
             # At the end of this loop iteration: requests parsed in the same
             # iteration share the group.
@@ -138,18 +136,16 @@ class Writer:
         """Refuse new jobs, let queued ones commit, stop the commit thread."""
         self._closed = True
         await self._idle.wait()
-        self._commits.put(None)
+        self._to_commit.put(None)
         await self._loop.run_in_executor(None, self._committer.join)
 
     def _start_group(self) -> None:
         if not self._pending:
-            self._in_flight = False
             self._idle.set()
             return
         if not self._begin():
             return
-        batch = self._pending[:MAX_GROUP]
-        del self._pending[:MAX_GROUP]
+        batch = self._take()
         careful, self._careful_next = self._careful_next, False
         try:
             outcomes, raised = self._run_jobs(batch, careful=careful)
@@ -167,7 +163,12 @@ class Writer:
                 self._careful_next = True
                 self._loop.call_soon(self._start_group)
             return
-        self._commits.put(outcomes)
+        self._to_commit.put(outcomes)
+
+    def _take(self) -> list:
+        batch = self._pending[:MAX_GROUP]
+        del self._pending[:MAX_GROUP]
+        return batch
 
     def _run_jobs(self, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
         """Each job's outcome; without ``careful``, stop at the first job that raises and return its error."""
@@ -205,22 +206,21 @@ class Writer:
                 self._loop.call_later(BUSY_RETRY_S, self._start_group)
                 return False
             self._busy_since = None
+            batch = self._take()
             error: Exception = exc
             if _is_busy(exc):
+                log.warning("write lock held elsewhere for over %g s; failing %d writes", BUSY_TIMEOUT_S, len(batch))
                 error = DatabaseBusy(
                     f"another process has held the database's write lock for over {BUSY_TIMEOUT_S:g} s; try again",
                     retry_after_s=1,
                 )
-                log.warning("write lock held elsewhere for over %g s; failing %d writes", BUSY_TIMEOUT_S, len(self._pending))
-            batch = self._pending[:MAX_GROUP]
-            del self._pending[:MAX_GROUP]
             self._finish([(future, None, error) for _, _, future in batch])
             return False
         self._busy_since = None
         return True
 
     def _commit_loop(self) -> None:  # the commit thread
-        while (outcomes := self._commits.get()) is not None:
+        while (outcomes := self._to_commit.get()) is not None:
             error: BaseException | None = None
             try:
                 self._conn.execute("COMMIT")

@@ -47,12 +47,12 @@ async def count_by_status(db: Database) -> dict[str, int]:
 def record_attempt(
     conn: sqlite3.Connection, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
 ) -> None:
-    row = conn.execute("SELECT attempts_json FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-    attempts = orjson.loads(row[0]) if row else []
-    attempts.append(converter.unstructure(attempt))
+    # One statement on the sender's path: SQLite appends to the JSON array
+    # itself instead of a read, a parse and a rewrite here.
     conn.execute(
-        "UPDATE deliveries SET attempts_json = ?, status = ?, next_attempt_ms = ? WHERE id = ?",
-        (orjson.dumps(attempts).decode(), status, next_attempt_ms if status == PENDING else None, delivery_id),
+        "UPDATE deliveries SET attempts_json = json_insert(attempts_json, '$[#]', json(?)),"
+        " status = ?, next_attempt_ms = ? WHERE id = ?",
+        (orjson.dumps(converter.unstructure(attempt)).decode(), status, next_attempt_ms if status == PENDING else None, delivery_id),
     )
 
 
