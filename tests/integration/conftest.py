@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import itertools
 import json
 import threading
 from collections.abc import Iterable
@@ -30,14 +29,7 @@ from escalated.domain.policies import build_policy
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.settings import Settings
 from escalated.store import admin
-
-_counter = itertools.count()
-
-
-def unique(prefix: str) -> str:
-    """A name no other test of the session uses (tests share one server)."""
-    return f"{prefix}-{next(_counter)}"
-
+from tests.support.api import escalation_body, unique
 
 @attrs.frozen
 class Response:
@@ -194,7 +186,7 @@ class LiveServer:
         sla: str | None = None,
         default_choice: str | None = None,
     ) -> str:
-        key = key or f"p{next(_counter)}.test"
+        key = key or f"{unique('p')}.test"
 
         def job(conn):
             ws = admin.workspace_by_name(conn, workspace)
@@ -211,21 +203,6 @@ class LiveServer:
         resp = self.api.post("/escalations", token=token, json_body=escalation_body(**overrides))
         assert resp.status == 201, resp.body
         return resp.json()
-
-
-def escalation_body(**overrides: Any) -> dict:
-    """A valid create body; ``policy`` must name an existing policy."""
-    body = {
-        "policy": "refunds.large",
-        "agentId": "billing-agent",
-        "runId": unique("run"),
-        "subject": {"type": "order", "id": "o-981", "label": "Order #981"},
-        "question": "Refund 1,200 EUR?",
-        "evidence": ["customer since 2019", "order delivered"],
-        "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
-    }
-    body.update(overrides)
-    return {k: v for k, v in body.items() if v is not ...}
 
 
 @pytest.fixture(scope="module")

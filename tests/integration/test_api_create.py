@@ -7,7 +7,7 @@ import re
 import pytest
 
 from escalated.timeutil import parse_timestamp_ms
-from tests.integration.conftest import escalation_body
+from tests.support.api import escalation_body
 
 TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 RESOURCE_FIELDS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from escalated.domain import scopes
-from tests.integration.conftest import escalation_body
+from tests.support.api import escalation_body
 
 UNKNOWN = "esc_01JD0000000000000000000000"
 LIMIT = 256 * 1024

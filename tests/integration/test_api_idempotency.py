@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.integration.conftest import escalation_body, unique
+from tests.support.api import escalation_body, unique
 
 
 def create(api, token, body, key):

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from tests.integration.conftest import LiveServer, escalation_body
+from tests.integration.conftest import LiveServer
+from tests.support.api import escalation_body
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import unique
+from tests.support.api import unique
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import escalation_body, unique
+from tests.support.api import escalation_body, unique
 
 
 @pytest.fixture(scope="module")

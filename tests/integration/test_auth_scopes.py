@@ -7,7 +7,7 @@ import pytest
 from escalated.domain import scopes
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.timeutil import now_ms
-from tests.integration.conftest import escalation_body
+from tests.support.api import escalation_body
 
 # route name -> (scope it needs, how to call it on a fresh open escalation)
 ROUTES = {

@@ -50,13 +50,13 @@ async def test_signed_callback_verifies_over_the_raw_bytes(api, receiver):
 
 
 async def test_callback_body_holds_exactly_the_contract_fields(api, receiver):
-    esc = await api.create(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+    esc = await api.create(runId="run-of-the-callback", resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
     await api.decide(esc["id"])
     [got] = await receiver.wait_for(1)
     body = json.loads(got.body)
     assert list(body) == ["escalationId", "runId", "agentId", "policy", "choice", "resolvedBy", "answeredBy", "answeredAt"]
     assert body["escalationId"] == esc["id"]
-    assert body["runId"] == "thread-42" and body["agentId"] == "billing-agent"
+    assert body["runId"] == "run-of-the-callback" and body["agentId"] == "billing-agent"
     assert body["policy"] == "refunds.large" and body["choice"] == "approve"
     assert body["resolvedBy"] == "human" and body["answeredBy"] == "key:bootstrap"
     stored = await api.get(esc["id"])

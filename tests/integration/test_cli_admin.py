@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from escalated.cli import main
 from escalated.domain import scopes, tokens
 from escalated.timeutil import parse_timestamp_ms
-from tests.integration.conftest import escalation_body, unique
+from tests.support.api import escalation_body, unique
 
 KEY = re.compile(r"^ain_live_[0-9A-Za-z]{32,}$")
 USER_TOKEN = re.compile(r"^ain_user_[0-9A-Za-z]{32,}$")

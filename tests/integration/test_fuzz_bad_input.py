@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.conftest import escalation_body
+from tests.support.api import escalation_body
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FUZZ_SIDE = settings(FUZZ, max_examples=75)  # routes with little to explore

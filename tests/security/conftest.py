@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import itertools
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,14 +19,8 @@ import attrs
 import pytest
 from aiohttp import web
 
+from tests.support.api import escalation_body
 from tests.support.server import ServerProcess, start_server
-
-_counter = itertools.count()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{next(_counter)}"
-
 
 @attrs.frozen
 class Response:
@@ -77,20 +70,6 @@ class Http:
 
     def post(self, path: str, **kw) -> Response:
         return self.request("POST", path, **kw)
-
-
-def escalation_body(policy: str, **overrides: Any) -> dict:
-    body = {
-        "policy": policy,
-        "agentId": "sec-agent",
-        "runId": unique("run"),
-        "subject": {"type": "order", "id": "o-1", "label": "Order 1"},
-        "question": "Refund?",
-        "evidence": ["security suite"],
-        "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
-    }
-    body.update(overrides)
-    return body
 
 
 def create(http: Http, token: str, policy: str, **overrides: Any) -> dict:

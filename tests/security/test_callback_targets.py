@@ -15,7 +15,8 @@ import asyncio
 import pytest
 
 from escalated.engine import transport
-from tests.security.conftest import Receiver, Served, create, escalation_body
+from tests.security.conftest import Receiver, Served, create
+from tests.support.api import escalation_body
 from tests.support.server import start_server
 
 REFUSED = [

@@ -18,7 +18,8 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.security.conftest import Served, cli_all, create, poll, unique
+from tests.security.conftest import Served, cli_all, create, poll
+from tests.support.api import unique
 
 ID_ROUTES = {
     "get": ("GET", "/escalations/{id}", None),

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.security.conftest import Http, escalation_body, poll
+from tests.security.conftest import Http, poll
+from tests.support.api import escalation_body
 from tests.support.server import start_server
 
 LIMIT = 256 * 1024

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.security.conftest import Http, Receiver, escalation_body, poll
+from tests.security.conftest import Http, Receiver, poll
+from tests.support.api import escalation_body
 from tests.support.server import start_server
 
 

@@ -3,23 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import aiohttp
 
 
+_counter = itertools.count()
+
+
+def unique(prefix: str) -> str:
+    """A name no other test of the session uses (tests often share one server)."""
+    return f"{prefix}-{next(_counter)}"
+
+
 def escalation_body(policy: str = "refunds.large", **overrides: Any) -> dict:
+    """A valid create body; ``policy`` must name an existing policy.
+
+    Each body has a run id of its own. An override of ``...`` drops the
+    field (to test what happens without it).
+    """
     body = {
         "policy": policy,
         "agentId": "billing-agent",
-        "runId": "thread-42",
+        "runId": unique("run"),
         "subject": {"type": "order", "id": "o-981", "label": "Order #981"},
         "question": "Refund 1,200 EUR?",
-        "evidence": ["Customer since 2019", "Two prior refunds"],
+        "evidence": ["customer since 2019", "order delivered"],
         "choices": [{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}],
     }
     body.update(overrides)
-    return body
+    return {k: v for k, v in body.items() if v is not ...}
 
 
 class Api:
