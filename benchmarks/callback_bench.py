@@ -25,6 +25,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms  # noqa: E402
 
+from escalated.receiver import RunningReceiver, start_receiver  # noqa: E402
 from escalated.signing import sign, verify  # noqa: E402
 
 POLICY = "bench.callback"
@@ -38,7 +39,7 @@ class Receiver:
         self.arrived: dict[str, asyncio.Future] = {}
         self.bad_signatures = 0
         self.url = ""
-        self._runner: web.AppRunner | None = None
+        self._running: RunningReceiver | None = None
 
     def expect(self, escalation_id: str) -> asyncio.Future:
         return self.arrived.setdefault(escalation_id, asyncio.get_running_loop().create_future())
@@ -57,15 +58,12 @@ class Receiver:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/resume", self.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/resume"
+        self._running = await start_receiver(app)
+        self.url = self._running.url + "/resume"
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._running is not None:
+            await self._running.close()
 
 
 def body_for(i: int, resume_url: str) -> dict:

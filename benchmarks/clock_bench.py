@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Server, cli, load_note, machine, rss_mb, scratch_dir  # noqa: E402
 from seed import arm_from, seed  # noqa: E402
 
+from escalated.receiver import RunningReceiver, start_receiver  # noqa: E402
 from escalated.signing import verify  # noqa: E402
 from escalated.timeutil import now_ms, parse_timestamp_ms  # noqa: E402
 
@@ -101,7 +102,7 @@ class Receiver:
         self.url = ""
         self.all_in = asyncio.Event()
         self.expected = 0
-        self._runner: web.AppRunner | None = None
+        self._running: RunningReceiver | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         raw = await request.read()
@@ -119,14 +120,12 @@ class Receiver:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/resume", self.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024).start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/resume"
+        self._running = await start_receiver(app)
+        self.url = self._running.url + "/resume"
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._running is not None:
+            await self._running.close()
 
 
 class RssSampler:

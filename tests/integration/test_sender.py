@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-import attrs
 import pytest
-from aiohttp import web
 
 from escalated.domain.models import Principal
 from escalated.domain.policies import build_policy
@@ -20,41 +18,12 @@ from escalated.settings import Settings
 from escalated.store import admin, outbox
 from escalated.store.db import Database
 from tests.support.api import escalation_body
-
-
-@attrs.define
-class HoldingReceiver:
-    """Accepts each callback, then answers 200 only once ``release`` is set."""
-
-    release: asyncio.Event = attrs.field(factory=asyncio.Event)
-    arrived: list[bytes] = attrs.field(factory=list)
-    url: str = ""
-    _runner: web.AppRunner | None = None
-
-    async def _handle(self, request: web.Request) -> web.Response:
-        self.arrived.append(await request.read())
-        await self.release.wait()
-        return web.Response(status=200)
-
-    async def start(self) -> HoldingReceiver:
-        app = web.Application()
-        app.router.add_post("/resume", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/resume"
-        return self
-
-    async def stop(self) -> None:
-        self.release.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
+from tests.support.receiver import Receiver
 
 
 @pytest.fixture
 async def receiver():
-    rcv = await HoldingReceiver().start()
+    rcv = await Receiver(hold=asyncio.Event()).start()
     yield rcv
     await rcv.stop()
 
@@ -70,7 +39,7 @@ async def service(tmp_path):
     await db.close()
 
 
-async def _decided(service: Service, receiver: HoldingReceiver, count: int) -> list[str]:
+async def _decided(service: Service, receiver: Receiver, count: int) -> list[str]:
     ids = []
     for _ in range(count):
         body = escalation_body(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
@@ -111,11 +80,11 @@ async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, recei
     async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(receiver.arrived) == 1))
+            await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))
             reads_while_waiting = head.calls
             await asyncio.sleep(0.3)  # the attempt is in flight the whole time
             assert head.calls == reads_while_waiting
-            receiver.release.set()
+            receiver.hold.set()
             await _until(lambda: _all_delivered(service, ids))
         finally:
             stop.set()
@@ -135,12 +104,12 @@ async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(ser
     async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(receiver.arrived) == 1))
+            await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))
             await asyncio.sleep(0.2)
             assert sorted(await _statuses(service, ids)) == ["pending"] * 6
-            receiver.release.set()
+            receiver.hold.set()
             await _until(lambda: _all_delivered(service, ids))
-            assert len(receiver.arrived) == 6
+            assert len(receiver.received) == 6
         finally:
             stop.set()
             sender.wake()

@@ -17,9 +17,14 @@ class Received:
 
 @attrs.define
 class Receiver:
-    """Answers each POST with the next scripted status (default 200) and records it."""
+    """Answers each POST with the next scripted status (default 200) and records it.
+
+    ``hold``: when set to an event, each answer waits for it (an attempt
+    stays in flight until the test releases it).
+    """
 
     received: list[Received] = attrs.field(factory=list)
+    hold: asyncio.Event | None = None
     script: list[int] = attrs.field(factory=list)
     extra_headers: dict[str, str] = attrs.field(factory=dict)
     port: int = 0
@@ -33,6 +38,8 @@ class Receiver:
     async def _handle(self, request: web.Request) -> web.Response:
         self.received.append(Received(request.path, {k.lower(): v for k, v in request.headers.items()}, await request.read()))
         self._changed.set()
+        if self.hold is not None:
+            await self.hold.wait()
         status = self.script.pop(0) if self.script else 200
         return web.json_response({"ok": status < 300}, status=status, headers=self.extra_headers if status >= 300 else None)
 
@@ -47,6 +54,8 @@ class Receiver:
         return self
 
     async def stop(self) -> None:
+        if self.hold is not None:
+            self.hold.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
