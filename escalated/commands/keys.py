@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from escalated.commands.common import converts_errors, db_option, transact, workspace_option
-from escalated.domain import tokens
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.store import admin
 from escalated.timeutil import format_opt, now_ms, parse_duration_s
@@ -34,22 +33,16 @@ def create(db_path, workspace, name, scopes, expires_in) -> None:
 
     The key is shown this once; only its hash is stored.
     """
-    secret = tokens.mint(tokens.API_KEY_PREFIX)
     expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
 
     def job(conn):
         ws = admin.workspace_by_name(conn, workspace)
-        return admin.insert_api_key(
-            conn,
-            ws.id,
-            token_hash=tokens.hash_token(secret),
-            name=name,
-            scopes=frozenset(scopes or ALL_SCOPES),
-            expires_ms=expires_ms,
+        secret, _ = admin.issue_api_key(
+            conn, ws.id, name=name, scopes=frozenset(scopes or ALL_SCOPES), expires_ms=expires_ms
         )
+        return secret
 
-    transact(db_path, job)
-    click.echo(secret)
+    click.echo(transact(db_path, job))
 
 
 @keys.command("list")

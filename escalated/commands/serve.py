@@ -11,7 +11,6 @@ import click
 from aiohttp import web
 
 from escalated.commands.common import converts_errors, db_option, open_db
-from escalated.domain import tokens
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, Settings, default_db_path
@@ -51,10 +50,7 @@ def bootstrap_key(settings: Settings) -> str | None:
             ws = admin.workspace_by_name(conn, admin.DEFAULT_WORKSPACE)
             if admin.workspace_has_api_key(conn, ws.id):
                 return None
-            secret = tokens.mint(tokens.API_KEY_PREFIX)
-            admin.insert_api_key(
-                conn, ws.id, token_hash=tokens.hash_token(secret), name="bootstrap", scopes=frozenset(ALL_SCOPES)
-            )
+            secret, _ = admin.issue_api_key(conn, ws.id, name="bootstrap", scopes=frozenset(ALL_SCOPES))
             return secret
 
         return run_in_transaction(conn, job)

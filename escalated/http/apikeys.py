@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from escalated.domain import tokens
 from escalated.domain.models import ApiKeyInfo, Principal
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError, InsufficientScope, NotFound, ValidationFailed, field_error
@@ -73,17 +72,8 @@ async def create_key(request: web.Request) -> web.Response:
     if not scopes <= principal.scopes:
         missing = ", ".join(sorted(scopes - principal.scopes))
         raise InsufficientScope(f"a key cannot grant scopes its issuer lacks: {missing}")
-    secret = tokens.mint(tokens.API_KEY_PREFIX)
-    db = request.app[SERVICE].db
-    info = await db.write(
-        lambda conn: admin.insert_api_key(
-            conn,
-            principal.workspace_id,
-            token_hash=tokens.hash_token(secret),
-            name=name,
-            scopes=scopes,
-            expires_ms=expires_ms,
-        )
+    secret, info = await request.app[SERVICE].db.write(
+        lambda conn: admin.issue_api_key(conn, principal.workspace_id, name=name, scopes=scopes, expires_ms=expires_ms)
     )
     resource = key_resource(info)
     resource.pop("revokedAt")

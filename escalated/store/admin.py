@@ -12,6 +12,7 @@ import sqlite3
 
 import orjson
 
+from escalated.domain import tokens
 from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.ids import new_id
@@ -70,6 +71,22 @@ def key_from_row(row: tuple) -> ApiKeyInfo:
         expires_ms=expires,
         revoked_ms=revoked,
     )
+
+
+def issue_api_key(
+    conn: sqlite3.Connection,
+    workspace_id: str,
+    *,
+    name: str | None,
+    scopes: frozenset[str],
+    expires_ms: int | None = None,
+) -> tuple[str, ApiKeyInfo]:
+    """Mint a key and store only its hash; the secret is returned this once."""
+    secret = tokens.mint(tokens.API_KEY_PREFIX)
+    info = insert_api_key(
+        conn, workspace_id, token_hash=tokens.hash_token(secret), name=name, scopes=scopes, expires_ms=expires_ms
+    )
+    return secret, info
 
 
 def insert_api_key(

@@ -146,21 +146,14 @@ class LiveServer:
         return name
 
     def key(self, *scopes: str, workspace: str = "default", name: str | None = None, expires_ms: int | None = None) -> str:
-        secret = tokens.mint(tokens.API_KEY_PREFIX)
-
         def job(conn):
             ws = admin.workspace_by_name(conn, workspace)
-            admin.insert_api_key(
-                conn,
-                ws.id,
-                token_hash=tokens.hash_token(secret),
-                name=name,
-                scopes=frozenset(scopes or ALL_SCOPES),
-                expires_ms=expires_ms,
+            secret, _ = admin.issue_api_key(
+                conn, ws.id, name=name, scopes=frozenset(scopes or ALL_SCOPES), expires_ms=expires_ms
             )
+            return secret
 
-        transact(self.db, job)
-        return secret
+        return transact(self.db, job)
 
     def key_id(self, secret: str) -> str:
         digest = tokens.hash_token(secret)
