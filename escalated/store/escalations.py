@@ -26,7 +26,7 @@ from escalated.domain.models import (
 )
 from escalated.errors import InvalidState
 from escalated.store.db import Database
-from escalated.store.rows import ESCALATION_COLUMNS, ESCALATION_WITH_HISTORY, escalation_with_history, to_json_text
+from escalated.store.rows import ESCALATION_COLUMNS, ESCALATION_WIDTH, ESCALATION_WITH_HISTORY, escalation_with_history, to_json_text
 
 
 @attrs.frozen
@@ -106,7 +106,7 @@ def create_escalation(
             ),
         )
     conn.execute(
-        f"INSERT INTO escalations ({ESCALATION_COLUMNS}) VALUES ({', '.join('?' * 17)})",
+        f"INSERT INTO escalations ({ESCALATION_COLUMNS}) VALUES ({', '.join('?' * ESCALATION_WIDTH)})",
         (
             esc.id,
             esc.workspace_id,

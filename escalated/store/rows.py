@@ -20,6 +20,8 @@ ESCALATION_COLUMNS = (
     " created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,"
     " resolution_json, cancellation_json"
 )
+ESCALATION_WIDTH = ESCALATION_COLUMNS.count(",") + 1
+
 # An escalation row plus its history as one JSON array of [seq, event, by,
 # at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
 # in Python: SQLite 3.40 has no ORDER BY inside json_group_array.
@@ -56,9 +58,9 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
 
 def escalation_with_history(row: tuple) -> Escalation:
     """A row selected with ESCALATION_WITH_HISTORY."""
-    entries = sorted(orjson.loads(row[17]))
+    entries = sorted(orjson.loads(row[ESCALATION_WIDTH]))
     history = tuple(HistoryEntry(event=event, by=by, at_ms=at_ms) for _, event, by, at_ms in entries)
-    return escalation_from_row(row[:17], history)
+    return escalation_from_row(row[:ESCALATION_WIDTH], history)
 
 
 def delivery_from_row(row: tuple) -> Delivery:
