@@ -148,6 +148,7 @@ class Principal:
     scopes: frozenset[str]
     groups: tuple[str, ...] = ()
     role: str | None = None
+    expires_ms: int | None = None  # an API key's expiry; what it mints never outlives it
 
     @property
     def actor(self) -> str:

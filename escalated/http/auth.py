@@ -55,7 +55,9 @@ def authenticate(db: Database, header: str | None) -> Principal:
 @functools.lru_cache(maxsize=1024)
 def _key_principal(row: tuple) -> tuple[Principal, int | None, int | None]:
     key = admin.key_from_row(row)
-    principal = Principal(kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes)
+    principal = Principal(
+        kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes, expires_ms=key.expires_ms
+    )
     return principal, key.revoked_ms, key.expires_ms
 
 

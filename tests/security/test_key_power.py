@@ -108,3 +108,29 @@ def test_a_rotated_user_token_is_refused_at_once(served):
     new = served.proc.cli("users", "token", "rotating")
     served.http.get("/escalations", token=old).problem(401, "unauthenticated")
     assert served.http.get("/escalations", token=new).status == 200
+
+
+def test_a_key_minted_without_expiry_by_an_expiring_key_dies_with_it(served):
+    _, parent = mint(served, served.key, expiresIn="3s")
+    status, child = mint(served, parent["key"])
+    assert status == 201, child
+    assert child["expiresAt"] == parent["expiresAt"]
+    assert served.http.get("/escalations", token=child["key"]).status == 200
+    poll(lambda: served.http.get("/escalations", token=child["key"]).status == 401, timeout_s=10, interval_s=0.2, what="child expiry")
+    served.http.get("/escalations", token=child["key"]).problem(401, "unauthenticated")
+
+
+def test_a_key_asking_to_outlive_its_issuer_gets_the_issuers_expiry(served):
+    _, parent = mint(served, served.key, expiresIn="1h")
+    status, child = mint(served, parent["key"], expiresIn="3650d")
+    assert status == 201, child
+    assert child["expiresAt"] == parent["expiresAt"]
+    listed = {k["id"]: k for k in served.http.get("/api-keys", token=served.key).json()["data"]}
+    assert listed[child["id"]]["expiresAt"] == parent["expiresAt"]
+
+
+def test_a_key_asking_for_less_than_its_issuer_keeps_its_shorter_expiry(served):
+    _, parent = mint(served, served.key, expiresIn="1h")
+    status, child = mint(served, parent["key"], expiresIn="10m")
+    assert status == 201, child
+    assert child["expiresAt"] < parent["expiresAt"]
