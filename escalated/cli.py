@@ -12,6 +12,7 @@ import importlib
 import click
 
 from escalated import __version__
+from escalated.commands.options import shared_group_options
 
 # name -> "module:attribute". Order is the order shown in --help.
 COMMANDS: dict[str, str] = {
@@ -40,7 +41,8 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="escalated")
-def main() -> None:
+@shared_group_options
+def main(db_path, workspace) -> None:
     """escalated: hand an agent's decision to a human, resume it by signed callback.
 
     \b
@@ -51,7 +53,9 @@ def main() -> None:
       escalated contracts scan .          find unguarded LLM calls (for CI)
 
     Data commands take --db PATH (env ESCALATED_DB, default
-    $XDG_DATA_HOME/escalated/escalated.db).
+    $XDG_DATA_HOME/escalated/escalated.db) and --workspace NAME, before or
+    after the command name: escalated --db X keys create, or
+    escalated keys create --db X.
     """
 
 

@@ -8,27 +8,15 @@ from pathlib import Path
 
 import click
 
+from escalated.commands.options import (  # noqa: F401  (re-exported for the commands)
+    db_option,
+    shared_group_options,
+    workspace_filter_option,
+    workspace_option,
+)
 from escalated.errors import EscalatedError
 from escalated.settings import default_db_path
 from escalated.store.db import connect, run_in_transaction
-
-
-def db_option(fn):
-    return click.option(
-        "--db",
-        "db_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        envvar="ESCALATED_DB",
-        default=None,
-        show_envvar=True,
-        help="SQLite database file (created and migrated on first use). Default: $XDG_DATA_HOME/escalated/escalated.db",
-    )(fn)
-
-
-def workspace_option(fn):
-    return click.option(
-        "--workspace", "-w", default="default", show_default=True, help="Workspace the command acts in."
-    )(fn)
 
 
 def open_db(db_path: Path | None) -> sqlite3.Connection:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import converts_errors, db_option, transact, workspace_option
+from escalated.commands.common import shared_group_options, workspace_filter_option, converts_errors, db_option, transact, workspace_option
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.store import admin
 from escalated.timeutil import format_opt, now_ms, parse_duration_s
 
 
 @click.group()
-def keys() -> None:
+@shared_group_options
+def keys(db_path, workspace) -> None:
     """Create, list and revoke API keys (ain_live_…) for agents."""
 
 
@@ -47,7 +48,7 @@ def create(db_path, workspace, name, scopes, expires_in) -> None:
 
 @keys.command("list")
 @db_option
-@click.option("--workspace", "-w", default=None, help="Only this workspace (default: all).")
+@workspace_filter_option
 @converts_errors
 def list_(db_path, workspace) -> None:
     """List API keys: id, workspace, name, scopes, state. Never the secret."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from escalated.commands.common import converts_errors, db_option, transact, workspace_option
+from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain.models import Policy
 from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry
 from escalated.errors import ConfigError
@@ -29,7 +29,8 @@ def policy_json(policy: Policy) -> dict:
 
 
 @click.group()
-def policy() -> None:
+@shared_group_options
+def policy(db_path, workspace) -> None:
     """Create, apply (from TOML), list, show and delete policies."""
 
 

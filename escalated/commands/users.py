@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import converts_errors, db_option, transact, workspace_option
+from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain import tokens
 from escalated.domain.scopes import ROLES
 from escalated.store import admin
 
 
 @click.group()
-def users() -> None:
+@shared_group_options
+def users(db_path, workspace) -> None:
     """Add reviewers, list them, rotate their tokens."""
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import converts_errors, db_option, transact
+from escalated.commands.common import shared_group_options, converts_errors, db_option, transact
 from escalated.store import admin
 
 
 @click.group()
-def workspaces() -> None:
+@shared_group_options
+def workspaces(db_path, workspace) -> None:
     """Create and list workspaces (the workspace 'default' always exists)."""
 
 
