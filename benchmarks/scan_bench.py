@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from escalated.contracts.discovery import scan_tree
-from escalated.contracts.walk import iter_files, might_call_llm
+from escalated.contracts.scan.discovery import scan_tree
+from escalated.contracts.scan.files import iter_files, might_call_llm
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "contracts" / "corpus"
 

@@ -46,8 +46,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from escalated.contracts.contractfile import CONTRACTS_FILENAME, Contract, ContractCache
-from escalated.contracts.edit_output import GuardedContext, buffer_async, buffer_sync, is_context_manager
+from escalated.guard_contracts import CONTRACTS_FILENAME, Contract, ContractCache
+from escalated.guard_render import GuardedContext, buffer_async, buffer_sync, is_context_manager
 from escalated.errors import EscalatedError
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""``escalated contracts``: scan and explain (init and apply live in cli_edit.py).
+"""``escalated contracts``: scan and explain (init and apply live in edit/cli.py).
 
 Thin commands: parse flags, call the library, print, choose the exit code.
 ``scan`` is read-only and offline so CI can run it on every push:
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 
-from escalated.contracts.contractfile import ContractFileError
-from escalated.contracts.coverage import check, project_contracts
-from escalated.contracts.discovery import scan_tree
+from escalated.guard_contracts import ContractFileError
+from escalated.contracts.report.coverage import check, project_contracts
+from escalated.contracts.scan.discovery import scan_tree
 from escalated.contracts.modes import MODE_NAMES, MODES, get_mode
-from escalated.contracts.report import Report, render_json, render_text
-from escalated.contracts.sarif import render_sarif
+from escalated.contracts.report.formats import Report, render_json, render_text
+from escalated.contracts.report.sarif import render_sarif
 
 _RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif}
 
@@ -110,7 +110,7 @@ def _indent(text: str, *, width: int = 76) -> str:
     return "\n".join(f"  {line}" for line in lines)
 
 
-from escalated.contracts.cli_edit import apply, init  # noqa: E402 - the editing half of the group
+from escalated.contracts.edit.cli import apply, init  # noqa: E402 - the editing half of the group
 
 contracts.add_command(init)
 contracts.add_command(apply)

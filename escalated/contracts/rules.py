@@ -12,7 +12,7 @@ import re
 
 import attrs
 
-from escalated.contracts.model import Finding, Recommendation
+from escalated.contracts.calls import Finding, Recommendation
 from escalated.contracts.modes import rank, strictest
 
 

@@ -19,9 +19,9 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from escalated.contracts.cli_edit import apply, init
-from escalated.contracts.contractfile import ContractSet, load_contracts, save_contracts
-from escalated.contracts.discovery import scan_tree
+from escalated.contracts.edit.cli import apply, init
+from escalated.guard_contracts import ContractSet, load_contracts, save_contracts
+from escalated.contracts.scan.discovery import scan_tree
 
 FAKE_OPENAI = '''
 class _Completions:

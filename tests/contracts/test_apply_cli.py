@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.contracts.cli import contracts as contracts_group
-from escalated.contracts.cli_edit import apply, init
-from escalated.contracts.contractfile import ContractSet, load_contracts, save_contracts
+from escalated.contracts.edit.cli import apply, init
+from escalated.guard_contracts import ContractSet, load_contracts, save_contracts
 
 AGENT = '''\
 from openai import OpenAI
@@ -77,9 +77,9 @@ def test_after_apply_scan_reports_the_guarded_call_as_covered(project):
 
 
 def _change(project: Path, new: bytes):
-    from escalated.contracts.edit_apply import ChangeSet, FileChange
-    from escalated.contracts.model import Location
-    from escalated.contracts.rewrite import Target
+    from escalated.contracts.edit.apply import ChangeSet, FileChange
+    from escalated.contracts.calls import Location
+    from escalated.contracts.edit.rewrite import Target
 
     original = (project / "pkg" / "agent.py").read_bytes()
     target = Target(Location("pkg/agent.py", 7, 11, 7, 70), "agent.summarise")
@@ -95,8 +95,8 @@ def _change(project: Path, new: bytes):
     ],
 )
 def test_validation_refuses_a_change_set_that_would_not_hold(project, new, problem):
-    from escalated.contracts.discovery import scan_source
-    from escalated.contracts.edit_apply import ApplyError, validate
+    from escalated.contracts.scan.discovery import scan_source
+    from escalated.contracts.edit.apply import ApplyError, validate
 
     with pytest.raises(ApplyError, match=problem):
         validate(_change(project, new), contracts=load_contracts(project), scan_source=scan_source)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from escalated.contracts.cli_edit import apply, init
-from escalated.contracts.contractfile import load_contracts, parse_contracts
-from escalated.contracts.discovery import scan_source, scan_tree
-from escalated.contracts.edit_apply import FileChangedOnDisk, build_change_set, write_change_set
+from escalated.contracts.edit.cli import apply, init
+from escalated.guard_contracts import load_contracts, parse_contracts
+from escalated.contracts.scan.discovery import scan_source, scan_tree
+from escalated.contracts.edit.apply import FileChangedOnDisk, build_change_set, write_change_set
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"

@@ -1,7 +1,7 @@
 """The init/apply/guard modules keep to their layer.
 
 The engine modules import without the server, the TUI or click (only
-``cli_edit`` may use click), and the guard, which runs inside agents, pulls
+``edit.cli`` may use click), and the guard, which runs inside agents, pulls
 in neither libcst nor aiohttp until it has to talk to the server.
 """
 
@@ -13,9 +13,9 @@ import sys
 import pytest
 
 ENGINE = (
-    "escalated.contracts.contractfile", "escalated.contracts.rewrite", "escalated.contracts.redact",
-    "escalated.contracts.remote", "escalated.contracts.drafts", "escalated.contracts.edit_apply",
-    "escalated.contracts.edit_init", "escalated.contracts.edit_output",
+    "escalated.guard_contracts", "escalated.contracts.edit.rewrite", "escalated.contracts.edit.redact",
+    "escalated.contracts.edit.remote", "escalated.contracts.edit.drafts", "escalated.contracts.edit.apply",
+    "escalated.contracts.edit.initialise", "escalated.guard_render",
 )  # fmt: skip
 
 
@@ -39,4 +39,4 @@ def test_the_guard_imports_without_libcst_aiohttp_or_click():
 
 
 def test_the_check_sees_a_forbidden_import():
-    assert "click" in _present(_loaded_after("escalated.contracts.cli_edit"), ("click",))
+    assert "click" in _present(_loaded_after("escalated.contracts.edit.cli"), ("click",))

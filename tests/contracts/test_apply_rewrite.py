@@ -6,8 +6,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from escalated.contracts.model import Location
-from escalated.contracts.rewrite import Target, rewrite_source
+from escalated.contracts.calls import Location
+from escalated.contracts.edit.rewrite import Target, rewrite_source
 
 
 def locate(source: str, call_text: str, *, nth: int = 0, prefix: bool = False) -> Location:

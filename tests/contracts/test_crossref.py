@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from escalated.contracts.crossref import module_name
-from escalated.contracts.discovery import scan_tree
+from escalated.contracts.scan.crossref import module_name
+from escalated.contracts.scan.discovery import scan_tree
 
 
 def write(root: Path, rel: str, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from escalated.contracts.discovery import scan_source
+from escalated.contracts.scan.discovery import scan_source
 
 
 def one(source: str):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from escalated.contracts.cli_edit import init
-from escalated.contracts.contractfile import Choice, load_contracts
-from escalated.contracts.discovery import scan_tree
+from escalated.contracts.edit.cli import init
+from escalated.guard_contracts import Choice, load_contracts
+from escalated.contracts.scan.discovery import scan_tree
 
 AGENT = '''\
 import stripe

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from escalated.contracts.contractfile import (
+from escalated.guard_contracts import (
     Choice,
     Contract,
     ContractFileError,
@@ -14,7 +14,7 @@ from escalated.contracts.contractfile import (
     load_contracts,
     save_contracts,
 )
-from escalated.contracts.model import Location, LlmCall, Recommendation
+from escalated.contracts.calls import Location, LlmCall, Recommendation
 
 
 def _contract(**overrides) -> Contract:

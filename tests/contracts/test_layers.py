@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 HEADLESS = (
-    "escalated.contracts.model", "escalated.contracts.modes", "escalated.contracts.rules",
-    "escalated.contracts.discovery", "escalated.contracts.report", "escalated.contracts.sarif",
-    "escalated.contracts.coverage",
+    "escalated.contracts.calls", "escalated.contracts.modes", "escalated.contracts.rules",
+    "escalated.contracts.scan.discovery", "escalated.contracts.report.formats", "escalated.contracts.report.sarif",
+    "escalated.contracts.report.coverage",
 )  # fmt: skip
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from escalated.contracts.redact import is_high_entropy, placeholder_kind, redact_code, scrub
+from escalated.contracts.edit.redact import is_high_entropy, placeholder_kind, redact_code, scrub
 
 # Fake values in each provider's real format.
 SECRETS = {

@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from escalated.contracts.cli_edit import init
-from escalated.contracts.contractfile import load_contracts
+from escalated.contracts.edit.cli import init
+from escalated.guard_contracts import load_contracts
 from tests.contracts.test_redact import PRIVATE_KEY, SECRETS
 
 
@@ -167,7 +167,7 @@ def test_show_payload_prints_exactly_what_is_then_sent(project, analyser):
 
 def test_show_payload_without_remote_sends_nothing_anywhere(project, analyser):
     result = run_init(project, "--show-payload", answers="q\n")
-    assert '"protocol": "escalated.contracts.remote/1"' in result.output
+    assert '"protocol": "escalated.contracts.edit.remote/1"' in result.output
     assert analyser.bodies == []
 
 

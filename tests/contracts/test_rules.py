@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from escalated.contracts import rules
-from escalated.contracts.discovery import scan_source, scan_tree
+from escalated.contracts.scan.discovery import scan_source, scan_tree
 
 RULES_DIR = Path(__file__).parent / "corpus" / "rules"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from escalated.contracts.discovery import scan_tree
+from escalated.contracts.scan.discovery import scan_tree
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from escalated.contracts.walk import iter_files, might_call_llm
+from escalated.contracts.scan.files import iter_files, might_call_llm
 
 
 def write(root: Path, rel: str, text: str = "import openai\n") -> None:

@@ -16,7 +16,7 @@ import pytest
 
 import escalated.guard
 from escalated.client import EscalatedClient
-from escalated.contracts.contractfile import Choice, Contract, ContractSet, save_contracts
+from escalated.guard_contracts import Choice, Contract, ContractSet, save_contracts
 from escalated.guard import EscalationRejected, GuardFailedClosed, guard, guard_async, run_context
 
 POLICY = "agents.billing.decide-refund"

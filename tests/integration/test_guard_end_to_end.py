@@ -10,8 +10,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from escalated.contracts.cli_edit import apply, init
-from escalated.contracts.contractfile import load_contracts
+from escalated.contracts.edit.cli import apply, init
+from escalated.guard_contracts import load_contracts
 
 # A stand-in for the OpenAI SDK (a third-party part, not ours): same import
 # path and call shape, a canned answer instead of a network call.

@@ -24,8 +24,8 @@ def modules_of(package) -> list[str]:
 
 
 LAYERED = modules_of(escalated.domain) + modules_of(escalated.store)
-if importlib.util.find_spec("escalated.contracts.discovery") is not None:
-    LAYERED.append("escalated.contracts.discovery")
+if importlib.util.find_spec("escalated.contracts.scan.discovery") is not None:
+    LAYERED.append("escalated.contracts.scan.discovery")
 
 
 def _spawn(module: str) -> subprocess.Popen:

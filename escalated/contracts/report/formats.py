@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from escalated.contracts.coverage import CallStatus, Coverage
-from escalated.contracts.model import ScanResult
+from escalated.contracts.report.coverage import CallStatus, Coverage
+from escalated.contracts.calls import ScanResult
 from escalated.contracts.modes import MODE_NAMES
 
 JSON_SCHEMA_VERSION = 1

@@ -14,9 +14,9 @@ import attrs
 import libcst as cst
 
 from escalated.contracts import rules
-from escalated.contracts.index import ModuleIndex, Scope, dotted_name
-from escalated.contracts.model import Finding
-from escalated.contracts.syntax import literal
+from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.syntax import literal
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")

@@ -18,10 +18,10 @@ import attrs
 import libcst as cst
 
 from escalated.contracts import rules
-from escalated.contracts.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.model import Finding
-from escalated.contracts.resolve import Match, Resolver, dotted_tail
-from escalated.contracts.syntax import (
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.resolve import Match, Resolver, dotted_tail
+from escalated.contracts.scan.syntax import (
     McpServers,
     branch_bodies,
     is_formatted,
@@ -33,7 +33,7 @@ from escalated.contracts.syntax import (
     tools_in_args,
     trivial_test,
 )
-from escalated.contracts.tools import ToolRef, ToolResolver
+from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
 MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from escalated.contracts.contractfile import Choice, Contract
-from escalated.contracts.model import LlmCall
+from escalated.guard_contracts import Choice, Contract
+from escalated.contracts.calls import LlmCall
 from escalated.contracts.rules import RULES_BY_ID
 
 DEFAULT_SAMPLE_RATE = 0.1

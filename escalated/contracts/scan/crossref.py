@@ -17,11 +17,11 @@ import attrs
 
 import libcst as cst
 
-from escalated.contracts.index import MODULE_SCOPE, ModuleIndex
-from escalated.contracts.model import Finding
-from escalated.contracts.resolve import Kind, Resolver
-from escalated.contracts.surface import SurfaceAnalyzer
-from escalated.contracts.tools import ToolRef
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.resolve import Kind, Resolver
+from escalated.contracts.scan.surface import SurfaceAnalyzer
+from escalated.contracts.scan.tools import ToolRef
 
 _T = TypeVar("_T")
 

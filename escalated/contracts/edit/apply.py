@@ -19,9 +19,9 @@ from pathlib import Path
 import attrs
 import libcst as cst
 
-from escalated.contracts.contractfile import ContractSet
-from escalated.contracts.model import LlmCall
-from escalated.contracts.rewrite import Skip, Target, rewrite_source
+from escalated.guard_contracts import ContractSet
+from escalated.contracts.calls import LlmCall
+from escalated.contracts.edit.rewrite import Skip, Target, rewrite_source
 from escalated.errors import ConfigError
 
 ScanSource = Callable[[str, str], Sequence[LlmCall]]

@@ -1,6 +1,6 @@
 """``escalated contracts init`` and ``escalated contracts apply``.
 
-Thin click commands over ``edit_init`` / ``edit_apply``: the prompts, the
+Thin click commands over ``initialise`` / ``apply``: the prompts, the
 editor and the confirmation live here, the decisions there. Errors of ours
 become ``ClickException`` once, here.
 """
@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from escalated.contracts.contractfile import Contract, ContractFileError, save_contracts
+from escalated.guard_contracts import Contract, ContractFileError, save_contracts
 from escalated.contracts.modes import MODE_NAMES
 from escalated.errors import EscalatedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from escalated.contracts.contractfile import ContractSet
-    from escalated.contracts.coverage import StaleContract
-    from escalated.contracts.edit_apply import ChangeSet
-    from escalated.contracts.edit_init import Candidate, InitPlan
-    from escalated.contracts.model import ScanResult
+    from escalated.guard_contracts import ContractSet
+    from escalated.contracts.report.coverage import StaleContract
+    from escalated.contracts.edit.apply import ChangeSet
+    from escalated.contracts.edit.initialise import Candidate, InitPlan
+    from escalated.contracts.calls import ScanResult
 
 _ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "quit"}
 
@@ -47,12 +47,12 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
     escalated.contracts.toml at the project root. Nothing leaves the machine
     unless --remote is given and you agree (or pass --consent).
     """
-    from escalated.contracts import edit_init
+    from escalated.contracts.edit import initialise
 
     if consent and not remote:
         raise click.UsageError("--consent only applies with --remote URL")
     try:
-        plan = edit_init.plan_init(path)
+        plan = initialise.plan_init(path)
     except EscalatedError as exc:
         raise click.ClickException(str(exc)) from exc
     for problem in plan.errors:
@@ -63,7 +63,7 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
             pending = plan.awaiting_apply
             click.echo(f"{pending} of them are not wrapped in their guard yet: run `escalated contracts apply`.")
         return
-    drafts = edit_init.initial_drafts(plan)
+    drafts = initialise.initial_drafts(plan)
     remote_on = False
     if remote or show_payload:
         drafts, remote_on = _remote_drafts(plan, drafts, url=remote, consent=consent, show_payload=show_payload)
@@ -74,9 +74,9 @@ def _remote_drafts(
     plan: InitPlan, drafts: list[Contract], *, url: str | None, consent: bool, show_payload: bool
 ) -> tuple[list[Contract], bool]:
     """The drafts (reworded by the remote when it was allowed to answer) and whether it is in use."""
-    from escalated.contracts import edit_init, remote
+    from escalated.contracts.edit import initialise, remote
 
-    items = edit_init.remote_items(plan)
+    items = initialise.remote_items(plan)
     payload = remote.build_payload(items)
     if show_payload:
         click.echo("Payload (exactly what would be sent):")
@@ -101,7 +101,7 @@ def _remote_drafts(
 
 
 def _ask_consent(url: str, *, count: int, shown: bool) -> bool:
-    from escalated.contracts.remote import shown_url
+    from escalated.contracts.edit.remote import shown_url
 
     what = "the payload above" if shown else f"redacted context of {count} call(s)"
     url = shown_url(url)
@@ -138,15 +138,15 @@ class _Session:
 
     def _one(self, candidate: Candidate, draft: Contract, *, number: int, total: int) -> bool:
         """Prompt until the call is accepted or skipped (True), or the user quits (False)."""
-        from escalated.contracts import edit_init
+        from escalated.contracts.edit import initialise
 
         variant = 0
         while True:
             click.echo()
-            click.echo(edit_init.describe(candidate, draft, number=number, total=total))
+            click.echo(initialise.describe(candidate, draft, number=number, total=total))
             action = _ask_action()
             if action == "accept":
-                conflict = edit_init.id_conflict(self.contracts, draft)
+                conflict = initialise.id_conflict(self.contracts, draft)
                 if conflict is None:
                     self._accept(draft)
                     return True
@@ -170,10 +170,10 @@ class _Session:
         click.echo(f"Accepted {draft.id} -> {written.name}")
 
     def _regenerate(self, candidate: Candidate, draft: Contract, contracts: ContractSet, variant: int) -> Contract:
-        from escalated.contracts import edit_init, remote
+        from escalated.contracts.edit import initialise, remote
 
         taken = set(contracts.contracts) | {d.id for d in self.drafts}
-        local = edit_init.redraft(candidate, current=draft, taken=taken, variant=variant)
+        local = initialise.redraft(candidate, current=draft, taken=taken, variant=variant)
         if self.remote is None:
             return local
         item = ("c0", candidate.call, remote.call_context(candidate.file.read_text(encoding="utf-8"), candidate.call))
@@ -214,12 +214,12 @@ def _ask_action() -> str:
 
 def _edit(draft: Contract) -> Contract:
     """$VISUAL/$EDITOR when set, otherwise prompts; an invalid edit keeps the previous draft."""
-    from escalated.contracts import edit_init
+    from escalated.contracts.edit import initialise
 
     try:
         if os.environ.get("VISUAL") or os.environ.get("EDITOR"):
-            text = click.edit(edit_init.editable_text(draft), extension=".toml", require_save=False)
-            return draft if text is None else edit_init.parse_edited(draft, text)
+            text = click.edit(initialise.editable_text(draft), extension=".toml", require_save=False)
+            return draft if text is None else initialise.parse_edited(draft, text)
         return _edit_inline(draft)
     except ContractFileError as exc:
         click.echo(f"Edit not used: {exc.detail}")
@@ -227,8 +227,8 @@ def _edit(draft: Contract) -> Contract:
 
 
 def _edit_inline(draft: Contract) -> Contract:
-    from escalated.contracts import edit_init
-    from escalated.contracts.drafts import choice_set
+    from escalated.contracts.edit import initialise
+    from escalated.contracts.edit.drafts import choice_set
 
     mode = click.prompt("Mode", default=draft.mode, type=click.Choice(MODE_NAMES))
     if (mode == "required") != (draft.mode == "required"):
@@ -240,7 +240,7 @@ def _edit_inline(draft: Contract) -> Contract:
         "mode": mode,
         "policy": click.prompt("Policy key", default=draft.policy),
         "question": click.prompt("Question", default=draft.question),
-        "choices": click.prompt("Choices (id:Label, …)", default=edit_init.inline_choices(draft)),
+        "choices": click.prompt("Choices (id:Label, …)", default=initialise.inline_choices(draft)),
         "approve": click.prompt("Approving choices (id, …)", default=", ".join(draft.approve_choices) or "-"),
         "sample_rate": "",
     }
@@ -248,7 +248,7 @@ def _edit_inline(draft: Contract) -> Contract:
         values["approve"] = ""
     if mode == "sampled":
         values["sample_rate"] = click.prompt("Sample rate (0-1]", default=str(draft.sample_rate or 0.1))
-    return edit_init.parse_inline(draft, **values)
+    return initialise.parse_inline(draft, **values)
 
 
 # -- apply ---------------------------------------------------------------------
@@ -265,9 +265,9 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
     parses and compiles, and a second apply would change nothing), the diff
     is shown, and after one confirmation all files are written, or none.
     """
-    from escalated.contracts.coverage import check, project_contracts
-    from escalated.contracts.discovery import scan_source, scan_tree
-    from escalated.contracts.edit_apply import build_change_set, write_change_set
+    from escalated.contracts.report.coverage import check, project_contracts
+    from escalated.contracts.scan.discovery import scan_source, scan_tree
+    from escalated.contracts.edit.apply import build_change_set, write_change_set
 
     base = path if path.is_dir() else path.parent
     try:

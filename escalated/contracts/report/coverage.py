@@ -13,8 +13,8 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from escalated.contracts.contractfile import ContractSet, find_contracts_file, load_contracts_file
-from escalated.contracts.model import LlmCall, ScanResult
+from escalated.guard_contracts import ContractSet, find_contracts_file, load_contracts_file
+from escalated.contracts.calls import LlmCall, ScanResult
 
 
 @attrs.frozen

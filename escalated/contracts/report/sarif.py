@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from escalated import __version__
-from escalated.contracts.coverage import CallStatus, StaleContract
-from escalated.contracts.report import Report
+from escalated.contracts.report.coverage import CallStatus, StaleContract
+from escalated.contracts.report.formats import Report
 from escalated.contracts.rules import RULES, deciding_rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

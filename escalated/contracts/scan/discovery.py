@@ -19,13 +19,14 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from escalated.contracts import apis, crossref, rules
-from escalated.contracts.index import ModuleIndex, Scope
-from escalated.contracts.model import Finding, LlmCall, Location, ParseProblem, ScanResult
-from escalated.contracts.resolve import Kind, Match, Resolver
-from escalated.contracts.surface import SurfaceAnalyzer
-from escalated.contracts.syntax import literal
-from escalated.contracts.walk import iter_files, might_call_llm
+from escalated.contracts import rules
+from escalated.contracts.scan import apis, crossref
+from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.calls import Finding, LlmCall, Location, ParseProblem, ScanResult
+from escalated.contracts.scan.resolve import Kind, Match, Resolver
+from escalated.contracts.scan.surface import SurfaceAnalyzer
+from escalated.contracts.scan.syntax import literal
+from escalated.contracts.scan.files import iter_files, might_call_llm
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
 _TOO_DEEP = "too deeply nested to analyse"

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 import attrs
 import libcst as cst
 
-from escalated.contracts import apis
-from escalated.contracts.index import ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.syntax import literal
+from escalated.contracts.scan import apis
+from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.scan.syntax import literal
 
 
 @attrs.frozen

@@ -21,13 +21,13 @@ import attrs
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from escalated.contracts.contractfile import Choice, Contract, validate_contract
-from escalated.contracts.drafts import module_stem
-from escalated.contracts.model import LlmCall
-from escalated.contracts.redact import is_safe_name, redact_code
+from escalated.guard_contracts import Choice, Contract, validate_contract
+from escalated.contracts.edit.drafts import module_stem
+from escalated.contracts.calls import LlmCall
+from escalated.contracts.edit.redact import is_safe_name, redact_code
 from escalated.errors import ConfigError
 
-PROTOCOL = "escalated.contracts.remote/1"
+PROTOCOL = "escalated.contracts.edit.remote/1"
 CONTEXT_MAX_CHARS = 8_000
 RESPONSE_MAX_BYTES = 1 << 20
 

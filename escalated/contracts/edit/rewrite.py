@@ -20,7 +20,7 @@ import attrs
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from escalated.contracts.model import Location
+from escalated.contracts.calls import Location
 
 GUARD_MODULE = "escalated.guard"
 GUARD_NAME = "guard"

@@ -1,5 +1,5 @@
 """``contracts init`` without the prompts: which calls need a contract, how a draft
-reads, how an edit is parsed. The click loop in ``cli_edit`` drives these.
+reads, how an edit is parsed. The click loop in ``edit.cli`` drives these.
 
 Contract paths are relative to the project root — the directory of the
 nearest ``escalated.contracts.toml`` above PATH, or PATH itself when there is
@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import libcst as cst
 
-from escalated.contracts.contractfile import (
+from escalated.guard_contracts import (
     Choice,
     Contract,
     ContractFileError,
@@ -25,13 +25,13 @@ from escalated.contracts.contractfile import (
     toml_string,
     validate_contract,
 )
-from escalated.contracts.coverage import check, project_contracts
-from escalated.contracts.discovery import scan_tree
-from escalated.contracts.drafts import draft_contract
-from escalated.contracts.model import LlmCall, Location, ParseProblem
+from escalated.contracts.report.coverage import check, project_contracts
+from escalated.contracts.scan.discovery import scan_tree
+from escalated.contracts.edit.drafts import draft_contract
+from escalated.contracts.calls import LlmCall, Location, ParseProblem
 from escalated.contracts.modes import MODE_NAMES
-from escalated.contracts.remote import call_context
-from escalated.contracts.rewrite import Target, rewrite_source
+from escalated.contracts.edit.remote import call_context
+from escalated.contracts.edit.rewrite import Target, rewrite_source
 
 
 @attrs.frozen

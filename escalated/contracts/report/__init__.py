@@ -1,0 +1,1 @@
+"""Reports of a scan: coverage by contracts, text, JSON and SARIF."""

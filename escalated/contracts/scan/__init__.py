@@ -1,0 +1,1 @@
+"""Scanning: which files, what each call is, what its output controls."""
