@@ -14,13 +14,18 @@ from escalated.commands.options import (  # noqa: F401  (re-exported for the com
     workspace_filter_option,
     workspace_option,
 )
-from escalated.errors import EscalatedError
+from escalated.commands.dbpath import DB_ERRORS, db_path_problem
+from escalated.errors import ConfigError, EscalatedError
 from escalated.settings import default_db_path
 from escalated.store.db import connect, run_in_transaction
 
 
 def open_db(db_path: Path | None) -> sqlite3.Connection:
-    return connect(db_path or default_db_path())
+    path = db_path or default_db_path()
+    try:
+        return connect(path)
+    except DB_ERRORS as exc:
+        raise ConfigError(db_path_problem(path, exc)) from None
 
 
 def transact(db_path: Path | None, fn, *args):
