@@ -16,6 +16,7 @@ from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, Settings, default_db_path
 from escalated.store import admin
 from escalated.store.db import run_in_transaction
+from escalated.store.serverlock import ServerLock
 from escalated.timeutil import parse_duration_s
 
 log = logging.getLogger("escalated")
@@ -126,7 +127,10 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
     )
-    secret = bootstrap_key(settings)
-    if secret:
-        click.echo(f"Bootstrap API key for workspace 'default' (shown once, keep it): {secret}")
-    asyncio.run(run_server(settings))
+    # Before anything touches the database: a second server must not even
+    # migrate or mint a bootstrap key on a database another one serves.
+    with ServerLock(settings.db_path) as lock:
+        secret = bootstrap_key(settings)
+        if secret:
+            click.echo(f"Bootstrap API key for workspace 'default' (shown once, keep it): {secret}")
+        asyncio.run(run_server(settings, ready=lock.announce))

@@ -91,6 +91,11 @@ class ServerProcess:
     def cli(self, *args: str, check: bool = True) -> str:
         return cli(self.db, *args, check=check)
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
     def stop(self) -> None:
         if self._proc and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGTERM)
