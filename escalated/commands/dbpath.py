@@ -18,8 +18,8 @@ def db_path_problem(path: Path, exc: BaseException) -> str:
 
 
 def _reason(path: Path, exc: BaseException) -> str:
-    if isinstance(exc, OSError):  # from creating the parent directories
-        return _os_reason(exc)
+    if isinstance(exc, OSError):  # creating the parent directories or a file beside the database
+        return _os_reason(path, exc)
     text = str(exc)
     if "file is not a database" in text:
         return "the file exists but is not an SQLite database (is --db pointing at the right file?)"
@@ -28,11 +28,13 @@ def _reason(path: Path, exc: BaseException) -> str:
     return _access_reason(path) or f"SQLite: {text}"
 
 
-def _os_reason(exc: OSError) -> str:
+def _os_reason(path: Path, exc: OSError) -> str:
     where = exc.filename or "its directory"
     if exc.errno in (errno.EEXIST, errno.ENOTDIR) and exc.filename:
         blocker = _existing_ancestor(Path(exc.filename))
         return f"{blocker} is a file, not a directory, so the database directory cannot be created there"
+    if path.parent.is_dir():  # the directory exists: it is a file in it that could not be made
+        return _access_reason(path) or f"{where}: {exc.strerror or exc}"
     if exc.errno == errno.EROFS:
         return f"cannot create directory {where}: the file system is read-only"
     if exc.errno in (errno.EACCES, errno.EPERM):

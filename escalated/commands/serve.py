@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import signal
 import sys
+from pathlib import Path
 
 import click
 from aiohttp import web
 
+from escalated.commands.dbpath import db_path_problem
 from escalated.commands.common import converts_errors, db_option, open_db
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
@@ -42,21 +45,52 @@ def parse_rate(text: str) -> float:
     return value / per
 
 
-def bootstrap_key(settings: Settings) -> str | None:
-    """Mint a key for workspace default if it has none yet (first start)."""
+def bootstrap_key(settings: Settings, *, show) -> None:
+    """On first start, mint a key for workspace default and ``show`` it.
+
+    ``show`` runs inside the transaction that stores the key, so a key is
+    only recorded as issued once it has been printed: a start that fails
+    before that leaves the next start able to print one.
+    """
     conn = open_db(settings.db_path)
     try:
 
         def job(conn):
             ws = admin.workspace_by_name(conn, admin.DEFAULT_WORKSPACE)
             if admin.workspace_has_api_key(conn, ws.id):
-                return None
+                return
             secret, _ = admin.issue_api_key(conn, ws.id, name="bootstrap", scopes=frozenset(ALL_SCOPES))
-            return secret
+            show(secret)
 
-        return run_in_transaction(conn, job)
+        run_in_transaction(conn, job)
     finally:
         conn.close()
+
+
+def locked(db_path: Path) -> ServerLock:
+    """The single-server lock, with a path problem named like any other (dbpath.py)."""
+    try:
+        return ServerLock(db_path).acquire()
+    except OSError as exc:
+        raise ConfigError(db_path_problem(db_path, exc)) from None
+
+
+def show_bootstrap_key(secret: str) -> None:
+    click.echo(f"Bootstrap API key for workspace 'default' (shown once, keep it): {secret}")
+
+
+def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
+    """One line for a bind that failed: which address, why, and what to do."""
+    address = f"{settings.host}:{settings.port}"
+    if exc.errno == errno.EADDRINUSE:
+        hint = "another process (another escalated serve?) is listening there: stop it, or pick a free port with --port"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        hint = "permission denied: ports below 1024 need privileges, pick another with --port"
+    elif exc.errno == errno.EADDRNOTAVAIL:
+        hint = "this machine has no such address: check --host"
+    else:
+        hint = exc.strerror or str(exc)
+    return click.ClickException(f"cannot listen on {address}: {hint}")
 
 
 async def run_server(settings: Settings, *, ready=None) -> None:
@@ -67,7 +101,14 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise cannot_listen(settings, exc) from None
+    # Only now that the socket is bound: a key printed before a failed bind
+    # would be recorded as shown and never printed again.
+    await asyncio.to_thread(bootstrap_key, settings, show=show_bootstrap_key)
     port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     click.echo(f"Listening on http://{host}:{port}")
@@ -129,8 +170,6 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     )
     # Before anything touches the database: a second server must not even
     # migrate or mint a bootstrap key on a database another one serves.
-    with ServerLock(settings.db_path) as lock:
-        secret = bootstrap_key(settings)
-        if secret:
-            click.echo(f"Bootstrap API key for workspace 'default' (shown once, keep it): {secret}")
+    with locked(settings.db_path) as lock:
+        open_db(settings.db_path).close()  # a bad --db is named before anything binds (see dbpath.py)
         asyncio.run(run_server(settings, ready=lock.announce))
