@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 from aiohttp import web
 
-from escalated.commands.dbpath import db_path_problem
 from escalated.commands.common import converts_errors, db_option, open_db
+from escalated.commands.dbpath import db_path_problem
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, Settings, default_db_path
@@ -67,12 +69,18 @@ def bootstrap_key(settings: Settings, *, show) -> None:
         conn.close()
 
 
-def locked(db_path: Path) -> ServerLock:
+@contextlib.contextmanager
+def locked(db_path: Path) -> Iterator[ServerLock]:
     """The single-server lock, with a path problem named like any other (dbpath.py)."""
+    lock = ServerLock(db_path)
     try:
-        return ServerLock(db_path).acquire()
+        lock.acquire()
     except OSError as exc:
         raise ConfigError(db_path_problem(db_path, exc)) from None
+    try:
+        yield lock
+    finally:
+        lock.release()
 
 
 def show_bootstrap_key(secret: str) -> None:

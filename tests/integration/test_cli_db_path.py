@@ -77,3 +77,17 @@ def test_serve_on_a_file_that_is_not_a_database_prints_one_line_and_exits_1(tmp_
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [f"Error: cannot use database {junk}: the file exists but is not an SQLite database (is --db pointing at the right file?)"]
     assert "ain_live_" not in proc.stdout
+
+
+def test_serve_under_a_regular_file_prints_one_line_and_exits_1(tmp_path):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file")
+    proc = subprocess.run(
+        [sys.executable, "-m", "escalated", "serve", "--port", "0", "--db", str(blocker / "escalated.db")],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "ESCALATED_DB": ""},
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"Error: cannot use database {blocker / 'escalated.db'}: {blocker} is a file, not a directory, "
+        "so the database directory cannot be created there"
+    ]
