@@ -9,6 +9,7 @@ import attrs
 
 from escalated.domain.models import Policy
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
+from escalated.engine.urlsafety import literal_problem
 from escalated.errors import ConfigError
 from escalated.timeutil import parse_duration_s
 
@@ -20,8 +21,10 @@ def target_problem(target: str) -> str | None:
     if target == "desktop":
         return None
     if target.startswith("webhook:"):
-        url = target.removeprefix("webhook:")
-        return None if url.startswith(("http://", "https://")) else "webhook target needs an http(s) URL"
+        # Judged as the sender's HTTP client will read it (CONTRACT §5), so a
+        # Unicode spelling of a metadata address is refused here, not sent.
+        problem = literal_problem(target.removeprefix("webhook:"))
+        return None if problem is None else f"webhook target {problem}"
     if target.startswith("email:"):
         return None if "@" in target else "email target needs an address"
     return f"unknown notify target {target!r}: use webhook:URL, email:ADDRESS or desktop"

@@ -22,8 +22,13 @@ from aiohttp.resolver import DefaultResolver
 from escalated import __version__
 from escalated.domain.models import CALLBACK, Delivery
 from escalated.engine.retry import parse_retry_after
-from escalated.engine.urlsafety import address_problem, host_allowed, literal_problem
+from escalated.engine.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.signing import sign
+
+
+# A receiver's answer matters only for its status and headers; read at most
+# this much of its body (a 1 GiB answer once took the server to 2.1 GB).
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 @attrs.frozen
@@ -40,24 +45,87 @@ class RefusedAddress(OSError):
     pass
 
 
-class GuardedResolver(AbstractResolver):
-    """Checks the address actually connected to, so DNS can not smuggle a
-    callback to a metadata or link-local address after creation."""
+class AddressGuard:
+    """Vets every address a socket is about to connect to.
+
+    aiohttp skips the resolver for a literal address, so the resolver alone
+    never sees ``http://１６９.２５４.１６９.２５４/`` (yarl normalises it to
+    the literal). The socket factory sees every address, literal or resolved.
+    Addresses an allowed host resolved to are let through, so
+    ``--allow-callback-host`` still works for names.
+    """
 
     def __init__(self, allowed: tuple[str, ...]) -> None:
+        self.allowed = allowed
+        self._allowed_addresses = {normal_host(h) for h in allowed}
+
+    def allow_addresses(self, addresses: list[str]) -> None:
+        self._allowed_addresses.update(addresses)
+
+    def socket(self, addr_info) -> socket.socket:
+        family, type_, proto, _, sockaddr = addr_info
+        address = sockaddr[0]
+        if address not in self._allowed_addresses and (problem := address_problem(address)):
+            raise RefusedAddress(f"refused to connect: {problem}")
+        return socket.socket(family=family, type=type_, proto=proto)
+
+
+class GuardedResolver(AbstractResolver):
+    """Checks what a name resolves to, so DNS can not smuggle a callback to a
+    metadata or link-local address after creation (and names the host in the
+    error); ``AddressGuard`` checks the address again at connect."""
+
+    def __init__(self, allowed: tuple[str, ...], *, guard: AddressGuard | None = None) -> None:
         self._inner = DefaultResolver()
         self._allowed = allowed
+        self._guard = guard
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET):
         infos = await self._inner.resolve(host, port, family)
-        if not host_allowed(host, self._allowed):
-            for info in infos:
-                if problem := address_problem(info["host"]):
-                    raise RefusedAddress(f"{host} resolves to {problem}")
+        if host_allowed(host, self._allowed):
+            if self._guard is not None:
+                self._guard.allow_addresses([info["host"] for info in infos])
+            return infos
+        for info in infos:
+            if problem := address_problem(info["host"]):
+                raise RefusedAddress(f"{host} resolves to {problem}")
         return infos
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+def open_session(*, allowed: tuple[str, ...], limit: int) -> aiohttp.ClientSession:
+    """The sender's HTTP client: every address it connects to is vetted."""
+    guard = AddressGuard(allowed)
+    connector = aiohttp.TCPConnector(
+        resolver=GuardedResolver(allowed, guard=guard), limit=limit, socket_factory=guard.socket
+    )
+    return aiohttp.ClientSession(connector=connector)
+
+
+async def read_capped(response: aiohttp.ClientResponse, *, limit_bytes: int = MAX_ANSWER_BYTES) -> int:
+    """Read at most ``limit_bytes`` of a receiver's answer; the rest is dropped
+    with the connection (only the status and headers count)."""
+    read = 0
+    while read < limit_bytes:
+        chunk = await response.content.read(min(64 * 1024, limit_bytes - read))
+        if not chunk:
+            return read
+        read += len(chunk)
+    if not response.content.at_eof():
+        response.close()  # do not drain a huge body to reuse the connection
+    return read
+
+
+def origin(delivery: Delivery) -> str:
+    """What the sender limits concurrency by: scheme, host and port of an HTTP
+    target as the client will connect to it; the channel otherwise."""
+    target = delivery.target if delivery.kind == CALLBACK else delivery.target.removeprefix("webhook:")
+    parsed = client_url(target)
+    if parsed is None:
+        return target.split(":", 1)[0]  # "email", "desktop", or a URL that is refused anyway
+    return f"{parsed.scheme}://{parsed.raw_host}:{parsed.port}"
 
 
 def callback_headers(delivery: Delivery) -> dict[str, str]:
@@ -88,7 +156,7 @@ async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, 
             allow_redirects=False,
             timeout=aiohttp.ClientTimeout(total=timeout_s),
         ) as response:
-            await response.read()
+            await read_capped(response)
             ok = 200 <= response.status < 300
             return Outcome(
                 ok=ok,

@@ -3,21 +3,40 @@
 http(s) only; loopback is allowed (agents run locally); link-local and
 cloud-metadata addresses are refused unless the host is explicitly allowed.
 IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry, so
-``::ffff:169.254.169.254`` is no way around the rule. The resolved address
-is checked at delivery time, not only the name at creation.
+``::ffff:169.254.169.254`` is no way around the rule.
+
+The host is judged exactly as the HTTP client will connect to it: yarl (which
+aiohttp uses) maps Unicode spellings through IDNA/NFKC, so fullwidth digits
+(``１６９.２５４.１６９.２５４``), ideographic full stops (``169。254。169。254``)
+and circled digits become the literal address, and aiohttp then skips the
+resolver. Reading the host with ``urllib`` instead would keep the Unicode
+text and judge a different host than the one called. A URL the client can
+never open (``http://2130706433/``, a host with a space) is refused here too,
+so it is not retried for a day. The address really connected to is checked
+again at connect time (``transport.AddressGuard``).
 """
 
 from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import socket
-from urllib.parse import urlsplit
+import unicodedata
+
+import yarl
 
 METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data", "instance-data.ec2.internal"})
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a) for a in ("169.254.169.254", "100.100.100.200", "fd00:ec2::254", "169.254.170.2")
 )
+NOT_A_URL = "must be an absolute http(s) URL"
+# Spaces, controls, format characters and line/paragraph separators (CR, LF,
+# U+2028, zero-width joiners, ...): stored verbatim but sent percent-encoded or
+# cut short, so the URL called would not be the one given.
+_UNSENDABLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+_HOSTNAME = re.compile(r"[a-z0-9_.-]+")
+_DOTTED_QUAD = re.compile(r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}")
 
 
 def _as_ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -53,17 +72,46 @@ def address_problem(address: str) -> str | None:
     return None
 
 
+def normal_host(host: str) -> str:
+    """A host as the HTTP client reads it: IDNA/NFKC-mapped, lower case, no
+    trailing dot ("metadata.google.internal." is the same host)."""
+    try:
+        host = yarl.URL.build(scheme="http", host=host.strip("[]")).raw_host or host
+    except (ValueError, TypeError):
+        pass
+    return host.lower().rstrip(".")
+
+
 def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
-    return host.lower().strip("[]") in {h.lower().strip("[]") for h in allowed}
+    return normal_host(host) in _normal_hosts(allowed)
+
+
+@functools.lru_cache(maxsize=64)
+def _normal_hosts(allowed: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(normal_host(h) for h in allowed)
+
+
+def client_url(url: str) -> yarl.URL | None:
+    """The URL as aiohttp will call it, or None if it is not a usable http(s) URL."""
+    try:
+        parsed = yarl.URL(url)
+        parsed.port  # raises on a bad port
+    except (ValueError, TypeError):
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        return None
+    return parsed
 
 
 def literal_problem(url: str, allowed: tuple[str, ...] = ()) -> str | None:
-    """Checks that need no DNS: scheme, metadata names, literal addresses."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower().rstrip(".")  # "metadata.google.internal." is the same host
-    if parts.scheme not in ("http", "https") or not host:
-        return "must be an absolute http(s) URL"
-    return _host_problem(host, tuple(allowed))
+    """Checks that need no DNS: the URL's characters and scheme, metadata names,
+    literal addresses, and hosts the client can never connect to."""
+    if any(unicodedata.category(c) in _UNSENDABLE_CATEGORIES for c in url):
+        return "must not contain spaces, line breaks or control characters"
+    parsed = client_url(url)
+    if parsed is None:
+        return NOT_A_URL
+    return _host_problem(parsed.raw_host.lower().rstrip("."), tuple(allowed))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -72,8 +120,23 @@ def _host_problem(host: str, allowed: tuple[str, ...]) -> str | None:
     # hosts, and parsing one with ipaddress costs microseconds: cache the
     # verdict. Safe because it is a pure function of its arguments (no DNS;
     # the allow-list is a setting, part of the key).
-    if host_allowed(host, allowed):
+    if host in _normal_hosts(allowed):
         return None
     if host in METADATA_HOSTS:
         return f"{host} is a cloud metadata host"
-    return address_problem(host)
+    if problem := address_problem(host):
+        return problem
+    return _unreachable_problem(host)
+
+
+def _unreachable_problem(host: str) -> str | None:
+    """Hosts aiohttp refuses or can never resolve, so a delivery would be
+    retried for its whole window for nothing."""
+    if ":" in host:
+        return None if _as_ip(host) is not None else f"{host} is not an IPv6 address"
+    if host.replace(".", "").isdigit() and not _DOTTED_QUAD.fullmatch(host):
+        # aiohttp refuses legacy numeric IPv4 (2130706433, 127.1, 0177.0.0.1).
+        return f"{host} is not a dotted-quad IPv4 address (write it as e.g. 127.0.0.1)"
+    if not _HOSTNAME.fullmatch(host):
+        return f"{host!r} is not a valid host name"
+    return None
