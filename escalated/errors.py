@@ -81,6 +81,12 @@ class DatabaseBusy(EscalatedError):
     status, code, title = 503, "busy", "Busy"
 
 
+class StorageFull(EscalatedError):
+    """The database's disk is full: writes fail until there is space again."""
+
+    status, code, title = 503, "unavailable", "Service unavailable"
+
+
 class ConfigError(EscalatedError):
     """Bad input to a CLI command or a policy file; never reaches HTTP."""
 

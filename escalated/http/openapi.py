@@ -28,7 +28,10 @@ _ERRORS = {
     "401": _problem("Missing, malformed, unknown or revoked token"),
     "403": _problem("The token lacks the route's scope"),
     "429": _problem("Rate limited"),
-    "503": _problem("A write waited too long for a database lock held by another process (busy); retry after Retry-After"),
+    "503": _problem(
+        "A write waited too long for a database lock held by another process (busy), or the database's disk is "
+        "full (unavailable); retry after Retry-After"
+    ),
 }
 _ID_ERRORS = {**_ERRORS, "404": _problem("Unknown, other workspace, or not routed")}
 _BODY_ERRORS = {

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from escalated.errors import DatabaseBusy
+from escalated.errors import DatabaseBusy, StorageFull
 from escalated.store.schema import MIGRATIONS
 from escalated.timeutil import now_ms
 
@@ -33,6 +33,10 @@ T = TypeVar("T")
 MAX_GROUP = 512
 BUSY_RETRY_S = 0.005
 BUSY_TIMEOUT_S = 30.0
+# A full disk: clients are told to come back in a few seconds; the log says
+# so once a minute at most, not once per request.
+FULL_RETRY_AFTER_S = 5
+FULL_LOG_EVERY_S = 60.0
 
 
 def connect(path: Path | str, *, synchronous: str = "FULL") -> sqlite3.Connection:
@@ -110,6 +114,7 @@ class Writer:
         self._busy_since: float | None = None
         self._careful_next = False  # the next group is one that failed on the fast path
         self._closed = False
+        self._full_logged_at: float | None = None  # monotonic time of the last "disk full" line
         self._idle = asyncio.Event()  # clear while a group is scheduled, waiting for the lock or committing
         self._idle.set()
         # A plain thread and queue rather than an executor: one hand-off each
@@ -150,7 +155,8 @@ class Writer:
         try:
             outcomes, raised = self._run_jobs(batch, careful=careful)
         except Exception as exc:  # the connection itself failed (disk full, I/O error)
-            log.exception("write group of %d failed", len(batch))
+            if not _is_full(exc):
+                log.exception("write group of %d failed", len(batch))
             self._rollback()
             self._finish([(future, None, exc) for _, _, future in batch])
             return
@@ -238,18 +244,41 @@ class Writer:
 
     def _committed(self, outcomes: list, exc: BaseException | None) -> None:
         if exc is not None:
-            log.error("commit of a write group of %d failed: %s", len(outcomes), exc)
+            if not _is_full(exc):
+                log.error("commit of a write group of %d failed: %s", len(outcomes), exc)
             outcomes = [(future, None, exc) for future, _, _ in outcomes]
         else:
+            if self._full_logged_at is not None:
+                log.warning("the database's disk has space again; writes succeed")
+                self._full_logged_at = None
             self.commits += 1
             self.jobs += len(outcomes)
         self._finish(outcomes)
 
     def _finish(self, outcomes: list) -> None:
-        _settle_all(outcomes)
+        _settle_all([(f, result, None if exc is None else self._error_for(exc)) for f, result, exc in outcomes])
         # After the callers just resolved have run: what they write next
         # joins the group that starts now.
         self._loop.call_soon(self._start_group)
+
+
+    def _error_for(self, exc: BaseException) -> BaseException:
+        """What the caller sees: a full disk is 503 ``unavailable`` (one log
+        line a minute), not an internal error with a traceback per request."""
+        if not _is_full(exc):
+            return exc
+        now = time.monotonic()
+        if self._full_logged_at is None or now - self._full_logged_at >= FULL_LOG_EVERY_S:
+            self._full_logged_at = now
+            log.error("the database's disk is full (%s); writes answer 503 until there is space", exc)
+        return StorageFull(
+            "the server's disk is full, so nothing can be saved; try again later", retry_after_s=FULL_RETRY_AFTER_S
+        )
+
+
+def _is_full(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(exc, sqlite3.Error) and code == sqlite3.SQLITE_FULL
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

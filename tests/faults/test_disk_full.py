@@ -1,0 +1,75 @@
+"""A full disk, for real: the server's database on a tmpfs that the test fills.
+
+The kernel answers ENOSPC to SQLite's own writes (SQLITE_FULL): nothing is
+simulated. Through a real ``escalated serve`` subprocess.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.integration.conftest import Api
+from tests.support.api import escalation_body
+from tests.support.server import ServerProcess
+from tests.support.tinydisk import TinyDisk, tiny_disk  # noqa: F401  (fixture)
+
+
+def poll(check, *, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while not (result := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+    return result
+
+
+@pytest.fixture
+def server(tiny_disk: TinyDisk):
+    proc = ServerProcess(db=tiny_disk.path / "escalated.db").start()
+    proc.cli("policy", "set", "disk.full")
+    yield proc
+    proc.stop()
+
+
+def create(api: Api, key: str):
+    return api.post("/escalations", token=key, json_body=escalation_body("disk.full"))
+
+
+def until_full(api: Api, key: str):
+    """Creates until one is refused; the WAL may hold a few more after the fill."""
+    for _ in range(2000):
+        resp = create(api, key)
+        if resp.status != 201:
+            return resp
+    raise AssertionError("the disk never filled up")
+
+
+def test_a_full_disk_answers_503_unavailable_with_retry_after(server, tiny_disk):
+    api = Api(server.url)
+    assert create(api, server.bootstrap_key).status == 201
+    tiny_disk.fill()
+    resp = until_full(api, server.bootstrap_key)
+    body = resp.problem(503, "unavailable")
+    assert int(resp.headers["Retry-After"]) >= 1
+    assert "disk is full" in body["detail"] and b"Traceback" not in resp.body
+
+
+def test_a_full_disk_logs_one_line_and_no_traceback_however_many_requests_fail(server, tiny_disk):
+    api = Api(server.url)
+    tiny_disk.fill()
+    until_full(api, server.bootstrap_key)
+    for _ in range(20):
+        create(api, server.bootstrap_key).problem(503, "unavailable")
+    log = "".join(server.output)
+    assert sum("disk is full" in line for line in log.splitlines()) == 1, log[-3000:]
+    assert "Traceback" not in log
+
+
+def test_writes_succeed_again_once_the_disk_has_space(server, tiny_disk):
+    api = Api(server.url)
+    tiny_disk.fill()
+    until_full(api, server.bootstrap_key)
+    tiny_disk.free()
+    poll(lambda: create(api, server.bootstrap_key).status == 201, timeout_s=15, what="a create after freeing space")
