@@ -35,3 +35,7 @@ class Settings:
     # flight kept breach lateness p99 at 160-240 ms where 32 gave 340-490 ms,
     # with no slower callbacks (docs/performance.md).
     sender_concurrency: int = 8
+    # At most this many attempts to one receiver (scheme, host, port) at a
+    # time, so a receiver that hangs holds at most this many of the slots above
+    # and every other receiver keeps capacity (docs/reliability.md).
+    sender_per_host: int = 4

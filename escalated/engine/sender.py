@@ -2,8 +2,10 @@
 
 It wakes when new work is committed (no polling delay), otherwise sleeps
 until the earliest due retry; with more due than it may start, it waits for
-an attempt to finish. Concurrency is bounded; a delivery is never in
-flight twice in this process. A row stays ``pending`` until its attempt
+an attempt to finish. Concurrency is bounded, overall and per receiver
+(``sender_per_host``): deliveries to a receiver that already has its share
+in flight wait in the outbox, so a hung receiver never queues in front of a
+healthy one. A delivery is never in flight twice in this process. A row stays ``pending`` until its attempt
 is recorded, so a crash mid-send means it is sent again after restart.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import Counter
 
 import aiohttp
 
@@ -26,6 +29,8 @@ from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 IDLE_WAKE_S = 30.0  # also catches rows written by another process
+# How far past deliveries to busy receivers one pass looks for startable ones.
+SCAN_PAST_BUSY = 256
 
 
 class Sender:
@@ -36,6 +41,7 @@ class Sender:
         self._rng = rng or random.Random()
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task] = {}
+        self._per_origin: Counter[str] = Counter()  # attempts in flight per receiver
         self._slots = asyncio.Semaphore(settings.sender_concurrency)
         self._session: aiohttp.ClientSession | None = None
         self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
@@ -45,10 +51,7 @@ class Sender:
         self._wake.set()
 
     async def __aenter__(self) -> Sender:
-        connector = aiohttp.TCPConnector(
-            resolver=transport.GuardedResolver(self._settings.allow_callback_hosts), limit=self._settings.sender_concurrency
-        )
-        self._session = aiohttp.ClientSession(connector=connector)
+        self._session = transport.open_session(allowed=self._settings.allow_callback_hosts, limit=self._settings.sender_concurrency)
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -68,7 +71,7 @@ class Sender:
                 pass
 
     def _sleep_s(self) -> float:
-        if self._backlog or self._next_due_ms is None:
+        if self._next_due_ms is None:
             return IDLE_WAKE_S  # a finishing attempt or new work wakes us
         return min(IDLE_WAKE_S, max(0.0, (self._next_due_ms - now_ms()) / 1000))
 
@@ -78,21 +81,33 @@ class Sender:
         if free <= 0:
             self._backlog = True
             return []
-        head = await outbox.pending_head(self._db, limit=free + 1, exclude=set(self._in_flight))
-        due = [d for d in head if d.next_attempt_ms <= at_ms][:free]
-        following = head[len(due)] if len(head) > len(due) else None
-        self._next_due_ms = following.next_attempt_ms if following else None
-        self._backlog = following is not None and following.next_attempt_ms <= at_ms
-        started = []
-        for delivery in due:
-            task = asyncio.create_task(self._deliver(delivery), name=f"deliver-{delivery.id}")
-            self._in_flight[delivery.id] = task
-            task.add_done_callback(lambda _t, did=delivery.id: self._finished(did))
-            started.append(task)
+        limit = free + 1 + SCAN_PAST_BUSY
+        head = await outbox.pending_head(self._db, limit=limit, exclude=set(self._in_flight))
+        started: list[asyncio.Task] = []
+        self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
+        for delivery in head:
+            if delivery.next_attempt_ms > at_ms:
+                self._next_due_ms = delivery.next_attempt_ms
+                break
+            origin = transport.origin(delivery)
+            if len(started) == free or self._per_origin[origin] >= self._settings.sender_per_host:
+                self._backlog = True  # a finishing attempt wakes us
+                continue
+            started.append(self._start(delivery, origin))
         return started
 
-    def _finished(self, delivery_id: str) -> None:
+    def _start(self, delivery: Delivery, origin: str) -> asyncio.Task:
+        task = asyncio.create_task(self._deliver(delivery), name=f"deliver-{delivery.id}")
+        self._in_flight[delivery.id] = task
+        self._per_origin[origin] += 1
+        task.add_done_callback(lambda _t, did=delivery.id: self._finished(did, origin))
+        return task
+
+    def _finished(self, delivery_id: str, origin: str) -> None:
         self._in_flight.pop(delivery_id, None)
+        self._per_origin[origin] -= 1
+        if self._per_origin[origin] <= 0:
+            del self._per_origin[origin]
         if self._backlog:
             self._wake.set()
 

@@ -1,0 +1,146 @@
+"""Receivers that hang or answer too much must not hurt anyone else.
+
+A real ``escalated serve`` subprocess delivers to real aiohttp receivers on
+loopback: one that never answers must not delay a healthy one's callback
+(per-receiver limit, ``sender_per_host``), and one that answers with an
+endless body must not make the server read it (at most 64 KiB is read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from tests.security.conftest import Http, Receiver, create, poll
+from tests.support.server import start_server
+
+HUNG_CALLBACKS = 40
+HUGE_BODY_BYTES = 512 * 1024 * 1024
+
+
+class HungReceiver:
+    """Accepts each POST and never answers (until stopped)."""
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self._release = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.arrived += 1
+        await self._release.wait()
+        return web.Response(status=200)
+
+    async def start(self) -> HungReceiver:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        self._release.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+class EndlessBodyReceiver:
+    """Answers 200 and then streams up to ``HUGE_BODY_BYTES`` of body."""
+
+    def __init__(self) -> None:
+        self.sent_bytes = 0
+        self.answers = 0
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        self.answers += 1
+        response = web.StreamResponse(status=200, headers={"Content-Length": str(HUGE_BODY_BYTES)})
+        await response.prepare(request)
+        chunk = b"x" * (1024 * 1024)
+        try:
+            while self.sent_bytes < HUGE_BODY_BYTES * self.answers:
+                await response.write(chunk)
+                self.sent_bytes += len(chunk)
+        except (ConnectionError, RuntimeError):
+            pass  # the server hung up: what we want
+        return response
+
+    async def start(self) -> EndlessBodyReceiver:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def _decide(http: Http, key: str, url: str) -> str:
+    esc = create(http, key, "sec.open", resume={"mode": "webhook", "url": url, "secret": "s"})
+    assert http.post(f"/escalations/{esc['id']}/decide", token=key, json_body={"choice": "approve"}).status == 200
+    return esc["id"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    proc = start_server(tmp_path, "--delivery-timeout", "60s", "--retry-schedule", "1h", "--retry-for", "2h")
+    proc.cli("policy", "set", "sec.open")
+    yield proc
+    proc.kill()
+
+
+async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(server):
+    hung, healthy = await HungReceiver().start(), await Receiver().start()
+    http = Http(server.url)
+    try:
+        for _ in range(HUNG_CALLBACKS):
+            await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{hung.port}/hook")
+        await asyncio.to_thread(poll, lambda: hung.arrived >= 4, what="the hung receiver's share of attempts")
+        started = time.monotonic()
+        await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())
+        await healthy.wait_for(1, timeout_s=5)  # before: behind 40 hung ones, up to 60 s (the delivery timeout)
+        assert time.monotonic() - started < 5
+        assert hung.arrived == 4  # the per-receiver limit, while the hung ones hold their slots
+    finally:
+        await healthy.stop()
+        await hung.stop()
+
+
+async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivered(server):
+    receiver = await EndlessBodyReceiver().start()
+    http = Http(server.url)
+    try:
+        esc_id = await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{receiver.port}/hook")
+
+        def delivered():
+            delivery = http.get(f"/escalations/{esc_id}/deliveries", token=server.bootstrap_key).json()["data"][0]
+            return delivery if delivery["status"] == "delivered" else None
+
+        delivery = await asyncio.to_thread(poll, delivered, timeout_s=20, what="the callback to be delivered")
+        assert delivery["attempts"][0]["statusCode"] == 200
+        assert receiver.sent_bytes < HUGE_BODY_BYTES // 4, receiver.sent_bytes  # the server hung up early
+        assert _peak_rss_mb(server._proc.pid) < 200  # before: the whole answer was held in memory
+    finally:
+        await receiver.stop()
