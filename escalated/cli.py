@@ -17,6 +17,7 @@ from escalated.commands.options import shared_group_options
 # name -> "module:attribute". Order is the order shown in --help.
 COMMANDS: dict[str, str] = {
     "serve": "escalated.commands.serve:serve",
+    "migrate": "escalated.commands.migrate:migrate",
     "demo": "escalated.demo:demo",
     "review": "escalated.tui.command:review",
     "keys": "escalated.commands.keys:keys",
@@ -55,7 +56,8 @@ def main(db_path, workspace) -> None:
     Data commands take --db PATH (env ESCALATED_DB, default
     $XDG_DATA_HOME/escalated/escalated.db) and --workspace NAME, before or
     after the command name: escalated --db X keys create, or
-    escalated keys create --db X.
+    escalated keys create --db X. `escalated migrate` also takes
+    --db postgresql://... (several replicas on one database).
     """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
@@ -18,9 +19,38 @@ def default_db_path() -> Path:
     return Path(base) / "escalated" / "escalated.db"
 
 
+@attrs.frozen
+class PostgresUrl:
+    """A ``postgresql://`` URL given to --db / ESCALATED_DB.
+
+    ``str()`` hides the password, so the URL can be printed or logged;
+    only the store reads ``url``.
+    """
+
+    url: str = attrs.field(repr=False)
+
+    def __str__(self) -> str:
+        parts = urlsplit(self.url)
+        if parts.password is None:
+            return self.url
+        netloc = parts.netloc.rpartition("@")
+        user = parts.username or ""
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[2]}"))
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def parse_db(text: str | Path) -> Path | PostgresUrl:
+    """--db / ESCALATED_DB: a SQLite file path or a PostgreSQL URL."""
+    if isinstance(text, str) and text.startswith(POSTGRES_SCHEMES):
+        return PostgresUrl(text)
+    return Path(text)
+
+
 @attrs.frozen(kw_only=True)
 class Settings:
-    db_path: Path
+    db_path: Path | PostgresUrl  # a SQLite file, or a PostgreSQL database (several replicas)
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     durability: str = "full"  # "full": fsync each commit group; "normal": may lose the last commits on power loss

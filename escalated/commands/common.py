@@ -16,11 +16,13 @@ from escalated.commands.options import (  # noqa: F401  (re-exported for the com
 )
 from escalated.commands.dbpath import DB_ERRORS, db_path_problem
 from escalated.errors import ConfigError, EscalatedError
-from escalated.settings import default_db_path
+from escalated.settings import PostgresUrl, default_db_path
 from escalated.store.db import connect, run_in_transaction
 
 
-def open_db(db_path: Path | None) -> sqlite3.Connection:
+def open_db(db_path: Path | PostgresUrl | None) -> sqlite3.Connection:
+    if isinstance(db_path, PostgresUrl):
+        raise ConfigError("this command does not run on PostgreSQL yet; only `escalated migrate` does")
     path = db_path or default_db_path()
     try:
         return connect(path)

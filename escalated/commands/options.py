@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from escalated.settings import PostgresUrl, parse_db
+
 DB_ENV = "ESCALATED_DB"
 DEFAULT_WORKSPACE = "default"
 
@@ -34,7 +36,16 @@ def _resolve_db(ctx: click.Context, param: click.Parameter, value):
     if found is not None:
         return found
     env = os.environ.get(DB_ENV)
-    return Path(env) if env else None
+    return parse_db(env) if env else None
+
+
+class DbLocation(click.ParamType):
+    """A SQLite file path, or a ``postgresql://`` URL (see ``parse_db``)."""
+
+    name = "PATH|URL"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, (Path, PostgresUrl)) else parse_db(value)
 
 
 def _resolve_workspace(default: str | None):
@@ -53,10 +64,10 @@ def db_option(fn):
     return click.option(
         "--db",
         "db_path",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=DbLocation(),
         default=None,
         callback=_resolve_db,
-        help=f"SQLite database file (created and migrated on first use). Env {DB_ENV}; "
+        help=f"SQLite database file (created and migrated on first use), or a postgresql:// URL. Env {DB_ENV}; "
         "default $XDG_DATA_HOME/escalated/escalated.db. Accepted before or after the command name.",
     )(fn)
 

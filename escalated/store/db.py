@@ -39,22 +39,25 @@ FULL_RETRY_AFTER_S = 5
 FULL_LOG_EVERY_S = 60.0
 
 
-def connect(path: Path | str, *, synchronous: str = "FULL") -> sqlite3.Connection:
-    """A configured, migrated connection (used by the writer and the CLI)."""
+def connect(path: Path | str, *, synchronous: str = "FULL", migrated: bool = True) -> sqlite3.Connection:
+    """A configured connection, migrated unless told not to (used by the writer and the CLI)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={synchronous}")
     conn.execute("PRAGMA busy_timeout=30000")
-    migrate(conn)
+    if migrated:
+        migrate(conn)
     return conn
 
 
-def migrate(conn: sqlite3.Connection) -> None:
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply what is missing; return the names applied by this call."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER NOT NULL)")
         done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        applied = []
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
@@ -62,6 +65,7 @@ def migrate(conn: sqlite3.Connection) -> None:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO migrations (name, applied_ms) VALUES (?, ?)", (name, now_ms()))
+            applied.append(name)
         from escalated.store.admin import ensure_default_workspace
 
         ensure_default_workspace(conn)
@@ -69,6 +73,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return applied
 
 
 def run_in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:

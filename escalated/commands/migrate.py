@@ -1,0 +1,47 @@
+"""``escalated migrate``: bring a database's schema up to date, then exit.
+
+``serve`` migrates on start too; this command lets a deploy migrate once,
+before starting replicas.
+"""
+
+from __future__ import annotations
+
+import click
+
+from escalated.commands.common import converts_errors, db_option
+from escalated.settings import PostgresUrl, default_db_path
+
+
+def apply_migrations(target) -> list[str]:
+    """The migration names applied now (none when already up to date)."""
+    if isinstance(target, PostgresUrl):
+        try:
+            import psycopg
+
+            from escalated.store.postgres.migrate import migrate
+        except ImportError:
+            raise click.ClickException("PostgreSQL needs the driver: pip install 'escalated[postgres]'") from None
+        try:
+            return migrate(target.url)
+        except psycopg.Error as exc:  # libpq's messages name host and user, never the password
+            raise click.ClickException(f"database error: {exc}") from None
+    from escalated.store import db
+
+    conn = db.connect(target, migrated=False)
+    try:
+        return db.migrate(conn)
+    finally:
+        conn.close()
+
+
+@click.command()
+@db_option
+@converts_errors
+def migrate(db_path) -> None:
+    """Create or upgrade the database's tables (SQLite file or postgresql:// URL) and exit."""
+    target = db_path or default_db_path()
+    applied = apply_migrations(target)
+    if applied:
+        click.echo(f"Migrated {target}: applied {', '.join(applied)}")
+    else:
+        click.echo(f"{target} is up to date")
