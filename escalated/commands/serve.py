@@ -18,7 +18,7 @@ from escalated.commands.common import converts_errors, db_option, open_db
 from escalated.commands.dbpath import db_path_problem
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
-from escalated.settings import DEFAULT_PORT, Settings, default_db_path
+from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path
 from escalated.store import admin
 from escalated.store.db import run_in_transaction
 from escalated.store.serverlock import ServerLock
@@ -163,6 +163,8 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     # aiosqlite logs every statement with its parameters at DEBUG: token hashes
     # and idempotency keys have no place in a log, whatever the level.
     logging.getLogger("aiosqlite").setLevel(max(logging.INFO, logging.getLogger().level))
+    if isinstance(db_path, PostgresUrl):
+        raise ConfigError("serve does not run on PostgreSQL yet; only `escalated migrate` does")
     settings = Settings(
         db_path=db_path or default_db_path(),
         host=host,
