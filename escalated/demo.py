@@ -108,12 +108,13 @@ async def run_cli(db: Path, *args: str) -> str:
 
 async def set_up(db: Path, *, breach_sla: str) -> str:
     """Demo policies routed to one reviewer; returns that reviewer's token."""
+    token = (await run_cli(db, "users", "add", REVIEWER)).split()[-1]  # first: policies route only to users who exist
     await run_cli(db, "policy", "set", "demo.refunds", "--sla", "15m", "--default-choice", DEFAULT_CHOICE,
                   "--reviewer", REVIEWER)  # fmt: skip
     await run_cli(db, "policy", "set", "demo.access", "--reviewer", REVIEWER)
     await run_cli(db, "policy", "set", "demo.quick", "--sla", breach_sla, "--default-choice", DEFAULT_CHOICE,
                   "--reviewer", REVIEWER)  # fmt: skip
-    return (await run_cli(db, "users", "add", REVIEWER)).split()[-1]
+    return token
 
 
 async def post_samples(agent: EscalatedClient, *, resume_url: str, secret: str) -> list[dict]:

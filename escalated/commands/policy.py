@@ -12,7 +12,8 @@ import click
 
 from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain.models import Policy
-from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry
+from escalated.commands.routing import check_reviewers, unroutable_policies, unroutable_warning
+from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry, unknown_reviewers
 from escalated.errors import ConfigError
 from escalated.store import admin
 from escalated.timeutil import format_duration_s
@@ -26,6 +27,12 @@ def policy_json(policy: Policy) -> dict:
         "sla": format_duration_s(policy.sla_s) if policy.sla_s is not None else None,
         "defaultChoice": policy.default_choice,
     }
+
+
+def warn(warnings: list[str]) -> None:
+    """On stderr, so stdout stays the documented output."""
+    for line in warnings:
+        click.echo(line, err=True)
 
 
 @click.group()
@@ -42,16 +49,24 @@ def policy(db_path, workspace) -> None:
 @click.option("--default-choice", help="Choice id applied when the SLA elapses (required with --sla).")
 @click.option("--reviewer", "reviewers", multiple=True, help="User NAME or group:NAME (repeatable). None: every user.")
 @click.option("--notify", "notify", multiple=True, help="webhook:URL, email:ADDRESS or desktop (repeatable).")
+@click.option(
+    "--allow-unknown-reviewers",
+    "allow_unknown",
+    is_flag=True,
+    help="Save even if a reviewer matches no user yet (otherwise refused: its escalations would reach no one).",
+)
 @converts_errors
-def set_(key, db_path, workspace, sla, default_choice, reviewers, notify) -> None:
+def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, allow_unknown) -> None:
     """Create or replace the policy KEY (dotted lower-case words, e.g. refunds.large)."""
 
     def job(conn):
         ws = admin.workspace_by_name(conn, workspace)
         built = build_policy(ws.id, key, reviewers=reviewers, notify=notify, sla=sla, default_choice=default_choice)
+        warnings = check_reviewers(conn, [built], allow=allow_unknown)
         admin.upsert_policy(conn, built)
+        return warnings
 
-    transact(db_path, job)
+    warn(transact(db_path, job))
     click.echo(f"policy {key} saved", err=True)
 
 
@@ -59,8 +74,14 @@ def set_(key, db_path, workspace, sla, default_choice, reviewers, notify) -> Non
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @db_option
 @click.option("--prune", is_flag=True, help="Also delete the workspace's policies that the file does not name.")
+@click.option(
+    "--allow-unknown-reviewers",
+    "allow_unknown",
+    is_flag=True,
+    help="Save even if a reviewer matches no user yet (otherwise refused: its escalations would reach no one).",
+)
 @converts_errors
-def apply(file, db_path, prune) -> None:
+def apply(file, db_path, prune, allow_unknown) -> None:
     """Apply a TOML policy file: all of it, or nothing on any error.
 
     \b
@@ -77,6 +98,7 @@ def apply(file, db_path, prune) -> None:
     def job(conn):
         ws = admin.workspace_by_name(conn, parsed.workspace)
         wanted = [policy_from_file_entry(ws.id, key, settings) for key, settings in parsed.policies]
+        warnings = check_reviewers(conn, wanted, allow=allow_unknown)
         for p in wanted:
             admin.upsert_policy(conn, p)
         pruned = []
@@ -86,9 +108,10 @@ def apply(file, db_path, prune) -> None:
                 if existing.key not in keep:
                     admin.delete_policy(conn, ws.id, existing.key)
                     pruned.append(existing.key)
-        return wanted, pruned
+        return wanted, pruned, warnings
 
-    wanted, pruned = transact(db_path, job)
+    wanted, pruned, warnings = transact(db_path, job)
+    warn(warnings)
     click.echo(f"applied {len(wanted)} polic{'y' if len(wanted) == 1 else 'ies'}", err=True)
     for key in pruned:
         click.echo(f"pruned {key}", err=True)
@@ -101,7 +124,12 @@ def apply(file, db_path, prune) -> None:
 @converts_errors
 def list_(db_path, workspace, as_json) -> None:
     """List the workspace's policies."""
-    policies = transact(db_path, lambda conn: admin.list_policies(conn, admin.workspace_by_name(conn, workspace).id))
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        return admin.list_policies(conn, ws.id), unroutable_policies(conn, [ws])
+
+    policies, warnings = transact(db_path, job)
+    warn(warnings)
     if as_json:
         click.echo(json.dumps([policy_json(p) for p in policies], indent=2))
         return
@@ -119,12 +147,16 @@ def show(key, db_path, workspace) -> None:
     """Show one policy as JSON."""
 
     def job(conn):
-        found = admin.get_policy(conn, admin.workspace_by_name(conn, workspace).id, key)
+        ws = admin.workspace_by_name(conn, workspace)
+        found = admin.get_policy(conn, ws.id, key)
         if found is None:
             raise ConfigError(f"no policy {key!r} in workspace {workspace!r}")
-        return found
+        unknown = unknown_reviewers(found.reviewers, admin.list_users(conn, ws.id))
+        return found, [unroutable_warning(found, unknown, workspace=ws.name)] if unknown else []
 
-    click.echo(json.dumps(policy_json(transact(db_path, job)), indent=2))
+    found, warnings = transact(db_path, job)
+    warn(warnings)
+    click.echo(json.dumps(policy_json(found), indent=2))
 
 
 @policy.command("delete")

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from escalated.commands.common import converts_errors, db_option, open_db
 from escalated.commands.dbpath import db_path_problem
+from escalated.commands.routing import log_unroutable_policies
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path
@@ -81,6 +82,16 @@ def locked(db_path: Path) -> Iterator[ServerLock]:
         yield lock
     finally:
         lock.release()
+
+
+def check_database(settings: Settings) -> None:
+    """Open (and migrate) before binding, so a bad --db is named first (dbpath.py),
+    and log the policies whose reviewers match no user (routing.py)."""
+    conn = open_db(settings.db_path)
+    try:
+        log_unroutable_policies(conn, log)
+    finally:
+        conn.close()
 
 
 def show_bootstrap_key(secret: str) -> None:
@@ -181,5 +192,5 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     # Before anything touches the database: a second server must not even
     # migrate or mint a bootstrap key on a database another one serves.
     with locked(settings.db_path) as lock:
-        open_db(settings.db_path).close()  # a bad --db is named before anything binds (see dbpath.py)
+        check_database(settings)
         asyncio.run(run_server(settings, ready=lock.announce))

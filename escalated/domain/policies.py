@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from escalated.domain.models import Policy
+from escalated.domain.models import Policy, UserInfo
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
 from escalated.engine.urlsafety import literal_problem
 from escalated.errors import ConfigError
@@ -105,4 +105,17 @@ def policy_from_file_entry(workspace_id: str, key: str, settings: dict[str, Any]
         notify=tuple(settings.get("notify", ())),
         sla=str(settings["sla"]) if settings.get("sla") is not None else None,
         default_choice=settings.get("default_choice"),
+    )
+
+
+def unknown_reviewers(reviewers: tuple[str, ...], users: list[UserInfo] | tuple[UserInfo, ...]) -> tuple[str, ...]:
+    """The reviewers that match no user: a NAME nobody has, or a group:NAME no user is in.
+
+    Such a policy routes (part of) its escalations to no one, which with no
+    SLA means forever, so the CLI refuses it unless asked on purpose.
+    """
+    names = {user.name for user in users}
+    groups = {group for user in users for group in user.groups}
+    return tuple(
+        r for r in reviewers if (r.removeprefix("group:") not in groups if r.startswith("group:") else r not in names)
     )

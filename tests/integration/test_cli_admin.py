@@ -216,8 +216,14 @@ def test_default_database_lives_under_xdg_data_home(runner, tmp_path):
 # -- policy --------------------------------------------------------------------
 
 
+def add_alice_in_finance(runner, db) -> None:
+    """Policies may only route to reviewers who exist (see test_cli_policy_reviewers.py)."""
+    run(runner, db, "users", "add", "alice", "--group", "finance")
+
+
 def test_policy_set_then_show_as_json(runner, tmp_path):
     db = tmp_path / "p.db"
+    add_alice_in_finance(runner, db)
     run(runner, db, "policy", "set", "refunds.large", "--sla", "15m", "--default-choice", "deny",
         "--reviewer", "alice", "--reviewer", "group:finance", "--notify", "desktop")  # fmt: skip
     shown = json.loads(run(runner, db, "policy", "show", "refunds.large").stdout)
@@ -232,6 +238,7 @@ def test_policy_set_then_show_as_json(runner, tmp_path):
 
 def test_policy_set_replaces_the_policy(runner, tmp_path):
     db = tmp_path / "p.db"
+    add_alice_in_finance(runner, db)
     run(runner, db, "policy", "set", "a.b", "--sla", "15m", "--default-choice", "deny", "--reviewer", "alice")
     run(runner, db, "policy", "set", "a.b")
     shown = json.loads(run(runner, db, "policy", "show", "a.b").stdout)
@@ -301,6 +308,7 @@ default_choice = "deny"
 def test_policy_apply_creates_the_files_policies(runner, tmp_path):
     db, file = tmp_path / "p.db", tmp_path / "policies.toml"
     file.write_text(POLICY_FILE)
+    add_alice_in_finance(runner, db)
     run(runner, db, "policy", "apply", str(file))
     listed = {p["key"]: p for p in json.loads(run(runner, db, "policy", "list", "--json").stdout)}
     assert set(listed) == {"refunds.large", "support.small"}
@@ -312,6 +320,7 @@ def test_policy_apply_without_prune_keeps_other_policies(runner, tmp_path):
     db, file = tmp_path / "p.db", tmp_path / "policies.toml"
     run(runner, db, "policy", "set", "keep.me")
     file.write_text(POLICY_FILE)
+    add_alice_in_finance(runner, db)
     run(runner, db, "policy", "apply", str(file))
     keys = {p["key"] for p in json.loads(run(runner, db, "policy", "list", "--json").stdout)}
     assert keys == {"keep.me", "refunds.large", "support.small"}
@@ -321,6 +330,7 @@ def test_policy_apply_with_prune_deletes_policies_the_file_does_not_name(runner,
     db, file = tmp_path / "p.db", tmp_path / "policies.toml"
     run(runner, db, "policy", "set", "old.one")
     file.write_text(POLICY_FILE)
+    add_alice_in_finance(runner, db)
     run(runner, db, "policy", "apply", str(file), "--prune")
     keys = {p["key"] for p in json.loads(run(runner, db, "policy", "list", "--json").stdout)}
     assert keys == {"refunds.large", "support.small"}

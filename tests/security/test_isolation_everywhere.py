@@ -40,13 +40,13 @@ def world(served: Served):
     Workspace B: an all-scope key and an admin user also called alice."""
     proc, http = served.proc, served.http
     ws_b = unique("wsb")
-    _, alice, carol, _ = cli_all(
+    alice, carol, _ = cli_all(
         proc,
-        ("policy", "set", "sec.routed", "--reviewer", "alice"),
         ("users", "add", "alice"),
         ("users", "add", "carol", "--group", "finance"),
         ("workspaces", "create", ws_b),
     )
+    proc.cli("policy", "set", "sec.routed", "--reviewer", "alice")  # a reviewer must exist first
     _, other_key, other_admin = cli_all(
         proc,
         ("policy", "set", "sec.routed", "--workspace", ws_b),

@@ -44,12 +44,12 @@ class Setup:
 
 
 def prepare(server: ServerProcess) -> Setup:
+    alice = server.cli("users", "add", "alice", "--group", "finance")
+    server.cli("users", "add", "bob")
     server.cli("policy", "set", "refunds.large", "--sla", "15m", "--default-choice", "deny", "--reviewer", "alice")
     server.cli("policy", "set", "refunds.small", "--reviewer", "group:finance")
     server.cli("policy", "set", "quick.breach", "--sla", "2s", "--default-choice", "deny", "--reviewer", "alice")
     server.cli("policy", "set", "ops.other", "--reviewer", "bob")
-    alice = server.cli("users", "add", "alice", "--group", "finance")
-    server.cli("users", "add", "bob")
     return Setup(server=server, alice_token=alice)
 
 

@@ -276,8 +276,8 @@ async def test_q_in_the_decide_form_does_not_quit(setup):
 
 async def test_a_failed_callback_can_be_retried_from_the_detail(tmp_path):
     server = start_server(tmp_path, "--retry-schedule", "200ms", "--retry-for", "1s")
-    server.cli("policy", "set", "refunds.large", "--reviewer", "alice")
     setup = Setup(server=server, alice_token=server.cli("users", "add", "alice"))
+    server.cli("policy", "set", "refunds.large", "--reviewer", "alice")
     receiver_down = True
     received = []
 
