@@ -11,6 +11,11 @@ handles. The window is rebuilt from the database at start-up, which also
 breaches, in deadline order, everything that passed while the server was
 down. Time is an argument everywhere; ``run`` is the only place that reads
 the clock.
+
+A breach whose write fails (disk full, the write lock held elsewhere) goes
+back into the heap and is tried again with backoff until it commits. And
+every ``sweep_ms`` the window is rebuilt from the database, so a live
+escalation past its deadline is breached even if the heap lost it somehow.
 """
 
 from __future__ import annotations
@@ -51,15 +56,30 @@ REFILL_BATCH = 50_000
 # One write job per batch, and write jobs run on the event loop (see
 # store.db.Writer): 500 resolutions keep a catch-up batch to a few tens of ms.
 BREACH_BATCH = 500
+# After a failed breach write: wait, doubling, up to the cap, until one commits.
+RETRY_FIRST_MS = 500
+RETRY_MAX_MS = 30_000
+SWEEP_MS = 60_000
 
 
 class SlaClock:
-    def __init__(self, service: Service, *, window_ms: int = WINDOW_MS, refill_batch: int = REFILL_BATCH) -> None:
+    def __init__(
+        self,
+        service: Service,
+        *,
+        window_ms: int = WINDOW_MS,
+        refill_batch: int = REFILL_BATCH,
+        sweep_ms: int = SWEEP_MS,
+    ) -> None:
         self._service = service
         self._window_ms = window_ms
         self._refill_batch = refill_batch
+        self._sweep_ms = sweep_ms
         self._heap: list[int] = []  # _entry(deadline_ms, id)
         self._horizon_ms: int | None = None  # every live deadline <= horizon is in the heap
+        self._next_sweep_ms: int | None = None
+        self._retry_ms = 0  # the current backoff; 0 while breaches commit
+        self._retry_at_ms: int | None = None  # no breach is tried before this
         self._wake = asyncio.Event()
 
     @property
@@ -94,8 +114,19 @@ class SlaClock:
                 if len(self._heap) >= self._refill_batch:
                     break
 
+    def sweep(self, at_ms: int) -> None:
+        """Forget the window; the next refill reads every live deadline up to
+        the new horizon from the index, past ones included."""
+        self._heap.clear()
+        self._horizon_ms = None
+        self._next_sweep_ms = at_ms + self._sweep_ms
+
     async def tick(self, at_ms: int) -> int:
         """Breach everything due at ``at_ms``, oldest deadline first. Returns how many."""
+        if self._retry_at_ms is not None and at_ms < self._retry_at_ms:
+            return 0  # backing off after a failed write
+        if self._next_sweep_ms is None or at_ms >= self._next_sweep_ms:
+            self.sweep(at_ms)
         if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
             await self.refill(at_ms)
         breached = 0
@@ -103,17 +134,41 @@ class SlaClock:
         while self._heap and self._heap[0] < due_below:
             batch = []
             while self._heap and self._heap[0] < due_below and len(batch) < BREACH_BATCH:
-                batch.append(_escalation_id(heapq.heappop(self._heap)))
-            breached += len(await self._service.breach_many(batch, at_ms=at_ms))
+                batch.append(heapq.heappop(self._heap))
+            try:
+                done = await self._service.breach_many([_escalation_id(e) for e in batch], at_ms=at_ms)
+            except Exception as exc:  # nothing committed: keep every one of them for the retry
+                for entry in batch:
+                    heapq.heappush(self._heap, entry)
+                self._failed(at_ms, exc, pending=len(batch))
+                return breached
+            self._committed()
+            breached += len(done)
             if len(self._heap) < self._refill_batch // 2 and self._horizon_ms is not None and self._horizon_ms < at_ms:
                 await self.refill(at_ms)
         return breached
 
+    def _failed(self, at_ms: int, exc: Exception, *, pending: int) -> None:
+        first = self._retry_ms == 0
+        self._retry_ms = min(RETRY_MAX_MS, self._retry_ms * 2 or RETRY_FIRST_MS)
+        self._retry_at_ms = at_ms + self._retry_ms
+        if first:  # one line per outage, not one per attempt
+            log.error("breach write failed (%s); retrying %d+ due escalations with backoff until it commits", exc, pending)
+
+    def _committed(self) -> None:
+        if self._retry_ms:
+            log.warning("breach writes commit again")
+        self._retry_ms = 0
+        self._retry_at_ms = None
+
     def next_wake_ms(self, at_ms: int) -> int:
         refill_at = (self._horizon_ms or at_ms) - self._window_ms // 2
-        if self._heap:
-            return min(_deadline_ms(self._heap[0]), refill_at)
-        return refill_at
+        wake = min(_deadline_ms(self._heap[0]), refill_at) if self._heap else refill_at
+        if self._next_sweep_ms is not None:
+            wake = min(wake, self._next_sweep_ms)
+        if self._retry_at_ms is not None:
+            wake = max(wake, self._retry_at_ms)
+        return wake
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

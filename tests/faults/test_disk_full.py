@@ -73,3 +73,20 @@ def test_writes_succeed_again_once_the_disk_has_space(server, tiny_disk):
     until_full(api, server.bootstrap_key)
     tiny_disk.free()
     poll(lambda: create(api, server.bootstrap_key).status == 201, timeout_s=15, what="a create after freeing space")
+
+
+def test_a_breach_that_failed_on_a_full_disk_commits_once_there_is_space(server, tiny_disk):
+    server.cli("policy", "set", "disk.sla", "--sla", "2s", "--default-choice", "deny")
+    api = Api(server.url)
+    esc = api.post("/escalations", token=server.bootstrap_key, json_body=escalation_body("disk.sla")).json()
+    tiny_disk.fill()
+    until_full(api, server.bootstrap_key)
+    poll(lambda: any("breach write failed" in line for line in server.output), timeout_s=15, what="the failed breach")
+    assert api.get(f"/escalations/{esc['id']}", token=server.bootstrap_key).json()["status"] == "open"
+    tiny_disk.free()
+    resolved = poll(
+        lambda: (e := api.get(f"/escalations/{esc['id']}", token=server.bootstrap_key).json())["status"] == "resolved" and e,
+        timeout_s=15,
+        what="the breach after freeing space",
+    )
+    assert resolved["resolution"]["resolvedBy"] == "timeout" and resolved["resolution"]["choice"] == "deny"

@@ -156,3 +156,40 @@ async def test_decisions_racing_deadlines_resolve_once_with_one_callback(tmp_pat
     finally:
         proc.stop()
         await receiver.stop()
+
+
+async def test_a_breach_whose_write_fails_is_retried_with_backoff_until_it_commits(service, monkeypatch):
+    import sqlite3
+
+    from escalated.engine import clock as clockmod
+    from escalated.store import db as dbmod
+
+    monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_S", 0.1)
+    clock = SlaClock(service)
+    esc_id = await _create(service)
+    deadline_ms = (await service.get(service.test_principal, esc_id)).deadline_ms
+    holder = sqlite3.connect(str(service.db.path), isolation_level=None, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock past the writer's patience
+    try:
+        assert await clock.tick(deadline_ms) == 0
+        assert clock.next_wake_ms(deadline_ms) == deadline_ms + clockmod.RETRY_FIRST_MS
+        assert await clock.tick(deadline_ms + clockmod.RETRY_FIRST_MS) == 0  # still held: backs off further
+        assert clock.next_wake_ms(deadline_ms) == deadline_ms + 3 * clockmod.RETRY_FIRST_MS
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert await clock.tick(deadline_ms + 2 * clockmod.RETRY_FIRST_MS) == 0  # not before its backoff
+    assert await clock.tick(deadline_ms + 3 * clockmod.RETRY_FIRST_MS) == 1
+    assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
+
+
+async def test_the_periodic_sweep_breaches_a_past_deadline_the_heap_never_held(service):
+    clock = SlaClock(service, sweep_ms=20_000)  # the policy's SLA is 10 s
+    at_ms = now_ms()
+    await clock.tick(at_ms)  # the window is loaded; the clock hears of nothing created from here on
+    esc_id = await _create(service)
+    deadline_ms = (await service.get(service.test_principal, esc_id)).deadline_ms
+    assert await clock.tick(deadline_ms) == 0
+    assert clock.next_wake_ms(deadline_ms) == at_ms + 20_000
+    assert await clock.tick(at_ms + 20_000) == 1
+    assert (await service.get(service.test_principal, esc_id)).status == "resolved"
