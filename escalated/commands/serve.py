@@ -7,7 +7,6 @@ import contextlib
 import errno
 import logging
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import click
 from aiohttp import web
 
 from escalated.commands.common import converts_errors, db_option, open_db
+from escalated.commands import logsetup
 from escalated.commands.dbpath import db_path_problem
 from escalated.commands.routing import log_unroutable_policies
 from escalated.domain.scopes import ALL_SCOPES
@@ -170,10 +170,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     Prints the URL it listens on. On a brand-new database it also prints a
     bootstrap API key, once.
     """
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # aiosqlite logs every statement with its parameters at DEBUG: token hashes
-    # and idempotency keys have no place in a log, whatever the level.
-    logging.getLogger("aiosqlite").setLevel(max(logging.INFO, logging.getLogger().level))
+    logsetup.configure(log_level)
     if isinstance(db_path, PostgresUrl):
         raise ConfigError("serve does not run on PostgreSQL yet; only `escalated migrate` does")
     settings = Settings(

@@ -25,7 +25,7 @@ from escalated.metrics import Metrics
 from escalated.settings import Settings
 from escalated.store import outbox
 from escalated.store.db import Database
-from escalated.timeutil import now_ms
+from escalated.timeutil import format_opt, now_ms
 
 log = logging.getLogger(__name__)
 IDLE_WAKE_S = 30.0  # also catches rows written by another process
@@ -133,9 +133,17 @@ class Sender:
         self._metrics.delivery_attempts.labels(delivery.kind, "ok" if outcome.ok else "failed").inc()
         if status == FAILED:
             self._metrics.deliveries_failed.inc()
-            log.warning("delivery %s (%s) failed for good: %s", delivery.id, delivery.kind, outcome.error)
+            log.warning(
+                "escalation %s: %s delivery %s failed for good: %s",
+                delivery.escalation_id, delivery.kind, delivery.id, outcome.error,
+            )  # fmt: skip
         elif status == PENDING:
-            log.info("delivery %s attempt %d failed (%s); next try at %s", delivery.id, len(delivery.attempts) + 1, outcome.error, next_ms)
+            # RFC 3339, not epoch ms: an operator reads these lines, not a program.
+            log.info(
+                "escalation %s: %s delivery %s attempt %d failed (%s); next try at %s",
+                delivery.escalation_id, delivery.kind, delivery.id, len(delivery.attempts) + 1, outcome.error,
+                format_opt(next_ms),
+            )  # fmt: skip
             self.wake()
 
     def _after(self, delivery: Delivery, outcome: transport.Outcome, at_ms: int) -> tuple[str, int | None]:
