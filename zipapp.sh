@@ -17,7 +17,9 @@
 #
 # The pyz holds wheels for the Python and platform it was built on (e.g.
 # CPython 3.11, manylinux x86_64): run it with that same Python minor version
-# on the same OS and architecture. Build once per target otherwise.
+# on the same OS and architecture. Build once per target otherwise. The entry
+# point (escalated/pyz.py) checks this first and names the Python it was
+# built for.
 #
 # PYTHON picks the interpreter to build for (default: .venv/bin/python if
 # present, else python3). Needs pip access to the package index (or its
@@ -40,6 +42,13 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/src"
 cp "$root/pyproject.toml" "$root/README.md" "$scratch/src/"
 (cd "$root" && tar --exclude='__pycache__' --exclude='*.pyc' -cf - escalated) | tar -xf - -C "$scratch/src"
+# Stamp the Python this build is for: escalated.pyz:main checks it before
+# importing anything compiled, so another version gets one clear line.
+"$PYTHON" - "$scratch/src/escalated/_built_for.py" <<'PY'
+import sys, sysconfig
+with open(sys.argv[1], "w") as f:
+    f.write(f"PYTHON = {tuple(sys.version_info[:2])!r}\nPLATFORM = {sysconfig.get_platform()!r}\n")
+PY
 
 if "$PYTHON" -c 'import shiv' 2>/dev/null; then
   shiv_path=""
@@ -50,7 +59,7 @@ fi
 
 mkdir -p "$(dirname "$out")"
 PYTHONPATH="$shiv_path${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m shiv \
-  --entry-point escalated.cli:main \
+  --entry-point escalated.pyz:main \
   --output-file "$out" \
   --python '/usr/bin/env python3' \
   --extend-pythonpath \

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import aiohttp
@@ -119,3 +120,38 @@ async def test_pyz_serves_decides_and_delivers_a_signed_callback(pyz, tmp_path):
         await asyncio.to_thread(server.wait, 15)
     assert (callback.escalation_id, callback.choice, callback.resolved_by) == (esc_id, "yes", "human")
     assert callback.event == "escalation.decided"
+
+
+def _restamped(pyz: Path, out: Path, *, python: tuple[int, int]) -> Path:
+    """A copy of ``pyz`` whose build stamp names another Python (zipapp.sh writes the real one)."""
+    raw = pyz.read_bytes()
+    shebang = raw[: raw.index(b"PK\x03\x04")]
+    with zipfile.ZipFile(pyz) as src, out.open("wb") as f:
+        f.write(shebang)
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+            for item in src.infolist():
+                data = src.read(item)
+                if item.filename.endswith("escalated/_built_for.py"):
+                    stamp = dict(line.split(" = ", 1) for line in data.decode().splitlines())
+                    data = f"PYTHON = {python!r}\nPLATFORM = {stamp['PLATFORM']}\n".encode()
+                dst.writestr(item, data)
+    return out
+
+
+def test_pyz_records_the_python_it_was_built_for(pyz):
+    with zipfile.ZipFile(pyz) as z:
+        name = next(n for n in z.namelist() if n.endswith("escalated/_built_for.py"))
+        assert f"PYTHON = {tuple(sys.version_info[:2])!r}" in z.read(name).decode()
+
+
+def test_pyz_on_another_python_says_which_python_it_was_built_for(pyz, tmp_path):
+    other = _restamped(pyz, tmp_path / "other.pyz", python=(3, 99))
+    proc = subprocess.run(
+        [_bare_python(), "-I", str(other), "keys", "list"], env=_run_env(tmp_path), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "built for Python 3.99" in lines[0], proc.stderr
+    assert f"this is Python {sys.version_info[0]}.{sys.version_info[1]}" in lines[0]
+    assert "Traceback" not in proc.stderr
