@@ -1,0 +1,55 @@
+"""Hearing other replicas' commits: LISTEN on a dedicated connection.
+
+Every commit group of every replica ends with one ``pg_notify`` (see
+writer.py). The notification carries nothing: it is a doorbell, and what
+rang it is re-read from the tables, so a missed or merged ring loses
+nothing. After (re)connecting it rings once, for whatever was committed
+while it was not listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import psycopg
+
+from escalated.store.postgres.writer import DOORBELL_CHANNEL
+
+log = logging.getLogger(__name__)
+LISTEN_POLL_S = 0.5  # how often a quiet listener looks at ``stop``
+RECONNECT_S = 1.0
+
+
+class Doorbell:
+    def __init__(self, url: str, *, on_ring: Callable[[], None], channel: str = DOORBELL_CHANNEL) -> None:
+        self._url = url
+        self._on_ring = on_ring
+        self._channel = channel
+        self.listening = asyncio.Event()  # set while subscribed (tests wait for it)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self._listen(stop)
+            except psycopg.OperationalError as exc:
+                self.listening.clear()
+                log.warning("doorbell connection lost (%s); reconnecting in %g s", exc, RECONNECT_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), RECONNECT_S)
+
+    async def _listen(self, stop: asyncio.Event) -> None:
+        async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+            await conn.execute(f"LISTEN {self._channel}")
+            self.listening.set()
+            self._on_ring()  # for what was committed while nobody listened
+            while not stop.is_set():
+                rang = False
+                async for _ in conn.notifies(timeout=LISTEN_POLL_S):
+                    rang = True
+                    break  # one ring covers every notification queued with it
+                if rang:
+                    self._on_ring()
+        self.listening.clear()

@@ -1,0 +1,173 @@
+"""The PostgreSQL writer: one connection per replica, group commit.
+
+A write job is ``async def job(conn, *args)`` over a psycopg
+``AsyncConnection``. Jobs submitted while a group is in flight wait and
+form the next group; a group is ONE transaction, so N concurrent requests
+cost one COMMIT (one WAL flush) instead of N. Measured on PostgreSQL 15:
+7-15k creates/s this way against 0.4-3.7k for one transaction per request.
+
+Each group ends with one ``pg_notify`` on the doorbell channel (never one
+per request: NOTIFY takes a database-wide lock at COMMIT, so per-request
+notifies would serialise every commit). Other replicas hear it and re-read.
+
+As in the SQLite writer, one failing job never undoes the others of its
+group: the group first runs without savepoints; if a job raises, it is
+rolled back and run again with a SAVEPOINT per job. A job is a function of
+the database alone, so running it again gives the answer it would have
+given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import psycopg
+
+from escalated.errors import DatabaseBusy
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+MAX_GROUP = 512
+DOORBELL_CHANNEL = "escalated_changes"
+SYNCHRONOUS_COMMIT = {"full": "on", "normal": "off"}  # --durability -> synchronous_commit
+
+Job = Callable[..., Awaitable[Any]]
+
+
+async def open_connection(url: str, *, durability: str = "full") -> psycopg.AsyncConnection:
+    """A writer connection: autocommit (the writer issues BEGIN/COMMIT itself)."""
+    conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    # normal: a COMMIT returns before its WAL reaches disk; a crash of the
+    # database server (not of a replica) may lose the last few groups.
+    await conn.execute(f"SET synchronous_commit = {SYNCHRONOUS_COMMIT[durability]}")
+    return conn
+
+
+class PgWriter:
+    """Groups concurrent write jobs into one transaction on one connection."""
+
+    def __init__(self, url: str, *, durability: str = "full", channel: str = DOORBELL_CHANNEL) -> None:
+        self._url = url
+        self._durability = durability
+        self._channel = channel
+        self._conn: psycopg.AsyncConnection | None = None
+        self._pending: list[tuple[Job, tuple, asyncio.Future]] = []
+        self._wake = asyncio.Event()
+        self._closed = False
+        self._task: asyncio.Task | None = None
+        self.commits = 0
+        self.jobs = 0
+
+    async def start(self) -> PgWriter:
+        self._conn = await open_connection(self._url, durability=self._durability)
+        self._task = asyncio.create_task(self._run(), name="escalated-pg-writer")
+        return self
+
+    async def submit(self, job: Job, *args: Any) -> Any:
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((job, args, future))
+        self._wake.set()
+        return await future
+
+    async def close(self) -> None:
+        """Refuse new jobs, let queued ones commit, close the connection."""
+        self._closed = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            # Let requests that arrive in this same loop iteration join the group.
+            await asyncio.sleep(0)
+            while self._pending:
+                batch = self._pending[:MAX_GROUP]
+                del self._pending[:MAX_GROUP]
+                await self._commit_group(batch)
+            if self._closed:
+                return
+
+    async def _commit_group(self, batch: list) -> None:
+        try:
+            conn = await self._connection()
+            outcomes = await self._run_group(conn, batch)
+        except psycopg.OperationalError as exc:  # the connection died: whether it committed is unknown
+            log.error("write group of %d failed on a lost connection: %s", len(batch), exc)
+            await self._drop_connection()
+            error = DatabaseBusy("the database connection was lost; try again", retry_after_s=1)
+            outcomes = [(future, None, error) for _, _, future in batch]
+        except Exception as exc:  # e.g. the COMMIT itself refused
+            log.exception("write group of %d failed", len(batch))
+            outcomes = [(future, None, exc) for _, _, future in batch]
+        else:
+            self.commits += 1
+            self.jobs += len(batch)
+        for future, result, exc in outcomes:
+            if future.done():
+                continue
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    async def _run_group(self, conn: psycopg.AsyncConnection, batch: list) -> list:
+        await conn.execute("BEGIN")
+        try:
+            outcomes, raised = await self._run_jobs(conn, batch, careful=False)
+            if raised is not None:
+                await conn.execute("ROLLBACK")
+                if len(batch) == 1:
+                    return [(batch[0][2], None, raised)]
+                await conn.execute("BEGIN")
+                outcomes, _ = await self._run_jobs(conn, batch, careful=True)
+            await conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
+            await conn.execute("COMMIT")
+        except BaseException:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE and not conn.closed:
+                await conn.execute("ROLLBACK")
+            raise
+        return outcomes
+
+    async def _run_jobs(self, conn, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
+        """Each job's outcome; without ``careful``, stop at the first job that raises."""
+        outcomes: list[tuple[asyncio.Future, Any, BaseException | None]] = []
+        for job, args, future in batch:
+            if careful:
+                await conn.execute("SAVEPOINT job")
+            try:
+                result = await job(conn, *args)
+            except psycopg.OperationalError:
+                raise  # the connection, not the job: fails the whole group
+            except Exception as exc:  # handed to the caller, never swallowed
+                if not careful:
+                    return outcomes, exc
+                await conn.execute("ROLLBACK TO SAVEPOINT job")
+                await conn.execute("RELEASE SAVEPOINT job")
+                outcomes.append((future, None, exc))
+            else:
+                if careful:
+                    await conn.execute("RELEASE SAVEPOINT job")
+                outcomes.append((future, result, None))
+        return outcomes, None
+
+    async def _connection(self) -> psycopg.AsyncConnection:
+        if self._conn is None or self._conn.closed:
+            self._conn = await open_connection(self._url, durability=self._durability)
+        return self._conn
+
+    async def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                await self._conn.close()
+            except psycopg.Error:
+                pass
+            self._conn = None

@@ -1,0 +1,112 @@
+"""SLA clock leadership across replicas: one holder of the advisory lock at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+
+from escalated.store.postgres.leader import Leadership
+
+pytestmark = pytest.mark.postgres
+
+# A replica in miniature: leads with the real Leadership, says so, then sleeps.
+HOLDER = """
+import asyncio, sys
+from escalated.store.postgres.leader import Leadership
+
+async def main():
+    async def lead():
+        print("leading", flush=True)
+        await asyncio.Event().wait()
+    await Leadership(sys.argv[1], poll_s=0.2).run(asyncio.Event(), lead)
+
+asyncio.run(main())
+"""
+
+
+async def wait_for(predicate, *, timeout_s: float) -> float:
+    """Seconds until ``predicate()`` held; fails at the deadline."""
+    start = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - start < timeout_s, "condition not met in time"
+        await asyncio.sleep(0.02)
+    return time.monotonic() - start
+
+
+async def test_of_two_candidates_exactly_one_leads(postgres_url):
+    stop = asyncio.Event()
+    leading: list[str] = []
+
+    def leader(name):
+        async def lead():
+            leading.append(name)
+            await asyncio.Event().wait()
+
+        return lead
+
+    a, b = Leadership(postgres_url, poll_s=0.1), Leadership(postgres_url, poll_s=0.1)
+    tasks = [asyncio.create_task(a.run(stop, leader("a"))), asyncio.create_task(b.run(stop, leader("b")))]
+    await wait_for(lambda: leading, timeout_s=5)
+    await asyncio.sleep(0.5)  # several polls of the other candidate
+    stop.set()
+    await asyncio.gather(*tasks)
+    assert len(leading) == 1
+
+
+async def test_a_killed_leader_process_is_replaced_within_5_s(postgres_url):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres_url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "leading"
+        stop = asyncio.Event()
+        candidate = Leadership(postgres_url, poll_s=0.2)
+        led = asyncio.Event()
+
+        async def lead():
+            led.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.create_task(candidate.run(stop, lead))
+        await asyncio.sleep(0.6)
+        assert not led.is_set()  # the lock is held elsewhere
+        holder.kill()  # SIGKILL: no clean-up code runs
+        killed_at = time.monotonic()
+        await asyncio.wait_for(led.wait(), 5.0)
+        failover_s = time.monotonic() - killed_at
+        stop.set()
+        await task
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert failover_s < 5.0
+
+
+async def test_a_leader_whose_session_is_ended_stops_leading_and_the_clock_is_led_again(postgres_url):
+    stop = asyncio.Event()
+    events: list[str] = []
+
+    async def lead():
+        events.append("start")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            events.append("stop")
+
+    candidates = [Leadership(postgres_url, poll_s=0.1) for _ in range(2)]
+    tasks = [asyncio.create_task(c.run(stop, lead)) for c in candidates]
+    await wait_for(lambda: events == ["start"], timeout_s=5)
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
+        # End the session holding the clock lock, as a database restart or a network cut would.
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+    await wait_for(lambda: events[-2:] == ["stop", "start"] or events[1:] == ["start", "stop"], timeout_s=5)
+    assert sum(c.leading for c in candidates) == 1
+    stop.set()
+    await asyncio.gather(*tasks)

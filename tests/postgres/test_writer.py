@@ -1,0 +1,85 @@
+"""The PostgreSQL writer: group commit on one connection, against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+from escalated.errors import DatabaseBusy
+from escalated.store.postgres.writer import DOORBELL_CHANNEL, PgWriter
+
+pytestmark = pytest.mark.postgres
+
+
+async def insert_workspace(conn, name: str) -> str:
+    await conn.execute("INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, 0)", (f"wsp_{name}", name))
+    return name
+
+
+async def count_workspaces(url: str) -> int:
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        return (await (await conn.execute("SELECT count(*) FROM workspaces")).fetchone())[0]
+
+
+async def test_concurrent_jobs_commit_together_in_fewer_transactions_than_jobs(postgres_url):
+    writer = await PgWriter(postgres_url).start()
+    names = await asyncio.gather(*(writer.submit(insert_workspace, f"w{i}") for i in range(200)))
+    await writer.close()
+    assert names == [f"w{i}" for i in range(200)]
+    assert writer.jobs == 200 and writer.commits < 20
+    assert await count_workspaces(postgres_url) == 201  # with default
+
+
+async def test_a_failing_job_fails_alone_and_the_rest_of_its_group_commits(postgres_url):
+    writer = await PgWriter(postgres_url).start()
+    results = await asyncio.gather(
+        writer.submit(insert_workspace, "a"),
+        writer.submit(insert_workspace, "default"),  # taken by the migration: a unique violation
+        writer.submit(insert_workspace, "b"),
+        return_exceptions=True,
+    )
+    await writer.close()
+    assert results[0] == "a" and results[2] == "b"
+    assert isinstance(results[1], psycopg.errors.UniqueViolation)
+    assert await count_workspaces(postgres_url) == 3
+
+
+async def test_each_commit_group_rings_the_doorbell_once(postgres_url):
+    listener = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    await listener.execute(f"LISTEN {DOORBELL_CHANNEL}")
+    writer = await PgWriter(postgres_url).start()
+    await asyncio.gather(*(writer.submit(insert_workspace, f"w{i}") for i in range(50)))
+    await writer.close()
+    rings = 0
+    async for _ in listener.notifies(timeout=1.0):
+        rings += 1
+    await listener.close()
+    assert rings == writer.commits
+
+
+@pytest.mark.parametrize(("durability", "setting"), [("full", "on"), ("normal", "off")])
+async def test_durability_sets_the_writer_connections_synchronous_commit(postgres_url, durability, setting):
+    async def show(conn):
+        return (await (await conn.execute("SHOW synchronous_commit")).fetchone())[0]
+
+    writer = await PgWriter(postgres_url, durability=durability).start()
+    value = await writer.submit(show)
+    await writer.close()
+    assert value == setting
+
+
+async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reconnects(postgres_url):
+    async def backend_pid(conn):
+        return conn.info.backend_pid
+
+    writer = await PgWriter(postgres_url).start()
+    pid = await writer.submit(backend_pid)
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
+        await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(DatabaseBusy):
+        await writer.submit(insert_workspace, "lost")
+    assert await writer.submit(insert_workspace, "after") == "after"
+    await writer.close()
+    assert await count_workspaces(postgres_url) == 2
