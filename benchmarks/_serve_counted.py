@@ -39,7 +39,7 @@ atexit.register(_report)
 if os.environ.get("BENCH_STUB_SERVICE"):
     import orjson
 
-    from escalated import service
+    from escalated.core import service
 
     _STUB_BODY = orjson.dumps({"id": "esc_01BENCHSTUB000000000000000", "status": "open", "pad": "x" * 900})
 

@@ -54,7 +54,7 @@ async def memory_per_deadline(n: int, work: Path) -> tuple[float, float, int]:
     database, and one asyncio TimerHandle per row loaded the same way. Both
     include what they keep of each row (its id string and deadline int)."""
     from escalated.engine.clock import SlaClock
-    from escalated.service import Service
+    from escalated.core.service import Service
     from escalated.settings import Settings
     from escalated.store.db import Database
 

@@ -9,7 +9,7 @@ import attrs
 
 from escalated.domain.models import Policy, UserInfo
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
-from escalated.engine.urlsafety import literal_problem
+from escalated.domain.urlsafety import literal_problem
 from escalated.errors import ConfigError
 from escalated.timeutil import parse_duration_s
 

@@ -1,2 +1,2 @@
-"""The parts that run on their own inside ``escalated serve``: the event bus,
-the SLA clock and the outbox sender."""
+"""The parts that run on their own inside ``escalated serve`` and drive the
+core: the SLA clock and the outbox sender."""

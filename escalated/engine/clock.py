@@ -24,8 +24,8 @@ import asyncio
 import heapq
 import logging
 
-from escalated.engine.bus import BusEvent
-from escalated.service import Service
+from escalated.core.bus import BusEvent
+from escalated.core.service import Service
 from escalated.store import escalations as store
 from escalated.timeutil import now_ms
 

@@ -22,7 +22,7 @@ from aiohttp.resolver import DefaultResolver
 from escalated import __version__
 from escalated.domain.models import CALLBACK, Delivery
 from escalated.engine.retry import parse_retry_after
-from escalated.engine.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
+from escalated.domain.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.signing import sign
 
 

@@ -10,7 +10,7 @@ from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
-from escalated.service import Service
+from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.store.db import Database
 
@@ -27,7 +27,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     meta.add_routes(app)
     app.cleanup_ctx.append(_service_ctx)
     if with_engine:
-        from escalated.engine.runner import engine_ctx
+        from escalated.http.lifecycle import engine_ctx
 
         app.cleanup_ctx.append(engine_ctx)
     return app

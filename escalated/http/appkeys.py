@@ -8,7 +8,7 @@ from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
-from escalated.service import Service
+from escalated.core.service import Service
 from escalated.settings import Settings
 
 SERVICE = web.AppKey("service", Service)

@@ -13,7 +13,7 @@ from escalated.domain.policies import build_policy
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.sender import Sender
 from escalated.metrics import Metrics
-from escalated.service import Service
+from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.store import admin, outbox
 from escalated.store.db import Database

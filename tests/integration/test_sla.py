@@ -12,7 +12,7 @@ import pytest
 from escalated.domain.models import Principal
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.clock import SlaClock
-from escalated.service import Service
+from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.store import admin
 from escalated.store.db import Database

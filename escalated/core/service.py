@@ -34,9 +34,9 @@ from escalated.domain.models import (
 )
 from escalated.domain.resource import escalation_resource
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
-from escalated.engine.bus import EventBus
-from escalated.engine.notifications import notification_deliveries
-from escalated.engine.urlsafety import literal_problem
+from escalated.core.bus import EventBus
+from escalated.core.notifications import notification_deliveries
+from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
     DefaultChoiceNotOffered,
     IdempotencyKeyReused,
