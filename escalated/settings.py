@@ -69,3 +69,7 @@ class Settings:
     # time, so a receiver that hangs holds at most this many of the slots above
     # and every other receiver keeps capacity (docs/reliability.md).
     sender_per_host: int = 4
+    # The address people reach the server at (links in sign-in links and
+    # emails); an https one marks the web app's cookies Secure.
+    public_url: str | None = None
+    web_idle_s: float = 12 * 3600.0  # a web session ends after this long without a request

@@ -131,6 +131,7 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     click.echo(f"Listening on http://{host}:{port}")
+    click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
     if ready is not None:
         ready(f"http://{host}:{port}")
     stop = asyncio.Event()
@@ -161,10 +162,11 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--smtp-url", help="SMTP server for email: notify targets, e.g. smtp://127.0.0.1:1025.")
 @click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
+@click.option("--public-url", help="The address people reach this server at (https:// marks web cookies Secure).")
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, max_body, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, max_body, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -185,6 +187,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         allow_callback_hosts=tuple(allow_hosts),
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
+        public_url=public_url.rstrip("/") if public_url else None,
     )
     # Before anything touches the database: a second server must not even
     # migrate or mint a bootstrap key on a database another one serves.

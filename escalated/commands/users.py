@@ -7,7 +7,10 @@ import click
 from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain import tokens
 from escalated.domain.scopes import ROLES
+from escalated.settings import DEFAULT_PORT
 from escalated.store import admin
+from escalated.timeutil import now_ms, parse_duration_s
+from escalated.core.websessions import DEFAULT_LINK_TTL_S, issue_login_link, login_url
 
 
 @click.group()
@@ -61,3 +64,31 @@ def token(name, db_path, workspace) -> None:
 
     transact(db_path, job)
     click.echo(secret)
+
+
+@users.command("login-link")
+@click.argument("name")
+@db_option
+@workspace_option
+@click.option("--ttl", default="15m", show_default=True, help="How long the link stays usable: 90s, 15m, 4h, 2d or PT15M.")
+@click.option(
+    "--url",
+    "base_url",
+    envvar="ESCALATED_URL",
+    default=f"http://127.0.0.1:{DEFAULT_PORT}",
+    show_default=True,
+    help="The server's address as the user reaches it (env ESCALATED_URL).",
+)
+@converts_errors
+def login_link(name, db_path, workspace, ttl, base_url) -> None:
+    """Print a single-use web sign-in link for NAME (for people who should never handle a token).
+
+    The link works once, until --ttl passes or NAME's token is rotated.
+    """
+    ttl_s = parse_duration_s(ttl) if ttl else DEFAULT_LINK_TTL_S
+
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        return issue_login_link(conn, ws.id, name, ttl_s=ttl_s, at_ms=now_ms())
+
+    click.echo(login_url(base_url, transact(db_path, job)))

@@ -31,6 +31,7 @@ from escalated.domain.models import (
     Policy,
     Principal,
     Resolution,
+    STATUSES,
 )
 from escalated.domain.resource import escalation_resource
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
@@ -48,6 +49,7 @@ from escalated.ids import new_id
 from escalated.metrics import Metrics
 from escalated.settings import Settings
 from escalated.store import escalations as store
+from escalated.store import outbox
 from escalated.store.admin import SELECT_POLICY, policy_from_row
 from escalated.store.db import Database
 from escalated.timeutil import format_ms, now_ms
@@ -57,6 +59,41 @@ IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
 # The policy row is read on every create (a CLI change must apply to the very
 # next one); parsing it is cached by the row's exact contents.
 _cached_policy = functools.lru_cache(maxsize=4096)(policy_from_row)
+
+
+INBOX_LIMIT = 200
+INBOX_STATUSES = ("active", *STATUSES, "all")
+INBOX_SORTS = ("deadline", "newest", "oldest")
+
+
+@attrs.frozen
+class InboxQuery:
+    status: str = "active"  # one of INBOX_STATUSES
+    policy: str = ""
+    text: str = ""
+    sort: str = "deadline"  # one of INBOX_SORTS
+
+
+@attrs.frozen
+class Inbox:
+    items: tuple[Escalation, ...]
+    counts: dict[str, int]  # per status, of everything routed to the caller
+    query: InboxQuery
+
+
+def matches_text(esc: Escalation, text: str) -> bool:
+    """Free-text filter: every word appears in the id, policy, agent, subject or question."""
+    if not text.strip():
+        return True
+    subject = esc.content.subject
+    hay = " ".join((esc.id, esc.policy, esc.agent_id, esc.run_id, subject.label, subject.id, esc.content.question)).lower()
+    return all(word in hay for word in text.lower().split())
+
+
+def sort_inbox(items: list[Escalation], sort: str) -> list[Escalation]:
+    if sort == "deadline":  # soonest first; no deadline last, newest first among those
+        return sorted(items, key=lambda e: (e.deadline_ms is None, e.deadline_ms or 0, -e.created_ms))
+    return sorted(items, key=lambda e: e.id, reverse=sort != "oldest")
 
 
 @attrs.frozen
@@ -177,6 +214,45 @@ class Service:
 
     async def list(self, query: store.ListQuery) -> tuple[list[Escalation], str | None]:
         return await store.list_escalations(self.db, query)
+
+    async def inbox(self, principal: Principal, query: InboxQuery) -> Inbox:
+        """The web inbox: routed escalations filtered and sorted, with counts per status."""
+        statuses = ACTIVE_STATUSES if query.status == "active" else (None,) if query.status == "all" else (query.status,)
+        items: list[Escalation] = []
+        for status in statuses:
+            page, _ = await store.list_escalations(
+                self.db,
+                store.ListQuery(
+                    workspace_id=principal.workspace_id,
+                    routes=principal.routes,
+                    status=status,
+                    policy=query.policy or None,
+                    limit=INBOX_LIMIT,
+                ),
+            )
+            items += page
+        items = [e for e in items if matches_text(e, query.text)]
+        counts = await store.count_by_status(self.db, principal.workspace_id, principal.routes)
+        return Inbox(items=tuple(sort_inbox(items, query.sort)), counts=counts, query=query)
+
+    async def deliveries(self, principal: Principal, escalation_id: str) -> tuple[Escalation, list[Delivery]]:
+        """An escalation the principal may see, with its callback and notifications."""
+        esc = await self.get(principal, escalation_id)
+        return esc, await outbox.of_escalation(self.db, esc.id)
+
+    async def redeliver(self, principal: Principal, escalation_id: str) -> Delivery:
+        """Queue a failed (or delivered) callback again: same id, same bytes (CONTRACT §5)."""
+        esc = await self.get(principal, escalation_id)
+        return await self.db.write(outbox.requeue_callback, esc.id, now_ms())
+
+    async def can_see(self, principal: Principal, esc: Escalation) -> bool:
+        """Whether a bus event about ``esc`` may go to this principal (workspace and routing)."""
+        if esc.workspace_id != principal.workspace_id:
+            return False
+        if principal.routes is None:
+            return True
+        found = await store.get_escalation(self.db, esc.id, workspace_id=principal.workspace_id, routes=principal.routes)
+        return found is not None
 
     # -- transitions --------------------------------------------------------
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from escalated.http import apikeys, escalations, meta, streams
-from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS
+from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
 from escalated.core.service import Service
 from escalated.settings import Settings
+from escalated.web import add_to as add_web_app
 from escalated.store.db import Database
+from escalated.core.websessions import WebSessions
 
 
 def create_app(settings: Settings, *, with_engine: bool = True) -> web.Application:
@@ -25,6 +27,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     streams.add_routes(app)
     apikeys.add_routes(app)
     meta.add_routes(app)
+    add_web_app(app)  # the browser app under /app/
     app.cleanup_ctx.append(_service_ctx)
     if with_engine:
         from escalated.http.lifecycle import engine_ctx
@@ -37,6 +40,7 @@ async def _service_ctx(app: web.Application):
     settings = app[SETTINGS]
     db = await Database.open(settings.db_path, durability=settings.durability)
     app[SERVICE] = Service(db, settings, metrics=app[METRICS])
+    app[WEB_SESSIONS] = WebSessions(db, idle_s=settings.web_idle_s)
     try:
         yield
     finally:

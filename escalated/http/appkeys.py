@@ -10,6 +10,7 @@ from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
 from escalated.core.service import Service
 from escalated.settings import Settings
+from escalated.core.websessions import WebSessions
 
 SERVICE = web.AppKey("service", Service)
 SETTINGS = web.AppKey("settings", Settings)
@@ -17,3 +18,4 @@ METRICS = web.AppKey("metrics", Metrics)
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
 CLOCK = web.AppKey("clock", SlaClock)
 SENDER = web.AppKey("sender", Sender)
+WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)

@@ -280,3 +280,13 @@ def resolve_many(conn: sqlite3.Connection, items: list[tuple[str, Resolution, st
             continue
         done.append(escalation_id)
     return done
+
+
+async def count_by_status(db: Database, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
+    """How many escalations of each status the caller may see (the web inbox's counts)."""
+    sql = "SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?"
+    params: list = [workspace_id]
+    if routes is not None:
+        sql += _ROUTED.format(", ".join("?" * len(routes)))
+        params += routes
+    return dict(await db.fetchall(sql + " GROUP BY status", params))

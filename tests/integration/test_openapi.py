@@ -16,13 +16,20 @@ def document(live) -> dict:
     return resp.json()
 
 
+def _is_web_app(path: str) -> bool:
+    """The browser app (HTML pages, its assets, ``/`` leading to it) is not part of the JSON API."""
+    return path in ("/", "/app") or path.startswith("/app/")
+
+
 def router_operations(app) -> set[tuple[str, str]]:
     ops = set()
     for route in app.router.routes():
         if route.method in ("HEAD", "*"):
             continue
         info = route.resource.get_info()
-        path = info.get("path") or info.get("formatter")
+        path = info.get("path") or info.get("formatter") or info.get("prefix", "")
+        if _is_web_app(path):
+            continue
         ops.add((re.sub(r"\{(\w+)(:[^}]*)?\}", r"{\1}", path), route.method.lower()))
     assert len(ops) >= 16  # the walk found the routes at all
     return ops

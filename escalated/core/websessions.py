@@ -1,0 +1,138 @@
+"""Who is signed in to the web app: sessions, sign-in links and CSRF tokens.
+
+A session is a random secret in an HttpOnly cookie; the database keeps only
+its hash. The CSRF token is derived from the session secret (an HMAC the
+database cannot reproduce), so it needs no storage and dies with the
+session. Sessions end on sign-out, after ``idle_s`` without a request, or
+when the user's token is rotated (the store's look-up joins on the token
+hash the session was started with).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+import attrs
+
+from escalated.domain import tokens
+from escalated.domain.models import Principal, UserInfo
+from escalated.domain.scopes import ROLE_SCOPES
+from escalated.errors import Unauthenticated
+from escalated.store import admin
+from escalated.store import websessions as store
+from escalated.store.db import Database
+from escalated.timeutil import now_ms
+
+DEFAULT_IDLE_S = 12 * 3600.0
+DEFAULT_LINK_TTL_S = 15 * 60.0
+# last_seen_ms is rewritten at most this often: not a write per page view.
+TOUCH_EVERY_MS = 60_000
+_SECRET_BYTES = 32
+
+
+@attrs.frozen
+class SignedIn:
+    """A live session: who it is and the CSRF token its forms carry."""
+
+    principal: Principal
+    csrf: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class NewSession:
+    secret: str = attrs.field(repr=False)  # the cookie's value, shown to nobody else
+    signed_in: SignedIn
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def csrf_token(session_secret: str) -> str:
+    return hmac.new(session_secret.encode(), b"escalated csrf", hashlib.sha256).hexdigest()
+
+
+def csrf_ok(session_secret: str, presented: str | None) -> bool:
+    return bool(presented) and hmac.compare_digest(csrf_token(session_secret), presented)
+
+
+def user_principal(user: UserInfo) -> Principal:
+    return Principal(
+        kind="user",
+        id=user.id,
+        name=user.name,
+        workspace_id=user.workspace_id,
+        scopes=ROLE_SCOPES[user.role],
+        groups=user.groups,
+        role=user.role,
+    )
+
+
+class WebSessions:
+    def __init__(self, db: Database, *, idle_s: float = DEFAULT_IDLE_S) -> None:
+        self.db = db
+        self.idle_ms = int(idle_s * 1000)
+
+    async def sign_in_with_token(self, token: str) -> NewSession:
+        """A user token starts a session; API keys and anything else cannot."""
+        token = token.strip()
+        if token.startswith(tokens.API_KEY_PREFIX):
+            raise Unauthenticated("API keys cannot sign in to the web app; use a user token or a sign-in link")
+        if not token.startswith(tokens.USER_TOKEN_PREFIX) or not tokens.well_formed(token):
+            raise Unauthenticated("that is not a user token (they start with ain_user_)")
+        token_hash = tokens.hash_token(token)
+        row = self.db.lookup(admin.SELECT_USER_BY_HASH, (token_hash,))
+        if row is None:
+            raise Unauthenticated("unknown user token")
+        user = admin.user_from_row(row)
+        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
+        await self.db.write(
+            lambda conn: store.start_session(conn, _hash(secret), user_id=user.id, user_token_hash=token_hash, at_ms=at_ms)
+        )
+        return NewSession(secret=secret, signed_in=SignedIn(principal=user_principal(user), csrf=csrf_token(secret)))
+
+    async def sign_in_with_link(self, link_secret: str) -> NewSession:
+        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
+        row = await self.db.write(
+            lambda conn: store.redeem_login_link(conn, _hash(link_secret), session_hash=_hash(secret), at_ms=at_ms)
+        )
+        if row is None:
+            raise Unauthenticated("this sign-in link is used, expired or unknown; ask for a new one")
+        user = admin.user_from_row(row)
+        return NewSession(secret=secret, signed_in=SignedIn(principal=user_principal(user), csrf=csrf_token(secret)))
+
+    async def signed_in(self, session_secret: str | None, *, at_ms: int | None = None) -> SignedIn | None:
+        """The session's user, or None when there is no live session."""
+        if not session_secret:
+            return None
+        at_ms = now_ms() if at_ms is None else at_ms
+        id_hash = _hash(session_secret)
+        row = self.db.lookup(store.SELECT_SESSION_USER, (id_hash,))
+        if row is None:
+            return None
+        last_seen_ms = row[-1]
+        if at_ms - last_seen_ms > self.idle_ms:
+            await self.db.write(store.end_session, id_hash, at_ms)
+            return None
+        if at_ms - last_seen_ms > TOUCH_EVERY_MS:
+            await self.db.write(store.touch_session, id_hash, at_ms)
+        return SignedIn(principal=user_principal(admin.user_from_row(row[:-1])), csrf=csrf_token(session_secret))
+
+    async def sign_out(self, session_secret: str) -> None:
+        await self.db.write(store.end_session, _hash(session_secret), now_ms())
+
+
+def issue_login_link(conn, workspace_id: str, name: str, *, ttl_s: float, at_ms: int) -> str:
+    """A write job (the CLI's transaction or the server's writer): mint a
+    single-use sign-in link for user ``name``; only its hash is stored."""
+    secret = secrets.token_urlsafe(_SECRET_BYTES)
+    store.insert_login_link(
+        conn, _hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
+    )
+    return secret
+
+
+def login_url(base_url: str, secret: str) -> str:
+    return f"{base_url.rstrip('/')}/app/login/{secret}"

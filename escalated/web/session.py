@@ -1,0 +1,107 @@
+"""The signed-in user of a web request, the session cookie and CSRF checks.
+
+Every state-changing form carries ``csrf``; ``form()`` refuses (403) a post
+without the right one. Before sign-in, a short-lived pre-session cookie
+plays the same part for the sign-in form, so nobody can sign a browser in
+to their own account from another site.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from escalated.errors import EscalatedError
+from escalated.http.appkeys import SETTINGS, WEB_SESSIONS
+from escalated.core.websessions import NewSession, SignedIn, csrf_ok, csrf_token
+
+SESSION_COOKIE = "escalated_session"
+PRELOGIN_COOKIE = "escalated_prelogin"
+COOKIE_PATH = "/app"
+SIGNED_IN = web.RequestKey("signed_in", SignedIn) if hasattr(web, "RequestKey") else "escalated.signed_in"
+
+
+class SignedOut(EscalatedError):
+    """No live session: the middleware sends the browser to the sign-in page."""
+
+    status, code, title = 401, "signed_out", "Signed out"
+
+
+class CsrfRefused(EscalatedError):
+    status, code, title = 403, "csrf", "Form refused"
+
+
+class AdminOnly(EscalatedError):
+    status, code, title = 403, "admin_only", "Admins only"
+
+
+def _secure(request: web.Request) -> bool:
+    public_url = request.config_dict[SETTINGS].public_url
+    return bool(public_url) and public_url.startswith("https://")
+
+
+def set_cookie(response: web.StreamResponse, request: web.Request, name: str, value: str) -> None:
+    response.set_cookie(
+        name, value, path=COOKIE_PATH, httponly=True, samesite="Lax", secure=_secure(request) or None
+    )
+
+
+def start(response: web.StreamResponse, request: web.Request, new: NewSession) -> None:
+    set_cookie(response, request, SESSION_COOKIE, new.secret)
+    response.del_cookie(PRELOGIN_COOKIE, path=COOKIE_PATH)
+
+
+def end(response: web.StreamResponse) -> None:
+    response.del_cookie(SESSION_COOKIE, path=COOKIE_PATH)
+
+
+async def signed_in(request: web.Request) -> SignedIn:
+    """The request's session, or SignedOut."""
+    cached = request.get(SIGNED_IN)
+    if cached is not None:
+        return cached
+    found = await request.config_dict[WEB_SESSIONS].signed_in(request.cookies.get(SESSION_COOKIE))
+    if found is None:
+        raise SignedOut("sign in first")
+    request[SIGNED_IN] = found
+    return found
+
+
+async def admin(request: web.Request) -> SignedIn:
+    who = await signed_in(request)
+    if who.principal.role != "admin":
+        raise AdminOnly("this page is for admins; ask one to change policies, users or keys")
+    return who
+
+
+async def form(request: web.Request) -> MultiDictProxy:
+    """A signed-in user's posted form, once its CSRF token checks out."""
+    await signed_in(request)
+    data = await request.post()
+    if not csrf_ok(request.cookies.get(SESSION_COOKIE, ""), _field(data, "csrf")):
+        raise CsrfRefused("this form is missing its security token or it has expired; reload the page and try again")
+    return data
+
+
+def prelogin_secret(request: web.Request) -> tuple[str, bool]:
+    """The pre-session secret and whether it is new (then set the cookie)."""
+    current = request.cookies.get(PRELOGIN_COOKIE)
+    return (current, False) if current else (secrets.token_urlsafe(24), True)
+
+
+def prelogin_csrf(secret: str) -> str:
+    return csrf_token(secret)
+
+
+async def login_form(request: web.Request) -> MultiDictProxy:
+    data = await request.post()
+    if not csrf_ok(request.cookies.get(PRELOGIN_COOKIE, ""), _field(data, "csrf")):
+        raise CsrfRefused("the sign-in form expired or did not come from this site; reload it and try again")
+    return data
+
+
+def _field(data: MultiDictProxy, name: str) -> str | None:
+    value = data.get(name)
+    return value if isinstance(value, str) else None

@@ -1,0 +1,141 @@
+"""Sign-in, sessions and CSRF through a real ``escalated serve`` (CONTRACT §11)."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from escalated.cli import main
+
+from tests.web.support import WebClient
+
+LINK = re.compile(r"^http://127\.0\.0\.1:\d+/app/login/[A-Za-z0-9_-]{40,}$")
+
+
+def test_root_redirects_to_the_web_app(world):
+    page = WebClient(world.url).get("/")
+    assert page.status in (301, 302, 303, 307, 308) and page.location == "/app/"
+
+
+def test_a_signed_out_visitor_is_sent_to_sign_in(world):
+    for path in ("/app/", "/app/escalations/esc_x", "/app/events"):
+        page = WebClient(world.url).get(path)
+        assert (page.status, page.location) == (303, "/app/login"), path
+
+
+def test_a_user_token_signs_in_with_a_strict_cookie(world):
+    browser = WebClient(world.url)
+    page = browser.sign_in(world.alice)
+    assert (page.status, page.location) == (303, "/app/")
+    cookie = page.set_cookies()["escalated_session"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/app" in cookie
+    assert "Secure" not in cookie  # plain http here; see the https test
+    home = browser.get("/app/")
+    assert home.status == 200 and "<title>Inbox · escalated</title>" in home.text and "alice" in home.text
+
+
+def test_an_api_key_cannot_sign_in(world):
+    browser = WebClient(world.url)
+    page = browser.sign_in(world.key)
+    assert page.status == 401 and "API keys cannot sign in" in page.text
+    assert "escalated_session" not in browser.cookies
+    assert world.key not in page.text
+
+
+def test_a_wrong_token_is_refused_in_words(world):
+    page = WebClient(world.url).sign_in("ain_user_" + "x" * 38)
+    assert page.status == 401 and "Sign-in failed" in page.text
+
+
+def test_the_sign_in_form_without_its_csrf_field_is_refused(world):
+    browser = WebClient(world.url)
+    browser.get("/app/login")
+    page = browser.post("/app/login", {"token": world.alice})
+    assert page.status == 403 and "escalated_session" not in browser.cookies
+
+
+def test_signing_in_issues_a_new_session_id_and_ends_the_old_one(world):
+    browser = WebClient(world.url)
+    browser.sign_in(world.alice)
+    first = browser.cookies["escalated_session"]
+    browser.sign_in(world.bob)
+    second = browser.cookies["escalated_session"]
+    assert second != first
+    stale = WebClient(world.url)
+    stale.cookies["escalated_session"] = first
+    assert stale.get("/app/").status == 303
+
+
+def test_a_session_id_planted_before_sign_in_is_never_adopted(world):
+    browser = WebClient(world.url)
+    browser.cookies["escalated_session"] = "attacker-chosen-value"
+    browser.sign_in(world.alice)
+    assert browser.cookies["escalated_session"] != "attacker-chosen-value"
+    attacker = WebClient(world.url)
+    attacker.cookies["escalated_session"] = "attacker-chosen-value"
+    assert attacker.get("/app/").status == 303
+
+
+def test_a_login_link_signs_in_once(world):
+    link = world.server.cli("users", "login-link", "alice", "--url", world.url)
+    assert LINK.match(link), link
+    path = link.removeprefix(world.url)
+    browser = WebClient(world.url)
+    page = browser.get(path)
+    assert (page.status, page.location) == (303, "/app/")
+    assert browser.get("/app/").status == 200
+    again = WebClient(world.url).get(path)
+    assert again.status == 401 and "used, expired or unknown" in again.text
+
+
+def test_login_link_for_an_unknown_user_fails_in_words(world):
+    result = CliRunner().invoke(main, ["users", "login-link", "nobody", "--db", str(world.server.db)])
+    assert result.exit_code == 1 and "no user named 'nobody'" in result.output
+
+
+def test_sign_out_ends_the_session(world):
+    browser = WebClient(world.url)
+    browser.sign_in(world.alice)
+    cookie = browser.cookies["escalated_session"]
+    page = browser.submit("/app/", "/app/logout", {})
+    assert (page.status, page.location) == (303, "/app/login")
+    replay = WebClient(world.url)
+    replay.cookies["escalated_session"] = cookie
+    assert replay.get("/app/").status == 303
+
+
+def test_sign_out_without_csrf_is_refused(world):
+    browser = WebClient(world.url)
+    browser.sign_in(world.alice)
+    assert browser.post("/app/logout", {}).status == 403
+    assert browser.get("/app/").status == 200
+
+
+def test_rotating_a_users_token_ends_their_sessions(tmp_path):
+    from tests.support.server import start_server
+
+    server = start_server(tmp_path)
+    try:
+        token = server.cli("users", "add", "carol")
+        browser = WebClient(server.url)
+        browser.sign_in(token)
+        assert browser.get("/app/").status == 200
+        link = server.cli("users", "login-link", "carol", "--url", server.url)
+        server.cli("users", "token", "carol")
+        assert browser.get("/app/").status == 303
+        assert WebClient(server.url).get(link.removeprefix(server.url)).status == 401
+    finally:
+        server.stop()
+
+
+def test_cookies_are_secure_when_the_public_url_is_https(tmp_path):
+    from tests.support.server import start_server
+
+    server = start_server(tmp_path, "--public-url", "https://escalated.example.com")
+    try:
+        token = server.cli("users", "add", "dora")
+        page = WebClient(server.url).sign_in(token)
+        assert "Secure" in page.set_cookies()["escalated_session"]
+    finally:
+        server.stop()
