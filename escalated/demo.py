@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 import secrets
@@ -31,12 +32,13 @@ import click
 from escalated.client import ApiError, EscalatedClient
 from escalated.errors import EscalatedError
 from escalated.receiver import Callback, make_receiver_app, start_receiver
-from escalated.timeutil import parse_duration_s
+from escalated.timeutil import now_ms, parse_duration_s, parse_timestamp_ms
 from escalated.tui.samples import DEFAULT_CHOICE, REQUESTS, SCRIPTED_ANSWERS
 
 REVIEWER = "demo-reviewer"
 STARTUP_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
+COUNTDOWN_STEP_S = 5.0  # between countdown lines when stdout is not a terminal
 _LISTEN = re.compile(r"Listening on (http://\S+)")
 _BOOTSTRAP = re.compile(r"(ain_live_\w+)")
 
@@ -182,10 +184,40 @@ async def run_scripted(reviewer: EscalatedClient, inbox: Inbox, *, breach_s: flo
     inbox.on_arrival = lambda callback: click.echo(describe(callback))
     decided = await automatic_reviewer(reviewer)
     click.echo(f"waiting for {decided} decision callback(s) and 1 timeout (SLA {breach_s:g}s)…")
-    # The breach fires after the SLA; allow the retry schedule's first wait too.
-    if not await inbox.wait_for(decided + 1, timeout_s=breach_s + 30):
+    ticking = asyncio.create_task(countdown(await next_deadline(reviewer)))
+    try:
+        # The breach fires after the SLA; allow the retry schedule's first wait too.
+        arrived = await inbox.wait_for(decided + 1, timeout_s=breach_s + 30)
+    finally:
+        ticking.cancel()
+    if not arrived:
         raise click.ClickException(f"only {len(inbox.received)} of {decided + 1} callbacks arrived")
     click.echo("done: every callback arrived and verified.")
+
+
+async def next_deadline(reviewer: EscalatedClient) -> tuple[str, int] | None:
+    """The open escalation whose SLA ends first: (its label, deadline in epoch ms)."""
+    open_ = (await reviewer.list_escalations(status="open"))["data"]
+    timed = [(e["deadlineAt"], e["subject"]["label"]) for e in open_ if e.get("deadlineAt")]
+    if not timed:
+        return None
+    deadline, label = min(timed)
+    return label, parse_timestamp_ms(deadline)
+
+
+async def countdown(deadline: tuple[str, int] | None) -> None:
+    """So a headless run does not look hung while it waits for the breach:
+    a line every COUNTDOWN_STEP_S (a terminal gets one line updated every second)."""
+    if deadline is None:
+        return
+    label, at_ms = deadline
+    tty = sys.stdout.isatty()
+    step_s = 1.0 if tty else COUNTDOWN_STEP_S
+    while (left_s := (at_ms - now_ms()) / 1000) > 0:
+        text = f"  {label}: no decision, the default choice applies in {math.ceil(left_s)}s"
+        click.echo(f"\r{text}  " if tty else text, nl=not tty)
+        await asyncio.sleep(min(step_s, left_s))
+    click.echo(("\r" if tty else "") + f"  {label}: SLA passed, applying the default choice…")
 
 
 async def run_tui(reviewer: EscalatedClient, inbox: Inbox) -> None:

@@ -45,3 +45,12 @@ def test_demo_runs_the_whole_loop_and_the_signed_callbacks_arrive(demo_run):
 def test_demo_cleans_up_its_scratch_database(demo_run):
     db = re.search(r"scratch database (\S+)", demo_run.stdout).group(1)
     assert not os.path.exists(db)
+
+
+def test_headless_demo_counts_down_to_the_breach_while_it_waits():
+    run = run_demo("--breach-sla", "9s")
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    ticks = [int(n) for n in re.findall(r"the default choice applies in (\d+)s", out)]
+    assert ticks and ticks == sorted(ticks, reverse=True) and all(0 < n <= 9 for n in ticks), out
+    assert out.index("applies in") < out.index("SLA passed") < out.index("agent received escalation.breached")
