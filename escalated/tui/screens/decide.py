@@ -23,6 +23,18 @@ from escalated.tui.validation import NULL, check_form, number_hint
 Send = Callable[[str, str | None, dict | None], Awaitable[dict]]
 
 
+class ChoiceButton(RadioButton):
+    """A radio button whose mark shows its state without colour: ● picked, ○ not
+    (the stock button draws ● either way and relies on colour alone)."""
+
+    BUTTON_INNER = "○"
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "●" if self.value else "○"
+        super().watch_value()
+        self.refresh()
+
+
 class DecideScreen(ModalScreen["dict | ApiError | None"]):
     DEFAULT_CSS = """
     DecideScreen { align: center middle; }
@@ -54,7 +66,7 @@ class DecideScreen(ModalScreen["dict | ApiError | None"]):
             yield Static(self.escalation.get("question", ""), classes="question", markup=False)
             with RadioSet(id="choice", compact=True):
                 for choice in self.escalation.get("choices", []):
-                    yield RadioButton(choice["label"], name=choice["id"])
+                    yield ChoiceButton(choice["label"], name=choice["id"])
             yield self._error("choice")
             for index, field in enumerate(self.fields):
                 with Horizontal(classes="row"):
