@@ -11,8 +11,8 @@ per request: NOTIFY takes a database-wide lock at COMMIT, so per-request
 notifies would serialise every commit). Other replicas hear it and re-read.
 
 As in the SQLite writer, one failing job never undoes the others of its
-group: the group first runs without savepoints; if a job raises, it is
-rolled back and run again with a SAVEPOINT per job. A job is a function of
+group: the group first runs pipelined without savepoints; if anything
+raises, it is rolled back and run again with a SAVEPOINT per job. A job is a function of
 the database alone, so running it again gives the answer it would have
 given.
 """
@@ -107,6 +107,7 @@ class PgWriter:
             outcomes = [(future, None, error) for _, _, future in batch]
         except Exception as exc:  # e.g. the COMMIT itself refused
             log.exception("write group of %d failed", len(batch))
+            await self._drop_connection()  # its state is unknown: start the next group afresh
             outcomes = [(future, None, exc) for _, _, future in batch]
         else:
             self.commits += 1
@@ -120,22 +121,44 @@ class PgWriter:
                 future.set_result(result)
 
     async def _run_group(self, conn: psycopg.AsyncConnection, batch: list) -> list:
+        """The fast path, pipelined; if anything in it raises, the careful path.
+
+        In pipeline mode statements are sent without waiting for their
+        answers (a job that reads waits for its own), so a group costs about
+        one round trip instead of one per statement. An error surfaces at
+        the next wait, not necessarily in the job that caused it: the
+        careful path (no pipeline, a savepoint per job) then gives each job
+        its own outcome.
+        """
+        try:
+            async with conn.pipeline():
+                await conn.execute("BEGIN")
+                outcomes, raised = await self._run_jobs(conn, batch, careful=False)
+                if raised is None:
+                    await self._end_group(conn)
+        except psycopg.Error as exc:
+            if conn.broken:
+                raise
+            raised = exc
+        if raised is None:
+            return outcomes
+        await self._rollback(conn)
         await conn.execute("BEGIN")
         try:
-            outcomes, raised = await self._run_jobs(conn, batch, careful=False)
-            if raised is not None:
-                await conn.execute("ROLLBACK")
-                if len(batch) == 1:
-                    return [(batch[0][2], None, raised)]
-                await conn.execute("BEGIN")
-                outcomes, _ = await self._run_jobs(conn, batch, careful=True)
-            await conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
-            await conn.execute("COMMIT")
+            outcomes, _ = await self._run_jobs(conn, batch, careful=True)
+            await self._end_group(conn)
         except BaseException:
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE and not conn.closed:
-                await conn.execute("ROLLBACK")
+            await self._rollback(conn)
             raise
         return outcomes
+
+    async def _end_group(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
+        await conn.execute("COMMIT")
+
+    async def _rollback(self, conn: psycopg.AsyncConnection) -> None:
+        if not conn.broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            await conn.execute("ROLLBACK")
 
     async def _run_jobs(self, conn, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
         """Each job's outcome; without ``careful``, stop at the first job that raises."""
@@ -145,9 +168,9 @@ class PgWriter:
                 await conn.execute("SAVEPOINT job")
             try:
                 result = await job(conn, *args)
-            except psycopg.OperationalError:
-                raise  # the connection, not the job: fails the whole group
             except Exception as exc:  # handed to the caller, never swallowed
+                if conn.broken:
+                    raise  # the connection, not the job: fails the whole group
                 if not careful:
                     return outcomes, exc
                 await conn.execute("ROLLBACK TO SAVEPOINT job")
