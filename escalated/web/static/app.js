@@ -33,8 +33,9 @@
   if (window.EventSource && liveRegion()) {
     var source = new EventSource("/app/events");
     source.addEventListener("change", onChange);
-    document.body.dataset.live = "connected";
+    // Tests and people can tell a live page from a stale one.
     source.addEventListener("open", function () { document.body.dataset.live = "connected"; });
+    source.addEventListener("error", function () { document.body.dataset.live = "reconnecting"; });
   }
 
   // -- keys, as in the terminal UI --

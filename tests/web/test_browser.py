@@ -1,0 +1,82 @@
+"""The web app in a real browser: sign in by link, decide, watch a change arrive live."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.web.browser import start_chromium, stop_chromium
+from tests.web.support import api
+from tests.web.test_escalations import AMOUNT, TIER, create
+
+WAIT_S = 15
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    driver = start_chromium()
+    yield driver
+    stop_chromium(driver)
+
+
+@pytest.fixture
+def browser(chromium, world):
+    """A signed-out browser for each test (the module shares one Chromium)."""
+    chromium.get(world.url + "/app/login")
+    chromium.delete_all_cookies()
+    return chromium
+
+
+def wait_for(driver, condition, message: str):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05).until(condition, message)
+
+
+def sign_in_by_link(browser, world, name: str = "alice") -> None:
+    link = world.server.cli("users", "login-link", name, "--url", world.url)
+    browser.get(link)
+    wait_for(browser, lambda d: d.current_url == world.url + "/app/", "the link did not land on the inbox")
+
+
+def status_text(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, "status").text
+
+
+def test_sign_in_with_a_login_link_and_decide_with_response_fields(browser, world):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    esc = create(world, question="Refund with an amount?", responseFields=[AMOUNT, TIER])
+    sign_in_by_link(browser, world)
+    browser.find_element(By.CSS_SELECTOR, f'.row[data-id="{esc["id"]}"] a').click()
+    wait_for(browser, lambda d: d.title.startswith(esc["subject"]["label"]), "the escalation page did not open")
+    browser.find_element(By.CSS_SELECTOR, 'input[name=choice][value=approve]').click()
+    browser.find_element(By.ID, "f-amount").send_keys("25")
+    Select(browser.find_element(By.ID, "f-tier")).select_by_value("gold")
+    browser.find_element(By.ID, "reason").send_keys("within policy")
+    browser.find_element(By.CSS_SELECTOR, "#decide-form button[type=submit]").click()
+    wait_for(browser, lambda d: status_text(d) == "resolved", "the decision did not show")
+    resolution = api(world.url, "GET", f"/escalations/{esc['id']}", world.key)[1]["resolution"]
+    assert resolution["response"] == {"amount": 25, "tier": "gold"} and resolution["answeredBy"] == "alice"
+
+
+def test_a_decision_made_elsewhere_appears_live(browser, world):
+    esc = create(world)
+    sign_in_by_link(browser, world)
+    browser.get(f"{world.url}/app/escalations/{esc['id']}")
+    wait_for(browser, lambda d: d.find_element("css selector", "body").get_attribute("data-live") == "connected", "no live stream")
+    assert status_text(browser) == "open"
+    status, _ = api(world.url, "POST", f"/escalations/{esc['id']}/decide", world.key, {"choice": "deny"})
+    assert status == 200
+    wait_for(browser, lambda d: status_text(d) == "resolved", "the decision made elsewhere never appeared")
+    assert "deny" in browser.find_element("id", "resolution").text
+    assert not browser.find_elements("id", "decide-form")  # nothing left to decide
+
+
+def test_a_new_escalation_appears_in_the_inbox_live(browser, world):
+    sign_in_by_link(browser, world)
+    wait_for(browser, lambda d: d.find_element("css selector", "body").get_attribute("data-live") == "connected", "no live stream")
+    esc = create(world, question="Arrives while the inbox is open?")
+    wait_for(browser, lambda d: d.find_elements("css selector", f'.row[data-id="{esc["id"]}"]'), "the new escalation never appeared")
