@@ -42,6 +42,9 @@ class Finding:
     kind: str
     detail: str
     line: int
+    # "code" when what the code does showed it (a subprocess call, SQL text, a payment
+    # SDK); "name" when only words in a name did: a low-confidence signal (rules.py).
+    basis: str = "code"
 
 
 @attrs.frozen

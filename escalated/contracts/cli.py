@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from escalated.contracts.deep import with_deep_stack
+
 from escalated.guard_contracts import ContractFileError
 from escalated.contracts.report.coverage import check, project_contracts
 from escalated.contracts.scan.discovery import scan_tree
@@ -49,6 +51,7 @@ def contracts() -> None:
     help="text for people, json for scripts (docs/contracts-scan.md), sarif for GitHub code scanning.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when calls are uncovered (report only).")
+@with_deep_stack
 def scan(path: Path, output_format: str, exit_zero: bool) -> None:
     """Report every LLM call under PATH: provider, function, recommended mode, coverage.
 

@@ -44,8 +44,12 @@ def rule_number(rule_id: str) -> int:
     return int(rule_id[1:])
 
 
-def finding(rule_id: str, detail: str, line: int) -> Finding:
-    return Finding(rule=rule_id, kind=RULES_BY_ID[rule_id].kind, detail=detail, line=line)
+def finding(rule_id: str, detail: str, line: int, *, basis: str = "code") -> Finding:
+    return Finding(rule=rule_id, kind=RULES_BY_ID[rule_id].kind, detail=detail, line=line, basis=basis)
+
+
+# A name alone is a signal, not evidence: it never makes a call stricter than this.
+NAME_ONLY_CAP = "reviewed"
 
 
 # -- words ---------------------------------------------------------------
@@ -60,7 +64,7 @@ def words(identifier: str) -> tuple[str, ...]:
 # "terminal" and "notebook" alone are too common in names (terminal_spans, notebook_id).
 _CODE_WORDS = frozenset({"repl", "shell", "bash", "interpreter", "subprocess", "sandbox", "jupyter"})
 _RUN_VERBS = frozenset({"run", "execute", "exec", "eval", "evaluate"})
-_RUN_OBJECTS = frozenset({"code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet"})
+_RUN_OBJECTS = frozenset({"code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet", "codex", "aider", "coder"})
 _MONEY = frozenset({
     "pay", "pays", "payment", "payments", "charge", "charges", "refund", "refunds", "payout", "payouts",
     "transfer", "transfers", "withdraw", "withdrawal", "purchase", "buy", "checkout", "invoice",
@@ -84,6 +88,13 @@ _ACCESS = frozenset({
     "password", "passwd", "credential", "credentials", "consent", "authorize", "authorise",
     "chmod", "chown", "acl", "iam", "sudo", "mfa",
 })  # fmt: skip
+# Access words that are changes by themselves; the nouns (role, credentials…) need a change
+# verb: building OAuth credentials to read a calendar changes no one's access.
+_ACCESS_ACTS = frozenset({"grant", "revoke", "authorize", "authorise", "chmod", "chown", "sudo"})
+_ACCESS_CHANGES = frozenset({
+    "set", "update", "change", "reset", "rotate", "create", "delete", "add", "remove", "assign", "modify",
+    "elevate", "give", "edit", "enable", "disable", "share",
+})  # fmt: skip
 _KEY_VERBS = frozenset({"create", "rotate", "reset", "set", "issue", "generate", "change", "update"})
 _KEY_OBJECTS = frozenset({"key", "token", "secret", "apikey"})
 _MESSAGE = frozenset({
@@ -95,7 +106,7 @@ _SEND_OBJECTS = frozenset({"message", "messages", "text", "notification", "comme
 _UI_RECEIVERS = frozenset({"websocket", "ws", "socket", "sock", "conn", "response", "stream", "queue", "writer", "self"})
 _WRITE_MULTI = frozenset({
     "insert", "upsert", "save", "write", "commit", "push", "store", "persist", "upload", "submit",
-    "approve", "archive", "publish",
+    "approve", "archive", "publish", "apply",
 })  # fmt: skip
 # Verbs that build in-memory things as often as they write records (create_schema,
 # update_state, add_item): they count only with a stored object or a record receiver.
@@ -122,6 +133,15 @@ _RECORD_RECEIVERS = frozenset({
 })  # fmt: skip
 # Calls that only display or log: the output stays free text.
 _DISPLAY = frozenset({"print", "pprint", "logger", "logging", "log", "st", "console", "click", "echo", "rprint", "display", "gr", "tqdm", "warnings"})
+# A console, progress bar or printer anywhere in the receiver: self.progress.console.print(...).
+_DISPLAY_RECEIVERS = frozenset({"console", "logger", "progress", "printer", "spinner", "status_bar", "pbar", "tqdm", "bar"})
+
+
+def _displays(dotted: str) -> bool:
+    parts = dotted.split(".")
+    return len(parts) > 1 and (bool(set(parts[:-1]) & _DISPLAY_RECEIVERS) or parts[-1] in {"print", "echo", "rprint"})
+
+
 # Scheduling machinery: asyncio.create_task is not a task in anyone's tracker.
 _CONCURRENCY = frozenset({"asyncio", "threading", "concurrent", "loop", "tg", "task_group", "executor", "anyio", "trio"})
 _HTTP_WRITE = frozenset({"post", "put", "patch"})
@@ -152,7 +172,7 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
     parts = full.split(".")
     last = parts[-1]
     root = parts[0]
-    if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY:
+    if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted):
         return []
     out: list[Finding] = []
     if tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE):
@@ -195,20 +215,45 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
         out.append(finding("R2", label, line))
     if set(ws) & _DELETE or (set(ws) & _DELETE_MULTI and set(ws) & _DELETABLE) or full in {"os.remove", "shutil.rmtree"}:
         out.append(finding("R3", label, line))
-    if (set(ws) & _ACCESS and not is_read) or (set(ws) & _KEY_VERBS and set(ws) & _KEY_OBJECTS):
+    if _changes_access(ws, is_read=is_read) or (set(ws) & _KEY_VERBS and set(ws) & _KEY_OBJECTS):
         out.append(finding("R4", label, line))
     if _is_message(ws, receiver, everything, parts[0]):
         out.append(finding("R5", label, line))
     if not out and _is_write(ws, receiver, full):
         out.append(finding("R6", label, line))
-    return out
+    return [_by_code(f, full) if _is_exact(full) else attrs.evolve(f, basis="name") for f in out]
+
+
+def _is_exact(full: str) -> bool:
+    """SDKs and calls whose identity is the evidence: stripe.Refund.create, smtplib, os.remove, requests.post."""
+    root = full.split(".")[0]
+    return (
+        root in _MONEY_MODULES | _MESSAGE_MODULES | {"subprocess", "shutil"}
+        or full in _EXACT_CODE | {"os.remove", "os.unlink", "os.rmdir", "json.dump", "pickle.dump", "yaml.dump"}
+        or (root in {"requests", "httpx", "aiohttp"} and full.rpartition(".")[2] in _HTTP_WRITE)
+    )
+
+
+def _by_code(found: Finding, full: str) -> Finding:
+    return found
+
+
+def _changes_access(ws: tuple[str, ...], *, is_read: bool) -> bool:
+    if is_read or not set(ws) & _ACCESS:
+        return False
+    return bool(set(ws) & _ACCESS_ACTS or set(ws) & _ACCESS_CHANGES)
 
 
 def _commits_money(ws: tuple[str, ...]) -> bool:
     """place_order, book_flight, reserve_room, subscribe: the model spends someone's money."""
     if not ws:
         return False
-    return ws[0] in {"book", "reserve", "subscribe", "renew", "order"} or (ws[0] in {"place", "submit", "create"} and "order" in ws)
+    if ws[0] == "order":  # order_pizza moves money; order_status, order_id name a record
+        return len(ws) > 1 and ws[1] not in _RECORD_FIELDS
+    return ws[0] in {"book", "reserve", "subscribe", "renew"} or (ws[0] in {"place", "submit", "create"} and "order" in ws)
+
+
+_RECORD_FIELDS = frozenset({"status", "id", "ids", "details", "info", "history", "number", "lookup", "total", "date", "state", "items"})
 
 
 def _code_words(ws: tuple[str, ...]) -> bool:
@@ -275,19 +320,40 @@ def classify_sql(text: str, *, line: int) -> list[Finding]:
 
 
 # -- the recommendation ----------------------------------------------------------
+def effective_mode(found: Finding) -> str:
+    """A rule's mode, except that a name alone never goes past NAME_ONLY_CAP."""
+    mode = RULES_BY_ID[found.rule].mode
+    return mode if found.basis == "code" or rank(mode) <= rank(NAME_ONLY_CAP) else NAME_ONLY_CAP
+
+
 def recommend(findings: tuple[Finding, ...], *, confidence: str) -> Recommendation:
-    """Strictest mode among matched rules; free text only (R11) when nothing matched."""
+    """Strictest mode among matched rules; free text only (R11) when nothing matched.
+
+    Findings from names alone count at most as ``reviewed`` and say so; when
+    such a finding is what sets the mode, the recommendation's confidence is low.
+    """
     if not findings:
         findings = (finding("R11", "the output reaches no tool, sink, branch or side effect found", 0),)
+    mode = strictest([effective_mode(f) for f in findings])
     rule_ids = sorted({f.rule for f in findings}, key=rule_number)
-    mode = strictest([RULES_BY_ID[r].mode for r in rule_ids])
     reasons = tuple(
         dict.fromkeys(
-            f"{f.rule} {RULES_BY_ID[f.rule].title}: {f.detail}" + (f" (line {f.line})" if f.line else "")
+            f"{f.rule} {RULES_BY_ID[f.rule].title}: {f.detail}" + (f" (line {f.line})" if f.line else "") + _signal(f)
             for f in sorted(findings, key=lambda f: (rule_number(f.rule), f.line, f.detail))
         )
     )
+    decided_by_code = any(f.basis == "code" and effective_mode(f) == mode for f in findings)
+    if not decided_by_code:
+        confidence = "low"
     return Recommendation(mode=mode, rules=tuple(rule_ids), reasons=reasons, confidence=confidence)
+
+
+def _signal(found: Finding) -> str:
+    if found.basis == "code":
+        return ""
+    if effective_mode(found) != RULES_BY_ID[found.rule].mode:
+        return f" [name only: a low-confidence signal, counted as {NAME_ONLY_CAP}]"
+    return " [name only: a low-confidence signal]"
 
 
 def deciding_rule(recommendation: Recommendation) -> str:

@@ -139,9 +139,9 @@ def test_output_returned_to_a_local_caller_is_followed() -> None:
 def test_output_passed_to_a_local_helper_is_followed() -> None:
     source = (
         "from anthropic import Anthropic\n"
-        "from payments import stripe_client\n"
+        "import stripe\n"
         "def settle(amount_text):\n"
-        "    stripe_client.payouts.create(amount=int(amount_text))\n"
+        "    stripe.Payout.create(amount=int(amount_text))\n"
         "def decide():\n"
         "    m = Anthropic().messages.create(model='m', max_tokens=5, messages=[])\n"
         "    settle(m.content[0].text)\n"

@@ -19,6 +19,7 @@ from pathlib import Path
 import attrs
 import libcst as cst
 
+from escalated.contracts.deep import with_deep_stack
 from escalated.guard_contracts import ContractSet
 from escalated.contracts.calls import LlmCall
 from escalated.contracts.edit.rewrite import Skip, Target, rewrite_source
@@ -79,6 +80,7 @@ def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str
     return dict(by_path)
 
 
+@with_deep_stack
 def build_change_set(
     root: Path, *, calls: Iterable[LlmCall], contracts: ContractSet, prefix: str = "", scan_source: ScanSource
 ) -> ChangeSet:

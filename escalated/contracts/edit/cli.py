@@ -17,6 +17,7 @@ import click
 
 from escalated.guard_contracts import Contract, ContractFileError, save_contracts
 from escalated.contracts.modes import MODE_NAMES
+from escalated.contracts.deep import with_deep_stack
 from escalated.errors import EscalatedError
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ _ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "qu
 @click.option("--remote", metavar="URL", help="Draft with a remote analyser (sends redacted context, asks first).")
 @click.option("--consent", is_flag=True, help="Agree to the remote upload without a prompt (non-interactive use).")
 @click.option("--show-payload", is_flag=True, help="Print the exact JSON a remote would receive.")
+@with_deep_stack
 def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> None:
     """Draft a contract for each uncovered LLM call under PATH, one prompt each.
 
@@ -258,6 +260,7 @@ def _edit_inline(draft: Contract) -> Contract:
 @click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
 @click.option("--yes", is_flag=True, help="Write without asking.")
 @click.option("--diff", "diff_only", is_flag=True, help="Show the diff and write nothing.")
+@with_deep_stack
 def apply(path: Path, yes: bool, diff_only: bool) -> None:
     """Wrap each contracted LLM call under PATH with its guard.
 

@@ -26,6 +26,7 @@ from escalated.contracts.calls import Finding, LlmCall, Location, ParseProblem, 
 from escalated.contracts.scan.resolve import Kind, Match, Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.syntax import literal
+from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan.files import iter_files, might_call_llm
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
@@ -70,8 +71,12 @@ def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
 
 def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
     """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
-    module = cst.parse_module(source)
-    return _analyse(module, ModuleIndex().build(module), path=path, externals=None)
+
+    def work() -> tuple[LlmCall, ...]:
+        module = cst.parse_module(source)
+        return _analyse(module, ModuleIndex().build(module), path=path, externals=None)
+
+    return deep_stack(work)
 
 
 def _analyse(
@@ -135,8 +140,9 @@ def _build(
     guarded = guard_call is not None
     awaited = id(guard_call if guard_call is not None else call) in index.awaited
     origin: cst.CSTNode = guard_call if guard_call is not None else call
-    findings, escapes = surface.analyze(call, scope, found, origin=origin)
-    confidence = _analysis_confidence(findings, escapes=escapes, call_confidence=found.confidence)
+    result = surface.analyze(call, scope, found, origin=origin)
+    findings = result.findings
+    confidence = _analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
     return LlmCall(
         location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
         provider=found.provider,
@@ -147,7 +153,7 @@ def _build(
         confidence=found.confidence,
         guarded=guarded,
         guard_id=guard_id,
-        existing_gate=gates.gate_for(call, scope, found),
+        existing_gate=gates.gate_for(scope, found, tools_gated=result.tools_gated),
         findings=findings,
         recommendation=rules.recommend(findings, confidence=confidence),
         source=module.code_for_node(call),
@@ -170,7 +176,6 @@ class _Gates:
 
     def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
         self.interrupt_scopes: set[str] = set()
-        self.needs_approval = False
         self.gated_builders: set[int] = set()
         for call, scope in index.calls:
             qualified = resolver.qualified(call.func)
@@ -178,15 +183,13 @@ class _Gates:
                 self.interrupt_scopes.add(scope.qualname)
             for arg in call.args:
                 keyword = arg.keyword.value if arg.keyword else None
-                if keyword == "needs_approval" and not _is_false(arg.value):
-                    self.needs_approval = True
                 if keyword in {"interrupt_before", "interrupt_after"}:
                     self.gated_builders.add(id(call))
                 if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(index, arg.value):
                     self.gated_builders.add(id(call))
         self.resolver = resolver
 
-    def gate_for(self, call: cst.Call, scope: Scope, found: Match) -> str | None:
+    def gate_for(self, scope: Scope, found: Match, *, tools_gated: bool) -> str | None:
         if scope.qualname in self.interrupt_scopes:
             return "langgraph.interrupt"
         kind = found.receiver
@@ -194,13 +197,10 @@ class _Gates:
             if kind.origin is not None and id(kind.origin) in self.gated_builders:
                 return "langgraph.interrupt"
             kind = kind.base
-        if found.api.startswith("agents.Runner") and self.needs_approval:
+        # needs_approval covers a run only when it sits on every risky tool that run reaches.
+        if found.api.startswith("agents.Runner") and tools_gated:
             return "needs_approval"
         return None
-
-
-def _is_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in {"False", "None"}
 
 
 def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
@@ -214,7 +214,12 @@ def _decode(data: bytes) -> str:
 
 
 def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:
-    """Scan every Python file under ``root``; paths in the result are relative POSIX.
+    """Scan every Python file under ``root``; paths in the result are relative POSIX."""
+    return deep_stack(lambda: _scan_tree(root, progress=progress))
+
+
+def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None) -> ScanResult:
+    """The scan itself (see ``scan_tree``).
 
     Two passes: parse every candidate file, collect what each module exports
     (clients built at top level), then analyse each file with that table.

@@ -167,6 +167,11 @@ class ModuleIndex:
             # "client: OpenAI" in a class body or function types the name.
             self._bind(node.target, node.annotation.annotation, annotation=True)
 
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        # "with smtplib.SMTP(host) as smtp": smtp is what the item built.
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self._bind(node.asname.name, node.item)
+
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target, node.value)
 

@@ -26,6 +26,7 @@ from escalated.contracts.scan.syntax import (
     branch_bodies,
     is_formatted,
     is_primary,
+    literal,
     param_for,
     short_name,
     short_name_or_none,
@@ -49,13 +50,29 @@ _PURE_CALLS = frozenset({
 })  # fmt: skip
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
+# Facts that are not side effects: they never confirm what a tool's name says.
+_NOT_SIDE_EFFECTS = frozenset({"R7", "R9", "R10", "R11"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
+
+
+@attrs.frozen
+class Surface:
+    """What the analysis of one call found: facts for the rule table, and how far it could follow."""
+
+    findings: tuple[Finding, ...]
+    escapes: bool
+    # Every risky tool the call reaches asks a human first (needs_approval): an existing gate.
+    tools_gated: bool
+    # Scopes whose return value carries the output: wrappers other modules call.
+    returned: frozenset[str] = frozenset()
 
 
 @attrs.define
 class _Flow:
     findings: list[Finding] = attrs.Factory(list)
     escapes: bool = False
+    gated_tools: int = 0
+    returned: set[str] = attrs.Factory(set)
     seen: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
     steps: int = 0
@@ -82,6 +99,8 @@ class SurfaceAnalyzer:
         self.tools = ToolResolver(index, line_of, code_of, imported_tools or {})
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
+        self._open_bodies: set[int] = set()
+        self._constructed: dict[str, str] | None = None
 
     def _walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
         if node is None:
@@ -100,31 +119,44 @@ class SurfaceAnalyzer:
                 i += 1
 
     # -- entry -------------------------------------------------------------
-    def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode) -> tuple[tuple[Finding, ...], bool]:
-        """Findings for one call, and whether its output escaped the analysis."""
+    def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode) -> Surface:
+        """What one call's output controls, whether it escaped the analysis, and which tools are gated."""
         flow = _Flow()
-        flow.findings.extend(self._tool_findings(call, scope, match))
+        gated: set[Finding] = set()
+        for finding, tool in self._tool_findings(call, scope, match):
+            flow.findings.append(finding)
+            if tool is not None and tool.gated:
+                gated.add(finding)
+                flow.gated_tools += 1
         self._follow(origin, scope, flow, depth=0)
         while flow.pending and flow.steps <= MAX_STEPS:
             key, current, depth = flow.pending.pop(0)
             for reference in self._references(current).get(key, ()):
                 if not self._is_binding(reference):
                     self._follow(reference, current, flow, depth=depth)
-        return tuple(sorted(set(flow.findings))), flow.escapes
+        findings = tuple(sorted(set(flow.findings)))
+        # A tool gate covers the call only when every risky thing the call reaches sits behind it.
+        risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
+        tools_gated = flow.gated_tools > 0 and all(f in gated for f in risky)
+        return Surface(findings, escapes=flow.escapes, tools_gated=tools_gated, returned=flow.returned)
 
     # -- tools -------------------------------------------------------------
-    def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
-        yield from self._dangerous_code(call, scope, match)
+    def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[tuple[Finding, ToolRef | None]]:
+        for finding in self._dangerous_code(call, scope, match):
+            yield finding, None
         for expr in self._tool_exprs(call, scope, match):
             if isinstance(expr, McpServers):
-                yield rules.finding("R7", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node))
+                yield rules.finding("R7", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node)), None
                 continue
             tools, findings = self.tools.resolve(expr, scope)
-            yield from findings
+            for finding in findings:
+                yield finding, None
             for tool in tools:
-                yield from self.classify_tool(tool)
+                for finding in self.classify_tool(tool):
+                    yield finding, tool
         for tool in self._decorated_tools(match):
-            yield from self.classify_tool(tool)
+            for finding in self.classify_tool(tool):
+                yield finding, tool
 
     def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
         """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
@@ -158,10 +190,9 @@ class SurfaceAnalyzer:
 
     def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
         yield from tools_in_args(call.args)
+        yield from self._spread_tools(call, scope)
         if match.api.startswith("agents.Runner") and call.args:
-            agent = self.resolver.kind_of(call.args[0].value, scope)
-            if agent is not None and isinstance(agent.origin, cst.Call):
-                yield from tools_in_args(agent.origin.args)
+            yield from self._agent_tools(call.args[0].value, scope, seen=set())
         kind = match.receiver
         if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
             yield from self._crew_tools(kind.origin, scope)
@@ -179,7 +210,58 @@ class SurfaceAnalyzer:
                     elif len(positional) > 1 and callee in _TOOLS_SECOND:
                         yield positional[1]
                 yield from tools_in_args(origin.args)
+                if kind.kind == "agents-agent":
+                    yield from self._handoff_tools(origin, scope, seen={id(origin)})
             kind = kind.base
+
+    def _agent_tools(self, expr: cst.BaseExpression, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
+        """The tools an OpenAI Agents agent offers, and those of every agent it can hand off to."""
+        agent = self.resolver.kind_of(expr, scope)
+        if agent is None or not isinstance(agent.origin, cst.Call) or id(agent.origin) in seen:
+            return
+        seen.add(id(agent.origin))
+        yield from tools_in_args(agent.origin.args)
+        yield from self._handoff_tools(agent.origin, scope, seen=seen)
+
+    def _handoff_tools(self, agent: cst.Call, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
+        """Agent(handoffs=[refunds, handoff(billing)]): running this agent can run theirs."""
+        for arg in agent.args:
+            if arg.keyword is None or arg.keyword.value != "handoffs":
+                continue
+            targets = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+            if not isinstance(targets, cst.List | cst.Tuple):
+                continue
+            for element in targets.elements:
+                value = element.value
+                if isinstance(value, cst.Call) and value.args and (dotted_name(value.func) or "").endswith("handoff"):
+                    value = value.args[0].value
+                yield from self._agent_tools(value, scope, seen=seen)
+
+    def _spread_tools(self, call: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression]:
+        """create(**params) with params = {"tools": TOOLS, ...} or params = build_params(...)."""
+        for arg in call.args:
+            if arg.star != "**":
+                continue
+            for table in self._dicts_of(arg.value, scope):
+                for element in table.elements:
+                    if isinstance(element, cst.DictElement) and literal(element.key) in {"tools", "functions"}:
+                        yield element.value
+                    elif isinstance(element, cst.StarredDictElement):
+                        yield from self._spread_tools(cst.Call(func=call.func, args=[cst.Arg(element.value, star="**")]), scope)
+
+    def _dicts_of(self, expr: cst.BaseExpression, scope: Scope) -> list[cst.Dict]:
+        if isinstance(expr, cst.Dict):
+            return [expr]
+        if isinstance(expr, cst.Name | cst.Attribute):
+            value = self.tools.value_of(expr, scope)
+            return [value] if isinstance(value, cst.Dict) else []
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name | cst.Attribute):
+            helper = self.tools.function(short_name(expr.func), scope)
+            if helper is None or not isinstance(helper.node, cst.FunctionDef):
+                return []
+            returns = [n.value for n in self.index.subtree(helper.node) if isinstance(n, cst.Return) and n.value is not None]
+            return [d for value in returns for d in self._dicts_of(value, helper) if value is not expr]
+        return []
 
     def _crew_tools(self, crew: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression | McpServers]:
         """Crew(agents=[...]): the crew runs every agent's tools."""
@@ -194,26 +276,67 @@ class SurfaceAnalyzer:
                 if agent is not None and isinstance(agent.origin, cst.Call):
                     yield from tools_in_args(agent.origin.args)
 
-    def classify_tool(self, tool: ToolRef, *, depth: int = 0) -> list[Finding]:
-        out = rules.classify_name(tool.name, line=tool.line, subject="tool")
+    def classify_tool(self, tool: ToolRef) -> list[Finding]:
+        named = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
-            return out or [rules.finding("R9", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
-        for node in self._walk(tool.body):
-            if isinstance(node, cst.Call):
-                out.extend(self._classify_call(node, tainted=False, via=f"tool {tool.name}"))
-                if depth == 0 and isinstance(node.func, cst.Name | cst.Attribute):
-                    helper = self.tools.function(short_name(node.func), self.index.module_scope)
-                    if helper is not None and helper.node is not tool.body and isinstance(helper.node, cst.FunctionDef):
-                        inner = ToolRef(tool.name, helper.node, tool.line, tool.where)
-                        out.extend(f for f in self.classify_tool(inner, depth=1) if f.rule != "R9")
-            elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
-                out.extend(rules.classify_sql(string_text(node), line=self.line_of(node)))
+            return named or [rules.finding("R9", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
+        body = self._body_findings(tool.body, via=f"tool {tool.name}")
+        if any(f.basis == "code" and f.rule not in _NOT_SIDE_EFFECTS for f in body):
+            # What the body does confirms what the name says: refund_order calling stripe.
+            named = [attrs.evolve(f, basis="code") for f in named]
+        out = named + body
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
         if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
             return out  # add(a, b): computes from its arguments, reads no data
         out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
         return out
+
+    def _body_findings(self, body: cst.CSTNode, *, via: str) -> list[Finding]:
+        """What a function body does: its calls (project functions followed) and its SQL text."""
+        if id(body) in self._open_bodies or len(self._open_bodies) > 2:
+            return []
+        self._open_bodies.add(id(body))
+        try:
+            out: list[Finding] = []
+            for node in self._walk(body):
+                if isinstance(node, cst.Call):
+                    out.extend(self._classify_call(node, tainted=False, via=via))
+                elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+                    out.extend(attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in rules.classify_sql(string_text(node), line=self.line_of(node)))
+            return out
+        finally:
+            self._open_bodies.discard(id(body))
+
+    def _built_by(self, func: cst.BaseExpression) -> str | None:
+        """smtp.send_message with smtp = smtplib.SMTP(...): ``smtplib.SMTP.send_message``.
+
+        Flow-insensitive: the first binding of the receiver's name in the module to a call
+        of an imported name. What built the receiver is evidence; its name is not.
+        """
+        if self._constructed is None:
+            self._constructed = {}
+            for _scope, key, value in self.index.assignments:
+                if isinstance(value, cst.Call) and key not in self._constructed:
+                    built = self.index.qualified(value.func)
+                    if built is not None:
+                        self._constructed[key] = built
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        built = self._constructed.get(head)
+        return f"{built}.{rest}" if built is not None and rest else None
+
+    def _project_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """f(...) or self.f(...) on a function of this module: its body is the evidence, not its name."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
+            return None
+        if not isinstance(func, cst.Name | cst.Attribute):
+            return None
+        target = self.tools.function(short_name(func), self.index.module_scope)
+        return target.node if target is not None and isinstance(target.node, cst.FunctionDef) else None
 
     def _is_pure(self, function: cst.FunctionDef) -> bool:
         """A tool body that only computes: no calls beyond pure builtins and math."""
@@ -230,8 +353,15 @@ class SurfaceAnalyzer:
         dotted = dotted_name(call.func) or dotted_tail(call.func)
         if not dotted:
             return []
-        qualified = self.resolver.qualified(call.func)
         line = self.line_of(call)
+        label = f"{via} -> {dotted}()" if via else f"{dotted}()"
+        local = self._project_function(call)
+        if local is not None:
+            return self._body_findings(local, via=label)
+        qualified = self.resolver.qualified(call.func) or self._built_by(call.func)
+        imported = self.tools.imported.get(qualified) if qualified is not None else None
+        if imported is not None:  # a project function of another module, classified there
+            return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in imported]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.finding("R8", f"SQL built from model-chosen values: {dotted}()", line))
@@ -331,6 +461,8 @@ class SurfaceAnalyzer:
             flow.pending.append((key, current, depth))
 
     def _returned(self, scope: Scope, flow: _Flow, *, depth: int) -> None:
+        if scope.qualname != MODULE_SCOPE:
+            flow.returned.add(scope.qualname)
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
             flow.escapes = True
             return

@@ -35,6 +35,8 @@ class ToolRef:
     body: cst.CSTNode | None = attrs.field(eq=False)
     line: int
     where: str = ""  # "imported from x" when the body lives elsewhere
+    # The framework asks a human before this tool runs (OpenAI Agents needs_approval=...).
+    gated: bool = False
 
 
 @attrs.define
@@ -145,7 +147,7 @@ class ToolResolver:
             target = self.function(name, scope)
             known = self._imported(value) if target is None else None
             if target is not None:
-                tools.append(ToolRef(self.tool_name(target) or name, target.node, line))
+                tools.append(ToolRef(self.tool_name(target) or name, target.node, line, gated=self.needs_approval(target)))
             elif known is not None:
                 findings.extend(known)
             elif name in self.index.imports:
@@ -196,7 +198,8 @@ class ToolResolver:
         for fn in function_args:
             target = self.function(fn.value, scope)
             if target is not None:
-                tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line))
+                gated = _approval_asked(call) or self.needs_approval(target)
+                tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line, gated=gated))
                 return
             if fn.value in self.index.class_nodes or fn.value in self.index.imports:
                 # pydantic_function_tool(RefundRequest), convert_to_openai_tool(SendEmail)
@@ -258,6 +261,13 @@ class ToolResolver:
                         return self.function(short, scope)
         return None
 
+    def needs_approval(self, scope: Scope) -> bool:
+        """@function_tool(needs_approval=True): the SDK asks a human before the tool runs."""
+        return any(
+            isinstance(d.decorator, cst.Call) and _approval_asked(d.decorator)
+            for d in self.index.decorators.get(scope.qualname, ())
+        )
+
     def tool_name(self, scope: Scope) -> str | None:
         """@tool("refund") names the tool differently from the function."""
         for decorator in self.index.decorators.get(scope.qualname, ()):
@@ -280,6 +290,11 @@ def _class_tool_name(node: cst.ClassDef) -> str | None:
                 if isinstance(target, cst.Name) and target.value == "name" and isinstance(value, cst.SimpleString):
                     return literal(value)
     return None
+
+
+def _approval_asked(call: cst.Call) -> bool:
+    """needs_approval=True, or a function deciding it: anything but False/None asks."""
+    return any(a.keyword is not None and a.keyword.value == "needs_approval" and _truthy(a.value) for a in call.args)
 
 
 def _dict_strings(node: cst.Dict) -> dict[str, str]:

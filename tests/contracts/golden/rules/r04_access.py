@@ -1,4 +1,6 @@
 """R4: a tool that changes permissions."""
+import sqlite3
+
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from escalated.guard import guard
@@ -7,6 +9,8 @@ from escalated.guard import guard
 @tool
 def grant_role(user_id: str, role: str) -> str:
     """Give a user a role in the workspace."""
+    with sqlite3.connect("workspace.db") as db:
+        db.execute("GRANT ROLE ? TO ?", (role, user_id))
     return f"{user_id} is now {role}"
 
 

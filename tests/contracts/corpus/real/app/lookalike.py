@@ -1,0 +1,23 @@
+"""Point 2: a project class whose attribute chain looks like an SDK is not a model client."""
+
+
+class _Completions:
+    def create(self, **row: object) -> dict:
+        return dict(row)
+
+
+class _Chat:
+    def __init__(self) -> None:
+        self.completions = _Completions()
+
+
+class Store:
+    def __init__(self) -> None:
+        self.chat = _Chat()
+
+
+db = Store()
+
+
+def save_message(text: str) -> dict:
+    return db.chat.completions.create(messages=[text])
