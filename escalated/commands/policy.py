@@ -26,6 +26,7 @@ def policy_json(policy: Policy) -> dict:
         "notify": list(policy.notify),
         "sla": format_duration_s(policy.sla_s) if policy.sla_s is not None else None,
         "defaultChoice": policy.default_choice,
+        "cancelCallback": policy.cancel_callback,
     }
 
 
@@ -50,18 +51,31 @@ def policy(db_path, workspace) -> None:
 @click.option("--reviewer", "reviewers", multiple=True, help="User NAME or group:NAME (repeatable). None: every user.")
 @click.option("--notify", "notify", multiple=True, help="webhook:URL, email:ADDRESS or desktop (repeatable).")
 @click.option(
+    "--cancel-callback",
+    is_flag=True,
+    help="Cancelling sends the agent a signed escalation.cancelled callback (default: no callback on cancel).",
+)
+@click.option(
     "--allow-unknown-reviewers",
     "allow_unknown",
     is_flag=True,
     help="Save even if a reviewer matches no user yet (otherwise refused: its escalations would reach no one).",
 )
 @converts_errors
-def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, allow_unknown) -> None:
+def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel_callback, allow_unknown) -> None:
     """Create or replace the policy KEY (dotted lower-case words, e.g. refunds.large)."""
 
     def job(conn):
         ws = admin.workspace_by_name(conn, workspace)
-        built = build_policy(ws.id, key, reviewers=reviewers, notify=notify, sla=sla, default_choice=default_choice)
+        built = build_policy(
+            ws.id,
+            key,
+            reviewers=reviewers,
+            notify=notify,
+            sla=sla,
+            default_choice=default_choice,
+            cancel_callback=cancel_callback,
+        )
         warnings = check_reviewers(conn, [built], allow=allow_unknown)
         admin.upsert_policy(conn, built)
         return warnings
@@ -92,6 +106,7 @@ def apply(file, db_path, prune, allow_unknown) -> None:
     notify = ["webhook:http://127.0.0.1:9100/hook", "email:ops@example.com", "desktop"]
     sla = "15m"
     default_choice = "deny"
+    cancel_callback = true   # optional: cancelling sends escalation.cancelled
     """
     parsed = parse_policy_file(file.read_text(encoding="utf-8"), source=str(file))
 
@@ -135,7 +150,8 @@ def list_(db_path, workspace, as_json) -> None:
         return
     for p in policies:
         sla = f"sla={format_duration_s(p.sla_s)} default={p.default_choice}" if p.sla_s is not None else "no sla"
-        click.echo(f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(p.notify) or '-'}")
+        cancel = "\tcancel_callback" if p.cancel_callback else ""
+        click.echo(f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(p.notify) or '-'}{cancel}")
 
 
 @policy.command("show")

@@ -110,6 +110,21 @@ def routes_for(policy: Policy) -> tuple[str, ...]:
     return tuple(r if r.startswith("group:") else f"user:{r}" for r in policy.reviewers)
 
 
+def cancelled_callback_body(esc: Escalation, cancellation: Cancellation) -> bytes:
+    """The escalation.cancelled callback: exactly these fields (CONTRACT §5)."""
+    return orjson.dumps(
+        {
+            "escalationId": esc.id,
+            "runId": esc.run_id,
+            "agentId": esc.agent_id,
+            "policy": esc.policy,
+            "reason": cancellation.reason,
+            "cancelledBy": cancellation.cancelled_by,
+            "cancelledAt": format_ms(cancellation.cancelled_at_ms),
+        }
+    )
+
+
 def callback_body(esc: Escalation, resolution: Resolution) -> bytes:
     """The callback JSON, serialised once; every attempt sends these bytes."""
     body = {
@@ -312,19 +327,18 @@ class Service:
         return [self._resolved(e, r, EVENT_BREACHED) for e, r in items if e.id in done]
 
     def _callback(self, esc: Escalation, resolution: Resolution, event: str) -> Delivery | None:
-        if esc.resume is None:
+        return _callback_delivery(esc, event=event, body=callback_body(esc, resolution), at_ms=resolution.answered_at_ms)
+
+    def _cancel_callback(self, esc: Escalation, cancellation: Cancellation) -> Delivery | None:
+        """Only when the escalation's policy asks for it (read now: a CLI change applies at once)."""
+        try:
+            wanted = self.policy(esc.workspace_id, esc.policy).cancel_callback
+        except UnknownPolicy:  # deleted since: its setting went with it
+            wanted = False
+        if not wanted:
             return None
-        return Delivery(
-            id=new_id("dlv"),
-            escalation_id=esc.id,
-            kind=CALLBACK,
-            target=esc.resume.url,
-            event=event,
-            body=callback_body(esc, resolution),
-            secret=esc.resume.secret,
-            next_attempt_ms=resolution.answered_at_ms,
-            created_ms=resolution.answered_at_ms,
-        )
+        body = cancelled_callback_body(esc, cancellation)
+        return _callback_delivery(esc, event=EVENT_CANCELLED, body=body, at_ms=cancellation.cancelled_at_ms)
 
     async def _resolve(self, esc: Escalation, resolution: Resolution, event: str) -> Escalation:
         history_event = event.removeprefix("escalation.")
@@ -344,15 +358,32 @@ class Service:
         reason = validate_cancel(body)
         at_ms = now_ms()
         cancellation = Cancellation(cancelled_by=principal.actor, cancelled_at_ms=at_ms, reason=reason)
-        await self.db.write(store.cancel, esc.id, cancellation)
+        callback = self._cancel_callback(esc, cancellation)
+        await self.db.write(store.cancel, esc.id, cancellation, callback)
         esc = attrs.evolve(
             esc,
             status="cancelled",
             cancellation=cancellation,
             history=(*esc.history, HistoryEntry(event="cancelled", by=principal.actor, at_ms=at_ms)),
         )
-        self.bus.publish(EVENT_CANCELLED, esc, at_ms)
+        self.bus.publish(EVENT_CANCELLED, esc, at_ms, deliveries=int(callback is not None))
         return esc
+
+
+def _callback_delivery(esc: Escalation, *, event: str, body: bytes, at_ms: int) -> Delivery | None:
+    if esc.resume is None:
+        return None
+    return Delivery(
+        id=new_id("dlv"),
+        escalation_id=esc.id,
+        kind=CALLBACK,
+        target=esc.resume.url,
+        event=event,
+        body=body,
+        secret=esc.resume.secret,
+        next_attempt_ms=at_ms,
+        created_ms=at_ms,
+    )
 
 
 def _require_active(esc: Escalation) -> None:

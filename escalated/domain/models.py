@@ -129,6 +129,9 @@ class Policy:
     notify: tuple[str, ...] = ()
     sla_s: float | None = None
     default_choice: str | None = None
+    # Cancelling sends a signed escalation.cancelled callback (off by default:
+    # the seed's rule is that cancellation sends none).
+    cancel_callback: bool = False
 
 
 @attrs.frozen

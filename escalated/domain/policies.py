@@ -13,7 +13,7 @@ from escalated.domain.urlsafety import literal_problem
 from escalated.errors import ConfigError
 from escalated.timeutil import parse_duration_s
 
-FILE_POLICY_KEYS = {"reviewers", "notify", "sla", "default_choice"}
+FILE_POLICY_KEYS = {"reviewers", "notify", "sla", "default_choice", "cancel_callback"}
 
 
 def target_problem(target: str) -> str | None:
@@ -38,6 +38,7 @@ def build_policy(
     notify: tuple[str, ...] = (),
     sla: str | None = None,
     default_choice: str | None = None,
+    cancel_callback: bool = False,
 ) -> Policy:
     if not POLICY_KEY.match(key):
         raise ConfigError(f"policy key {key!r} must be dotted lower-case words, e.g. refunds.large")
@@ -60,6 +61,7 @@ def build_policy(
         notify=tuple(notify),
         sla_s=sla_s,
         default_choice=default_choice,
+        cancel_callback=cancel_callback,
     )
 
 
@@ -93,6 +95,8 @@ def parse_policy_file(text: str, *, source: str = "policy file") -> PolicyFile:
             value = settings.get(list_key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: policies.{key}.{list_key} must be a list of strings")
+        if not isinstance(settings.get("cancel_callback", False), bool):
+            raise ConfigError(f"{source}: policies.{key}.cancel_callback must be true or false")
         out.append((key, settings))
     return PolicyFile(workspace=workspace, policies=tuple(out))
 
@@ -105,6 +109,7 @@ def policy_from_file_entry(workspace_id: str, key: str, settings: dict[str, Any]
         notify=tuple(settings.get("notify", ())),
         sla=str(settings["sla"]) if settings.get("sla") is not None else None,
         default_choice=settings.get("default_choice"),
+        cancel_callback=settings.get("cancel_callback", False),
     )
 
 

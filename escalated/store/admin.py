@@ -179,12 +179,12 @@ def list_users(conn: sqlite3.Connection, workspace_id: str) -> list[UserInfo]:
 
 # -- policies -----------------------------------------------------------------
 
-POLICY_COLUMNS = "workspace_id, key, reviewers_json, notify_json, sla_s, default_choice"
+POLICY_COLUMNS = "workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback"
 SELECT_POLICY = f"SELECT {POLICY_COLUMNS} FROM policies WHERE workspace_id = ? AND key = ?"
 
 
 def policy_from_row(row: tuple) -> Policy:
-    ws, key, reviewers, notify, sla_s, default_choice = row
+    ws, key, reviewers, notify, sla_s, default_choice, cancel_callback = row
     return Policy(
         workspace_id=ws,
         key=key,
@@ -192,12 +192,13 @@ def policy_from_row(row: tuple) -> Policy:
         notify=tuple(orjson.loads(notify)),
         sla_s=sla_s,
         default_choice=default_choice,
+        cancel_callback=bool(cancel_callback),
     )
 
 
 def upsert_policy(conn: sqlite3.Connection, policy: Policy) -> None:
     conn.execute(
-        f"INSERT OR REPLACE INTO policies ({POLICY_COLUMNS}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT OR REPLACE INTO policies ({POLICY_COLUMNS}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             policy.workspace_id,
             policy.key,
@@ -205,6 +206,7 @@ def upsert_policy(conn: sqlite3.Connection, policy: Policy) -> None:
             orjson.dumps(list(policy.notify)).decode(),
             policy.sla_s,
             policy.default_choice,
+            int(policy.cancel_callback),
             now_ms(),
         ),
     )

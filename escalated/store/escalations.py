@@ -176,9 +176,14 @@ def resolve(
         insert_deliveries(conn, [callback])
 
 
-def cancel(conn: sqlite3.Connection, escalation_id: str, cancellation: Cancellation) -> None:
+def cancel(
+    conn: sqlite3.Connection, escalation_id: str, cancellation: Cancellation, callback: Delivery | None = None
+) -> None:
+    """Open/acknowledged → cancelled, with its callback (if the policy asks for one) in the same transaction."""
     _finish(conn, escalation_id, CANCELLED, "cancellation_json", cancellation)
     _history(conn, escalation_id, "cancelled", cancellation.cancelled_by, cancellation.cancelled_at_ms)
+    if callback is not None:
+        insert_deliveries(conn, [callback])
 
 
 # -- reads ----------------------------------------------------------------------

@@ -142,4 +142,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0003_policy_cancel_callback",
+        "ALTER TABLE policies ADD COLUMN cancel_callback INTEGER NOT NULL DEFAULT 0",
+    ),
 ]

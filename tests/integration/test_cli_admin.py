@@ -233,6 +233,7 @@ def test_policy_set_then_show_as_json(runner, tmp_path):
         "notify": ["desktop"],
         "sla": "15m",
         "defaultChoice": "deny",
+        "cancelCallback": False,
     }
 
 

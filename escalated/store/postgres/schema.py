@@ -147,4 +147,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0003_policy_cancel_callback",
+        "ALTER TABLE policies ADD COLUMN cancel_callback BOOLEAN NOT NULL DEFAULT FALSE",
+    ),
 ]

@@ -1,0 +1,116 @@
+"""``cancel_callback`` (CONTRACT §5): cancelling tells the agent only when its
+policy asks, with a signed ``escalation.cancelled`` callback. A real
+``escalated serve``, the real CLI, a real receiver."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+
+from escalated.signing import verify
+from tests.support.api import Api
+from tests.support.receiver import Receiver
+from tests.support.server import start_server
+
+CANCELLED_FIELDS = ["escalationId", "runId", "agentId", "policy", "reason", "cancelledBy", "cancelledAt"]
+
+
+@pytest.fixture
+async def receiver():
+    rcv = await Receiver().start()
+    yield rcv
+    await rcv.stop()
+
+
+@pytest.fixture
+def server(tmp_path):
+    proc = start_server(tmp_path)
+    proc.cli("policy", "set", "refunds.quiet")
+    proc.cli("policy", "set", "refunds.told", "--cancel-callback")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+async def api(server):
+    async with aiohttp.ClientSession() as session:
+        yield Api(server.url, server.bootstrap_key, session)
+
+
+async def cancel(api: Api, escalation_id: str, **body) -> dict:
+    status, out, _ = await api.call("POST", f"/escalations/{escalation_id}/cancel", json=body)
+    assert status == 200, out
+    return out
+
+
+async def test_cancel_sends_no_callback_when_the_policy_does_not_ask(api, receiver):
+    esc = await api.create(policy="refunds.quiet", resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+    await cancel(api, esc["id"], reason="agent gave up")
+    assert await api.deliveries(esc["id"]) == []
+
+
+async def test_a_cancel_callback_policy_sends_a_signed_escalation_cancelled_callback(api, receiver):
+    esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": receiver.url, "secret": "s3cret"})
+    await cancel(api, esc["id"], reason="order withdrawn")
+    [got] = await receiver.wait_for(1)
+    assert got.headers["x-service-event"] == "escalation.cancelled"
+    assert got.headers["x-service-delivery"].startswith("dlv_")
+    assert verify(got.body, got.headers["x-service-signature"], "s3cret")
+    delivered = await api.wait_delivery(esc["id"], "delivered")
+    assert delivered["event"] == "escalation.cancelled" and got.headers["x-service-delivery"] == delivered["id"]
+
+
+async def test_the_cancelled_callback_body_holds_exactly_the_contract_fields(api, receiver):
+    esc = await api.create(policy="refunds.told", runId="run-7", resume={"mode": "webhook", "url": receiver.url})
+    cancelled = await cancel(api, esc["id"], reason="order withdrawn")
+    [got] = await receiver.wait_for(1)
+    body = json.loads(got.body)
+    assert list(body) == CANCELLED_FIELDS
+    assert (body["escalationId"], body["runId"], body["agentId"]) == (esc["id"], "run-7", "billing-agent")
+    assert (body["policy"], body["reason"], body["cancelledBy"]) == ("refunds.told", "order withdrawn", "key:bootstrap")
+    assert body["cancelledAt"] == cancelled["cancellation"]["cancelledAt"]
+
+
+async def test_a_cancel_without_a_reason_sends_reason_null(api, receiver):
+    esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": receiver.url})
+    await cancel(api, esc["id"])
+    [got] = await receiver.wait_for(1)
+    assert json.loads(got.body)["reason"] is None
+
+
+async def test_a_cancel_refused_as_409_sends_no_callback(api, receiver):
+    esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": receiver.url})
+    await api.decide(esc["id"])
+    status, _, _ = await api.call("POST", f"/escalations/{esc['id']}/cancel", json={})
+    assert status == 409
+    assert [d["event"] for d in await api.deliveries(esc["id"])] == ["escalation.decided"]
+
+
+def test_policy_show_and_list_say_whether_cancel_sends_a_callback(server):
+    assert json.loads(server.cli("policy", "show", "refunds.told"))["cancelCallback"] is True
+    assert json.loads(server.cli("policy", "show", "refunds.quiet"))["cancelCallback"] is False
+    listed = {p["key"]: p["cancelCallback"] for p in json.loads(server.cli("policy", "list", "--json"))}
+    assert listed == {"refunds.quiet": False, "refunds.told": True}
+    lines = dict(line.split("\t", 1) for line in server.cli("policy", "list").splitlines())
+    assert "cancel_callback" in lines["refunds.told"] and "cancel_callback" not in lines["refunds.quiet"]
+
+
+def test_a_policy_file_turns_cancel_callback_on(server, tmp_path):
+    path = tmp_path / "policies.toml"
+    path.write_text('[policies."refunds.filed"]\ncancel_callback = true\n', encoding="utf-8")
+    server.cli("policy", "apply", str(path))
+    assert json.loads(server.cli("policy", "show", "refunds.filed"))["cancelCallback"] is True
+
+
+def test_a_policy_file_with_a_non_boolean_cancel_callback_is_refused(server, tmp_path):
+    path = tmp_path / "policies.toml"
+    path.write_text('[policies."refunds.filed"]\ncancel_callback = "yes"\n', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "escalated", "policy", "apply", str(path), "--db", str(server.db)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1 and "cancel_callback must be true or false" in done.stderr
