@@ -13,8 +13,8 @@ from escalated.store.postgres.writer import PgWriter
 pytestmark = pytest.mark.postgres
 
 
-async def touch(conn) -> None:
-    await conn.execute("UPDATE workspaces SET created_ms = created_ms + 1")
+async def touch(tx) -> None:
+    await tx.execute("UPDATE workspaces SET created_ms = created_ms + 1")
 
 
 async def listening_doorbell(url: str, stop: asyncio.Event) -> tuple[Doorbell, asyncio.Event, asyncio.Task]:

@@ -8,13 +8,13 @@ import psycopg
 import pytest
 
 from escalated.errors import DatabaseBusy
-from escalated.store.postgres.writer import DOORBELL_CHANNEL, PgWriter
+from escalated.store.postgres.writer import DOORBELL_CHANNEL, LastRows, PgWriter
 
 pytestmark = pytest.mark.postgres
 
 
-async def insert_workspace(conn, name: str) -> str:
-    await conn.execute("INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, 0)", (f"wsp_{name}", name))
+async def insert_workspace(tx, name: str) -> str:
+    await tx.execute("INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, 0)", (f"wsp_{name}", name))
     return name
 
 
@@ -61,8 +61,8 @@ async def test_each_commit_group_rings_the_doorbell_once(postgres_url):
 
 @pytest.mark.parametrize(("durability", "setting"), [("full", "on"), ("normal", "off")])
 async def test_durability_sets_the_writer_connections_synchronous_commit(postgres_url, durability, setting):
-    async def show(conn):
-        return (await (await conn.execute("SHOW synchronous_commit")).fetchone())[0]
+    async def show(tx):
+        return (await (await tx.execute("SHOW synchronous_commit")).fetchone())[0]
 
     writer = await PgWriter(postgres_url, durability=durability).start()
     value = await writer.submit(show)
@@ -71,8 +71,8 @@ async def test_durability_sets_the_writer_connections_synchronous_commit(postgre
 
 
 async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reconnects(postgres_url):
-    async def backend_pid(conn):
-        return conn.info.backend_pid
+    async def backend_pid(tx):
+        return tx.conn.info.backend_pid
 
     writer = await PgWriter(postgres_url).start()
     pid = await writer.submit(backend_pid)
@@ -83,3 +83,41 @@ async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reco
     assert await writer.submit(insert_workspace, "after") == "after"
     await writer.close()
     assert await count_workspaces(postgres_url) == 2
+
+
+LAST = LastRows(
+    lock_sql="SELECT pg_advisory_xact_lock(42)",
+    insert_sql="INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (%s, %s, %s, %s)",
+)
+
+
+async def add_event(tx, escalation_id: str, fail: bool = False) -> str:
+    tx.write_last((escalation_id, "created", "test", 0))
+    if fail:
+        raise ValueError("this job fails after asking for a row")
+    return escalation_id
+
+
+async def events(url: str) -> list[tuple[int, str]]:
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        return await (await conn.execute("SELECT seq, escalation_id FROM escalation_events ORDER BY seq")).fetchall()
+
+
+async def test_rows_asked_for_last_are_written_with_their_group_in_job_order(postgres_url):
+    writer = await PgWriter(postgres_url, last_rows=LAST).start()
+    await asyncio.gather(*(writer.submit(add_event, f"esc_{i}") for i in range(5)))
+    await writer.close()
+    assert [eid for _, eid in await events(postgres_url)] == [f"esc_{i}" for i in range(5)]
+
+
+async def test_the_rows_of_a_job_that_fails_are_not_written(postgres_url):
+    writer = await PgWriter(postgres_url, last_rows=LAST).start()
+    results = await asyncio.gather(
+        writer.submit(add_event, "esc_a"),
+        writer.submit(add_event, "esc_b", True),
+        writer.submit(add_event, "esc_c"),
+        return_exceptions=True,
+    )
+    await writer.close()
+    assert isinstance(results[1], ValueError)
+    assert [eid for _, eid in await events(postgres_url)] == ["esc_a", "esc_c"]
