@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from escalated.http import apikeys, escalations, meta, streams
-from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
+from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS, WORKSPACE_ADMIN
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
@@ -15,6 +15,7 @@ from escalated.settings import Settings
 from escalated.web import add_to as add_web_app
 from escalated.store.db import Database
 from escalated.core.websessions import WebSessions
+from escalated.core.workspace import WorkspaceAdmin
 
 
 def create_app(settings: Settings, *, with_engine: bool = True) -> web.Application:
@@ -41,6 +42,7 @@ async def _service_ctx(app: web.Application):
     db = await Database.open(settings.db_path, durability=settings.durability)
     app[SERVICE] = Service(db, settings, metrics=app[METRICS])
     app[WEB_SESSIONS] = WebSessions(db, idle_s=settings.web_idle_s)
+    app[WORKSPACE_ADMIN] = WorkspaceAdmin(db)
     try:
         yield
     finally:

@@ -11,6 +11,7 @@ from escalated.metrics import Metrics
 from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.core.websessions import WebSessions
+from escalated.core.workspace import WorkspaceAdmin
 
 SERVICE = web.AppKey("service", Service)
 SETTINGS = web.AppKey("settings", Settings)
@@ -19,3 +20,4 @@ RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
 CLOCK = web.AppKey("clock", SlaClock)
 SENDER = web.AppKey("sender", Sender)
 WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)
+WORKSPACE_ADMIN = web.AppKey("workspace_admin", WorkspaceAdmin)

@@ -15,7 +15,7 @@ import jinja2
 from aiohttp import web
 
 from escalated.errors import EscalatedError, NotFound
-from escalated.web import escalations, live, signin, views
+from escalated.web import admin, escalations, live, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
 
@@ -65,6 +65,7 @@ def create_web_app() -> web.Application:
     signin.add_routes(webapp.router)
     escalations.add_routes(webapp.router)
     live.add_routes(webapp.router)
+    admin.add_routes(webapp.router)
     webapp.router.add_static("/static/", HERE / "static", append_version=True)
     return webapp
 

@@ -27,9 +27,12 @@ def browser(chromium, world):
 
 
 def wait_for(driver, condition, message: str):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05).until(condition, message)
+    # Live updates replace parts of the page between a look-up and a read: look again.
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05, ignored_exceptions=ignored).until(condition, message)
 
 
 def sign_in_by_link(browser, world, name: str = "alice") -> None:
@@ -67,11 +70,11 @@ def test_a_decision_made_elsewhere_appears_live(browser, world):
     sign_in_by_link(browser, world)
     browser.get(f"{world.url}/app/escalations/{esc['id']}")
     wait_for(browser, lambda d: d.find_element("css selector", "body").get_attribute("data-live") == "connected", "no live stream")
-    assert status_text(browser) == "open"
+    wait_for(browser, lambda d: status_text(d) == "open", "the page does not show the escalation open")
     status, _ = api(world.url, "POST", f"/escalations/{esc['id']}/decide", world.key, {"choice": "deny"})
     assert status == 200
     wait_for(browser, lambda d: status_text(d) == "resolved", "the decision made elsewhere never appeared")
-    assert "deny" in browser.find_element("id", "resolution").text
+    wait_for(browser, lambda d: "deny" in d.find_element("id", "resolution").text, "the decision's choice is not shown")
     assert not browser.find_elements("id", "decide-form")  # nothing left to decide
 
 
@@ -80,3 +83,21 @@ def test_a_new_escalation_appears_in_the_inbox_live(browser, world):
     wait_for(browser, lambda d: d.find_element("css selector", "body").get_attribute("data-live") == "connected", "no live stream")
     esc = create(world, question="Arrives while the inbox is open?")
     wait_for(browser, lambda d: d.find_elements("css selector", f'.row[data-id="{esc["id"]}"]'), "the new escalation never appeared")
+
+
+def test_an_admin_creates_a_policy_and_an_agents_create_succeeds_with_it(browser, world):
+    from selenium.webdriver.common.by import By
+
+    from tests.support.api import escalation_body
+
+    sign_in_by_link(browser, world, "root")
+    browser.find_element(By.LINK_TEXT, "Policies").click()
+    wait_for(browser, lambda d: d.title.startswith("Policies"), "the policies page did not open")
+    browser.find_element(By.ID, "key").send_keys("browser.made")
+    browser.find_element(By.ID, "reviewers").send_keys("alice\ngroup:finance")
+    browser.find_element(By.ID, "sla").send_keys("1h")
+    browser.find_element(By.ID, "default_choice").send_keys("deny")
+    browser.find_element(By.CSS_SELECTOR, "#policy-form button[type=submit]").click()
+    wait_for(browser, lambda d: "browser.made" in d.find_element(By.TAG_NAME, "table").text, "the policy is not listed")
+    status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body("browser.made"))
+    assert status == 201 and esc["policy"] == "browser.made"

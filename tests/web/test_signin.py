@@ -19,7 +19,7 @@ def test_root_redirects_to_the_web_app(world):
 
 
 def test_a_signed_out_visitor_is_sent_to_sign_in(world):
-    for path in ("/app/", "/app/escalations/esc_x", "/app/events"):
+    for path in ("/app/", "/app/escalations/esc_x", "/app/events", "/app/policies", "/app/users"):
         page = WebClient(world.url).get(path)
         assert (page.status, page.location) == (303, "/app/login"), path
 

@@ -1,0 +1,111 @@
+"""A workspace's policies and users, for its admins (the web app's admin pages).
+
+The same rules as the CLI: a policy is built by ``build_policy`` (what
+``policy set`` uses) and refused when a reviewer matches no user unless the
+admin says so on purpose; tokens and sign-in links are minted here and only
+their hashes stored. Every method needs an ``admin`` user (or an API key).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from escalated.core.websessions import issue_login_link
+from escalated.domain import tokens
+from escalated.domain.models import Policy, Principal, UserInfo
+from escalated.domain.policies import build_policy, unknown_reviewers
+from escalated.domain.scopes import ROLES
+from escalated.errors import ConfigError, InsufficientScope, NotFound
+from escalated.store import admin
+from escalated.store.db import Database
+from escalated.timeutil import now_ms, parse_duration_s
+
+
+@attrs.frozen
+class PolicyRequest:
+    """A policy as an admin asks for it, before validation (strings as typed)."""
+
+    key: str
+    reviewers: tuple[str, ...] = ()
+    notify: tuple[str, ...] = ()
+    sla: str | None = None
+    default_choice: str | None = None
+    allow_unknown_reviewers: bool = False
+
+
+def require_admin(principal: Principal) -> None:
+    if principal.kind == "user" and principal.role != "admin":
+        raise InsufficientScope("only admins manage policies and users")
+
+
+class WorkspaceAdmin:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def policies(self, principal: Principal) -> list[Policy]:
+        require_admin(principal)
+        return await self.db.write(lambda conn: admin.list_policies(conn, principal.workspace_id))
+
+    async def set_policy(self, principal: Principal, request: PolicyRequest) -> Policy:
+        """Create or replace; ``ConfigError`` in the CLI's words when it is not valid."""
+        require_admin(principal)
+        built = build_policy(
+            principal.workspace_id,
+            request.key,
+            reviewers=request.reviewers,
+            notify=request.notify,
+            sla=request.sla,
+            default_choice=request.default_choice,
+        )
+
+        def job(conn):
+            users = admin.list_users(conn, principal.workspace_id)
+            if (unknown := unknown_reviewers(built.reviewers, users)) and not request.allow_unknown_reviewers:
+                raise ConfigError(
+                    f"policy {built.key}: no user or group matches {', '.join(unknown)}; add them first,"
+                    " or tick 'save anyway' (its escalations would reach no one until then)"
+                )
+            admin.upsert_policy(conn, built)
+
+        await self.db.write(job)
+        return built
+
+    async def delete_policy(self, principal: Principal, key: str) -> None:
+        require_admin(principal)
+        if not await self.db.write(lambda conn: admin.delete_policy(conn, principal.workspace_id, key)):
+            raise NotFound(f"no policy {key!r}")
+
+    async def users(self, principal: Principal) -> list[UserInfo]:
+        require_admin(principal)
+        return await self.db.write(lambda conn: admin.list_users(conn, principal.workspace_id))
+
+    async def add_user(self, principal: Principal, name: str, *, role: str, groups: tuple[str, ...]) -> str:
+        """The new user's token, shown this once."""
+        require_admin(principal)
+        name = name.strip()
+        if not name or "," in name or name.startswith("group:") or role not in ROLES:
+            raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
+        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+        await self.db.write(
+            lambda conn: admin.insert_user(
+                conn, principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret)
+            )
+        )
+        return secret
+
+    async def rotate_token(self, principal: Principal, name: str) -> str:
+        """A new token for ``name``; the old one, and every web session it started, end at once."""
+        require_admin(principal)
+        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+        await self.db.write(
+            lambda conn: admin.rotate_user_token(conn, principal.workspace_id, name=name, token_hash=tokens.hash_token(secret))
+        )
+        return secret
+
+    async def login_link(self, principal: Principal, name: str, *, ttl: str) -> str:
+        """A single-use sign-in secret for ``name`` (the caller makes it a URL)."""
+        require_admin(principal)
+        ttl_s = parse_duration_s(ttl)
+        return await self.db.write(
+            lambda conn: issue_login_link(conn, principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
+        )

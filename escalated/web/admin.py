@@ -1,0 +1,131 @@
+"""Admin pages: policies and users (CONTRACT §11). Reviewers get 403.
+
+A secret (a new token, a sign-in link) is shown once, on the page that
+answers the form that made it: never in a URL, never again.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from escalated.core.websessions import login_url
+from escalated.core.workspace import PolicyRequest
+from escalated.errors import ConfigError
+from escalated.http.appkeys import SETTINGS, WORKSPACE_ADMIN
+from escalated.timeutil import format_duration_s
+from escalated.web import session
+from escalated.web.render import page, see_other
+
+_SEPARATORS = re.compile(r"[,\n]")
+
+
+def split_list(text: str) -> tuple[str, ...]:
+    """``reviewers`` and ``notify`` fields: comma- or newline-separated."""
+    return tuple(part.strip() for part in _SEPARATORS.split(text or "") if part.strip())
+
+
+def _text(data, name: str) -> str:
+    value = data.get(name, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+# -- policies -------------------------------------------------------------------
+
+
+async def policies(request: web.Request, *, error: str | None = None, values=None, status: int = 200) -> web.Response:
+    who = await session.admin(request)
+    found = await request.config_dict[WORKSPACE_ADMIN].policies(who.principal)
+    editing = next((p for p in found if p.key == request.query.get("edit")), None)
+    if values is None and editing is not None:
+        values = {
+            "key": editing.key,
+            "reviewers": "\n".join(editing.reviewers),
+            "notify": "\n".join(editing.notify),
+            "sla": format_duration_s(editing.sla_s) if editing.sla_s is not None else "",
+            "default_choice": editing.default_choice or "",
+        }
+    context = {"policies": found, "error": error, "values": values or {}, "duration": format_duration_s}
+    return page(request, "policies.html", context, status=status)
+
+
+async def save_policy(request: web.Request) -> web.Response:
+    data = await session.form(request)
+    who = await session.admin(request)
+    wanted = PolicyRequest(
+        key=_text(data, "key"),
+        reviewers=split_list(_text(data, "reviewers")),
+        notify=split_list(_text(data, "notify")),
+        sla=_text(data, "sla") or None,
+        default_choice=_text(data, "default_choice") or None,
+        allow_unknown_reviewers=bool(data.get("allow_unknown_reviewers")),
+    )
+    try:
+        await request.config_dict[WORKSPACE_ADMIN].set_policy(who.principal, wanted)
+    except ConfigError as exc:
+        return await policies(request, error=exc.detail, values=data, status=422)
+    return see_other("/app/policies")
+
+
+async def delete_policy(request: web.Request) -> web.Response:
+    await session.form(request)
+    who = await session.admin(request)
+    await request.config_dict[WORKSPACE_ADMIN].delete_policy(who.principal, request.match_info["key"])
+    return see_other("/app/policies")
+
+
+# -- users ----------------------------------------------------------------------
+
+
+async def users(request: web.Request, *, shown: dict | None = None, error: str | None = None, status: int = 200):
+    who = await session.admin(request)
+    found = await request.config_dict[WORKSPACE_ADMIN].users(who.principal)
+    return page(request, "users.html", {"users": found, "shown": shown, "error": error}, status=status)
+
+
+async def add_user(request: web.Request) -> web.Response:
+    data = await session.form(request)
+    who = await session.admin(request)
+    name = _text(data, "name")
+    try:
+        token = await request.config_dict[WORKSPACE_ADMIN].add_user(
+            who.principal, name, role=_text(data, "role") or "reviewer", groups=split_list(_text(data, "groups"))
+        )
+    except ConfigError as exc:
+        return await users(request, error=exc.detail, status=422)
+    return await users(request, shown={"what": f"Token for {name}", "secret": token})
+
+
+async def rotate_token(request: web.Request) -> web.Response:
+    await session.form(request)
+    who = await session.admin(request)
+    name = request.match_info["name"]
+    try:
+        token = await request.config_dict[WORKSPACE_ADMIN].rotate_token(who.principal, name)
+    except ConfigError as exc:
+        return await users(request, error=exc.detail, status=422)
+    what = f"New token for {name} (the old one and its web sessions have ended)"
+    return await users(request, shown={"what": what, "secret": token})
+
+
+async def login_link(request: web.Request) -> web.Response:
+    data = await session.form(request)
+    who = await session.admin(request)
+    name = request.match_info["name"]
+    try:
+        secret = await request.config_dict[WORKSPACE_ADMIN].login_link(who.principal, name, ttl=_text(data, "ttl") or "15m")
+    except ConfigError as exc:
+        return await users(request, error=exc.detail, status=422)
+    base = request.config_dict[SETTINGS].public_url or f"{request.scheme}://{request.host}"
+    return await users(request, shown={"what": f"Single-use sign-in link for {name}", "secret": login_url(base, secret)})
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_get("/policies", policies, allow_head=False)
+    router.add_post("/policies", save_policy)
+    router.add_post("/policies/{key}/delete", delete_policy)
+    router.add_get("/users", users, allow_head=False)
+    router.add_post("/users", add_user)
+    router.add_post("/users/{name}/token", rotate_token)
+    router.add_post("/users/{name}/login-link", login_link)

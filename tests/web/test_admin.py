@@ -1,0 +1,115 @@
+"""Admin pages through a real ``escalated serve``: policies and users, admins only."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.support.api import escalation_body, unique
+from tests.web.support import WebClient, api
+
+SECRET_SHOWN = re.compile(r'id="shown-secret">([^<]+)<')
+
+
+@pytest.fixture(scope="module")
+def root(world) -> WebClient:
+    browser = WebClient(world.url)
+    assert browser.sign_in(world.admin).status == 303
+    return browser
+
+
+@pytest.fixture(scope="module")
+def alice(world) -> WebClient:
+    browser = WebClient(world.url)
+    browser.sign_in(world.alice)
+    return browser
+
+
+def policy_form(**fields) -> dict:
+    return {"key": "", "reviewers": "", "notify": "", "sla": "", "default_choice": "", **fields}
+
+
+@pytest.mark.parametrize("path", ["/app/policies", "/app/users"])
+def test_reviewers_never_see_admin_pages(alice, path):
+    page = alice.get(path)
+    assert page.status == 403 and "admins" in page.text
+
+
+def test_a_reviewer_cannot_save_a_policy(world, alice):
+    key = unique("web.reviewer").replace("-", "")
+    page = alice.submit("/app/", "/app/policies", policy_form(key=key))
+    assert page.status == 403
+    assert key not in world.server.cli("policy", "list")
+
+
+def test_saving_a_policy_without_csrf_is_refused(world, root):
+    key = unique("web.nocsrf").replace("-", "")
+    assert root.post("/app/policies", policy_form(key=key)).status == 403
+    assert key not in world.server.cli("policy", "list")
+
+
+def test_an_admin_creates_a_policy_an_agent_can_use(world, root):
+    key = unique("web.refunds").replace("-", "")
+    page = root.submit(
+        "/app/policies",
+        "/app/policies",
+        policy_form(key=key, reviewers="alice,\ngroup:finance", notify="desktop", sla="15m", default_choice="deny"),
+    )
+    assert (page.status, page.location) == (303, "/app/policies")
+    saved = {p["key"]: p for p in json.loads(world.server.cli("policy", "list", "--json"))}[key]
+    assert saved == {"key": key, "reviewers": ["alice", "group:finance"], "notify": ["desktop"], "sla": "15m", "defaultChoice": "deny"}
+    status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(key))
+    assert status == 201 and esc["deadlineAt"] is not None
+
+
+def test_a_policy_is_validated_like_policy_set(world, root):
+    page = root.submit("/app/policies", "/app/policies", policy_form(key="web.sla", sla="15m"))
+    assert page.status == 422 and "an SLA needs a default choice" in page.text
+    assert 'value="web.sla"' in page.text  # what was typed stays
+
+
+def test_a_reviewer_matching_no_user_is_refused_unless_allowed(world, root):
+    page = root.submit("/app/policies", "/app/policies", policy_form(key="web.ghost", reviewers="ghost"))
+    assert page.status == 422 and "ghost" in page.text
+    allowed = root.submit("/app/policies", "/app/policies", policy_form(key="web.ghost", reviewers="ghost", allow_unknown_reviewers="1"))
+    assert allowed.status == 303
+
+
+def test_an_admin_edits_then_deletes_a_policy(world, root):
+    root.submit("/app/policies", "/app/policies", policy_form(key="web.edit"))
+    edit = root.get("/app/policies?edit=web.edit")
+    assert 'value="web.edit"' in edit.text
+    root.submit("/app/policies", "/app/policies", policy_form(key="web.edit", reviewers="bob"))
+    assert json.loads(world.server.cli("policy", "show", "web.edit"))["reviewers"] == ["bob"]
+    assert root.submit("/app/policies", "/app/policies/web.edit/delete", {}).status == 303
+    assert "web.edit" not in world.server.cli("policy", "list")
+
+
+def test_an_added_users_token_is_shown_once_and_signs_in(world, root):
+    name = unique("erin")
+    page = root.submit("/app/users", "/app/users", {"name": name, "role": "reviewer", "groups": "finance, ops"})
+    token = SECRET_SHOWN.search(page.text).group(1)
+    assert page.status == 200 and token.startswith("ain_user_")
+    assert token not in root.get("/app/users").text
+    assert WebClient(world.url).sign_in(token).status == 303
+
+
+def test_a_sign_in_link_from_the_users_page_works_once(world, root):
+    page = root.submit("/app/users", "/app/users/bob/login-link", {"ttl": "5m"})
+    link = SECRET_SHOWN.search(page.text).group(1)
+    path = link.split("://", 1)[1].split("/", 1)[1]
+    browser = WebClient(world.url)
+    assert browser.get("/" + path).status == 303 and browser.get("/app/").status == 200
+
+
+def test_rotating_a_token_from_the_users_page_ends_the_old_one(world, root):
+    name = unique("fred")
+    old = SECRET_SHOWN.search(root.submit("/app/users", "/app/users", {"name": name, "role": "reviewer"}).text).group(1)
+    fred = WebClient(world.url)
+    fred.sign_in(old)
+    page = root.submit("/app/users", f"/app/users/{name}/token", {})
+    assert SECRET_SHOWN.search(page.text).group(1) != old
+    assert fred.get("/app/").status == 303
+    assert WebClient(world.url).sign_in(old).status == 401
