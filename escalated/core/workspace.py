@@ -30,6 +30,7 @@ class PolicyRequest:
     notify: tuple[str, ...] = ()
     sla: str | None = None
     default_choice: str | None = None
+    cancel_callback: bool = False
     allow_unknown_reviewers: bool = False
 
 
@@ -56,6 +57,7 @@ class WorkspaceAdmin:
             notify=request.notify,
             sla=request.sla,
             default_choice=request.default_choice,
+            cancel_callback=request.cancel_callback,
         )
 
         def job(conn):

@@ -45,6 +45,7 @@ async def policies(request: web.Request, *, error: str | None = None, values=Non
             "notify": "\n".join(editing.notify),
             "sla": format_duration_s(editing.sla_s) if editing.sla_s is not None else "",
             "default_choice": editing.default_choice or "",
+            "cancel_callback": "1" if editing.cancel_callback else "",
         }
     context = {"policies": found, "error": error, "values": values or {}, "duration": format_duration_s}
     return page(request, "policies.html", context, status=status)
@@ -59,6 +60,7 @@ async def save_policy(request: web.Request) -> web.Response:
         notify=split_list(_text(data, "notify")),
         sla=_text(data, "sla") or None,
         default_choice=_text(data, "default_choice") or None,
+        cancel_callback=bool(data.get("cancel_callback")),
         allow_unknown_reviewers=bool(data.get("allow_unknown_reviewers")),
     )
     try:

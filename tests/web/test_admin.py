@@ -55,11 +55,12 @@ def test_an_admin_creates_a_policy_an_agent_can_use(world, root):
     page = root.submit(
         "/app/policies",
         "/app/policies",
-        policy_form(key=key, reviewers="alice,\ngroup:finance", notify="desktop", sla="15m", default_choice="deny"),
+        policy_form(key=key, reviewers="alice,\ngroup:finance", notify="desktop", sla="15m", default_choice="deny", cancel_callback="1"),
     )
     assert (page.status, page.location) == (303, "/app/policies")
     saved = {p["key"]: p for p in json.loads(world.server.cli("policy", "list", "--json"))}[key]
-    assert saved == {"key": key, "reviewers": ["alice", "group:finance"], "notify": ["desktop"], "sla": "15m", "defaultChoice": "deny"}
+    assert saved == {"key": key, "reviewers": ["alice", "group:finance"], "notify": ["desktop"], "sla": "15m", "defaultChoice": "deny",
+                     "cancelCallback": True}
     status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(key))
     assert status == 201 and esc["deadlineAt"] is not None
 
