@@ -22,6 +22,7 @@ from urllib.parse import quote
 import aiohttp
 
 from escalated.errors import EscalatedError
+from escalated.outcome import Outcome, outcome_of
 from escalated.sse import Event, SseParser
 
 DEFAULT_URL = "http://127.0.0.1:8470"
@@ -282,6 +283,16 @@ class EscalatedClient:
             escalation = await self.wait(escalation_id, timeout_s=max(remaining_s, 0))
             if escalation["status"] in DONE_STATUSES or (deadline is not None and time.monotonic() >= deadline):
                 return escalation
+
+    async def wait_for_outcome(self, escalation_id: str, *, timeout_s: float | None = None) -> Outcome | None:
+        """The ``/wait`` path to what a callback would say: a ``Callback``
+        (decided or timed out) or a ``Cancelled``; None if ``timeout_s`` passes first.
+
+        For agents without a receiver, and as the fallback beside one: a
+        cancellation sends no callback unless the policy has
+        ``cancel_callback``, and this sees it either way.
+        """
+        return outcome_of(await self.wait_until_done(escalation_id, timeout_s=timeout_s))
 
     async def acknowledge(self, escalation_id: str) -> dict:
         return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/acknowledge", body={})

@@ -5,7 +5,9 @@ the server sends to ``resume.url`` (CONTRACT §5). It reads the raw body
 bytes and verifies ``x-service-signature`` over exactly those bytes before
 anything else: a bad or missing signature answers 401 and user code never
 runs. A verified callback becomes a frozen ``Callback`` and is awaited by
-the user's handler; success answers 200 ``{"ok": true}``.
+the user's handler; success answers 200 ``{"ok": true}``. An
+``escalation.cancelled`` callback becomes a ``Cancelled`` instead (see
+``escalated.outcome``), handed to ``on_cancel`` if given.
 
 Delivery is at least once, so the same delivery can arrive again. The
 handler is **not called twice** for a delivery id it already handled
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,18 @@ import attrs
 from aiohttp import web
 
 from escalated import signing
+from escalated.outcome import Callback, Cancelled, Outcome, parse_callback
+
+__all__ = [
+    "Callback",
+    "Cancelled",
+    "Outcome",
+    "RunningReceiver",
+    "SeenDeliveries",
+    "callback_route",
+    "make_receiver_app",
+    "start_receiver",
+]
 
 SIGNATURE_HEADER = "x-service-signature"
 EVENT_HEADER = "x-service-event"
@@ -37,49 +50,7 @@ DELIVERY_HEADER = "x-service-delivery"
 log = logging.getLogger(__name__)
 
 
-@attrs.frozen
-class Callback:
-    """A verified callback body (CONTRACT §5), plus its headers and raw bytes."""
-
-    escalation_id: str
-    run_id: str
-    agent_id: str
-    policy: str
-    choice: str
-    resolved_by: str
-    answered_by: str
-    answered_at: str
-    response: dict | None = None
-    event: str | None = None
-    delivery_id: str | None = None
-    raw: bytes = attrs.field(default=b"", repr=False)
-
-    @classmethod
-    def from_body(cls, raw: bytes, *, event: str | None, delivery_id: str | None) -> Callback:
-        """Parse the body; ValueError when it is not a callback."""
-        body = json.loads(raw)
-        if not isinstance(body, dict):
-            raise ValueError("callback body is not a JSON object")
-        try:
-            return cls(
-                escalation_id=body["escalationId"],
-                run_id=body["runId"],
-                agent_id=body["agentId"],
-                policy=body["policy"],
-                choice=body["choice"],
-                resolved_by=body["resolvedBy"],
-                answered_by=body["answeredBy"],
-                answered_at=body["answeredAt"],
-                response=body.get("response"),
-                event=event,
-                delivery_id=delivery_id,
-                raw=raw,
-            )
-        except KeyError as missing:
-            raise ValueError(f"callback body lacks {missing}") from None
-
-
-Handler = Callable[[Callback], Awaitable[Any] | Any]
+Handler = Callable[[Any], Awaitable[Any] | Any]  # called with a Callback or a Cancelled
 
 
 class SeenDeliveries:
@@ -113,12 +84,19 @@ def _problem(status: int, code: str, title: str, detail: str) -> web.Response:
 
 
 def callback_route(
-    handler: Handler, *, secret: str | None, seen: SeenDeliveries | None = None
+    handler: Handler,
+    *,
+    secret: str | None,
+    seen: SeenDeliveries | None = None,
+    on_cancel: Handler | None = None,
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """An aiohttp handler that verifies, parses and hands a callback to ``handler``.
 
     ``secret=None`` accepts unsigned callbacks (for escalations created
     without ``resume.secret``); with a secret, only verified ones pass.
+    An ``escalation.cancelled`` callback (policies with ``cancel_callback``)
+    arrives as a ``Cancelled``: at ``on_cancel`` when given, else at
+    ``handler``.
     """
     seen = SeenDeliveries() if seen is None else seen
     # Deliveries being handled right now: a concurrent repeat must not run
@@ -131,7 +109,7 @@ def callback_route(
             return _problem(401, "invalid_signature", "Invalid signature", "x-service-signature missing or wrong")
         delivery_id = request.headers.get(DELIVERY_HEADER)
         try:
-            callback = Callback.from_body(raw, event=request.headers.get(EVENT_HEADER), delivery_id=delivery_id)
+            callback = parse_callback(raw, event=request.headers.get(EVENT_HEADER), delivery_id=delivery_id)
         except ValueError as exc:
             return _problem(400, "invalid_callback", "Invalid callback", str(exc))
         if delivery_id is not None and delivery_id in seen:
@@ -139,13 +117,14 @@ def callback_route(
         if delivery_id is not None and delivery_id in in_flight:
             # Not a failure of ours: ask the server to come back once the first copy is done.
             return _problem(409, "delivery_in_progress", "Delivery in progress", delivery_id)
-        return await _handle(handler, callback, seen=seen, in_flight=in_flight)
+        target = on_cancel if isinstance(callback, Cancelled) and on_cancel is not None else handler
+        return await _handle(target, callback, seen=seen, in_flight=in_flight)
 
     return route
 
 
 async def _handle(
-    handler: Handler, callback: Callback, *, seen: SeenDeliveries, in_flight: set[str]
+    handler: Handler, callback: Outcome, *, seen: SeenDeliveries, in_flight: set[str]
 ) -> web.StreamResponse:
     delivery_id = callback.delivery_id
     if delivery_id is not None:
@@ -169,11 +148,16 @@ async def _handle(
 
 
 def make_receiver_app(
-    handler: Handler, *, secret: str | None, path: str = "/resume", seen: SeenDeliveries | None = None
+    handler: Handler,
+    *,
+    secret: str | None,
+    path: str = "/resume",
+    seen: SeenDeliveries | None = None,
+    on_cancel: Handler | None = None,
 ) -> web.Application:
     """A ready aiohttp app with ``POST path`` wired to ``callback_route``."""
     app = web.Application()
-    app.router.add_post(path, callback_route(handler, secret=secret, seen=seen))
+    app.router.add_post(path, callback_route(handler, secret=secret, seen=seen, on_cancel=on_cancel))
     return app
 
 

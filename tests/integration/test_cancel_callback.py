@@ -4,6 +4,7 @@ policy asks, with a signed ``escalation.cancelled`` callback. A real
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import sys
 import aiohttp
 import pytest
 
+from escalated.client import EscalatedClient
+from escalated.receiver import Callback, Cancelled, make_receiver_app, start_receiver
 from escalated.signing import verify
 from tests.support.api import Api
 from tests.support.receiver import Receiver
@@ -114,3 +117,74 @@ def test_a_policy_file_with_a_non_boolean_cancel_callback_is_refused(server, tmp
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 1 and "cancel_callback must be true or false" in done.stderr
+
+
+# -- the library: the receiver and the client's /wait path --------------------
+
+
+class Collected:
+    """A user handler for ``escalated.receiver``: records what it is handed."""
+
+    def __init__(self) -> None:
+        self.got: list = []
+        self.arrived = asyncio.Event()
+
+    def __call__(self, outcome) -> None:
+        self.got.append(outcome)
+        self.arrived.set()
+
+    async def first(self, *, timeout_s: float = 15.0):
+        async with asyncio.timeout(timeout_s):
+            await self.arrived.wait()
+        return self.got[0]
+
+
+async def test_the_receiver_hands_a_cancellation_to_user_code_as_cancelled(api):
+    handler = Collected()
+    async with await start_receiver(make_receiver_app(handler, secret="s3cret")) as rcv:
+        esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": rcv.url + "/resume", "secret": "s3cret"})
+        await cancel(api, esc["id"], reason="order withdrawn")
+        got = await handler.first()
+    assert isinstance(got, Cancelled) and got.cancelled
+    assert (got.escalation_id, got.reason, got.cancelled_by) == (esc["id"], "order withdrawn", "key:bootstrap")
+    assert list(got.body) == CANCELLED_FIELDS and got.event == "escalation.cancelled"
+
+
+async def test_on_cancel_gets_the_cancellations_and_the_handler_only_decisions(api):
+    decisions, cancellations = Collected(), Collected()
+    app = make_receiver_app(decisions, secret="s", on_cancel=cancellations)
+    async with await start_receiver(app) as rcv:
+        resume = {"mode": "webhook", "url": rcv.url + "/resume", "secret": "s"}
+        cancelled = await api.create(policy="refunds.told", resume=resume)
+        decided = await api.create(policy="refunds.told", resume=resume)
+        await cancel(api, cancelled["id"])
+        await api.decide(decided["id"])
+        assert (await cancellations.first()).escalation_id == cancelled["id"]
+        got = await decisions.first()
+    assert isinstance(got, Callback) and not got.cancelled and got.escalation_id == decided["id"]
+    assert len(cancellations.got) == 1 and len(decisions.got) == 1
+
+
+async def test_wait_for_outcome_sees_a_cancellation_that_sent_no_callback(server, api):
+    esc = await api.create(policy="refunds.quiet")
+    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+        waiting = asyncio.ensure_future(client.wait_for_outcome(esc["id"], timeout_s=30))
+        await cancel(api, esc["id"], reason="not needed")
+        got = await waiting
+    assert isinstance(got, Cancelled) and got.reason == "not needed"
+    assert list(got.body) == CANCELLED_FIELDS
+
+
+async def test_wait_for_outcome_gives_the_body_the_callback_carried(server, api, receiver):
+    esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": receiver.url})
+    await api.decide(esc["id"], reason="fine")
+    [got] = await receiver.wait_for(1)
+    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+        outcome = await client.wait_for_outcome(esc["id"], timeout_s=5)
+    assert isinstance(outcome, Callback) and outcome.body == json.loads(got.body)
+
+
+async def test_wait_for_outcome_is_none_when_its_time_runs_out(server, api):
+    esc = await api.create(policy="refunds.quiet")
+    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+        assert await client.wait_for_outcome(esc["id"], timeout_s=0.2) is None
