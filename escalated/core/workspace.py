@@ -12,9 +12,9 @@ import attrs
 
 from escalated.core.websessions import issue_login_link
 from escalated.domain import tokens
-from escalated.domain.models import Policy, Principal, UserInfo
+from escalated.domain.models import ApiKeyInfo, Policy, Principal, UserInfo
 from escalated.domain.policies import build_policy, unknown_reviewers
-from escalated.domain.scopes import ROLES
+from escalated.domain.scopes import ALL_SCOPES, ROLES
 from escalated.errors import ConfigError, InsufficientScope, NotFound
 from escalated.store import admin
 from escalated.store.db import Database
@@ -111,3 +111,33 @@ class WorkspaceAdmin:
         return await self.db.write(
             lambda conn: issue_login_link(conn, principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
         )
+
+    # -- API keys (the rules of POST /api-keys: never more power than the caller) --
+
+    async def api_keys(self, principal: Principal) -> list[ApiKeyInfo]:
+        require_admin(principal)
+        return await admin.workspace_api_keys(self.db, principal.workspace_id)
+
+    async def issue_key(
+        self, principal: Principal, *, name: str | None, scopes: frozenset[str], expires_in: str | None
+    ) -> tuple[str, ApiKeyInfo]:
+        """A new key (its secret returned this once) with at most the caller's scopes."""
+        require_admin(principal)
+        if not scopes or not scopes <= frozenset(ALL_SCOPES):
+            raise ConfigError("choose at least one scope")
+        if not scopes <= principal.scopes:
+            raise InsufficientScope("a key cannot grant scopes its issuer lacks: " + ", ".join(sorted(scopes - principal.scopes)))
+        expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+        return await self.db.write(
+            lambda conn: admin.issue_api_key(conn, principal.workspace_id, name=name, scopes=scopes, expires_ms=expires_ms)
+        )
+
+    async def revoke_key(self, principal: Principal, key_id: str) -> None:
+        require_admin(principal)
+        target = await admin.find_api_key_by_id(self.db, key_id, principal.workspace_id)
+        if target is None:
+            raise NotFound(f"no API key {key_id}")
+        if not target.scopes <= principal.scopes:
+            raise InsufficientScope("cannot revoke a key with scopes the caller lacks")
+        if target.revoked_ms is None:
+            await self.db.write(lambda conn: admin.revoke_api_key(conn, target.id, workspace_id=principal.workspace_id))

@@ -1,4 +1,4 @@
-"""Admin pages: policies and users (CONTRACT §11). Reviewers get 403.
+"""Admin pages: policies, users and API keys (CONTRACT §11). Reviewers get 403.
 
 A secret (a new token, a sign-in link) is shown once, on the page that
 answers the form that made it: never in a URL, never again.
@@ -12,6 +12,7 @@ from aiohttp import web
 
 from escalated.core.websessions import login_url
 from escalated.core.workspace import PolicyRequest
+from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.http.appkeys import SETTINGS, WORKSPACE_ADMIN
 from escalated.timeutil import format_duration_s
@@ -123,6 +124,36 @@ async def login_link(request: web.Request) -> web.Response:
     return await users(request, shown={"what": f"Single-use sign-in link for {name}", "secret": login_url(base, secret)})
 
 
+# -- API keys -------------------------------------------------------------------
+
+
+async def keys(request: web.Request, *, shown: dict | None = None, error: str | None = None, status: int = 200):
+    who = await session.admin(request)
+    found = await request.config_dict[WORKSPACE_ADMIN].api_keys(who.principal)
+    context = {"keys": found, "shown": shown, "error": error, "all_scopes": ALL_SCOPES}
+    return page(request, "keys.html", context, status=status)
+
+
+async def create_key(request: web.Request) -> web.Response:
+    data = await session.form(request)
+    who = await session.admin(request)
+    name = _text(data, "name") or None
+    try:
+        secret, info = await request.config_dict[WORKSPACE_ADMIN].issue_key(
+            who.principal, name=name, scopes=frozenset(data.getall("scopes", [])), expires_in=_text(data, "expires_in") or None
+        )
+    except ConfigError as exc:
+        return await keys(request, error=exc.detail, status=422)
+    return await keys(request, shown={"what": f"API key {name or info.id}", "secret": secret})
+
+
+async def revoke_key(request: web.Request) -> web.Response:
+    await session.form(request)
+    who = await session.admin(request)
+    await request.config_dict[WORKSPACE_ADMIN].revoke_key(who.principal, request.match_info["id"])
+    return see_other("/app/keys")
+
+
 def add_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/policies", policies, allow_head=False)
     router.add_post("/policies", save_policy)
@@ -131,3 +162,6 @@ def add_routes(router: web.UrlDispatcher) -> None:
     router.add_post("/users", add_user)
     router.add_post("/users/{name}/token", rotate_token)
     router.add_post("/users/{name}/login-link", login_link)
+    router.add_get("/keys", keys, allow_head=False)
+    router.add_post("/keys", create_key)
+    router.add_post("/keys/{id}/revoke", revoke_key)

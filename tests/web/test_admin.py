@@ -114,3 +114,25 @@ def test_rotating_a_token_from_the_users_page_ends_the_old_one(world, root):
     assert SECRET_SHOWN.search(page.text).group(1) != old
     assert fred.get("/app/").status == 303
     assert WebClient(world.url).sign_in(old).status == 401
+
+
+def test_an_api_key_made_on_the_keys_page_is_shown_once_and_works(world, root):
+    page = root.submit("/app/keys", "/app/keys", {"name": "web-agent", "scopes": "escalations:read", "expires_in": "1d"})
+    key = SECRET_SHOWN.search(page.text).group(1)
+    assert page.status == 200 and key.startswith("ain_live_")
+    listing = root.get("/app/keys").text
+    assert key not in listing and "web-agent" in listing and "active until" in listing
+    assert api(world.url, "GET", "/escalations", key)[0] == 200
+    assert api(world.url, "POST", "/escalations", key, escalation_body("everyone"))[0] == 403
+
+
+def test_revoking_a_key_on_the_keys_page_stops_it(world, root):
+    key = SECRET_SHOWN.search(root.submit("/app/keys", "/app/keys", {"name": "short-lived", "scopes": "escalations:read"}).text).group(1)
+    key_id = re.search(r"<code>(key_\w+)</code></td>\s*<td>short-lived", root.get("/app/keys").text).group(1)
+    assert root.submit("/app/keys", f"/app/keys/{key_id}/revoke", {}).status == 303
+    assert api(world.url, "GET", "/escalations", key)[0] == 401
+
+
+def test_reviewers_cannot_see_or_make_keys(alice):
+    assert alice.get("/app/keys").status == 403
+    assert alice.submit("/app/", "/app/keys", {"name": "nope", "scopes": "escalations:read"}).status == 403
