@@ -13,7 +13,13 @@ pytest.importorskip("langgraph")
 from escalated.client import EscalatedClient  # noqa: E402
 from escalated.receiver import make_receiver_app, start_receiver  # noqa: E402
 from escalated.signing import sign  # noqa: E402
-from examples.langgraph_refund.refund_graph import Resumer, build_graph, thread_config  # noqa: E402
+from examples.langgraph_refund.refund_graph import (  # noqa: E402
+    Resumer,
+    build_graph,
+    resume_by_waiting,
+    thread_config,
+)
+from examples.langgraph_refund.run import run as run_script  # noqa: E402
 
 SECRET = "whsec_langgraph_example"
 
@@ -120,3 +126,53 @@ async def test_a_repeated_callback_does_not_resume_a_finished_thread(server):
         assert resp.status == 200
     state = await resumer.graph.aget_state(thread_config("thread-again"))
     assert state.values["outcome"] == final["outcome"] == f"refund denied by {final['decision']['answeredBy']}"
+
+
+async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancelled(server):
+    server.cli("policy", "set", "refunds.large", "--cancel-callback")
+    finished, resumer = finished_future()
+    async with (
+        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
+    ):
+        escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-cb")
+        await agent.cancel(escalation_id, reason="customer withdrew")
+        final = await asyncio.wait_for(finished, timeout=30)
+        [delivery] = await agent.deliveries(escalation_id)
+
+    assert final["outcome"] == "refund cancelled by key:bootstrap: customer withdrew"
+    assert delivery["event"] == "escalation.cancelled"
+
+
+async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(server):
+    server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
+    finished, resumer = finished_future()
+    async with (
+        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
+    ):
+        escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-wait")
+        fallback = asyncio.ensure_future(resume_by_waiting(agent, resumer, escalation_id))
+        await agent.cancel(escalation_id)
+        final = await asyncio.wait_for(finished, timeout=30)
+        await fallback
+        assert await agent.deliveries(escalation_id) == []
+
+    assert final["outcome"] == "refund cancelled by key:bootstrap"
+
+
+async def test_the_run_script_without_a_receiver_finishes_through_wait(server, monkeypatch):
+    server.cli("policy", "set", "refunds.large")
+    monkeypatch.setenv("ESCALATED_URL", server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+    running = asyncio.ensure_future(
+        run_script(order_id="o-7", amount_eur=500.0, thread_id="thread-no-receiver", receiver_port=0, receiver=False)
+    )
+    async with EscalatedClient(server.url, server.bootstrap_key) as reviewer:
+        async with asyncio.timeout(30):
+            while not (found := (await reviewer.list_escalations(run_id="thread-no-receiver"))["data"]):
+                await asyncio.sleep(0.05)
+        assert found[0]["resume"] is None
+        await reviewer.decide(found[0]["id"], choice="approve")
+    final = await asyncio.wait_for(running, timeout=30)
+    assert final["outcome"] == "refunded 500.00 EUR"
