@@ -124,7 +124,7 @@ async def post_samples(agent: EscalatedClient, *, resume_url: str, secret: str) 
     return [await agent.create_escalation(**request, resume=resume) for request in REQUESTS]
 
 
-def intro(*, server_url: str, db: Path, breach_sla: str, posted: int, resume_url: str) -> None:
+def intro(*, server_url: str, db: Path, breach_sla: str, posted: int, resume_url: str, web_link: str) -> None:
     click.echo(f"escalated demo: scratch database {db}")
     click.echo(f"  server    {server_url}  (escalated serve, stopped when the demo ends)")
     click.echo(f"  policies  demo.refunds (SLA 15m) · demo.access (no SLA) · demo.quick (SLA {breach_sla},")
@@ -132,6 +132,8 @@ def intro(*, server_url: str, db: Path, breach_sla: str, posted: int, resume_url
     click.echo(f"  reviewer  {REVIEWER} (a user token; every demo policy routes to this user)")
     click.echo(f"  agent     posted {posted} escalations; callbacks go to {resume_url}")
     click.echo("            where a receiver verifies each signature before printing it")
+    click.echo(f"  web app   {web_link}")
+    click.echo(f"            (a single-use sign-in link as {REVIEWER}: open it in a browser beside the TUI)")
 
 
 def describe(callback: Callback) -> str:
@@ -247,7 +249,10 @@ async def run_demo(*, workdir: Path, tui: bool, breach_sla: str) -> None:
         async with EscalatedClient(server.url, server.api_key) as agent:
             posted = await post_samples(agent, resume_url=f"{receiver.url}/resume", secret=secret)
         resume_url = f"{receiver.url}/resume"
-        intro(server_url=server.url, db=db, breach_sla=breach_sla, posted=len(posted), resume_url=resume_url)
+        web_link = await run_cli(db, "users", "login-link", REVIEWER, "--ttl", "1h", "--url", server.url)
+        intro(
+            server_url=server.url, db=db, breach_sla=breach_sla, posted=len(posted), resume_url=resume_url, web_link=web_link
+        )
         async with EscalatedClient(server.url, token) as reviewer:
             if tui:
                 await run_tui(reviewer, inbox)

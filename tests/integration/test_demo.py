@@ -42,6 +42,10 @@ def test_demo_runs_the_whole_loop_and_the_signed_callbacks_arrive(demo_run):
     assert "done: every callback arrived and verified." in out
 
 
+def test_demo_prints_a_web_sign_in_link_beside_the_reviewer(demo_run):
+    assert re.search(r"web app   http://127\.0\.0\.1:\d+/app/login/[A-Za-z0-9_-]{40,}\n", demo_run.stdout), demo_run.stdout
+
+
 def test_demo_cleans_up_its_scratch_database(demo_run):
     db = re.search(r"scratch database (\S+)", demo_run.stdout).group(1)
     assert not os.path.exists(db)
