@@ -61,6 +61,8 @@ class Settings:
     allow_callback_hosts: tuple[str, ...] = ()
     max_body_bytes: int = MAX_BODY_BYTES
     rate_limit_per_s: float | None = None  # per token; None = off
+    max_connections: int | None = None  # None: the open-file limit less a reserve (http/connections.py)
+    header_timeout_s: float = 30.0  # above aiohttp clients' 15 s keep-alive, so they close an idle connection first
     # Callbacks share the event loop with the API and the SLA clock; 8 in
     # flight kept breach lateness p99 at 160-240 ms where 32 gave 340-490 ms,
     # with no slower callbacks (docs/performance.md).

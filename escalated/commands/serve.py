@@ -114,12 +114,13 @@ def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
 
 async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.app import create_app
+    from escalated.http.connections import GatedSite, default_max_connections, runner_options
 
     # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
     # nothing is lost by cutting them: clients reconnect and state is in SQLite.
-    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False, shutdown_timeout=2.0, **runner_options(settings))
     await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port)
+    site = GatedSite(runner, settings.host, settings.port, max_connections=settings.max_connections or default_max_connections())
     try:
         await site.start()
     except OSError as exc:
@@ -164,9 +165,11 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
 @click.option("--public-url", help="The address people reach this server at (https:// marks web cookies Secure).")
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
+@click.option("--header-timeout", default="30s", show_default=True, help="Close a connection that has not sent a whole request's headers within this long.")
+@click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, max_body, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, max_body, header_timeout, max_connections, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -188,6 +191,8 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
         public_url=public_url.rstrip("/") if public_url else None,
+        header_timeout_s=parse_duration_s(header_timeout),
+        max_connections=max_connections,
     )
     # Before anything touches the database: a second server must not even
     # migrate or mint a bootstrap key on a database another one serves.

@@ -7,6 +7,7 @@ from aiohttp import web
 
 from escalated.http import apikeys, escalations, meta, streams
 from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS, WORKSPACE_ADMIN
+from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
@@ -22,6 +23,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     app = web.Application(middlewares=[error_middleware], client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
+    track_requests(app)  # the connection cap never displaces a connection inside a request
     if settings.rate_limit_per_s:
         app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)
     escalations.add_routes(app)

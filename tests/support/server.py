@@ -38,6 +38,7 @@ class ServerProcess:
     url: str = ""
     bootstrap_key: str | None = None
     output: list[str] = attrs.field(factory=list)
+    max_open_files: int | None = None  # the server's RLIMIT_NOFILE (soft), as `ulimit -n` would set it
     _proc: subprocess.Popen | None = None
     _pump: object = None
 
@@ -49,6 +50,7 @@ class ServerProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            preexec_fn=self._limit_files if self.max_open_files else None,
         )
         deadline = time.monotonic() + timeout_s
         assert self._proc.stdout is not None
@@ -66,6 +68,12 @@ class ServerProcess:
                 self._drain_in_background()
                 return self
         raise AssertionError("server did not start in time:\n" + "".join(self.output))
+
+    def _limit_files(self) -> None:
+        import resource
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, hard))
 
     def _drain_in_background(self) -> None:
         import threading
