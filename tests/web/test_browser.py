@@ -101,3 +101,21 @@ def test_an_admin_creates_a_policy_and_an_agents_create_succeeds_with_it(browser
     wait_for(browser, lambda d: "browser.made" in d.find_element(By.TAG_NAME, "table").text, "the policy is not listed")
     status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body("browser.made"))
     assert status == 201 and esc["policy"] == "browser.made"
+
+
+def test_keys_as_in_the_terminal_ui_move_and_decide(browser, world):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    esc = create(world, question="Decided from the keyboard?")
+    sign_in_by_link(browser, world)
+    body = browser.find_element(By.TAG_NAME, "body")
+    rows = [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, ".row")]
+    for _ in range(rows.index(esc["id"]) + 1):
+        body.send_keys("j")
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".row.selected").get_attribute("data-id") == esc["id"], "j did not select")
+    browser.switch_to.active_element.send_keys("d")
+    wait_for(browser, lambda d: d.switch_to.active_element.get_attribute("name") == "choice", "d did not open the decide form")
+    browser.switch_to.active_element.send_keys(Keys.SPACE)  # the first choice: approve
+    browser.find_element(By.CSS_SELECTOR, "#decide-form button[type=submit]").click()
+    wait_for(browser, lambda d: status_text(d) == "resolved", "the keyboard decision did not land")

@@ -4,18 +4,18 @@
   "use strict";
 
   // -- live: the page fetches itself again when something it shows changed --
-  function liveRegion() { return document.getElementById("live-region"); }
+  // Parts of a page that change: each has an id and the class "live".
+  function liveRegion() { return document.querySelector(".live[data-live]"); }
 
   async function refresh() {
-    var region = liveRegion();
-    if (!region) return;
     var resp = await fetch(window.location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } });
     if (!resp.ok) return;
     var doc = new DOMParser().parseFromString(await resp.text(), "text/html");
-    var fresh = doc.getElementById("live-region");
-    if (!fresh) return;
     var selected = selectedId();
-    region.replaceWith(fresh);
+    document.querySelectorAll(".live").forEach(function (part) {
+      var fresh = doc.getElementById(part.id);
+      if (fresh) part.replaceWith(fresh);
+    });
     // A closed escalation has no forms left to fill: drop them too.
     var actions = document.getElementById("actions");
     if (actions && !doc.getElementById("actions")) actions.remove();
@@ -63,6 +63,41 @@
     return !!el;
   }
 
+  function csrf() {
+    var field = document.querySelector("input[name=csrf]");
+    return field ? field.value : "";
+  }
+  // In the inbox, a/d/c act on the selected row, as in the terminal UI.
+  function onSelected(key) {
+    var id = selectedId();
+    if (!id) return false;
+    var page = "/app/escalations/" + encodeURIComponent(id);
+    if (key === "a") {
+      var form = document.createElement("form");
+      form.method = "post";
+      form.action = page + "/acknowledge";
+      var field = document.createElement("input");
+      field.type = "hidden"; field.name = "csrf"; field.value = csrf();
+      form.appendChild(field);
+      document.body.appendChild(form);
+      form.submit();
+    } else {
+      window.location.href = page + (key === "d" ? "#decide" : "#cancel");
+    }
+    return true;
+  }
+  function act(key) {
+    if (document.body.dataset.page === "inbox") return onSelected(key);
+    if (key === "a") {
+      var ack = document.getElementById("ack-form");
+      if (ack) ack.requestSubmit();
+      return !!ack;
+    }
+    return focusFirst(key === "d" ? "#decide-form input[name=choice]" : "#cancel-reason");
+  }
+  if (window.location.hash === "#decide") focusFirst("#decide-form input[name=choice]");
+  if (window.location.hash === "#cancel") focusFirst("#cancel-reason");
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     var handled = true;
@@ -70,13 +105,7 @@
       case "j": move(1); break;
       case "k": move(-1); break;
       case "/": handled = focusFirst("#q"); break;
-      case "a": {
-        var ack = document.getElementById("ack-form");
-        if (ack) ack.requestSubmit(); else handled = false;
-        break;
-      }
-      case "d": handled = focusFirst("#decide-form input[name=choice]"); break;
-      case "c": handled = focusFirst("#cancel-reason"); break;
+      case "a": case "d": case "c": handled = act(event.key); break;
       default: handled = false;
     }
     if (handled) event.preventDefault();
