@@ -146,3 +146,18 @@ def test_the_rate_limit_applies_to_user_tokens_and_writes_too(limited):
     assert statuses.count(201) >= 2 and 429 in statuses, statuses
     total = http.get("/escalations?limit=200", token=limited.cli("keys", "create")).json()["data"]
     assert len([e for e in total if e["createdAt"]]) == statuses.count(201)  # a 429 created nothing
+
+
+def test_fifteen_thousand_unknown_fields_give_a_short_error_that_counts_the_rest(served):
+    body = escalation_body("sec.open", **{f"unknown_field_{i:05d}": 1 for i in range(15_000)})
+    resp = served.http.post("/escalations", token=served.key, json_body=body)
+    problem = resp.problem(422, "validation_failed")
+    assert len(problem["errors"]) == 50 and problem["errors"][0] == {"field": "unknown_field_00000", "message": "unknown field"}
+    assert "14950 more" in problem["detail"], problem["detail"]
+    assert len(resp.body) < 8 * 1024  # before: 664 KB
+
+
+def test_a_long_unknown_field_name_is_cut_in_the_error(served):
+    resp = served.http.post("/escalations", token=served.key, json_body=escalation_body("sec.open", **{"x" * 100_000: 1}))
+    problem = resp.problem(422, "validation_failed")
+    assert len(problem["errors"][0]["field"]) <= 200 and len(resp.body) < 2 * 1024, len(resp.body)
