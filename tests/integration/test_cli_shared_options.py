@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
@@ -77,3 +82,21 @@ def test_keys_list_without_a_workspace_still_lists_every_workspace(tmp_path):
     listing = run("--db", db, "keys", "list")
     assert "in-default" in listing and "in-team-d" in listing
     assert "in-default" not in run("--db", db, "-w", "team-d", "keys", "list")
+
+
+def test_serve_takes_db_before_the_command_name(tmp_path):
+    db = tmp_path / "served.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "escalated", "--db", str(db), "serve", "--port", "0"],
+        env={**os.environ, "ESCALATED_DB": "", "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = iter(proc.stdout.readline, "")  # ends when the process exits
+        assert any(line.startswith("Listening on http://") for line in lines)
+        assert db.exists()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+        proc.stdout.close()
