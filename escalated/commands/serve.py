@@ -126,20 +126,20 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     except OSError as exc:
         await runner.cleanup()
         raise cannot_listen(settings, exc) from None
-    # Only now that the socket is bound: a key printed before a failed bind
-    # would be recorded as shown and never printed again.
-    await asyncio.to_thread(bootstrap_key, settings, show=show_bootstrap_key)
-    port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    click.echo(f"Listening on http://{host}:{port}")
-    click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
-    if ready is not None:
-        ready(f"http://{host}:{port}")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
+        # Only now that the socket is bound: a key printed before a failed bind
+        # would be recorded as shown and never printed again.
+        await asyncio.to_thread(bootstrap_key, settings, show=show_bootstrap_key)
+        port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        click.echo(f"Listening on http://{host}:{port}")
+        click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
+        if ready is not None:
+            ready(f"http://{host}:{port}")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await runner.cleanup()
