@@ -149,10 +149,10 @@ def test_the_rate_limit_applies_to_user_tokens_and_writes_too(limited):
 
 
 def test_fifteen_thousand_unknown_fields_give_a_short_error_that_counts_the_rest(served):
-    body = escalation_body("sec.open", **{f"unknown_field_{i:05d}": 1 for i in range(15_000)})
+    body = escalation_body("sec.open", **{f"u{i}": 1 for i in range(15_000)})  # 150 KB, under the body limit
     resp = served.http.post("/escalations", token=served.key, json_body=body)
     problem = resp.problem(422, "validation_failed")
-    assert len(problem["errors"]) == 50 and problem["errors"][0] == {"field": "unknown_field_00000", "message": "unknown field"}
+    assert len(problem["errors"]) == 50 and problem["errors"][0] == {"field": "u0", "message": "unknown field"}
     assert "14950 more" in problem["detail"], problem["detail"]
     assert len(resp.body) < 8 * 1024  # before: 664 KB
 
