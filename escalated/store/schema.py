@@ -146,4 +146,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0003_policy_cancel_callback",
         "ALTER TABLE policies ADD COLUMN cancel_callback INTEGER NOT NULL DEFAULT 0",
     ),
+    (
+        # PostgreSQL's senders (one per replica) claim a delivery before
+        # sending it; SQLite has one sender and leaves it NULL.
+        "0004_delivery_claims",
+        "ALTER TABLE deliveries ADD COLUMN claimed_until_ms INTEGER",
+    ),
 ]

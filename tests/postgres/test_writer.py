@@ -121,3 +121,13 @@ async def test_the_rows_of_a_job_that_fails_are_not_written(postgres_url):
     await writer.close()
     assert isinstance(results[1], ValueError)
     assert [eid for _, eid in await events(postgres_url)] == ["esc_a", "esc_c"]
+
+
+async def test_a_job_in_a_pipelined_group_reads_how_many_rows_its_update_changed(postgres_url):
+    async def rename_default(tx, new_name: str) -> int:
+        return await tx.changed("UPDATE workspaces SET name = %s WHERE name = 'default'", (new_name,))
+
+    writer = await PgWriter(postgres_url).start()
+    counts = await asyncio.gather(writer.submit(rename_default, "first"), writer.submit(rename_default, "second"))
+    await writer.close()
+    assert counts == [1, 0]  # never -1 ("not known yet") read as "nothing changed"

@@ -151,4 +151,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0003_policy_cancel_callback",
         "ALTER TABLE policies ADD COLUMN cancel_callback BOOLEAN NOT NULL DEFAULT FALSE",
     ),
+    (
+        # PostgreSQL's senders (one per replica) claim a delivery before
+        # sending it; SQLite has one sender and leaves it NULL.
+        "0004_delivery_claims",
+        "ALTER TABLE deliveries ADD COLUMN claimed_until_ms BIGINT",
+    ),
 ]

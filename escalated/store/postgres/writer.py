@@ -51,12 +51,22 @@ class LastRows:
 class GroupTx:
     """What a job sees: the group's connection and its rows-to-write-last."""
 
-    def __init__(self, conn: psycopg.AsyncConnection) -> None:
+    def __init__(self, conn: psycopg.AsyncConnection, pipeline: psycopg.AsyncPipeline | None = None) -> None:
         self.conn = conn
         self.last_rows: list[tuple] = []
+        self._pipeline = pipeline
 
     async def execute(self, sql: str, params: tuple | list | dict | None = None) -> psycopg.AsyncCursor:
         return await self.conn.execute(sql, params)
+
+    async def changed(self, sql: str, params: tuple | list | dict | None = None) -> int:
+        """The number of rows a statement changed. In a pipeline that number
+        exists only once the server has answered, so wait for it here (a
+        compare-and-set must never read "unknown" as "nothing changed")."""
+        cur = await self.conn.execute(sql, params)
+        if self._pipeline is not None:
+            await self._pipeline.sync()
+        return cur.rowcount
 
     def write_last(self, row: tuple) -> None:
         self.last_rows.append(row)
@@ -158,9 +168,9 @@ class PgWriter:
         careful path (no pipeline, a savepoint per job) then gives each job
         its own outcome.
         """
-        tx = GroupTx(conn)
         try:
-            async with conn.pipeline():
+            async with conn.pipeline() as pipeline:
+                tx = GroupTx(conn, pipeline)
                 await conn.execute("BEGIN")
                 outcomes, raised = await self._run_jobs(tx, batch, careful=False)
                 if raised is None:
