@@ -75,6 +75,8 @@ class LlmCall:
     findings: tuple[Finding, ...]
     recommendation: Recommendation
     source: str
+    # In a test folder or test file: reported apart, and never fails the scan by default.
+    in_tests: bool = False
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -99,3 +101,8 @@ class ScanResult:
     # Notebooks (.ipynb) are not analysed; they are counted so the report can
     # say so instead of pretending the tree held no calls there.
     notebooks_skipped: tuple[str, ...] = ()
+    # Generated or oversized files: not analysed, and said so (path, why).
+    skipped: tuple[ParseProblem, ...] = ()
+    # What the scan learnt about the project (clients, tools, wrappers of other modules),
+    # so a rewritten file can be re-scanned as the whole-project scan saw it. Opaque here.
+    context: object = attrs.field(default=None, eq=False, repr=False)

@@ -16,7 +16,9 @@ from escalated.contracts.deep import with_deep_stack
 
 from escalated.guard_contracts import ContractFileError
 from escalated.contracts.report.coverage import check, project_contracts
+from escalated.contracts.scan.config import load_options
 from escalated.contracts.scan.discovery import scan_tree
+from escalated.errors import ConfigError
 from escalated.contracts.modes import MODE_NAMES, MODES, get_mode
 from escalated.contracts.report.formats import Report, render_json, render_text
 from escalated.contracts.report.sarif import render_sarif
@@ -51,8 +53,12 @@ def contracts() -> None:
     help="text for people, json for scripts (docs/contracts-scan.md), sarif for GitHub code scanning.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when calls are uncovered (report only).")
+@click.option(
+    "--exclude", "excludes", multiple=True, metavar="GLOB",
+    help="Skip files and folders matching GLOB (.gitignore syntax, relative to PATH); repeatable.",
+)  # fmt: skip
 @with_deep_stack
-def scan(path: Path, output_format: str, exit_zero: bool) -> None:
+def scan(path: Path, output_format: str, exit_zero: bool, excludes: tuple[str, ...]) -> None:
     """Report every LLM call under PATH: provider, function, recommended mode, coverage.
 
     Read-only and offline. Exit 0 when every call is covered by a contract and
@@ -61,15 +67,16 @@ def scan(path: Path, output_format: str, exit_zero: bool) -> None:
     """
     try:
         contract_set, prefix, contracts_file = project_contracts(path)
-    except ContractFileError as exc:
+        options = load_options(path).with_excludes(excludes)
+    except (ContractFileError, ConfigError) as exc:
         raise UsageFailure(str(exc)) from exc
     progress = _progress_printer()
-    result = scan_tree(path, progress=progress)
+    result = scan_tree(path, progress=progress, options=options)
     if progress is not None:
         sys.stderr.write("\r\x1b[K")  # leave the terminal as it was
     single = path.name if path.is_file() else None
     coverage = check(result, contract_set, prefix=prefix, single_file=single)
-    report = Report(result, coverage, contracts_file)
+    report = Report(result, coverage, contracts_file, fail_on_tests=options.fail_on_tests)
     click.echo(_RENDERERS[output_format](report), nl=False)
     code = report.exit_code
     if code and not exit_zero:

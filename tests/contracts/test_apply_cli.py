@@ -108,3 +108,32 @@ def test_apply_names_the_policies_the_guards_file_under(project):
     save_contracts(project, ContractSet({**contracts.contracts, "agent.summarise": reviewed}))
     result = CliRunner().invoke(apply, [str(project), "--yes"])
     assert "(escalated policy set KEY --reviewer NAME): agents.agent.summarise" in result.output
+
+
+ASYNC_COMPREHENSION = '''\
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def summarise(pages):
+    return await client.chat.completions.create(model="gpt-4o", messages=[p async for p in pages])
+
+
+async def title(text):
+    return await client.chat.completions.create(model="gpt-4o", messages=[text])
+'''
+
+
+def test_a_call_whose_wrapped_form_would_not_compile_is_skipped_and_the_rest_applied(tmp_path, monkeypatch):
+    # lambda: <call with an async comprehension> is a SyntaxError: that call alone is skipped.
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    (tmp_path / "agent.py").write_text(ASYNC_COMPREHENSION)
+    assert CliRunner().invoke(init, [str(tmp_path)], input="a\na\n").exit_code == 0
+    result = CliRunner().invoke(apply, [str(tmp_path), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "skipped agent.py:7:17 (agent.summarise): not wrapped: agent.py: the rewritten file does not compile" in result.output
+    text = (tmp_path / "agent.py").read_text()
+    assert 'return await guard("agent.title", lambda: client.chat.completions.create(' in text
+    assert "return await client.chat.completions.create(model=\"gpt-4o\", messages=[p async for p in pages])" in text

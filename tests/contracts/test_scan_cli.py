@@ -204,7 +204,7 @@ CALL_KEYS = {
     "path": str, "line": int, "column": int, "endLine": int, "endColumn": int, "provider": str, "api": str,
     "function": str, "index": int, "async": bool, "confidence": str, "callConfidence": str, "guarded": bool,
     "guardId": (str, type(None)), "existingGate": (str, type(None)), "covered": bool, "coveredBy": (str, type(None)),
-    "contract": (str, type(None)), "contractMode": (str, type(None)), "problem": (str, type(None)), "mode": str,
+    "contract": (str, type(None)), "contractMode": (str, type(None)), "problem": (str, type(None)), "mode": str, "inTests": bool,
     "rules": list, "reasons": list, "findings": list, "source": str,
 }  # fmt: skip
 
@@ -212,16 +212,17 @@ CALL_KEYS = {
 def test_json_document_matches_the_documented_schema() -> None:
     _, out = scan(str(Path(__file__).parent / "corpus"), "--format", "json")
     document = json.loads(out)
-    assert set(document) == {"schemaVersion", "tool", "contractsFile", "summary", "calls", "staleContracts", "parseErrors", "notebooksSkipped"}
+    assert set(document) == {"schemaVersion", "tool", "contractsFile", "summary", "calls", "staleContracts", "parseErrors", "notebooksSkipped", "filesSkipped"}
     assert set(document["summary"]) == {
         "filesScanned", "linesScanned", "filesWithCalls", "calls", "covered", "uncovered", "stale",
-        "parseErrors", "notebooksSkipped", "byMode",
+        "parseErrors", "notebooksSkipped", "filesSkipped", "inTests", "byMode",
     }  # fmt: skip
     assert list(document["summary"]["byMode"]) == ["autonomous", "required", "reviewed", "sampled"]  # sorted keys
     for call in document["calls"]:
         assert set(call) == set(CALL_KEYS)
         assert all(isinstance(call[key], kind) for key, kind in CALL_KEYS.items()), call
-        assert all(set(f) == {"rule", "kind", "detail", "line"} for f in call["findings"])
+        assert all(set(f) == {"rule", "kind", "detail", "line", "basis"} for f in call["findings"])
+        assert all(f["basis"] in {"code", "name"} for f in call["findings"])
 
 
 def test_scanning_one_file_checks_only_its_contracts(tmp_path: Path) -> None:

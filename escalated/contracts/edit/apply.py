@@ -1,5 +1,9 @@
 """``contracts apply``: build the whole change set, validate it, write all or nothing.
 
+A call that cannot be wrapped validly (the rewritten file would not compile)
+is skipped with its reason and the file's other calls are still wrapped; the
+change set that is written is always fully validated.
+
 The order is the point: every changed file is rewritten in memory first, each
 one must parse, compile and come out unchanged from a second apply, and only
 then, after one confirmation, are the files replaced — each through a
@@ -94,40 +98,74 @@ def build_change_set(
     for rel, targets in sorted(targets_for(calls, contracts, prefix=prefix).items()):
         try:
             original = (Path(root) / rel).read_bytes()
-            result = rewrite_source(original, targets)
+            encoding = cst.parse_module(original).encoding
         except (OSError, cst.ParserSyntaxError) as exc:
             raise ApplyError(f"{rel}: cannot be read or parsed ({exc}); nothing was written") from exc
+        result = rewrite_source(original, targets)
         skipped += result.skipped
         guarded += len(result.already_guarded)
-        if result.changed:
-            encoding = cst.parse_module(original).encoding
-            changes.append(FileChange(rel, original, result.code, encoding, result.wrapped))
+        if not result.changed:
+            continue
+        change = FileChange(rel, original, result.code, encoding, result.wrapped)
+        if _problems(change, contracts=contracts, prefix=prefix, scan_source=scan_source):
+            change, rejected = _without_bad_calls(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
+            skipped += rejected
+        if change is not None:
+            changes.append(change)
     change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
     validate(change_set, contracts=contracts, prefix=prefix, scan_source=scan_source)
     return change_set
 
 
+def _without_bad_calls(
+    change: FileChange, *, contracts: ContractSet, prefix: str, scan_source: ScanSource
+) -> tuple[FileChange | None, list[Skip]]:
+    """One call that cannot be wrapped (an async comprehension in its arguments) is skipped
+    with the reason; the file's other calls are still wrapped."""
+    kept: list[Target] = []
+    rejected: list[Skip] = []
+    best: FileChange | None = None
+    for target in change.wrapped:
+        result = rewrite_source(change.original, [*kept, target])
+        trial = FileChange(change.path, change.original, result.code, change.encoding, result.wrapped)
+        problems = _problems(trial, contracts=contracts, prefix=prefix, scan_source=scan_source)
+        if problems:
+            rejected.append(Skip(target.location, target.contract_id, f"not wrapped: {problems[0]}"))
+        else:
+            kept.append(target)
+            best = trial
+    return best, rejected
+
+
 def validate(change_set: ChangeSet, *, contracts: ContractSet, prefix: str = "", scan_source: ScanSource) -> None:
     """Each changed file parses, compiles, scans as guarded, and a second apply leaves it as it is."""
-    problems = []
-    for change in change_set.changes:
-        try:
-            _check_compiles(change)
-            rescanned = scan_source(change.new.decode(change.encoding), change.path)
-            second = rewrite_source(change.new, targets_for(rescanned, contracts, prefix=prefix).get(change.path, []))
-        except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
-            problems.append(f"{change.path}: the rewritten file does not compile: {exc}")
-            continue
-        if second.changed:
-            problems.append(f"{change.path}: a second apply would change the file again")
-        guarded = {c.guard_id for c in rescanned if c.guarded}
-        problems += [
-            f"{change.path}: the call wrapped for {t.contract_id!r} does not scan as guarded"
-            for t in change.wrapped
-            if t.contract_id not in guarded
-        ]
+    problems = [
+        problem
+        for change in change_set.changes
+        for problem in _problems(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
+    ]
     if problems:
         raise ApplyError("validation failed; nothing was written:\n  " + "\n  ".join(problems))
+
+
+def _problems(change: FileChange, *, contracts: ContractSet, prefix: str, scan_source: ScanSource) -> list[str]:
+    try:
+        _check_compiles(change)
+        rescanned = scan_source(change.new.decode(change.encoding), change.path)
+        # Calls skipped on purpose stay skipped; only the wrapped ones must be left as they are.
+        wrapped_ids = {t.contract_id for t in change.wrapped}
+        again = [t for t in targets_for(rescanned, contracts, prefix=prefix).get(change.path, []) if t.contract_id in wrapped_ids]
+        second = rewrite_source(change.new, again)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+        return [f"{change.path}: the rewritten file does not compile: {exc}"]
+    problems = [f"{change.path}: a second apply would change the file again"] if second.changed else []
+    guarded = {c.guard_id for c in rescanned if c.guarded}
+    problems += [
+        f"{change.path}: the call wrapped for {t.contract_id!r} does not scan as guarded"
+        for t in change.wrapped
+        if t.contract_id not in guarded
+    ]
+    return problems
 
 
 def _check_compiles(change: FileChange) -> None:

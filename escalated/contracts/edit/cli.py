@@ -7,6 +7,7 @@ become ``ClickException`` once, here.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -269,8 +270,9 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
     is shown, and after one confirmation all files are written, or none.
     """
     from escalated.contracts.report.coverage import check, project_contracts
-    from escalated.contracts.scan.discovery import scan_source, scan_tree
     from escalated.contracts.edit.apply import build_change_set, write_change_set
+    from escalated.contracts.scan.config import load_options
+    from escalated.contracts.scan.discovery import scan_source, scan_tree
 
     base = path if path.is_dir() else path.parent
     try:
@@ -278,10 +280,10 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
         if not len(contracts):
             click.echo("No contracts yet: run `escalated contracts init` first. Nothing to apply.")
             return
-        result = scan_tree(path)
-        change_set = build_change_set(
-            base, calls=result.calls, contracts=contracts, prefix=prefix, scan_source=scan_source
-        )
+        result = scan_tree(path, options=load_options(path))
+        # Re-scans see the project as this scan did (wrappers and clients of other modules).
+        rescan = functools.partial(scan_source, context=result.context)
+        change_set = build_change_set(base, calls=result.calls, contracts=contracts, prefix=prefix, scan_source=rescan)
     except EscalatedError as exc:
         raise click.ClickException(str(exc)) from exc
     single = path.name if path.is_file() else None

@@ -26,6 +26,7 @@ from escalated.guard_contracts import (
     validate_contract,
 )
 from escalated.contracts.report.coverage import check, project_contracts
+from escalated.contracts.scan.config import load_options
 from escalated.contracts.scan.discovery import scan_tree
 from escalated.contracts.edit.drafts import draft_contract
 from escalated.contracts.calls import LlmCall, Location, ParseProblem
@@ -63,7 +64,7 @@ def plan_init(path: Path) -> InitPlan:
     project_root = base
     for _ in prefix.split("/") if prefix else ():
         project_root = project_root.parent
-    result = scan_tree(path)
+    result = scan_tree(path, options=load_options(path))
     coverage = check(result, contracts, prefix=prefix)
     candidates = []
     awaiting_apply = sum(1 for s in coverage.statuses if s.contract_id is not None and not s.covered)

@@ -24,6 +24,8 @@ class Report:
     result: ScanResult
     coverage: Coverage
     contracts_file: str | None
+    # Calls in test folders are reported apart and fail the scan only when asked.
+    fail_on_tests: bool = False
 
     def summary(self) -> dict[str, Any]:
         by_mode = dict.fromkeys(MODE_NAMES, 0)
@@ -40,6 +42,8 @@ class Report:
             "stale": len(self.coverage.stale),
             "parseErrors": len(self.result.errors),
             "notebooksSkipped": len(self.result.notebooks_skipped),
+            "filesSkipped": len(self.result.skipped),
+            "inTests": sum(1 for s in self.coverage.statuses if s.call.in_tests),
             "byMode": by_mode,
         }
 
@@ -47,7 +51,8 @@ class Report:
     def exit_code(self) -> int:
         if self.result.errors:
             return 2
-        return 0 if self.coverage.ok else 1
+        counted = [s for s in self.coverage.statuses if self.fail_on_tests or not s.call.in_tests]
+        return 0 if all(s.covered for s in counted) and not self.coverage.stale else 1
 
 
 def call_json(status: CallStatus) -> dict[str, Any]:
@@ -75,10 +80,13 @@ def call_json(status: CallStatus) -> dict[str, Any]:
         "contract": status.contract_id,
         "contractMode": status.contract_mode,
         "problem": status.problem,
+        "inTests": call.in_tests,
         "mode": rec.mode,
         "rules": list(rec.rules),
         "reasons": list(rec.reasons),
-        "findings": [{"rule": f.rule, "kind": f.kind, "detail": f.detail, "line": f.line} for f in call.findings],
+        "findings": [
+            {"rule": f.rule, "kind": f.kind, "detail": f.detail, "line": f.line, "basis": f.basis} for f in call.findings
+        ],
         "source": call.source,
     }
 
@@ -95,31 +103,44 @@ def render_json(report: Report) -> str:
         ],
         "parseErrors": [{"path": e.path, "message": e.message} for e in report.result.errors],
         "notebooksSkipped": list(report.result.notebooks_skipped),
+        "filesSkipped": [{"path": e.path, "reason": e.message} for e in report.result.skipped],
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render_text(report: Report) -> str:
     lines: list[str] = []
-    current = None
-    for status in report.coverage.statuses:
-        call = status.call
-        if call.location.path != current:
-            current = call.location.path
-            lines.append("" if not lines else "")
-            lines.append(current)
-        lines.extend(_call_lines(status))
+    _file_blocks(lines, [s for s in report.coverage.statuses if not s.call.in_tests])
+    in_tests = [s for s in report.coverage.statuses if s.call.in_tests]
+    if in_tests:
+        fails = "they fail the scan (fail-on-tests = true)" if report.fail_on_tests else "they never fail the scan"
+        lines += ["", f"Calls in tests ({len(in_tests)}): reported apart; {fails}."]
+        _file_blocks(lines, in_tests)
     if report.coverage.stale:
         lines += ["", "Stale contracts (they locate no call any more):"]
         lines += [f"  {s.id}: {s.path} {s.function} #{s.index}" for s in report.coverage.stale]
     if report.result.errors:
         lines += ["", "Files that could not be parsed:"]
         lines += [f"  {e.path}: {e.message}" for e in report.result.errors]
+    if report.result.skipped:
+        lines += ["", "Files skipped (generated or over the size limit):"]
+        lines += [f"  {e.path}: {e.message}" for e in report.result.skipped]
     if report.result.notebooks_skipped:
         lines += ["", f"Notebooks not analysed ({len(report.result.notebooks_skipped)}): export them to .py to scan them."]
         lines += [f"  {p}" for p in report.result.notebooks_skipped]
     lines += ["", _summary_line(report)]
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _file_blocks(lines: list[str], statuses: list[CallStatus]) -> None:
+    current = None
+    for status in statuses:
+        call = status.call
+        if call.location.path != current:
+            current = call.location.path
+            lines.append("")
+            lines.append(current)
+        lines.extend(_call_lines(status))
 
 
 def _call_lines(status: CallStatus) -> list[str]:

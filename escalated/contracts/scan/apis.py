@@ -7,6 +7,8 @@ public import paths (``openai.OpenAI``), not where the class is defined.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from contextvars import ContextVar
 
 # Constructor (qualified name) -> (provider, kind of the object it returns).
 CONSTRUCTORS: dict[str, tuple[str, str]] = {
@@ -44,11 +46,24 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "instructor.apatch": ("openai", "client"),
     "instructor.from_anthropic": ("anthropic", "client"),
     "instructor.from_genai": ("google-genai", "client"),
+    "instructor.from_litellm": ("litellm", "callable:completion"),
+    # Realtime (websocket) and voice runners of the OpenAI Agents SDK run the agent's tools too.
+    "agents.realtime.RealtimeRunner": ("openai", "agents-realtime"),
+    "agents.voice.VoicePipeline": ("openai", "agents-realtime"),
     "langchain.chat_models.base.init_chat_model": ("langchain", "chat"),
 }  # fmt: skip
 
 # Modules that are themselves a client (``openai.chat.completions.create``).
 MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "litellm": "litellm"}
+
+# A project's own SDK names ([tool.escalated.contracts] sdk = {"mycorp.llm" = "openai"}):
+# set for the duration of one scan, so two scans in one process never see each other's.
+EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", default={})
+
+
+def module_clients() -> Mapping[str, str]:
+    extra = EXTRA_SDK.get()
+    return {**MODULE_CLIENTS, **extra} if extra else MODULE_CLIENTS
 
 # LangChain model classes: any name like these imported from a langchain* package.
 _LANGCHAIN_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^\w*LLM$|^(?:OpenAI|Ollama|VertexAI|BaseChatModel|BaseLanguageModel)$")
@@ -64,10 +79,15 @@ OPENAI_APIS = frozenset({
     "beta.threads.runs.create", "beta.threads.runs.create_and_poll", "beta.threads.runs.stream",
     "beta.threads.create_and_run", "beta.threads.create_and_run_poll",
     "ChatCompletion.create", "ChatCompletion.acreate", "Completion.create",
+    # instructor's wrappers of create keep the client's shape.
+    "chat.completions.create_with_completion", "chat.completions.create_partial", "chat.completions.create_iterable",
+    "create", "create_with_completion", "create_partial", "create_iterable",
 })  # fmt: skip
 ANTHROPIC_APIS = frozenset({
     "messages.create", "messages.stream", "messages.parse", "beta.messages.create",
     "beta.messages.stream", "beta.messages.parse", "beta.messages.tool_runner", "completions.create",
+    "messages.create_with_completion", "messages.create_partial", "messages.create_iterable",
+    "create", "create_with_completion", "create_partial", "create_iterable",
 })  # fmt: skip
 GENAI_CLIENT_APIS = frozenset({
     "models.generate_content", "models.generate_content_stream",
@@ -91,6 +111,15 @@ RUNNABLE_DERIVERS = frozenset({
     "bind_tools", "with_structured_output", "bind", "with_config", "with_retry",
     "with_fallbacks", "configurable_fields", "configurable_alternatives", "pipe",
 })  # fmt: skip
+
+# Test doubles: a receiver built by one of these is not a client, whatever it is called.
+MOCKS = frozenset({
+    "unittest.mock.MagicMock", "unittest.mock.Mock", "unittest.mock.AsyncMock", "unittest.mock.NonCallableMagicMock",
+    "unittest.mock.NonCallableMock", "unittest.mock.create_autospec", "mock.MagicMock", "mock.Mock", "mock.AsyncMock",
+    "mocker.MagicMock", "mocker.Mock", "mocker.AsyncMock", "mocker.create_autospec",
+})  # fmt: skip
+# functools.partial(model_function, ...) and friends: calling the result calls the model.
+PARTIALS = frozenset({"functools.partial", "functools.partialmethod"})
 
 # Response wrappers that keep the call's shape: client.chat.completions.with_raw_response.create
 TRANSPARENT_SEGMENTS = frozenset({"with_raw_response", "with_streaming_response"})
@@ -137,6 +166,9 @@ def constructor(qualified: str) -> tuple[str, str] | None:
     """Provider and kind of what calling ``qualified`` returns, if it is a model client."""
     if qualified in CONSTRUCTORS:
         return CONSTRUCTORS[qualified]
+    extra = EXTRA_SDK.get()
+    if qualified in extra:
+        return (extra[qualified], "client")
     if qualified in {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}:
         return ("openai", "pydantic-agent")  # provider refined from the model string
     parts = qualified.split(".")
@@ -188,6 +220,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
     if kind == "crew-agent":
         return frozenset({"kickoff", "kickoff_async", "execute_task"})
     if kind in {"smol-code-agent", "smol-agent"}:
+        return frozenset({"run"})
+    if kind == "agents-realtime":
         return frozenset({"run"})
     if kind == "pydantic-agent":
         return frozenset({"run", "run_sync", "run_stream", "iter", "run_stream_events"})

@@ -17,9 +17,9 @@ import attrs
 
 import libcst as cst
 
-from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
 from escalated.contracts.calls import Finding
-from escalated.contracts.scan.resolve import Kind, Resolver
+from escalated.contracts.scan.resolve import PROJECT_CLASS, Kind, Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import ToolRef
 
@@ -59,6 +59,9 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
         kind = resolver.returned_kind(helper) if helper is not None else None
         if kind is not None:
             found[f"{name}()"] = kind
+    for qualname in index.class_nodes:
+        if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
+            found[qualname] = PROJECT_CLASS  # Store(): a project object, whatever its attributes are called
     # Syntax nodes belong to the defining module: keep only what the kind is.
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
 
@@ -81,7 +84,37 @@ def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, 
             if scope.parent is index.module_scope and scope.class_name is None:
                 tool = ToolRef(surface.tools.tool_name(scope) or name, scope.node, 0)
                 found[name] = surface.classify_tool(tool)
+                returned = _returned_tools(surface, scope)
+                if returned is not None:
+                    found[f"{name}()"] = returned
     return {name: tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings})) for name, findings in found.items()}
+
+
+def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, tuple[str, str]]]:
+    """``LLM.completion`` returns the output -> ``{"LLM": {"completion": ...}}``; ``ask`` -> ``{"ask": {"": ...}}``.
+
+    Only top-level functions and methods of top-level classes: what another module can call.
+    """
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for qualname, found in sorted(returns_output.items()):
+        parts = qualname.split(".")
+        if len(parts) == 1:
+            out.setdefault(parts[0], {})[""] = found
+        elif len(parts) == 2 and not parts[1].startswith("_"):
+            out.setdefault(parts[0], {})[parts[1]] = found
+    return out
+
+
+def _returned_tools(surface: SurfaceAnalyzer, scope: Scope) -> list[Finding] | None:
+    """make_tools() returning [wipe_workspace, ...]: the tools of that list, for ``bind_tools(make_tools())``."""
+    values = [n.value for n in surface.index.subtree(scope.node) if isinstance(n, cst.Return) and n.value is not None]
+    if not values or not all(isinstance(v, cst.List | cst.Tuple) for v in values):
+        return None
+    out: list[Finding] = []
+    for value in values:
+        tools, findings = surface.tools.resolve(value, scope)
+        out += findings + [f for tool in tools for f in surface.classify_tool(tool)]
+    return out
 
 
 def table(modules: Iterable[tuple[str, Mapping[str, _T]]]) -> dict[str, _T]:

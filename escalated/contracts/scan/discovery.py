@@ -1,9 +1,14 @@
-"""Find every LLM call in Python source and recommend a mode for each.
+"""Find every LLM call under a path and recommend a mode for each.
 
 ``scan_source`` handles one file's text; ``scan_tree`` walks a folder
-(honouring .gitignore, skipping virtualenvs), skips files that cannot call
-a model after a cheap text check, and reports files that fail to parse
-instead of dropping them.
+(honouring .gitignore, ``--exclude`` and ``[tool.escalated.contracts]``,
+skipping virtualenvs), skips files that cannot call a model after a cheap
+text check, skips generated and oversized files with a note, and reports
+files that fail to parse instead of dropping them.
+
+The project is indexed once: the candidate files, plus the project modules
+they import (so a tool's helper in ``payments.py`` is classified by what it
+does). Each file is parsed once; a per-file deadline bounds the analysis.
 """
 
 from __future__ import annotations
@@ -11,200 +16,58 @@ from __future__ import annotations
 import ast
 import io
 import itertools
+import re
+import time
 import tokenize
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import attrs
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from escalated.contracts import rules
-from escalated.contracts.scan import apis, crossref
-from escalated.contracts.scan.index import ModuleIndex, Scope
-from escalated.contracts.calls import Finding, LlmCall, Location, ParseProblem, ScanResult
-from escalated.contracts.scan.resolve import Kind, Match, Resolver
-from escalated.contracts.scan.surface import SurfaceAnalyzer
-from escalated.contracts.scan.syntax import literal
+from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult
 from escalated.contracts.deep import deep_stack
-from escalated.contracts.scan.files import iter_files, might_call_llm
+from escalated.contracts.scan import apis, crossref
+from escalated.contracts.scan.config import ScanOptions
+from escalated.contracts.scan.files import is_test_path, iter_files, looks_generated, might_call_llm
+from escalated.contracts.scan.index import ModuleIndex
+from escalated.contracts.scan.module import analyse_module
+from escalated.contracts.scan.resolve import Kind
 
-_CONFIDENCE_ORDER = ("low", "medium", "high")
 _TOO_DEEP = "too deeply nested to analyse"
+_Parsed = tuple[str, cst.Module, ModuleIndex]
 
 
-class _Guards:
-    """Calls already wrapped as ``guard("id", lambda: <call>)``, possibly awaited."""
+@attrs.frozen
+class ScanContext:
+    """The project tables of one scan: enough to re-scan one of its files as the scan saw it."""
 
-    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
-        self.wrapped: dict[int, tuple[str | None, cst.Call]] = {}
-        for call, _scope in index.calls:
-            if not _is_guard(call, resolver) or len(call.args) < 2:
-                continue
-            lam = call.args[1].value
-            if isinstance(lam, cst.Lambda) and isinstance(lam.body, cst.Call):
-                first = call.args[0].value
-                guard_id = literal(first)
-                self.wrapped[id(lam.body)] = (guard_id, call)
+    externals: Mapping[str, Kind]
+    tools: Mapping[str, tuple[Finding, ...]]
+    wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
+    sdk: Mapping[str, str]
 
 
-def _is_guard(call: cst.Call, resolver: Resolver) -> bool:
-    qualified = resolver.qualified(call.func)
-    if qualified is not None:
-        return qualified in apis.GUARD_NAMES
-    return isinstance(call.func, cst.Name) and call.func.value == "guard"
-
-
-def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """Line/column spans of every node.
-
-    The provider's own code generation pass is all we need; the metadata
-    wrapper adds a second full visit that costs as much again.
-    """
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return provider._computed
-    except AttributeError:  # pragma: no cover - a libcst without these internals
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
-def scan_source(source: str, path: str) -> tuple[LlmCall, ...]:
+def scan_source(source: str, path: str, *, context: ScanContext | None = None) -> tuple[LlmCall, ...]:
     """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
 
     def work() -> tuple[LlmCall, ...]:
         module = cst.parse_module(source)
-        return _analyse(module, ModuleIndex().build(module), path=path, externals=None)
+        index = ModuleIndex().build(module)
+        if context is None:
+            return analyse_module(module, index, path=path, externals=None).calls
+        crossref.absolutise(index, path)
+        token = apis.EXTRA_SDK.set(context.sdk)
+        try:
+            return analyse_module(
+                module, index, path=path, externals=context.externals, imported_tools=context.tools,
+                wrappers=context.wrappers,
+            ).calls  # fmt: skip
+        finally:
+            apis.EXTRA_SDK.reset(token)
 
     return deep_stack(work)
-
-
-def _analyse(
-    module: cst.Module,
-    index: ModuleIndex,
-    *,
-    path: str,
-    externals: Mapping[str, Kind] | None,
-    imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
-) -> tuple[LlmCall, ...]:
-    resolver = Resolver(index, externals=externals)
-    matches: list[tuple[cst.Call, Scope, Match]] = []
-    for call, scope in index.calls:
-        found = resolver.match_call(call, scope)
-        if found is not None:
-            matches.append((call, scope, found))
-    if not matches:
-        return ()
-    positions = _positions(module)
-    # Ordinals follow source order, whatever order the walk met the calls in.
-    matches.sort(key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
-
-    def line_of(node: cst.CSTNode) -> int:
-        found = positions.get(node)
-        return found.start.line if found is not None else 0
-
-    surface = SurfaceAnalyzer(
-        index, resolver, line_of=line_of, code_of=module.code_for_node,
-        llm_calls={id(c) for c, _, _ in matches}, imported_tools=imported_tools,
-    )  # fmt: skip
-    guards = _Guards(index, resolver)
-    gates = _Gates(index, resolver)
-    ordinals: dict[str, int] = {}
-    calls = []
-    for call, scope, found in matches:
-        ordinal = ordinals.get(scope.qualname, 0)
-        ordinals[scope.qualname] = ordinal + 1
-        calls.append(
-            _build(call, scope, found, path=path, ordinal=ordinal, module=module, positions=positions,
-                   index=index, guards=guards, gates=gates, surface=surface)
-        )  # fmt: skip
-    return tuple(calls)
-
-
-def _build(
-    call: cst.Call,
-    scope: Scope,
-    found: Match,
-    *,
-    path: str,
-    ordinal: int,
-    module: cst.Module,
-    positions: object,
-    index: ModuleIndex,
-    guards: _Guards,
-    gates: _Gates,
-    surface: SurfaceAnalyzer,
-) -> LlmCall:
-    span = positions[call]  # type: ignore[index]
-    guard_id, guard_call = guards.wrapped.get(id(call), (None, None))
-    guarded = guard_call is not None
-    awaited = id(guard_call if guard_call is not None else call) in index.awaited
-    origin: cst.CSTNode = guard_call if guard_call is not None else call
-    result = surface.analyze(call, scope, found, origin=origin)
-    findings = result.findings
-    confidence = _analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
-    return LlmCall(
-        location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
-        provider=found.provider,
-        api=found.api,
-        function=scope.qualname,
-        index=ordinal,
-        is_async=awaited,
-        confidence=found.confidence,
-        guarded=guarded,
-        guard_id=guard_id,
-        existing_gate=gates.gate_for(scope, found, tools_gated=result.tools_gated),
-        findings=findings,
-        recommendation=rules.recommend(findings, confidence=confidence),
-        source=module.code_for_node(call),
-    )
-
-
-def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:
-    """High when the deciding evidence is exact; low when the output left what we can follow."""
-    if not findings:
-        own = "low" if escapes else "medium"
-    elif escapes and all(rules.RULES_BY_ID[f.rule].mode in {"sampled", "autonomous"} for f in findings):
-        own = "low"
-    else:
-        own = "high" if any(f.rule in {"R1", "R7", "R8"} or f.detail.startswith("SQL") for f in findings) else "medium"
-    return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(own), _CONFIDENCE_ORDER.index(call_confidence))]
-
-
-class _Gates:
-    """Human gates the code already has, so nothing is gated twice."""
-
-    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
-        self.interrupt_scopes: set[str] = set()
-        self.gated_builders: set[int] = set()
-        for call, scope in index.calls:
-            qualified = resolver.qualified(call.func)
-            if qualified in apis.INTERRUPT_NAMES:
-                self.interrupt_scopes.add(scope.qualname)
-            for arg in call.args:
-                keyword = arg.keyword.value if arg.keyword else None
-                if keyword in {"interrupt_before", "interrupt_after"}:
-                    self.gated_builders.add(id(call))
-                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(index, arg.value):
-                    self.gated_builders.add(id(call))
-        self.resolver = resolver
-
-    def gate_for(self, scope: Scope, found: Match, *, tools_gated: bool) -> str | None:
-        if scope.qualname in self.interrupt_scopes:
-            return "langgraph.interrupt"
-        kind = found.receiver
-        while kind is not None:
-            if kind.origin is not None and id(kind.origin) in self.gated_builders:
-                return "langgraph.interrupt"
-            kind = kind.base
-        # needs_approval covers a run only when it sits on every risky tool that run reaches.
-        if found.api.startswith("agents.Runner") and tools_gated:
-            return "needs_approval"
-        return None
-
-
-def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
-    return {n.value for n in index.subtree(node) if isinstance(n, cst.Name)}
 
 
 def _decode(data: bytes) -> str:
@@ -213,63 +76,167 @@ def _decode(data: bytes) -> str:
     return data.decode(encoding)
 
 
-def scan_tree(root: Path, *, progress: Callable[[int, str], None] | None = None) -> ScanResult:
+def scan_tree(
+    root: Path, *, progress: Callable[[int, str], None] | None = None, options: ScanOptions | None = None
+) -> ScanResult:
     """Scan every Python file under ``root``; paths in the result are relative POSIX."""
-    return deep_stack(lambda: _scan_tree(root, progress=progress))
+    return deep_stack(lambda: _scan_tree(root, progress=progress, options=options or ScanOptions()))
 
 
-def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None) -> ScanResult:
-    """The scan itself (see ``scan_tree``).
+@attrs.define
+class _Tree:
+    """What the walk found: files to analyse, the rest (by module name), and what to report."""
 
-    Two passes: parse every candidate file, collect what each module exports
-    (clients built at top level), then analyse each file with that table.
-    """
-    errors: list[ParseProblem] = []
-    notebooks: list[str] = []
-    parsed: list[tuple[str, cst.Module, ModuleIndex]] = []
-    files = lines = 0
-    base = root if root.is_dir() else root.parent
-    for number, rel in enumerate(iter_files(root), start=1):
+    parsed: list[_Parsed] = attrs.Factory(list)
+    others: dict[str, str] = attrs.Factory(dict)  # module name (every suffix) -> rel of a file not parsed
+    errors: list[ParseProblem] = attrs.Factory(list)
+    skipped: list[ParseProblem] = attrs.Factory(list)
+    notebooks: list[str] = attrs.Factory(list)
+    files: int = 0
+    lines: int = 0
+
+
+def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
+    token = apis.EXTRA_SDK.set(dict(options.sdk))
+    try:
+        base = root if root.is_dir() else root.parent
+        tree = _walk_tree(root, base=base, progress=progress, options=options)
+        _follow_imports(tree, base=base, options=options)
+        calls, context = _analyse_tree(tree, options=options)
+    finally:
+        apis.EXTRA_SDK.reset(token)
+    calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
+    return ScanResult(
+        tuple(calls), tuple(sorted(tree.errors)), tree.files, tree.lines, tuple(tree.notebooks), tuple(sorted(tree.skipped)),
+        context=context,
+    )
+
+
+def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] | None, options: ScanOptions) -> _Tree:
+    tree = _Tree()
+    extra = _sdk_hint(options)
+    for number, rel in enumerate(iter_files(root, exclude=options.exclude, include=options.include), start=1):
         if progress is not None:
             progress(number, rel)
         if rel.endswith(".ipynb"):
-            notebooks.append(rel)
+            tree.notebooks.append(rel)
             continue
-        files += 1
+        tree.files += 1
         try:
             data = (base / rel).read_bytes()
         except OSError as exc:
-            errors.append(ParseProblem(rel, f"cannot read: {exc.strerror}"))
+            tree.errors.append(ParseProblem(rel, f"cannot read: {exc.strerror}"))
             continue
-        lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        if not might_call_llm(data) and not _may_re_export(rel, data):
+        tree.lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        if not might_call_llm(data, extra=extra) and not _may_re_export(rel, data):
+            for name in _suffixes(crossref.module_name(rel)):
+                tree.others.setdefault(name, rel)
             continue
-        problem = _parse_into(parsed, rel, data)
+        note = _skip_note(rel, data, options=options)
+        if note is not None:
+            tree.skipped.append(ParseProblem(rel, note))
+            continue
+        problem = _parse_into(tree.parsed, rel, data)
         if problem is not None:
-            errors.append(problem)
+            tree.errors.append(problem)
+    return tree
+
+
+def _skip_note(rel: str, data: bytes, *, options: ScanOptions) -> str | None:
+    if len(data) > options.max_file_bytes:
+        return f"not analysed: {len(data) // 1024} KB is over the {options.max_file_bytes // 1024} KB limit (max-file-kb)"
+    if looks_generated(rel, data):
+        return "not analysed: generated code (a generator's marker or a *_pb2.py name)"
+    return None
+
+
+def _sdk_hint(options: ScanOptions) -> re.Pattern[bytes] | None:
+    if not options.sdk:
+        return None
+    names = sorted({part for name in options.sdk for part in name.split(".")})
+    return re.compile(b"|".join(re.escape(n.encode()) for n in names))
+
+
+def _suffixes(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[start:]) for start in range(len(parts))]
+
+
+def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
+    """Parse the project modules the candidate files import (two levels): a tool's helper
+    in ``payments.py`` holds the evidence even though it never names a model."""
+    done: set[str] = set()
+    for _ in range(2):
+        wanted: set[str] = set()
+        for rel, _module, index in tree.parsed:
+            if rel in done:
+                continue
+            done.add(rel)
+            crossref.absolutise(index, rel)
+            for target in index.imports.values():
+                for module in (target, target.rpartition(".")[0]):
+                    found = tree.others.get(module)
+                    if found is not None:
+                        wanted.add(found)
+        for rel in sorted(wanted):
+            for name in _suffixes(crossref.module_name(rel)):
+                tree.others.pop(name, None)
+            data = (base / rel).read_bytes()
+            note = _skip_note(rel, data, options=options)
+            problem = None if note is not None else _parse_into(tree.parsed, rel, data)
+            if problem is not None:
+                tree.errors.append(problem)
+    tree.parsed.sort(key=lambda p: p[0])
+
+
+def _analyse_tree(tree: _Tree, *, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
     kinds: list[tuple[str, Mapping[str, Kind]]] = []
     tools: list[tuple[str, Mapping[str, tuple[Finding, ...]]]] = []
-    analysable: list[tuple[str, cst.Module, ModuleIndex]] = []
-    for rel, module, index in parsed:
+    analysable: list[_Parsed] = []
+    for rel, module, index in tree.parsed:
         crossref.absolutise(index, rel)
         try:
             exported = crossref.exports(index), crossref.tool_exports(rel, module, index)
         except RecursionError:
-            errors.append(ParseProblem(rel, _TOO_DEEP))
+            tree.errors.append(ParseProblem(rel, _TOO_DEEP))
             continue
         kinds.append((rel, exported[0]))
         tools.append((rel, exported[1]))
         analysable.append((rel, module, index))
     indexes = [(rel, index) for rel, _module, index in analysable]
     table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
-    calls: list[LlmCall] = []
+    by_file: dict[str, tuple[LlmCall, ...]] = {}
+    returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for rel, module, index in analysable:
-        try:
-            calls.extend(_analyse(module, index, path=rel, externals=table, imported_tools=tool_table))
-        except RecursionError:
-            errors.append(ParseProblem(rel, _TOO_DEEP))
-    calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
-    return ScanResult(tuple(calls), tuple(sorted(errors)), files, lines, tuple(notebooks))
+        found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=None, options=options)
+        if found is not None:
+            by_file[rel] = found.calls
+            returned.append((rel, crossref.wrapper_exports(found.returns_output)))
+    # Second round, only for the files that call another module's wrapper: its call sites are calls.
+    wrappers = crossref.table(returned)
+    wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
+    for rel, module, index in analysable:
+        if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
+            found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=wrappers, options=options)
+            if found is not None:
+                by_file[rel] = found.calls
+    calls = [
+        attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
+        for rel in sorted(by_file)
+        for call in by_file[rel]
+    ]
+    return calls, ScanContext(table, tool_table, wrappers, dict(options.sdk))
+
+
+def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, table, tool_table, wrappers, options: ScanOptions):  # type: ignore[no-untyped-def]
+    try:
+        return analyse_module(
+            module, index, path=rel, externals=table, imported_tools=tool_table, wrappers=wrappers,
+            deadline=time.monotonic() + options.file_time_s,
+        )  # fmt: skip
+    except RecursionError:
+        tree.errors.append(ParseProblem(rel, _TOO_DEEP))
+        return None
 
 
 def _may_re_export(rel: str, data: bytes) -> bool:

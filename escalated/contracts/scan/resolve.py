@@ -38,13 +38,25 @@ class Match:
     receiver: Kind | None
 
 
+# What crossref exports for a class defined at the top of a project module.
+PROJECT_CLASS = Kind("project", "class")
+
 _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
 
 
 class Resolver:
-    def __init__(self, index: ModuleIndex, *, externals: Mapping[str, Kind] | None = None) -> None:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        *,
+        externals: Mapping[str, Kind] | None = None,
+        wrappers: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
+    ) -> None:
         self.index = index
         self.externals = externals or {}
+        # Project functions and classes of other modules that return a model's output:
+        # qualified name -> {method ("" for a function) -> (provider, api of the inner call)}.
+        self.wrappers = wrappers or {}
         self.bindings: dict[tuple[str, str], Kind] = {}
         self._depth = 0
         self._returns: dict[str, Kind | None] = {}
@@ -175,20 +187,36 @@ class Resolver:
             if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
                 return inner
         qualified = self.qualified(node)
-        if qualified in apis.MODULE_CLIENTS:
-            return Kind(apis.MODULE_CLIENTS[qualified], "module", origin=node)
+        clients = apis.module_clients()
+        if qualified in clients:
+            return Kind(clients[qualified], "module", origin=node)
         if qualified is not None and qualified in self.externals:
             return self.externals[qualified]
         return None
 
     def _call_kind(self, node: cst.Call, scope: Scope) -> Kind | None:
         qualified = self.qualified(node.func)
+        if qualified in apis.MOCKS or (qualified is None and (dotted_name(node.func) or "") in apis.MOCKS):
+            return Kind("mock", "mock", origin=node)  # MagicMock(): a test double, not a client
+        fetched = self._fetched_callable(node, qualified, scope)
+        if fetched is not None:
+            return fetched
+        if isinstance(node.func, cst.Name) and node.func.value in self.index.class_nodes:
+            sdk_base = self._sdk_base(node.func.value, scope)
+            if sdk_base is not None:
+                return attrs.evolve(sdk_base, origin=node)  # class Client(OpenAI): still the client
+            return Kind("project", f"object:{node.func.value}", origin=node)
+        if qualified is not None and qualified in self.wrappers and "" not in self.wrappers[qualified]:
+            provider = next(iter(sorted(self.wrappers[qualified].values())))[0]
+            return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
         if qualified is not None and f"{qualified}()" in self.externals:
             return self.externals[f"{qualified}()"]  # a helper in another module returns a client
         if qualified is not None:
             found = apis.constructor(qualified)
             if found is not None:
                 return Kind(self._provider_of(node, scope, default=found[0], kind=found[1]), found[1], origin=node)
+            if self.externals.get(qualified) == PROJECT_CLASS:
+                return Kind("project", "object:", origin=node)  # a class of another project module
             if "langchain" in qualified:
                 # RunnableWithMessageHistory(agent, ...), ConversationChain(llm=llm): a
                 # LangChain wrapper around a model still calls the model.
@@ -217,6 +245,35 @@ class Resolver:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
+        return None
+
+    def _fetched_callable(self, node: cst.Call, qualified: str | None, scope: Scope) -> Kind | None:
+        """partial(litellm.completion, ...) / getattr(client.responses, "create"): a model call kept for later."""
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        target: cst.BaseExpression | None = None
+        if qualified in apis.PARTIALS and positional:
+            target = positional[0]
+        elif isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(positional) >= 2:
+            name = literal(positional[1])
+            if name is not None and name.isidentifier():
+                target = cst.Attribute(value=positional[0], attr=cst.Name(name))
+        if target is None or not isinstance(target, cst.Name | cst.Attribute) or self._depth > 3:
+            return None
+        self._depth += 1
+        try:
+            found = self._match_callee(target, node, scope)
+        finally:
+            self._depth -= 1
+        if found is None:
+            return None
+        return Kind(found.provider, f"callable:{found.api}", found.confidence, origin=node, base=found.receiver)
+
+    def _sdk_base(self, class_name: str, scope: Scope) -> Kind | None:
+        for base in self.index.class_bases.get(class_name, ()):
+            qualified = self.qualified(base.value)
+            found = apis.constructor(qualified) if qualified else None
+            if found is not None:
+                return Kind(found[0], found[1], "medium")
         return None
 
     def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:
@@ -288,6 +345,18 @@ class Resolver:
             chain.insert(0, func.attr.value)
             func = func.value
             kind = self.kind_of(func, scope)
+            if kind is not None and kind.kind.startswith("object:") and len(chain) > 1:
+                # llm.client.chat.completions.create with llm = LLM() and LLM setting self.client = OpenAI()
+                inner = self.bindings.get((kind.kind.partition(":")[2], f"self.{chain[0]}"))
+                if inner is not None:
+                    kind, chain = inner, chain[1:]
+            if kind is not None and kind.kind.startswith("wrapper:"):
+                # self.llm.completion(...) with self.llm = LLM() from another module of the project.
+                owner = kind.kind.partition(":")[2]
+                method = ".".join(chain)
+                if method not in self.wrappers.get(owner, {}):
+                    return None
+                return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
             if kind is not None:
                 api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
                 if api in apis.apis_for(kind.provider, kind.kind):
@@ -295,19 +364,36 @@ class Resolver:
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
         if isinstance(callee, cst.Name | cst.Attribute):
             kind = self.kind_of(callee, scope)
+            if kind is not None and kind.kind.startswith("callable:"):
+                return Match(kind.provider, kind.kind.partition(":")[2], kind.confidence, kind)
             # llm("prompt") on a model built here (old LangChain); a typed
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
+        if self._stands_in(callee, scope):
+            return None
         return self._shape_match(callee, node)
 
+    def _stands_in(self, callee: cst.BaseExpression, scope: Scope) -> bool:
+        """The receiver is a mock or an object of a project class: a lookalike, not an SDK client."""
+        node = callee
+        while isinstance(node, cst.Attribute) and target_key(node) is None:
+            node = node.value
+        if node is callee or not isinstance(node, cst.Name | cst.Attribute):
+            return False
+        kind = self.kind_of(node, scope)
+        return kind is not None and kind.provider in {"mock", "project"}
+
     def _qualified_match(self, qualified: str) -> Match | None:
+        wrapped = self.wrappers.get(qualified, {}).get("")
+        if wrapped is not None:  # ask(...) where ask, in another module, returns a model's output
+            return Match(wrapped[0], qualified.rpartition(".")[2], "medium", None)
         module, _, name = qualified.rpartition(".")
         if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
             return Match("litellm", name, "high", None)
         if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
             return Match("openai", f"agents.Runner.{name}", "high", None)
-        for root, provider in apis.MODULE_CLIENTS.items():
+        for root, provider in apis.module_clients().items():
             if qualified.startswith(root + "."):
                 api = qualified[len(root) + 1 :]
                 if api in apis.apis_for(provider, "module"):
@@ -318,9 +404,10 @@ class Resolver:
         """An SDK-shaped call on a receiver we could not resolve (a parameter, an import)."""
         written = dotted_name(callee)
         head, _, rest = (written or "").partition(".")
-        if head in apis.MODULE_CLIENTS and rest in apis.apis_for(apis.MODULE_CLIENTS[head], "module"):
+        clients = apis.module_clients()
+        if head in clients and rest in apis.apis_for(clients[head], "module"):
             # "from .llm import litellm" (a lazy wrapper): named like the SDK, used like the SDK.
-            return Match(apis.MODULE_CLIENTS[head], rest, "medium", None)
+            return Match(clients[head], rest, "medium", None)
         tail = dotted_tail(callee)
         if tail is None:
             return None

@@ -80,6 +80,12 @@ class ToolResolver:
             return
         if isinstance(expr, cst.Call) and self._helper_returns(expr, scope, tools, findings, depth=depth):
             return
+        if isinstance(expr, cst.Call):
+            target = self.index.qualified(expr.func)
+            known = self.imported.get(f"{target}()") if target is not None else None
+            if known is not None:  # make_tools() from another project module
+                findings.extend(known)
+                return
         if isinstance(expr, cst.Name | cst.Attribute):
             value = self.value_of(expr, scope)
             if value is not None:

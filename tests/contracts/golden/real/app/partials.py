@@ -13,13 +13,13 @@ class Model:
         self._completion = partial(litellm.completion, model=name, temperature=0)
 
     def query(self, messages: list) -> str:
-        response = self._completion(messages=messages)
+        response = guard("partials.query", lambda: self._completion(messages=messages))
         return response.choices[0].message.content
 
 
 def stream_answer(client: OpenAI, prompt: str) -> str:
     create = getattr(client.responses.with_streaming_response, "create")
-    with create(model="gpt-4o", input=prompt) as response:
+    with guard("partials.stream_answer", lambda: create(model="gpt-4o", input=prompt)) as response:
         return response.text
 
 
@@ -36,7 +36,7 @@ structured = instructor.from_openai(OpenAI())
 
 
 def plan_command(goal: str) -> None:
-    plan, completion = structured.chat.completions.create_with_completion(
+    plan, completion = guard("partials.plan_command", lambda: structured.chat.completions.create_with_completion(
         model="gpt-4o", response_model=dict, messages=[{"role": "user", "content": goal}]
-    )
+    ))
     subprocess.run(plan["command"], shell=True, check=True)

@@ -1,0 +1,215 @@
+"""The LLM calls of one parsed module, each with its decision surface and recommendation.
+
+``analyse_module`` is the per-file half of a scan (``discovery`` is the tree
+half): match calls against the SDK tables, number them per function, find
+guards and existing gates, and ask the surface analysis what each output
+controls. A deadline bounds the time one file may take.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import attrs
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from escalated.contracts import rules
+from escalated.contracts.calls import Finding, LlmCall, Location
+from escalated.contracts.scan import apis
+from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.resolve import Kind, Match, Resolver
+from escalated.contracts.scan.surface import Surface, SurfaceAnalyzer
+from escalated.contracts.scan.syntax import literal
+
+_CONFIDENCE_ORDER = ("low", "medium", "high")
+_TOO_DEEP = "too deeply nested to analyse"
+
+
+class _Guards:
+    """Calls already wrapped as ``guard("id", lambda: <call>)``, possibly awaited."""
+
+    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
+        self.wrapped: dict[int, tuple[str | None, cst.Call]] = {}
+        for call, _scope in index.calls:
+            if not _is_guard(call, resolver) or len(call.args) < 2:
+                continue
+            lam = call.args[1].value
+            if isinstance(lam, cst.Lambda) and isinstance(lam.body, cst.Call):
+                first = call.args[0].value
+                guard_id = literal(first)
+                self.wrapped[id(lam.body)] = (guard_id, call)
+
+
+def _is_guard(call: cst.Call, resolver: Resolver) -> bool:
+    qualified = resolver.qualified(call.func)
+    if qualified is not None:
+        return qualified in apis.GUARD_NAMES
+    return isinstance(call.func, cst.Name) and call.func.value == "guard"
+
+
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """Line/column spans of every node.
+
+    The provider's own code generation pass is all we need; the metadata
+    wrapper adds a second full visit that costs as much again.
+    """
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # pragma: no cover - a libcst without these internals
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+@attrs.frozen
+class ModuleCalls:
+    calls: tuple[LlmCall, ...]
+    # Functions and methods (qualified in the module) that return a model's output,
+    # with the (provider, api) of the call inside: wrappers other modules call.
+    returns_output: Mapping[str, tuple[str, str]]
+
+
+def analyse_module(
+    module: cst.Module,
+    index: ModuleIndex,
+    *,
+    path: str,
+    externals: Mapping[str, Kind] | None,
+    imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
+    wrappers: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
+    deadline: float | None = None,
+) -> ModuleCalls:
+    resolver = Resolver(index, externals=externals, wrappers=wrappers)
+    matches: list[tuple[cst.Call, Scope, Match]] = []
+    for call, scope in index.calls:
+        found = resolver.match_call(call, scope)
+        if found is not None:
+            matches.append((call, scope, found))
+    if not matches:
+        return ModuleCalls((), {})
+    positions = _positions(module)
+    # Ordinals follow source order, whatever order the walk met the calls in.
+    matches.sort(key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
+
+    def line_of(node: cst.CSTNode) -> int:
+        found = positions.get(node)
+        return found.start.line if found is not None else 0
+
+    surface = SurfaceAnalyzer(
+        index, resolver, line_of=line_of, code_of=module.code_for_node,
+        llm_calls={id(c) for c, _, _ in matches}, imported_tools=imported_tools,
+    )  # fmt: skip
+    guards = _Guards(index, resolver)
+    gates = _Gates(index, resolver)
+    ordinals: dict[str, int] = {}
+    calls = []
+    returns_output: dict[str, tuple[str, str]] = {}
+    for call, scope, found in matches:
+        ordinal = ordinals.get(scope.qualname, 0)
+        ordinals[scope.qualname] = ordinal + 1
+        if deadline is not None and time.monotonic() > deadline:
+            # The file's time is up: the call is still reported, as something not followed.
+            result = Surface((rules.finding("R7", "not analysed: the file's analysis time limit ran out", line_of(call)),), escapes=True, tools_gated=False)
+        else:
+            result = surface.analyze(call, scope, found, origin=_origin(call, guards, index))
+        for qualname in sorted(result.returned):
+            returns_output.setdefault(qualname, (found.provider, found.api))
+        calls.append(
+            _build(call, scope, found, result, path=path, ordinal=ordinal, module=module, positions=positions,
+                   index=index, guards=guards, gates=gates)
+        )  # fmt: skip
+    return ModuleCalls(tuple(calls), returns_output)
+
+
+def _origin(call: cst.Call, guards: _Guards, index: ModuleIndex) -> cst.CSTNode:
+    """Where the output appears: the guard wrapping the call, when there is one."""
+    _guard_id, guard_call = guards.wrapped.get(id(call), (None, None))
+    return guard_call if guard_call is not None else call
+
+
+def _build(
+    call: cst.Call,
+    scope: Scope,
+    found: Match,
+    result: Surface,
+    *,
+    path: str,
+    ordinal: int,
+    module: cst.Module,
+    positions: object,
+    index: ModuleIndex,
+    guards: _Guards,
+    gates: _Gates,
+) -> LlmCall:
+    span = positions[call]  # type: ignore[index]
+    guard_id, guard_call = guards.wrapped.get(id(call), (None, None))
+    guarded = guard_call is not None
+    awaited = id(guard_call if guard_call is not None else call) in index.awaited
+    findings = result.findings
+    confidence = _analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
+    return LlmCall(
+        location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
+        provider=found.provider,
+        api=found.api,
+        function=scope.qualname,
+        index=ordinal,
+        is_async=awaited,
+        confidence=found.confidence,
+        guarded=guarded,
+        guard_id=guard_id,
+        existing_gate=gates.gate_for(scope, found, tools_gated=result.tools_gated),
+        findings=findings,
+        recommendation=rules.recommend(findings, confidence=confidence),
+        source=module.code_for_node(call),
+    )
+
+
+def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:
+    """High when the deciding evidence is exact; low when the output left what we can follow."""
+    if not findings:
+        own = "low" if escapes else "medium"
+    elif escapes and all(rules.RULES_BY_ID[f.rule].mode in {"sampled", "autonomous"} for f in findings):
+        own = "low"
+    else:
+        own = "high" if any(f.rule in {"R1", "R7", "R8"} or f.detail.startswith("SQL") for f in findings) else "medium"
+    return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(own), _CONFIDENCE_ORDER.index(call_confidence))]
+
+
+class _Gates:
+    """Human gates the code already has, so nothing is gated twice."""
+
+    def __init__(self, index: ModuleIndex, resolver: Resolver) -> None:
+        self.interrupt_scopes: set[str] = set()
+        self.gated_builders: set[int] = set()
+        for call, scope in index.calls:
+            qualified = resolver.qualified(call.func)
+            if qualified in apis.INTERRUPT_NAMES:
+                self.interrupt_scopes.add(scope.qualname)
+            for arg in call.args:
+                keyword = arg.keyword.value if arg.keyword else None
+                if keyword in {"interrupt_before", "interrupt_after"}:
+                    self.gated_builders.add(id(call))
+                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(index, arg.value):
+                    self.gated_builders.add(id(call))
+        self.resolver = resolver
+
+    def gate_for(self, scope: Scope, found: Match, *, tools_gated: bool) -> str | None:
+        if scope.qualname in self.interrupt_scopes:
+            return "langgraph.interrupt"
+        kind = found.receiver
+        while kind is not None:
+            if kind.origin is not None and id(kind.origin) in self.gated_builders:
+                return "langgraph.interrupt"
+            kind = kind.base
+        # needs_approval covers a run only when it sits on every risky tool that run reaches.
+        if found.api.startswith("agents.Runner") and tools_gated:
+            return "needs_approval"
+        return None
+
+
+def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
+    return {n.value for n in index.subtree(node) if isinstance(n, cst.Name)}
+
+
