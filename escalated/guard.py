@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 import attrs
 
 from escalated.guard_contracts import CONTRACTS_FILENAME, Contract, ContractCache
-from escalated.guard_render import GuardedContext, buffer_async, buffer_sync, is_context_manager
+from escalated.guard_render import GuardedContext, GuardedRunStream, buffer_async, buffer_sync, is_context_manager
 from escalated.errors import EscalatedError
 
 __all__ = [
@@ -113,6 +113,8 @@ def guard(contract_id: str, thunk: Callable[[], T], /) -> T | Awaitable[T]:
         return _finish_async(contract, call, result)
     if hasattr(result, "__anext__"):  # an async stream handed out without await
         return _guarded_async_iter(contract, call, result)
+    if callable(getattr(result, "stream_events", None)):  # Runner.run_streamed: the run is still to come
+        return GuardedRunStream(result, settle=lambda text: _settle_async(contract, call, text))
     if is_context_manager(result):  # with client.messages.stream(...) as stream
         return GuardedContext(
             result,
@@ -202,6 +204,12 @@ def _finish_sync(contract: Contract, call: _Call, result: Any) -> Any:
         return result
     value, text = buffer_sync(result)
     if contract.mode == "required":
+        if _loop_running():
+            raise GuardFailedClosed(
+                f"contract {contract.id!r}: a required decision would block the running event loop; "
+                "await the guard (await guard(...) around an async call, or guard_async) instead; "
+                "the result is not used"
+            )
         escalation = _backend().decide_blocking(_request(contract, call, text))
         return _verdict(contract, escalation, value)
     _backend().file_review(_request(contract, call, text))
@@ -219,6 +227,24 @@ async def _finish_async(contract: Contract, call: _Call, result: Any) -> Any:
         return _verdict(contract, escalation, value)
     _backend().file_review(_request(contract, call, text))
     return value
+
+
+async def _settle_async(contract: Contract, call: _Call, text: str) -> None:
+    """Review or decide on an output already read (a streamed run): raises unless it may be used."""
+    if contract.mode == "sampled" and not sampled(contract, call):
+        return
+    if contract.mode == "required":
+        _verdict(contract, await _backend().decide(_request(contract, call, text)), None)
+        return
+    _backend().file_review(_request(contract, call, text))
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _guarded_async_iter(contract: Contract, call: _Call, stream: Any) -> AsyncIterator[Any]:
@@ -357,14 +383,22 @@ class _Backend:
     def decide_blocking(self, request: _Request) -> dict:
         future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
         try:
-            return future.result()
+            return future.result(timeout=_overall_wait_s())
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return {"status": "timed-out-waiting", "id": None}
         except BaseException:
             future.cancel()  # e.g. Ctrl-C: stop waiting on the background loop too
             raise
 
     async def decide(self, request: _Request) -> dict:
         future = asyncio.run_coroutine_threadsafe(self._create_and_wait(request), self._loop)
-        return await asyncio.wrap_future(future)
+        try:
+            # The caller's loop keeps running meanwhile; the cap covers filing and waiting.
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout=_overall_wait_s())
+        except TimeoutError:
+            future.cancel()
+            return {"status": "timed-out-waiting", "id": None}
 
     def flush(self, *, timeout_s: float) -> bool:
         with self._lock:
@@ -378,7 +412,7 @@ class _Backend:
     async def _create_and_wait(self, request: _Request) -> dict:
         from escalated.client import DONE_STATUSES, ApiError
 
-        wait_s = float(os.environ["ESCALATED_GUARD_WAIT_S"]) if os.environ.get("ESCALATED_GUARD_WAIT_S") else None
+        wait_s = _wait_cap_s()
         try:
             escalation = await self._create(request)
             if escalation["status"] in DONE_STATUSES:
@@ -409,6 +443,19 @@ class _Backend:
             client = EscalatedClient(url, token, create_attempts=4, retry_backoff_s=0.25)
             self._clients[(url, token)] = client
         return client
+
+
+def _wait_cap_s() -> float | None:
+    return float(os.environ["ESCALATED_GUARD_WAIT_S"]) if os.environ.get("ESCALATED_GUARD_WAIT_S") else None
+
+
+# Filing takes a moment before the wait starts: the whole decision gets this much on top of the cap.
+_FILING_GRACE_S = 3.0
+
+
+def _overall_wait_s() -> float | None:
+    cap = _wait_cap_s()
+    return None if cap is None else cap + _FILING_GRACE_S
 
 
 _backend_lock = threading.Lock()

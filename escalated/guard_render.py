@@ -119,6 +119,12 @@ def render_output(value: Any) -> str:
     """The model's output as text a reviewer can read: the answer and its tool calls first."""
     if isinstance(value, str):
         return value
+    parsed = _parsed_raw_response(value)
+    if parsed is not None:  # with_raw_response: the parsed message, not <APIResponse [200 OK]>
+        return render_output(parsed)
+    final = getattr(value, "final_output", None)
+    if final is not None and not callable(final):  # OpenAI Agents RunResult(Streaming)
+        return render_output(final)
     known = _known_shapes(value)
     if known:
         return known
@@ -130,6 +136,22 @@ def render_output(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _parsed_raw_response(value: Any) -> Any:
+    """``client.….with_raw_response.create()`` returns the HTTP response; ``parse()`` gives the message."""
+    parse = getattr(value, "parse", None)
+    if getattr(value, "http_response", None) is None or not callable(parse):
+        return None
+    with contextlib.suppress(Exception):  # a response that cannot be parsed is shown as it is
+        parsed = parse()
+        if inspect.isawaitable(parsed):  # the async variant: parsed on the caller's side instead
+            close = getattr(parsed, "close", None)
+            if callable(close):
+                close()
+            return None
+        return parsed
+    return None
 
 
 def _known_shapes(value: Any) -> str:
@@ -200,6 +222,28 @@ def _render_chunks(chunks: list[Any]) -> str:
     if chunks and any(t for t in texts):
         return "".join(t or "" for t in texts)
     return "\n".join(render_output(c) for c in chunks)
+
+
+class GuardedRunStream:
+    """``Runner.run_streamed``: the run happens while its events are iterated, in the caller's loop.
+
+    ``stream_events()`` reads every event, then awaits ``settle`` with the run's
+    final output (a decision for ``required``: the loop keeps running while the
+    human decides), then replays the events. Other attributes pass through.
+    """
+
+    def __init__(self, run: Any, *, settle: Callable[[str], Awaitable[None]]):
+        self._run = run
+        self._settle = settle
+
+    async def stream_events(self) -> AsyncIterator[Any]:
+        events = [event async for event in self._run.stream_events()]
+        await self._settle(render_output(self._run))
+        for event in events:
+            yield event
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._run, name)
 
 
 def is_context_manager(value: Any) -> bool:

@@ -309,3 +309,61 @@ def test_required_fails_closed_when_the_wait_cap_passes_and_a_changed_rerun_is_r
     # The same run, the same call, a different output: never silently a second escalation.
     second = _run_agent(tmp_path, "refund 9000 EUR", agent_env)
     assert second.returncode != 0 and "start a new run id" in second.stderr
+
+
+class _StreamedRun:
+    """The shape of ``Runner.run_streamed(...)``: returned at once, the run happens in stream_events()."""
+
+    def __init__(self) -> None:
+        self.final_output = None
+
+    async def stream_events(self):
+        for event in ("tool: issue_refund", "message: refunded"):
+            await asyncio.sleep(0)
+            yield event
+        self.final_output = "Refunded 1200 EUR on #981"
+
+
+async def test_a_streamed_agent_run_is_decided_while_the_event_loop_keeps_running(env):
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    streamed = guard("billing.required", _StreamedRun)  # returns at once: nothing blocks here
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    async def consume() -> list[str]:
+        return [event async for event in streamed.stream_events()]
+
+    ticking = asyncio.create_task(ticker())
+    events = asyncio.create_task(consume())
+    escalation = await _wait_for_escalation(env, run_id)
+    assert escalation["evidence"][0] == "Model output:\nRefunded 1200 EUR on #981"
+    seen = ticks
+    await asyncio.sleep(0.2)
+    assert ticks > seen and not events.done()  # the loop runs while the human decides
+    await _decide(env, escalation["id"], "approve")
+    assert await asyncio.wait_for(events, 15) == ["tool: issue_refund", "message: refunded"]
+    ticking.cancel()
+
+
+async def test_an_awaited_required_guard_honours_the_wait_cap(env, monkeypatch):
+    monkeypatch.setenv("ESCALATED_GUARD_WAIT_S", "0.5")
+
+    async def create() -> str:
+        return "refund 10 EUR"
+
+    started = time.monotonic()
+    with pytest.raises(GuardFailedClosed, match="no decision before the guard's wait ran out"):
+        await guard("billing.required", create)
+    assert time.monotonic() - started < 10
+
+
+async def test_a_required_sync_call_inside_a_running_loop_fails_closed_instead_of_blocking_it(env):
+    started = time.monotonic()
+    with pytest.raises(GuardFailedClosed, match="would block the running event loop"):
+        guard("billing.required", lambda: "refund 10 EUR")
+    assert time.monotonic() - started < 5

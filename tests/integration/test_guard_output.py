@@ -42,3 +42,27 @@ def test_a_stream_is_buffered_and_replayed_with_its_text():
     replay, text = buffer_sync(iter(chunks))
     assert text == "Hello"
     assert list(replay) == chunks
+
+
+class _RawResponse:
+    """The shape of openai/anthropic ``with_raw_response`` results: an HTTP response with parse()."""
+
+    def __init__(self, parsed):
+        self.http_response = NS(status_code=200)
+        self._parsed = parsed
+
+    def parse(self):
+        return self._parsed
+
+    def __repr__(self) -> str:
+        return "<APIResponse [200 OK] type=<class 'ChatCompletion'>>"
+
+
+def test_a_raw_response_is_shown_as_its_parsed_message_with_tool_calls():
+    call = NS(function=NS(name="issue_refund", arguments='{"amount": 120}'))
+    raw = _RawResponse(NS(choices=[NS(message=NS(content="Refunding.", tool_calls=[call]))]))
+    assert render_output(raw) == 'Refunding.\ntool call: issue_refund({"amount": 120})'
+
+
+def test_an_agents_run_result_is_shown_as_its_final_output():
+    assert render_output(NS(final_output="Refund issued for #981", new_items=[])) == "Refund issued for #981"
