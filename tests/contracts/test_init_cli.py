@@ -242,3 +242,20 @@ def test_an_id_taken_by_another_call_cannot_be_accepted(project):
         result.output
     )
     assert sorted(load_contracts(project).contracts) == ["billing.decide_refund", "billing.other"]
+
+
+def test_after_editing_the_choices_enter_at_the_approving_prompt_keeps_the_edit(project):
+    # The first draft is required with approve/reject; new choices replace them.
+    answers = ["e", "", "", "", "", "go:Go ahead, stop:Stop", "", "a", "q"]
+    result = run_init(project, answers)
+    assert "Approving choices (id, …) [go]" in result.output
+    contract = load_contracts(project).contracts["billing.decide_refund"]
+    assert contract.choices == (Choice("go", "Go ahead"), Choice("stop", "Stop"))
+    assert contract.approve_choices == ("go",)
+
+
+def test_accept_all_writes_every_draft_without_prompting(project):
+    result = CliRunner().invoke(init, [str(project), "--accept-all"], input="")
+    assert result.exit_code == 0, result.output
+    assert "3 accepted, 0 skipped." in result.output
+    assert len(load_contracts(project).contracts) == 3

@@ -41,8 +41,9 @@ _ACTIONS = {"a": "accept", "e": "edit", "r": "regenerate", "s": "skip", "q": "qu
 @click.option("--remote", metavar="URL", help="Draft with a remote analyser (sends redacted context, asks first).")
 @click.option("--consent", is_flag=True, help="Agree to the remote upload without a prompt (non-interactive use).")
 @click.option("--show-payload", is_flag=True, help="Print the exact JSON a remote would receive.")
+@click.option("--accept-all", is_flag=True, help="Accept every draft without prompting (CI and scripts).")
 @with_deep_stack
-def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> None:
+def init(path: Path, remote: str | None, consent: bool, show_payload: bool, accept_all: bool) -> None:
     """Draft a contract for each uncovered LLM call under PATH, one prompt each.
 
     For every call: accept, edit, regenerate or skip (the default); quit stops
@@ -70,7 +71,7 @@ def init(path: Path, remote: str | None, consent: bool, show_payload: bool) -> N
     remote_on = False
     if remote or show_payload:
         drafts, remote_on = _remote_drafts(plan, drafts, url=remote, consent=consent, show_payload=show_payload)
-    _Session(plan, drafts, remote=remote if remote_on else None).run()
+    _Session(plan, drafts, remote=remote if remote_on else None, accept_all=accept_all).run()
 
 
 def _remote_drafts(
@@ -124,6 +125,7 @@ class _Session:
     plan: InitPlan
     drafts: list[Contract]
     remote: str | None = None
+    accept_all: bool = False
     accepted: int = 0
     skipped: int = 0
     contracts: ContractSet = attrs.field(init=False)
@@ -147,13 +149,16 @@ class _Session:
         while True:
             click.echo()
             click.echo(initialise.describe(candidate, draft, number=number, total=total))
-            action = _ask_action()
+            action = "accept" if self.accept_all else _ask_action()
             if action == "accept":
                 conflict = initialise.id_conflict(self.contracts, draft)
                 if conflict is None:
                     self._accept(draft)
                     return True
                 click.echo(f"Cannot accept: {conflict}. Edit the id first.")
+                if self.accept_all:  # nobody to edit it: skip, and say so
+                    self.skipped += 1
+                    return True
             elif action == "edit":
                 draft = _edit(draft)
             elif action == "regenerate":
@@ -244,9 +249,10 @@ def _edit_inline(draft: Contract) -> Contract:
         "policy": click.prompt("Policy key", default=draft.policy),
         "question": click.prompt("Question", default=draft.question),
         "choices": click.prompt("Choices (id:Label, …)", default=initialise.inline_choices(draft)),
-        "approve": click.prompt("Approving choices (id, …)", default=", ".join(draft.approve_choices) or "-"),
         "sample_rate": "",
     }
+    # Offer what the edited choices allow, not the old ids (Enter must not void the edit).
+    values["approve"] = click.prompt("Approving choices (id, …)", default=initialise.approve_default(draft, values["choices"]))
     if values["approve"] == "-":
         values["approve"] = ""
     if mode == "sampled":

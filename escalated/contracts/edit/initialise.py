@@ -226,6 +226,18 @@ def inline_choices(draft: Contract) -> str:
     return ", ".join(f"{c.id}:{c.label}" for c in draft.choices)
 
 
+def approve_default(draft: Contract, choices: str) -> str:
+    """The approving choices to offer after the choices were edited: the old ones that still
+    exist, else the first new choice, so pressing Enter keeps the edit instead of voiding it."""
+    ids = [item.partition(":")[0].strip() for item in choices.split(",") if item.strip()]
+    kept = [a for a in draft.approve_choices if a in ids]
+    if kept:
+        return ", ".join(kept)
+    if draft.approve_choices and ids:
+        return ids[0]
+    return "-"
+
+
 def _rate(value: Any) -> float | None:
     if value is None:
         return None
