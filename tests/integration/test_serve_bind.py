@@ -46,3 +46,14 @@ def test_a_failed_bind_does_not_spend_the_bootstrap_key(tmp_path, taken_port):
         assert server.bootstrap_key and server.bootstrap_key.startswith("ain_live_")
     finally:
         server.stop()
+
+
+def test_an_address_this_machine_does_not_have_is_one_line_naming_it(tmp_path):
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): assigned to no real interface.
+    proc = subprocess.run(
+        [sys.executable, "-m", "escalated", "serve", "--db", str(tmp_path / "e.db"), "--host", "192.0.2.1", "--port", "0"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "ESCALATED_DB": ""},
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == ["Error: cannot listen on 192.0.2.1:0: this machine has no such address: check --host"]
+    assert "ain_live_" not in proc.stdout

@@ -61,3 +61,17 @@ async def test_the_picked_choice_is_marked_without_colour(setup):
             assert marks() == ["○", "○"]
             await pilot.press("down", "enter")  # the second choice
             await wait_until(pilot, lambda: marks() == ["○", "●"], what="the mark on the picked choice")
+
+
+async def test_resizing_keeps_the_cursor_on_the_same_escalation(setup):
+    async with setup.agent() as agent:
+        await create(agent, label="Order #1")
+        second = await create(agent, label="Order #2")
+        app, client = setup.app()
+        async with client, app.run_test(size=(80, 24)) as pilot:
+            table = app.screen.query_one(EscalationTable)
+            await wait_until(pilot, lambda: table.row_count == 2, what="both rows")
+            table.move_cursor(row=[key.value for key in table.rows].index(second["id"]))
+            await pilot.resize_terminal(140, 30)
+            await wait_until(pilot, lambda: table.widths != column_widths(80), what="the wider columns")
+            assert table.current_id() == second["id"]

@@ -81,12 +81,13 @@ class EscalationTable(DataTable):
         if widths == self.widths:
             return
         self.widths = widths
+        current = self.current_id()
         self.clear(columns=True)
         self._add_columns()
-        self.show(*self._shown)
+        self.show(*self._shown, keep=current)
 
-    def show(self, escalations: list[dict], now_ms: int) -> None:
-        """Show ``escalations`` in this order, keeping the cursor on the same one."""
+    def show(self, escalations: list[dict], now_ms: int, *, keep: str | None = None) -> None:
+        """Show ``escalations`` in this order, keeping the cursor on the same one (or on ``keep``)."""
         self._shown = (escalations, now_ms)
         ids = [e["id"] for e in escalations]
         if ids == [key.value for key in self.rows]:
@@ -96,7 +97,7 @@ class EscalationTable(DataTable):
                 for (_, column, _), cell in zip(COLUMNS, cells, strict=True):
                     self.update_cell(escalation["id"], column, cell)
             return
-        current = self.current_id()
+        current = keep or self.current_id()
         self.clear()
         for escalation in escalations:
             self.add_row(*row_cells(escalation, now_ms, widths=self.widths), key=escalation["id"])
