@@ -1,0 +1,105 @@
+"""Head-of-line blocking: a healthy agent's callback behind callbacks to a hung receiver.
+
+    .venv/bin/python benchmarks/hol_bench.py [-n 200] [--hung 40]
+
+A real ``escalated serve`` (``--delivery-timeout 60s``, so a hung attempt
+holds its slot for the whole run) delivers to two local receivers: one that
+accepts each callback and never answers, one healthy (verifies signatures,
+answers at once). First ``--hung`` escalations that call back to the hung
+receiver are decided; then N escalations that call back to the healthy one
+are decided one after another, each timed from the decide request to the
+verified callback. Baseline, same run, same server: the same N healthy
+callbacks before any hung work was queued.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from callback_bench import POLICY, Receiver, create_all, decide_and_wait  # noqa: E402
+from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms  # noqa: E402
+
+from escalated.receiver import RunningReceiver, start_receiver  # noqa: E402
+
+
+class HungReceiver:
+    """Accepts each callback and never answers."""
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.url = ""
+        self._release = asyncio.Event()
+        self._running: RunningReceiver | None = None
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.arrived += 1
+        await self._release.wait()
+        return web.Response(status=200)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/resume", self.handle)
+        self._running = await start_receiver(app)
+        self.url = self._running.url + "/resume"
+
+    async def close(self) -> None:
+        self._release.set()
+        if self._running is not None:
+            await self._running.close()
+
+
+async def healthy_latencies(http, url: str, receiver: Receiver, ids: list[str]) -> list[float]:
+    return [(await decide_and_wait(http, url, receiver, esc_id))[1] for esc_id in ids]
+
+
+async def run(server: Server, n: int, hung_n: int) -> None:
+    healthy, hung = Receiver(), HungReceiver()
+    await healthy.start()
+    await hung.start()
+    try:
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {server.key}"}) as http:
+            ids = await create_all(http, server.url, 2 * n + 1, healthy.url)
+            hung_ids = await create_all(http, server.url, hung_n, hung.url)
+            await decide_and_wait(http, server.url, healthy, ids.pop())  # warm-up
+            base = await healthy_latencies(http, server.url, healthy, ids[:n])
+            for esc_id in hung_ids:
+                async with http.post(f"{server.url}/escalations/{esc_id}/decide", json={"choice": "approve"}) as resp:
+                    assert resp.status == 200, await resp.text()
+            await asyncio.sleep(1.0)  # let the sender start what it will for the hung receiver
+            in_flight = hung.arrived
+            behind = await healthy_latencies(http, server.url, healthy, ids[n:])
+    finally:
+        await hung.close()
+        await healthy.close()
+    print(f"\nhealthy callback, decide -> verified at the receiver, one at a time (n={n} each):")
+    print(f"  {f'behind {hung_n} hung callbacks':<38}{summary_ms(behind)}")
+    print(f"  {'baseline: no hung callbacks':<38}{summary_ms(base)}")
+    print(f"  attempts the hung receiver held: {in_flight} (the per-receiver limit); bad signatures: {healthy.bad_signatures}")
+    print(f"\np99 behind {hung_n} hung: {percentile(behind, 99) * 1000:.2f} ms; baseline p99: {percentile(base, 99) * 1000:.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=200, help="healthy callbacks timed in each phase")
+    parser.add_argument("--hung", type=int, default=40, help="callbacks to the hung receiver")
+    args = parser.parse_args()
+    work = scratch_dir("escalated-hol-")
+    print(f"machine: {machine()}; {load_note()}")
+    db = work / "hol.db"
+    cli(db, "policy", "set", POLICY)
+    server = Server(db=db, args=("--delivery-timeout", "60s")).start()
+    try:
+        asyncio.run(run(server, args.n, args.hung))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
