@@ -48,6 +48,34 @@ def finding(rule_id: str, detail: str, line: int, *, basis: str = "code") -> Fin
     return Finding(rule=rule_id, kind=RULES_BY_ID[rule_id].kind, detail=detail, line=line, basis=basis)
 
 
+# -- facts -> rules ----------------------------------------------------------------
+# The analysis (scan/) reports what the code does as facts; this table alone says which
+# rule each fact supports. The word and SQL classifiers below are the other half.
+FACT_RULES: dict[str, str] = {
+    "runs-model-code": "R1",  # allow_dangerous_code=True, smolagents CodeAgent: the model writes code that runs
+    "code-tool": "R1",  # a shell / REPL / code-interpreter tool is offered
+    "file-edit-tool": "R6",  # a hosted text-editor / apply-patch tool edits files
+    "tools-unresolved": "R7",  # tools from MCP, a parameter, a run-time call: not knowable statically
+    "not-analysed": "R7",  # the file's time limit ran out before this call was followed
+    "sql-from-output": "R8",  # SQL text built from values the model chose
+    "html-from-output": "R8",  # the output rendered as unescaped HTML
+    "tool-reads-only": "R9",  # a tool's body was read and does nothing but read
+    "tool-body-unseen": "R9",  # a tool known by name only, and the name says nothing stronger
+    "output-drives-branch": "R10",  # the output is tested by if/while/match to choose what happens
+}
+
+
+# Rules decided by an exact sink (not a name): a recommendation resting on them is high confidence.
+EXACT_RULES = frozenset({"R1", "R7", "R8"})
+# Rules that are not side effects: they never confirm what a tool's name says.
+NOT_SIDE_EFFECTS = frozenset({"R7", "R9", "R10", "R11"})
+
+
+def fact(kind: str, detail: str, line: int) -> Finding:
+    """A finding for a fact the analysis established, under the rule this table maps it to."""
+    return finding(FACT_RULES[kind], detail, line)
+
+
 # A name alone is a signal, not evidence: it never makes a call stricter than this.
 NAME_ONLY_CAP = "reviewed"
 

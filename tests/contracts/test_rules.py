@@ -345,3 +345,17 @@ def test_a_walrus_in_a_test_is_judged_like_the_name_it_binds(test: str, is_branc
     source = f"from openai import OpenAI\ndef f():\n    {test}\n        return 1\n"
     (call,) = scan_source(source, "a.py")
     assert ("R10" in call.recommendation.rules) is is_branch
+
+
+def test_every_fact_of_the_analysis_maps_to_a_rule_of_the_table() -> None:
+    assert set(rules.FACT_RULES.values()) <= set(rules.RULES_BY_ID)
+    assert {rules.fact(kind, "x", 1).rule for kind in rules.FACT_RULES} == {"R1", "R6", "R7", "R8", "R9", "R10"}
+
+
+def test_the_analysis_reports_facts_and_never_picks_a_rule_itself() -> None:
+    # rules.py is the one table: no module of scan/ names a rule id.
+    import re
+
+    scan_dir = Path(rules.__file__).parent / "scan"
+    named = {p.name for p in scan_dir.glob("*.py") if re.search(r'"R\d+"', p.read_text())}
+    assert named == set()

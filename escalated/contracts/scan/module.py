@@ -111,7 +111,7 @@ def analyse_module(
         ordinals[scope.qualname] = ordinal + 1
         if deadline is not None and time.monotonic() > deadline:
             # The file's time is up: the call is still reported, as something not followed.
-            result = Surface((rules.finding("R7", "not analysed: the file's analysis time limit ran out", line_of(call)),), escapes=True, tools_gated=False)
+            result = Surface((rules.fact("not-analysed", "not analysed: the file's analysis time limit ran out", line_of(call)),), escapes=True, tools_gated=False)
         else:
             result = surface.analyze(call, scope, found, origin=_origin(call, guards, index))
         for qualname in sorted(result.returned):
@@ -173,7 +173,7 @@ def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_c
     elif escapes and all(rules.RULES_BY_ID[f.rule].mode in {"sampled", "autonomous"} for f in findings):
         own = "low"
     else:
-        own = "high" if any(f.rule in {"R1", "R7", "R8"} or f.detail.startswith("SQL") for f in findings) else "medium"
+        own = "high" if any(f.rule in rules.EXACT_RULES or f.detail.startswith("SQL") for f in findings) else "medium"
     return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(own), _CONFIDENCE_ORDER.index(call_confidence))]
 
 

@@ -50,8 +50,6 @@ _PURE_CALLS = frozenset({
 })  # fmt: skip
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
-# Facts that are not side effects: they never confirm what a tool's name says.
-_NOT_SIDE_EFFECTS = frozenset({"R7", "R9", "R10", "R11"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
@@ -146,7 +144,7 @@ class SurfaceAnalyzer:
             yield finding, None
         for expr in self._tool_exprs(call, scope, match):
             if isinstance(expr, McpServers):
-                yield rules.finding("R7", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node)), None
+                yield rules.fact("tools-unresolved", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node)), None
                 continue
             tools, findings = self.tools.resolve(expr, scope)
             for finding in findings:
@@ -178,7 +176,7 @@ class SurfaceAnalyzer:
         kind = match.receiver
         while kind is not None:
             if kind.kind == "smol-code-agent":
-                yield rules.finding("R1", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
+                yield rules.fact("runs-model-code", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
             if kind.origin is not None:
                 roots.append(kind.origin)
             kind = kind.base
@@ -186,7 +184,7 @@ class SurfaceAnalyzer:
             for node in self._walk(root):
                 if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _CODE_FLAGS:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
-                        yield rules.finding("R1", f"{node.keyword.value}=True", self.line_of(node.value))
+                        yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))
 
     def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
         yield from tools_in_args(call.args)
@@ -279,9 +277,9 @@ class SurfaceAnalyzer:
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         named = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
-            return named or [rules.finding("R9", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
+            return named or [rules.fact("tool-body-unseen", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
         body = self._body_findings(tool.body, via=f"tool {tool.name}")
-        if any(f.basis == "code" and f.rule not in _NOT_SIDE_EFFECTS for f in body):
+        if any(f.basis == "code" and f.rule not in rules.NOT_SIDE_EFFECTS for f in body):
             # What the body does confirms what the name says: refund_order calling stripe.
             named = [attrs.evolve(f, basis="code") for f in named]
         out = named + body
@@ -289,7 +287,7 @@ class SurfaceAnalyzer:
             return out
         if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
             return out  # add(a, b): computes from its arguments, reads no data
-        out.append(rules.finding("R9", f"tool {tool.name} (no side effect found in its body)", tool.line))
+        out.append(rules.fact("tool-reads-only", f"tool {tool.name} (no side effect found in its body)", tool.line))
         return out
 
     def _body_findings(self, body: cst.CSTNode, *, via: str) -> list[Finding]:
@@ -364,12 +362,12 @@ class SurfaceAnalyzer:
             return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in imported]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
-            found.append(rules.finding("R8", f"SQL built from model-chosen values: {dotted}()", line))
+            found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))
         for arg in call.args:
             if isinstance(arg.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
                 found.extend(rules.classify_sql(string_text(arg.value), line=line))
             if arg.keyword and arg.keyword.value == "unsafe_allow_html" and tainted:
-                found.append(rules.finding("R8", f"HTML: {dotted}(unsafe_allow_html=True)", line))
+                found.append(rules.fact("html-from-output", f"HTML: {dotted}(unsafe_allow_html=True)", line))
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
@@ -485,7 +483,7 @@ class SurfaceAnalyzer:
         if not isinstance(statement, cst.Match) and trivial_test(test):
             return
         line = self.line_of(statement)
-        flow.findings.append(rules.finding("R10", f"branch on the model's output ({type(statement).__name__.lower()})", line))
+        flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
             for node in self._walk(part):
                 if isinstance(node, cst.Call):

@@ -61,7 +61,7 @@ class ToolResolver:
     def _collect(self, expr: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
         line = self.line_of(expr)
         if depth > 4:
-            findings.append(rules.finding("R7", f"tools built too indirectly: {_short(self.code_of(expr))}", line))
+            findings.append(rules.fact("tools-unresolved", f"tools built too indirectly: {_short(self.code_of(expr))}", line))
             return
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             for element in expr.elements:
@@ -97,7 +97,7 @@ class ToolResolver:
                 return
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
-        findings.append(rules.finding("R7", f"{what}: {text}", line))
+        findings.append(rules.fact("tools-unresolved", f"{what}: {text}", line))
 
     def _helper_returns(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> bool:
         """``tools=get_tools()`` with get_tools defined here: read what it returns."""
@@ -131,7 +131,7 @@ class ToolResolver:
             if isinstance(node, cst.SimpleString):
                 value = literal(node) or ""
                 if value in _LOADABLE_CODE_TOOLS:
-                    findings.append(rules.finding("R1", f"load_tools {value!r}", self.line_of(node)))
+                    findings.append(rules.fact("code-tool", f"load_tools {value!r}", self.line_of(node)))
                 else:
                     tools.append(ToolRef(value, None, self.line_of(node), "langchain load_tools"))
 
@@ -144,7 +144,7 @@ class ToolResolver:
         elif isinstance(value, cst.Name | cst.Attribute):
             name = value.value if isinstance(value, cst.Name) else value.attr.value
             if name in _CODE_TOOL_CLASSES:
-                findings.append(rules.finding("R1", f"tool {name}", line))
+                findings.append(rules.fact("code-tool", f"tool {name}", line))
                 return
             bound = self.value_of(value, scope)
             if isinstance(bound, cst.Call | cst.Dict):
@@ -163,28 +163,28 @@ class ToolResolver:
             else:
                 tools.append(ToolRef(name, None, line, "not resolved"))
         else:
-            findings.append(rules.finding("R7", f"tool built at run time: {_short(self.code_of(value))}", line))
+            findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(value))}", line))
 
     def _dict_tool(self, value: cst.Dict, tools: list[ToolRef], findings: list[Finding]) -> None:
         strings = _dict_strings(value)
         line = self.line_of(value)
         kind = strings.get("type", "")
         if kind.startswith(_HOSTED_CODE):
-            findings.append(rules.finding("R1", f"hosted tool {kind!r}", line))
+            findings.append(rules.fact("code-tool", f"hosted tool {kind!r}", line))
             return
         if kind.startswith(_HOSTED_WRITE):
-            findings.append(rules.finding("R6", f"hosted tool {kind!r} edits files", line))
+            findings.append(rules.fact("file-edit-tool", f"hosted tool {kind!r} edits files", line))
             return
         if kind == "mcp":
             label = strings.get("server_label", strings.get("server_url", "?"))
-            findings.append(rules.finding("R7", f"remote MCP server {label!r}", line))
+            findings.append(rules.fact("tools-unresolved", f"remote MCP server {label!r}", line))
             return
         name = strings.get("name")
         if name is None:
             if kind and kind not in {"function", "custom"}:
                 tools.append(ToolRef(kind, None, line, "hosted tool"))
             else:
-                findings.append(rules.finding("R7", "tool schema without a literal name", line))
+                findings.append(rules.fact("tools-unresolved", "tool schema without a literal name", line))
             return
         target = self.function(name, self.index.module_scope) or self._dispatched(name)
         tools.append(ToolRef(name, target.node if target else None, line, "" if target else "schema only"))
@@ -195,9 +195,9 @@ class ToolResolver:
         last = callee.rpartition(".")[2]
         for arg in call.args:
             if arg.keyword and arg.keyword.value == "allow_dangerous_code" and _truthy(arg.value):
-                findings.append(rules.finding("R1", f"{callee}(allow_dangerous_code=True)", line))
+                findings.append(rules.fact("runs-model-code", f"{callee}(allow_dangerous_code=True)", line))
         if last in _CODE_TOOL_CLASSES:
-            findings.append(rules.finding("R1", f"tool {last}", line))
+            findings.append(rules.fact("code-tool", f"tool {last}", line))
             return
         name = _keyword_string(call, "name")
         function_args = [a.value for a in call.args if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})]
@@ -212,14 +212,14 @@ class ToolResolver:
                 tools.append(ToolRef(name or fn.value, self.index.class_nodes.get(fn.value), line))
                 return
         if any(h in callee for h in _MCP_HINTS):
-            findings.append(rules.finding("R7", f"MCP tools: {_short(self.code_of(call))}", line))
+            findings.append(rules.fact("tools-unresolved", f"MCP tools: {_short(self.code_of(call))}", line))
             return
         declarations = next((a.value for a in call.args if a.keyword and a.keyword.value == "function_declarations"), None)
         if declarations is not None:  # google.genai types.Tool(function_declarations=[...])
             self._collect(declarations, scope, tools, findings, depth=depth + 1)
             return
         if name is None and last.endswith(("Param", "Definition", "Declaration", "Schema")):
-            findings.append(rules.finding("R7", f"tool schema built at run time: {callee}(...)", line))
+            findings.append(rules.fact("tools-unresolved", f"tool schema built at run time: {callee}(...)", line))
             return
         if last in self.index.class_nodes:
             node = self.index.class_nodes[last]
@@ -228,7 +228,7 @@ class ToolResolver:
         if name is not None or last:
             tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
             return
-        findings.append(rules.finding("R7", f"tool built at run time: {_short(self.code_of(call))}", line))
+        findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
 
     # -- lookups -----------------------------------------------------------
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
