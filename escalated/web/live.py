@@ -14,7 +14,7 @@ import contextlib
 import orjson
 from aiohttp import web
 
-from escalated.http.appkeys import SERVICE
+from escalated.http.appkeys import SERVICE, WEB_SESSIONS
 from escalated.web import session
 
 PING_S = 15.0
@@ -23,6 +23,7 @@ PING_S = 15.0
 async def events(request: web.Request) -> web.StreamResponse:
     who = await session.signed_in(request)
     service = request.config_dict[SERVICE]
+    sessions, cookie = request.config_dict[WEB_SESSIONS], request.cookies.get(session.SESSION_COOKIE)
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     )
@@ -34,6 +35,10 @@ async def events(request: web.Request) -> web.StreamResponse:
             try:
                 event = await asyncio.wait_for(queue.get(), PING_S)
             except TimeoutError:
+                event = None
+            if await sessions.signed_in(cookie) is None:
+                break  # signed out, timed out or token rotated since the stream opened
+            if event is None:
                 await response.write(b": ping\n\n")
                 continue
             if not await service.can_see(who.principal, event.escalation):

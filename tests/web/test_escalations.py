@@ -143,3 +143,45 @@ def test_no_secret_appears_in_pages_or_the_server_log(world, alice):
     for secret in secrets:
         assert not any(secret in text for text in pages)
         assert secret not in "".join(world.server.output[1:])  # line 0 is the bootstrap key, printed once by design
+
+
+def test_the_live_stream_carries_only_escalations_routed_to_the_user(world, bob):
+    import http.client
+    import json as jsonlib
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(world.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    conn.request("GET", "/app/events", headers={"Cookie": f"escalated_session={bob.cookies['escalated_session']}"})
+    stream = conn.getresponse()
+    try:
+        assert stream.status == 200 and stream.headers["Content-Type"] == "text/event-stream"
+        assert stream.readline() == b": connected\n"
+        hidden = create(world, "refunds")  # finance only: not bob
+        shown = create(world, "everyone")
+        seen = []
+        while shown["id"] not in seen:  # the stream is ordered: the hidden one would come first
+            line = stream.readline().decode()
+            if line.startswith("data: "):
+                seen.append(jsonlib.loads(line[6:])["id"])
+        assert hidden["id"] not in seen
+    finally:
+        conn.close()
+
+
+def test_the_live_stream_ends_when_the_session_does(world):
+    import http.client
+    from urllib.parse import urlsplit
+
+    viewer = signed_in(world, world.bob)
+    parts = urlsplit(world.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    conn.request("GET", "/app/events", headers={"Cookie": f"escalated_session={viewer.cookies['escalated_session']}"})
+    stream = conn.getresponse()
+    try:
+        assert stream.readline() == b": connected\n"
+        viewer.submit("/app/", "/app/logout", {})
+        create(world, "everyone")  # the next event finds the session gone
+        assert stream.read().strip() == b""  # the server closed the stream without sending the event
+    finally:
+        conn.close()
