@@ -127,7 +127,8 @@ class WorkspaceAdmin:
             raise ConfigError("choose at least one scope")
         if not scopes <= principal.scopes:
             raise InsufficientScope("a key cannot grant scopes its issuer lacks: " + ", ".join(sorted(scopes - principal.scopes)))
-        expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+        requested_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+        expires_ms = principal.expiry_of_minted_key(requested_ms)
         return await self.db.write(
             lambda conn: admin.issue_api_key(conn, principal.workspace_id, name=name, scopes=scopes, expires_ms=expires_ms)
         )

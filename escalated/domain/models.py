@@ -153,6 +153,15 @@ class Principal:
     role: str | None = None
     expires_ms: int | None = None  # an API key's expiry; what it mints never outlives it
 
+    def expiry_of_minted_key(self, requested_ms: int | None) -> int | None:
+        """A key this principal mints never outlives it: otherwise a key about
+        to expire could keep its power forever through a child. User tokens
+        have no expiry (and web sessions only an idle timeout), so for them
+        the request stands."""
+        if self.expires_ms is None:
+            return requested_ms
+        return self.expires_ms if requested_ms is None else min(requested_ms, self.expires_ms)
+
     @property
     def actor(self) -> str:
         """The ``by`` / ``answeredBy`` text (CONTRACT §3)."""

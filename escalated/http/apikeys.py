@@ -62,17 +62,7 @@ def _parse_create(body: dict, principal: Principal) -> tuple[str | None, frozens
     if problems:
         n = len(problems)
         raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=problems)
-    return name, scopes, _within_issuer(expires_ms, principal)
-
-
-def _within_issuer(expires_ms: int | None, principal: Principal) -> int | None:
-    """A minted key never outlives its issuer: otherwise a key about to expire
-    could keep its power forever through a child. User tokens have no expiry."""
-    if principal.expires_ms is None:
-        return expires_ms
-    if expires_ms is None:
-        return principal.expires_ms
-    return min(expires_ms, principal.expires_ms)
+    return name, scopes, principal.expiry_of_minted_key(expires_ms)
 
 
 async def create_key(request: web.Request) -> web.Response:
