@@ -127,9 +127,14 @@ def test_body_just_under_256_kib_is_not_413(api, admin_key):
 # -- routing errors ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/nope", "/escalations/x/y/z", "/api-keys/a/b", "/"])
+@pytest.mark.parametrize("path", ["/nope", "/escalations/x/y/z", "/api-keys/a/b", "/app.json"])
 def test_unknown_route_is_404_problem_json(api, path):
     api.get(path).problem(404, "not_found")
+
+
+def test_the_root_leads_to_the_web_app(api):
+    resp = api.get("/")
+    assert resp.status == 302 and resp.headers["Location"] == "/app/"
 
 
 @pytest.mark.parametrize(
