@@ -44,7 +44,7 @@ if os.environ.get("BENCH_STUB_SERVICE"):
     _STUB_BODY = orjson.dumps({"id": "esc_01BENCHSTUB000000000000000", "status": "open", "pad": "x" * 900})
 
     async def _stub_create(self, principal, body, *, idempotency_key=None):
-        return service.Created(status=201, body=_STUB_BODY, replayed=False, escalation_id="esc_01BENCHSTUB000000000000000")
+        return service.Created(escalation_id="esc_01BENCHSTUB000000000000000", resource_json=_STUB_BODY, replayed=False)
 
     service.Service.create = _stub_create
 

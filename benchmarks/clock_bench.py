@@ -56,15 +56,16 @@ async def memory_per_deadline(n: int, work: Path) -> tuple[float, float, int]:
     from escalated.engine.clock import SlaClock
     from escalated.core.service import Service
     from escalated.settings import Settings
-    from escalated.store.db import Database
+    from escalated.store.sqlite import SqliteStore
 
     path = work / "memory.db"
     cli(path, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
     seed(path, policy=POLICY, offsets_ms=[10_000 + i * 50_000 // n for i in range(n)])
     arm_from(path, now_ms())
-    db = await Database.open(path)
+    store = await SqliteStore.open(path)
+    db = store.database
     try:
-        clock = SlaClock(Service(db, Settings(db_path=path)))
+        clock = SlaClock(Service(store, Settings(db_path=path)))
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
         await clock.refill(now_ms())
@@ -76,7 +77,7 @@ async def memory_per_deadline(n: int, work: Path) -> tuple[float, float, int]:
         clock_bytes = (tracemalloc.get_traced_memory()[0] - before) / armed
         tracemalloc.stop()
     finally:
-        await db.close()
+        await store.close()
     loop = asyncio.get_running_loop()
     conn = sqlite3.connect(str(path))
     tracemalloc.start()
@@ -222,11 +223,13 @@ async def armed_run(work: Path, n: int, spread_s: float) -> None:
 
 def breach_lateness_from_db(db: Path) -> tuple[list[int], int]:
     """answeredAt - deadline of every timed-out escalation, read back through the store's rows."""
-    from escalated.store.rows import ESCALATION_COLUMNS, escalation_from_row
+    from escalated.store.queries import load
+    from escalated.store.rows import escalation_from_row
 
     conn = sqlite3.connect(str(db))
     try:
-        rows = conn.execute(f"SELECT {ESCALATION_COLUMNS} FROM escalations WHERE deadline_ms IS NOT NULL").fetchall()
+        columns = load("sqlite")["escalation_columns"]
+        rows = conn.execute(f"SELECT {columns} FROM escalations WHERE deadline_ms IS NOT NULL").fetchall()
     finally:
         conn.close()
     late, still_open = [], 0

@@ -22,7 +22,9 @@ from escalated.domain.models import OPEN, Choice, Content, Escalation, HistoryEn
 from escalated.store import admin
 from escalated.store import escalations as store
 from escalated.store.db import connect, run_in_transaction
-from escalated.store.rows import ESCALATION_COLUMNS
+from escalated.store.queries import load
+
+ESCALATION_COLUMNS = " ".join(load("sqlite")["escalation_columns"].split())
 
 CHUNK = 20_000
 

@@ -20,9 +20,8 @@ from escalated.domain import tokens
 from escalated.domain.models import Principal, UserInfo
 from escalated.domain.scopes import ROLE_SCOPES
 from escalated.errors import Unauthenticated
-from escalated.store import admin
-from escalated.store import websessions as store
-from escalated.store.db import Database
+from escalated.store.base import Store
+from escalated.store.websessions import insert_login_link
 from escalated.timeutil import now_ms
 
 DEFAULT_IDLE_S = 12 * 3600.0
@@ -71,8 +70,8 @@ def user_principal(user: UserInfo) -> Principal:
 
 
 class WebSessions:
-    def __init__(self, db: Database, *, idle_s: float = DEFAULT_IDLE_S) -> None:
-        self.db = db
+    def __init__(self, store: Store, *, idle_s: float = DEFAULT_IDLE_S) -> None:
+        self.store = store
         self.idle_ms = int(idle_s * 1000)
 
     async def sign_in_with_token(self, token: str) -> NewSession:
@@ -83,24 +82,18 @@ class WebSessions:
         if not token.startswith(tokens.USER_TOKEN_PREFIX) or not tokens.well_formed(token):
             raise Unauthenticated("that is not a user token (they start with ain_user_)")
         token_hash = tokens.hash_token(token)
-        row = self.db.lookup(admin.SELECT_USER_BY_HASH, (token_hash,))
-        if row is None:
+        user = await self.store.user_by_hash(token_hash=token_hash)
+        if user is None:
             raise Unauthenticated("unknown user token")
-        user = admin.user_from_row(row)
         secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
-        await self.db.write(
-            lambda conn: store.start_session(conn, _hash(secret), user_id=user.id, user_token_hash=token_hash, at_ms=at_ms)
-        )
+        await self.store.start_session(id_hash=_hash(secret), user_id=user.id, user_token_hash=token_hash, at_ms=at_ms)
         return NewSession(secret=secret, signed_in=SignedIn(principal=user_principal(user), csrf=csrf_token(secret)))
 
     async def sign_in_with_link(self, link_secret: str) -> NewSession:
         secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
-        row = await self.db.write(
-            lambda conn: store.redeem_login_link(conn, _hash(link_secret), session_hash=_hash(secret), at_ms=at_ms)
-        )
-        if row is None:
+        user = await self.store.redeem_login_link(secret_hash=_hash(link_secret), session_hash=_hash(secret), at_ms=at_ms)
+        if user is None:
             raise Unauthenticated("this sign-in link is used, expired or unknown; ask for a new one")
-        user = admin.user_from_row(row)
         return NewSession(secret=secret, signed_in=SignedIn(principal=user_principal(user), csrf=csrf_token(secret)))
 
     async def signed_in(self, session_secret: str | None, *, at_ms: int | None = None) -> SignedIn | None:
@@ -109,26 +102,34 @@ class WebSessions:
             return None
         at_ms = now_ms() if at_ms is None else at_ms
         id_hash = _hash(session_secret)
-        row = self.db.lookup(store.SELECT_SESSION_USER, (id_hash,))
-        if row is None:
+        found = await self.store.session_user(id_hash=id_hash)
+        if found is None:
             return None
-        last_seen_ms = row[-1]
+        user, last_seen_ms = found
         if at_ms - last_seen_ms > self.idle_ms:
-            await self.db.write(store.end_session, id_hash, at_ms)
+            await self.store.end_session(id_hash=id_hash, at_ms=at_ms)
             return None
         if at_ms - last_seen_ms > TOUCH_EVERY_MS:
-            await self.db.write(store.touch_session, id_hash, at_ms)
-        return SignedIn(principal=user_principal(admin.user_from_row(row[:-1])), csrf=csrf_token(session_secret))
+            await self.store.touch_session(id_hash=id_hash, at_ms=at_ms)
+        return SignedIn(principal=user_principal(user), csrf=csrf_token(session_secret))
 
     async def sign_out(self, session_secret: str) -> None:
-        await self.db.write(store.end_session, _hash(session_secret), now_ms())
+        await self.store.end_session(id_hash=_hash(session_secret), at_ms=now_ms())
+
+    async def add_login_link(self, workspace_id: str, name: str, *, ttl_s: float, at_ms: int) -> str:
+        """Mint a single-use sign-in link for user ``name``; only its hash is stored."""
+        secret = secrets.token_urlsafe(_SECRET_BYTES)
+        await self.store.add_login_link(
+            secret_hash=_hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
+        )
+        return secret
 
 
 def issue_login_link(conn, workspace_id: str, name: str, *, ttl_s: float, at_ms: int) -> str:
-    """A write job (the CLI's transaction or the server's writer): mint a
-    single-use sign-in link for user ``name``; only its hash is stored."""
+    """``WebSessions.add_login_link`` inside the CLI's own SQLite transaction
+    (the CLI does not go through the store yet)."""
     secret = secrets.token_urlsafe(_SECRET_BYTES)
-    store.insert_login_link(
+    insert_login_link(
         conn, _hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
     )
     return secret

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import attrs
 
-from escalated.core.websessions import issue_login_link
+from escalated.core.admin import AdminService
+from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
 from escalated.domain.models import ApiKeyInfo, Policy, Principal, UserInfo
 from escalated.domain.policies import build_policy, unknown_reviewers
 from escalated.domain.scopes import ALL_SCOPES, ROLES
 from escalated.errors import ConfigError, InsufficientScope, NotFound
-from escalated.store import admin
-from escalated.store.db import Database
+from escalated.store.base import Store
 from escalated.timeutil import now_ms, parse_duration_s
 
 
@@ -40,12 +40,14 @@ def require_admin(principal: Principal) -> None:
 
 
 class WorkspaceAdmin:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, store: Store, *, sessions: WebSessions, admin: AdminService) -> None:
+        self.store = store
+        self._sessions = sessions
+        self._admin = admin
 
     async def policies(self, principal: Principal) -> list[Policy]:
         require_admin(principal)
-        return await self.db.write(lambda conn: admin.list_policies(conn, principal.workspace_id))
+        return await self.store.policies(workspace_id=principal.workspace_id)
 
     async def set_policy(self, principal: Principal, request: PolicyRequest) -> Policy:
         """Create or replace; ``ConfigError`` in the CLI's words when it is not valid."""
@@ -59,27 +61,24 @@ class WorkspaceAdmin:
             default_choice=request.default_choice,
             cancel_callback=request.cancel_callback,
         )
-
-        def job(conn):
-            users = admin.list_users(conn, principal.workspace_id)
-            if (unknown := unknown_reviewers(built.reviewers, users)) and not request.allow_unknown_reviewers:
-                raise ConfigError(
-                    f"policy {built.key}: no user or group matches {', '.join(unknown)}; add them first,"
-                    " or tick 'save anyway' (its escalations would reach no one until then)"
-                )
-            admin.upsert_policy(conn, built)
-
-        await self.db.write(job)
+        # Users are never deleted, so a check that passes here still holds at the write.
+        users = await self.store.users(workspace_id=principal.workspace_id)
+        if (unknown := unknown_reviewers(built.reviewers, users)) and not request.allow_unknown_reviewers:
+            raise ConfigError(
+                f"policy {built.key}: no user or group matches {', '.join(unknown)}; add them first,"
+                " or tick 'save anyway' (its escalations would reach no one until then)"
+            )
+        await self.store.put_policy(policy=built)
         return built
 
     async def delete_policy(self, principal: Principal, key: str) -> None:
         require_admin(principal)
-        if not await self.db.write(lambda conn: admin.delete_policy(conn, principal.workspace_id, key)):
+        if not await self.store.delete_policy(workspace_id=principal.workspace_id, key=key):
             raise NotFound(f"no policy {key!r}")
 
     async def users(self, principal: Principal) -> list[UserInfo]:
         require_admin(principal)
-        return await self.db.write(lambda conn: admin.list_users(conn, principal.workspace_id))
+        return await self.store.users(workspace_id=principal.workspace_id)
 
     async def add_user(self, principal: Principal, name: str, *, role: str, groups: tuple[str, ...]) -> str:
         """The new user's token, shown this once."""
@@ -88,10 +87,8 @@ class WorkspaceAdmin:
         if not name or "," in name or name.startswith("group:") or role not in ROLES:
             raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
-        await self.db.write(
-            lambda conn: admin.insert_user(
-                conn, principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret)
-            )
+        await self.store.add_user(
+            workspace_id=principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret)
         )
         return secret
 
@@ -99,24 +96,20 @@ class WorkspaceAdmin:
         """A new token for ``name``; the old one, and every web session it started, end at once."""
         require_admin(principal)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
-        await self.db.write(
-            lambda conn: admin.rotate_user_token(conn, principal.workspace_id, name=name, token_hash=tokens.hash_token(secret))
-        )
+        await self.store.rotate_user_token(workspace_id=principal.workspace_id, name=name, token_hash=tokens.hash_token(secret))
         return secret
 
     async def login_link(self, principal: Principal, name: str, *, ttl: str) -> str:
         """A single-use sign-in secret for ``name`` (the caller makes it a URL)."""
         require_admin(principal)
         ttl_s = parse_duration_s(ttl)
-        return await self.db.write(
-            lambda conn: issue_login_link(conn, principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
-        )
+        return await self._sessions.add_login_link(principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
 
     # -- API keys (the rules of POST /api-keys: never more power than the caller) --
 
     async def api_keys(self, principal: Principal) -> list[ApiKeyInfo]:
         require_admin(principal)
-        return await admin.workspace_api_keys(self.db, principal.workspace_id)
+        return await self._admin.list_keys(principal)
 
     async def issue_key(
         self, principal: Principal, *, name: str | None, scopes: frozenset[str], expires_in: str | None
@@ -125,20 +118,9 @@ class WorkspaceAdmin:
         require_admin(principal)
         if not scopes or not scopes <= frozenset(ALL_SCOPES):
             raise ConfigError("choose at least one scope")
-        if not scopes <= principal.scopes:
-            raise InsufficientScope("a key cannot grant scopes its issuer lacks: " + ", ".join(sorted(scopes - principal.scopes)))
         requested_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
-        expires_ms = principal.expiry_of_minted_key(requested_ms)
-        return await self.db.write(
-            lambda conn: admin.issue_api_key(conn, principal.workspace_id, name=name, scopes=scopes, expires_ms=expires_ms)
-        )
+        return await self._admin.issue_key(principal, name=name, scopes=scopes, expires_ms=requested_ms)
 
     async def revoke_key(self, principal: Principal, key_id: str) -> None:
         require_admin(principal)
-        target = await admin.find_api_key_by_id(self.db, key_id, principal.workspace_id)
-        if target is None:
-            raise NotFound(f"no API key {key_id}")
-        if not target.scopes <= principal.scopes:
-            raise InsufficientScope("cannot revoke a key with scopes the caller lacks")
-        if target.revoked_ms is None:
-            await self.db.write(lambda conn: admin.revoke_api_key(conn, target.id, workspace_id=principal.workspace_id))
+        await self._admin.revoke_key(principal, key_id)

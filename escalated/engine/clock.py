@@ -26,7 +26,6 @@ import logging
 
 from escalated.core.bus import BusEvent
 from escalated.core.service import Service
-from escalated.store import escalations as store
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -54,7 +53,7 @@ def _escalation_id(entry: int) -> str:
 
 REFILL_BATCH = 50_000
 # One write job per batch, and write jobs run on the event loop (see
-# store.db.Writer): 500 resolutions keep a catch-up batch to a few tens of ms.
+# the SQLite writer): 500 resolutions keep a catch-up batch to a few tens of ms.
 BREACH_BATCH = 500
 # After a failed breach write: wait, doubling, up to the cap, until one commits.
 RETRY_FIRST_MS = 500
@@ -103,7 +102,7 @@ class SlaClock:
         """Load live deadlines in (horizon, at + window] from the index."""
         target = at_ms + self._window_ms
         while self._horizon_ms is None or self._horizon_ms < target:
-            rows = await store.deadlines_between(self._service.db, self._horizon_ms, target, limit=self._refill_batch)
+            rows = await self._service.due_deadlines(after_ms=self._horizon_ms, until_ms=target, limit=self._refill_batch)
             for deadline_ms, escalation_id in rows:
                 heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
             if len(rows) < self._refill_batch:

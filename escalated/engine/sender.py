@@ -18,13 +18,11 @@ from collections import Counter
 
 import aiohttp
 
+from escalated.core.service import Service
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.engine import transport
 from escalated.engine.retry import next_attempt_ms
 from escalated.metrics import Metrics
-from escalated.settings import Settings
-from escalated.store import outbox
-from escalated.store.db import Database
 from escalated.timeutil import format_opt, now_ms
 
 log = logging.getLogger(__name__)
@@ -34,15 +32,15 @@ SCAN_PAST_BUSY = 256
 
 
 class Sender:
-    def __init__(self, db: Database, settings: Settings, *, metrics: Metrics, rng: random.Random | None = None) -> None:
-        self._db = db
-        self._settings = settings
+    def __init__(self, service: Service, *, metrics: Metrics, rng: random.Random | None = None) -> None:
+        self._service = service
+        self._settings = service.settings
         self._metrics = metrics
         self._rng = rng or random.Random()
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task] = {}
         self._per_origin: Counter[str] = Counter()  # attempts in flight per receiver
-        self._slots = asyncio.Semaphore(settings.sender_concurrency)
+        self._slots = asyncio.Semaphore(self._settings.sender_concurrency)
         self._session: aiohttp.ClientSession | None = None
         self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
         self._backlog = False  # more is due than the last pass could start
@@ -82,7 +80,7 @@ class Sender:
             self._backlog = True
             return []
         limit = free + 1 + SCAN_PAST_BUSY
-        head = await outbox.pending_head(self._db, limit=limit, exclude=set(self._in_flight))
+        head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight))
         started: list[asyncio.Task] = []
         self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
         for delivery in head:
@@ -129,7 +127,7 @@ class Sender:
         at_ms = now_ms()
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
-        await self._db.write(outbox.record_attempt, delivery.id, attempt, status, next_ms)
+        await self._service.record_attempt(delivery, attempt=attempt, status=status, next_attempt_ms=next_ms)
         self._metrics.delivery_attempts.labels(delivery.kind, "ok" if outcome.ok else "failed").inc()
         if status == FAILED:
             self._metrics.deliveries_failed.inc()

@@ -6,17 +6,18 @@ from __future__ import annotations
 from aiohttp import web
 
 from escalated.http import apikeys, escalations, meta, streams
-from escalated.http.appkeys import METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS, WORKSPACE_ADMIN
+from escalated.core.admin import AdminService
+from escalated.core.service import Service
+from escalated.core.stores import open_store
+from escalated.core.websessions import WebSessions
+from escalated.core.workspace import WorkspaceAdmin
+from escalated.http.appkeys import ADMIN, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS, WORKSPACE_ADMIN
 from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
-from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.web import add_to as add_web_app
-from escalated.store.db import Database
-from escalated.core.websessions import WebSessions
-from escalated.core.workspace import WorkspaceAdmin
 
 
 def create_app(settings: Settings, *, with_engine: bool = True) -> web.Application:
@@ -41,11 +42,12 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
 
 async def _service_ctx(app: web.Application):
     settings = app[SETTINGS]
-    db = await Database.open(settings.db_path, durability=settings.durability)
-    app[SERVICE] = Service(db, settings, metrics=app[METRICS])
-    app[WEB_SESSIONS] = WebSessions(db, idle_s=settings.web_idle_s)
-    app[WORKSPACE_ADMIN] = WorkspaceAdmin(db)
+    store = await open_store(settings)
+    app[SERVICE] = Service(store, settings, metrics=app[METRICS])
+    app[ADMIN] = AdminService(store)
+    app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
+    app[WORKSPACE_ADMIN] = WorkspaceAdmin(store, sessions=app[WEB_SESSIONS], admin=app[ADMIN])
     try:
         yield
     finally:
-        await db.close()
+        await store.close()

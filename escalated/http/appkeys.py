@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from escalated.core.admin import AdminService
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
 from escalated.http.ratelimit import RateLimiter
@@ -14,6 +15,7 @@ from escalated.core.websessions import WebSessions
 from escalated.core.workspace import WorkspaceAdmin
 
 SERVICE = web.AppKey("service", Service)
+ADMIN = web.AppKey("admin", AdminService)
 SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

@@ -7,12 +7,12 @@ from aiohttp import web
 
 from escalated.domain import scopes
 from escalated.domain.models import STATUSES
+from escalated.domain.records import ListQuery
 from escalated.domain.resource import escalation_resource
 from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
 from escalated.http.body import read_json
-from escalated.store.escalations import ListQuery
 
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
@@ -37,7 +37,7 @@ async def create(request: web.Request) -> web.Response:
     headers = {"Location": f"/escalations/{created.escalation_id}"}
     if created.replayed:
         headers["Idempotent-Replayed"] = "true"
-    return web.Response(status=created.status, body=created.body, content_type="application/json", headers=headers)
+    return web.Response(status=201, body=created.resource_json, content_type="application/json", headers=headers)
 
 
 def _list_query(request: web.Request, principal) -> ListQuery:

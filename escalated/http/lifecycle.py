@@ -1,4 +1,4 @@
-"""Start and stop the engine with the web app (aiohttp ``cleanup_ctx``).
+"""Start and stop the engine (SLA clock, sender) with the web app (aiohttp ``cleanup_ctx``).
 
 Named tasks, one stop event, and a monitor: if the clock or the sender dies
 unexpectedly the whole process stops (and a supervisor restarts it, with
@@ -16,7 +16,7 @@ from aiohttp import web
 
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
-from escalated.http.appkeys import CLOCK, METRICS, SENDER, SERVICE, SETTINGS
+from escalated.http.appkeys import CLOCK, METRICS, SENDER, SERVICE
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +34,11 @@ async def engine_ctx(app: web.Application):
     service = app[SERVICE]
     clock = SlaClock(service)
     stop = asyncio.Event()
-    async with Sender(service.db, app[SETTINGS], metrics=app[METRICS]) as sender:
+    async with Sender(service, metrics=app[METRICS]) as sender:
         app[CLOCK] = clock
         app[SENDER] = sender
         service.bus.add_listener(clock.on_event)
-        service.bus.add_listener(lambda event: sender.wake() if event.deliveries else None)
+        service.on_deliveries(sender.wake)
         tasks = [
             asyncio.create_task(clock.run(stop), name="sla-clock"),
             asyncio.create_task(sender.run(stop), name="outbox-sender"),

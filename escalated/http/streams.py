@@ -13,12 +13,10 @@ from escalated.domain import scopes
 from escalated.domain.models import TERMINAL_STATUSES, Principal
 from escalated.domain.resource import delivery_resource, escalation_resource
 from escalated.errors import ValidationFailed, field_error
-from escalated.http.appkeys import SENDER, SERVICE
+from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
 from escalated.http.escalations import json_response
-from escalated.store import outbox
-from escalated.store.escalations import get_escalation
-from escalated.timeutil import format_ms, now_ms
+from escalated.timeutil import format_ms
 
 MAX_WAIT_S = 60.0
 DEFAULT_WAIT_S = 30.0
@@ -68,20 +66,13 @@ async def wait(request: web.Request) -> web.Response:
 
 async def deliveries(request: web.Request) -> web.Response:
     principal = await require(request, scopes.READ)
-    service = request.app[SERVICE]
-    esc = await service.get(principal, request.match_info["id"])
-    items = await outbox.of_escalation(service.db, esc.id)
+    _, items = await request.app[SERVICE].deliveries(principal, request.match_info["id"])
     return json_response({"data": [delivery_resource(d) for d in items]})
 
 
 async def retry(request: web.Request) -> web.Response:
     principal = await require(request, scopes.DECIDE)
-    service = request.app[SERVICE]
-    esc = await service.get(principal, request.match_info["id"])
-    delivery = await service.db.write(outbox.requeue_callback, esc.id, now_ms())
-    sender = request.app.get(SENDER)
-    if sender is not None:
-        sender.wake()
+    delivery = await request.app[SERVICE].retry_delivery(principal, request.match_info["id"])
     return json_response(delivery_resource(delivery), status=202)
 
 
@@ -94,9 +85,7 @@ async def _visible(service, principal: Principal, event, cache: dict[str, bool])
     if esc.id not in cache:
         if len(cache) > 10_000:
             cache.clear()
-        cache[esc.id] = (
-            await get_escalation(service.db, esc.id, workspace_id=principal.workspace_id, routes=principal.routes)
-        ) is not None
+        cache[esc.id] = await service.can_see(principal, esc)
     return cache[esc.id]
 
 

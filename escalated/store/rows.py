@@ -1,35 +1,34 @@
-"""Rows become domain objects here, and only here."""
+"""Rows become domain objects here, and only here.
+
+The column order of each converter is the matching column list in
+``sql/sqlite.sql`` (``escalation_columns``, ``delivery_columns``, ...).
+"""
 
 from __future__ import annotations
+
+import functools
 
 import orjson
 
 from escalated.domain.convert import content_from_json, converter
 from escalated.domain.models import (
+    ApiKeyInfo,
     Attempt,
     Cancellation,
     Delivery,
     Escalation,
     HistoryEntry,
+    Policy,
     Resolution,
     Resume,
+    UserInfo,
+    Workspace,
 )
+from escalated.domain.records import Replay
+from escalated.store import queries
 
-ESCALATION_COLUMNS = (
-    "id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,"
-    " created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,"
-    " resolution_json, cancellation_json"
-)
-ESCALATION_WIDTH = ESCALATION_COLUMNS.count(",") + 1
-
-# An escalation row plus its history as one JSON array of [seq, event, by,
-# at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
-# in Python: SQLite 3.40 has no ORDER BY inside json_group_array.
-ESCALATION_WITH_HISTORY = ESCALATION_COLUMNS + (
-    ", (SELECT json_group_array(json_array(seq, event, by, at_ms))"
-    " FROM escalation_events WHERE escalation_events.escalation_id = escalations.id)"
-)
-DELIVERY_COLUMNS = "id, escalation_id, kind, target, event, status, body, secret, attempts_json, next_attempt_ms, created_ms"
+# The columns of escalation_columns; the history array follows them.
+ESCALATION_WIDTH = queries.load("sqlite")["escalation_columns"].count(",") + 1
 
 
 def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> Escalation:
@@ -57,7 +56,7 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
 
 
 def escalation_with_history(row: tuple) -> Escalation:
-    """A row selected with ESCALATION_WITH_HISTORY."""
+    """A row selected with ``escalation_with_history``."""
     entries = sorted(orjson.loads(row[ESCALATION_WIDTH]))
     history = tuple(HistoryEntry(event=event, by=by, at_ms=at_ms) for _, event, by, at_ms in entries)
     return escalation_from_row(row[:ESCALATION_WIDTH], history)
@@ -77,6 +76,51 @@ def delivery_from_row(row: tuple) -> Delivery:
         attempts=tuple(converter.structure(a, Attempt) for a in orjson.loads(attempts)),
         next_attempt_ms=next_ms,
         created_ms=created_ms,
+    )
+
+
+def replay_from_row(row: tuple) -> Replay:
+    return Replay(body_sha256=row[0], status=row[1], response_json=bytes(row[2]))
+
+
+def workspace_from_row(row: tuple) -> Workspace:
+    return Workspace(*row)
+
+
+# The key, user and policy rows are read on every request (a change from the
+# CLI applies to the very next one); turning them into objects is cached by
+# the row's exact contents.
+@functools.lru_cache(maxsize=1024)
+def key_from_row(row: tuple) -> ApiKeyInfo:
+    kid, ws, name, scopes, created, expires, revoked = row
+    return ApiKeyInfo(
+        id=kid,
+        workspace_id=ws,
+        name=name,
+        scopes=frozenset(scopes.split()),
+        created_ms=created,
+        expires_ms=expires,
+        revoked_ms=revoked,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def user_from_row(row: tuple) -> UserInfo:
+    uid, ws, name, role, groups, created = row
+    return UserInfo(id=uid, workspace_id=ws, name=name, role=role, groups=tuple(orjson.loads(groups)), created_ms=created)
+
+
+@functools.lru_cache(maxsize=4096)
+def policy_from_row(row: tuple) -> Policy:
+    ws, key, reviewers, notify, sla_s, default_choice, cancel_callback = row
+    return Policy(
+        workspace_id=ws,
+        key=key,
+        reviewers=tuple(orjson.loads(reviewers)),
+        notify=tuple(orjson.loads(notify)),
+        sla_s=sla_s,
+        default_choice=default_choice,
+        cancel_callback=bool(cancel_callback),
     )
 
 

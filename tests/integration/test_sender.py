@@ -15,8 +15,7 @@ from escalated.engine.sender import Sender
 from escalated.metrics import Metrics
 from escalated.core.service import Service
 from escalated.settings import Settings
-from escalated.store import admin, outbox
-from escalated.store.db import Database
+from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
 
@@ -30,13 +29,13 @@ async def receiver():
 
 @pytest.fixture
 async def service(tmp_path):
-    db = await Database.open(tmp_path / "sender.db")
-    ws = await db.write(lambda conn: admin.workspace_by_name(conn, "default"))
-    await db.write(lambda conn: admin.upsert_policy(conn, build_policy(ws.id, "refunds.large")))
-    svc = Service(db, Settings(db_path=tmp_path / "sender.db", sender_concurrency=1))
+    store = await SqliteStore.open(tmp_path / "sender.db")
+    ws = await store.workspace_by_name(name="default")
+    await store.put_policy(policy=build_policy(ws.id, "refunds.large"))
+    svc = Service(store, Settings(db_path=tmp_path / "sender.db", sender_concurrency=1))
     svc.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
     yield svc
-    await db.close()
+    await store.close()
 
 
 async def _decided(service: Service, receiver: Receiver, count: int) -> list[str]:
@@ -53,10 +52,10 @@ async def _decided(service: Service, receiver: Receiver, count: int) -> list[str
 class CountingHead:
     """Counts the sender's outbox reads (and performs them: nothing is faked)."""
 
-    def __init__(self, monkeypatch) -> None:
+    def __init__(self, monkeypatch, store) -> None:
         self.calls = 0
-        self._real = outbox.pending_head
-        monkeypatch.setattr(outbox, "pending_head", self)
+        self._real = store.pending_deliveries
+        monkeypatch.setattr(store, "pending_deliveries", self)
 
     async def __call__(self, *args, **kwargs):
         self.calls += 1
@@ -64,7 +63,7 @@ class CountingHead:
 
 
 async def _statuses(service: Service, ids: list[str]) -> list[str]:
-    return [d.status for eid in ids for d in await outbox.of_escalation(service.db, eid)]
+    return [d.status for eid in ids for d in await service.store.deliveries_of(escalation_id=eid)]
 
 
 async def _until(predicate, timeout_s: float = 5.0) -> None:
@@ -75,9 +74,9 @@ async def _until(predicate, timeout_s: float = 5.0) -> None:
 
 async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, receiver, monkeypatch):
     ids = await _decided(service, receiver, 1)
-    head = CountingHead(monkeypatch)
+    head = CountingHead(monkeypatch, service.store)
     stop = asyncio.Event()
-    async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
+    async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
             await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))
@@ -101,7 +100,7 @@ async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(ser
     # callbacks leave 2 behind. They must not wait for the 30 s idle wake.
     ids = await _decided(service, receiver, 6)
     stop = asyncio.Event()
-    async with Sender(service.db, service.settings, metrics=Metrics()) as sender:
+    async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
             await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))

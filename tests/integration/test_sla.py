@@ -14,8 +14,7 @@ from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.clock import SlaClock
 from escalated.core.service import Service
 from escalated.settings import Settings
-from escalated.store import admin
-from escalated.store.db import Database
+from escalated.store.sqlite import SqliteStore
 from escalated.domain.policies import build_policy
 from escalated.signing import verify
 from tests.support.api import Api, escalation_body
@@ -26,13 +25,13 @@ from tests.support.server import start_server
 
 @pytest.fixture
 async def service(tmp_path):
-    db = await Database.open(tmp_path / "clock.db")
-    ws = await db.write(lambda conn: admin.workspace_by_name(conn, "default"))
-    await db.write(lambda conn: admin.upsert_policy(conn, build_policy(ws.id, "refunds.large", sla="10s", default_choice="deny")))
-    svc = Service(db, Settings(db_path=tmp_path / "clock.db"))
+    store = await SqliteStore.open(tmp_path / "clock.db")
+    ws = await store.workspace_by_name(name="default")
+    await store.put_policy(policy=build_policy(ws.id, "refunds.large", sla="10s", default_choice="deny"))
+    svc = Service(store, Settings(db_path=tmp_path / "clock.db"))
     svc.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
     yield svc
-    await db.close()
+    await store.close()
 
 
 async def _create(service: Service, **overrides) -> str:
@@ -168,7 +167,7 @@ async def test_a_breach_whose_write_fails_is_retried_with_backoff_until_it_commi
     clock = SlaClock(service)
     esc_id = await _create(service)
     deadline_ms = (await service.get(service.test_principal, esc_id)).deadline_ms
-    holder = sqlite3.connect(str(service.db.path), isolation_level=None, timeout=0)
+    holder = sqlite3.connect(str(service.settings.db_path), isolation_level=None, timeout=0)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock past the writer's patience
     try:
         assert await clock.tick(deadline_ms) == 0

@@ -7,7 +7,8 @@ import pytest
 from escalated.domain import tokens
 from escalated.errors import Unauthenticated
 from escalated.store import admin
-from escalated.store.db import Database, connect, run_in_transaction
+from escalated.store.db import connect, run_in_transaction
+from escalated.store.sqlite import SqliteStore
 from escalated.timeutil import now_ms
 from escalated.core.websessions import WebSessions, issue_login_link
 
@@ -24,9 +25,9 @@ async def sessions(tmp_path):
         return ws.id
 
     ws_id = run_in_transaction(conn, setup)
-    db = await Database.open(path)
-    yield WebSessions(db, idle_s=3600), conn, ws_id, token
-    await db.close()
+    store = await SqliteStore.open(path)
+    yield WebSessions(store, idle_s=3600), conn, ws_id, token
+    await store.close()
     conn.close()
 
 

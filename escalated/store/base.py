@@ -1,0 +1,205 @@
+"""The store seam: everything the core asks of a database, and nothing else.
+
+``Service`` and ``AdminService`` (escalated/core/) are its only callers.
+Methods take and return domain objects, keyword-only. An implementation
+keeps its SQL in its own named-query file (``store/sql/<dialect>.sql``)
+and turns rows into objects in ``store/rows.py``; ``SqliteStore``
+(store/sqlite.py) is the one in use.
+
+What every implementation owes, beyond the signatures:
+
+- A write method returns only after the COMMIT that holds it (a 201 means
+  committed); concurrent writes may share one transaction (group commit),
+  but one failing write never undoes another.
+- Transitions are compare-and-set on ``status`` in the write transaction;
+  the loser raises ``InvalidState`` (``resolve_many`` skips it instead).
+- A delivery owed by a change is written in the same transaction as it.
+- ``policy``, ``api_key_by_hash`` and ``user_by_hash`` are read on every
+  request and must see a change made by another process at once.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from escalated.domain.models import (
+    ApiKeyInfo,
+    Attempt,
+    Cancellation,
+    Delivery,
+    Escalation,
+    Policy,
+    Resolution,
+    UserInfo,
+    Workspace,
+)
+from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+
+# (escalation id, resolution, history event, callback owed or None)
+Resolve = tuple[str, Resolution, str, Delivery | None]
+
+
+class Store(abc.ABC):
+    # -- escalations: writes --------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_escalation(
+        self,
+        *,
+        escalation: Escalation,
+        routes: tuple[str, ...],
+        notifications: list[Delivery],
+        idempotency: IdempotencyRecord | None,
+        not_before_ms: int,
+        content_json: dict,
+    ) -> Replay | None:
+        """Insert it with its routes, history and notifications; with an
+        Idempotency-Key already used since ``not_before_ms``, insert nothing
+        and return the earlier answer."""
+
+    @abc.abstractmethod
+    async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
+        """Open → acknowledged; False when it already was."""
+
+    @abc.abstractmethod
+    async def resolve(
+        self, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
+    ) -> None:
+        """Open/acknowledged → resolved, with its callback."""
+
+    @abc.abstractmethod
+    async def resolve_many(self, *, items: list[Resolve]) -> list[str]:
+        """Resolve each in order in one transaction, skipping those already
+        ended; the ids resolved."""
+
+    @abc.abstractmethod
+    async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
+        """Open/acknowledged → cancelled, with its callback if one is owed."""
+
+    # -- escalations: reads ---------------------------------------------------
+
+    @abc.abstractmethod
+    async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None: ...
+
+    @abc.abstractmethod
+    async def get_escalation(
+        self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
+    ) -> Escalation | None:
+        """None when absent, in another workspace or not routed to ``routes``;
+        ``workspace_id=None`` and ``routes=None`` see everything."""
+
+    @abc.abstractmethod
+    async def get_escalations(self, *, escalation_ids: list[str]) -> list[Escalation]:
+        """Across workspaces, in no particular order (the system's batch paths)."""
+
+    @abc.abstractmethod
+    async def list_escalations(self, *, query: ListQuery) -> tuple[list[Escalation], str | None]:
+        """A page in id order and the cursor of the next page (None at the end)."""
+
+    @abc.abstractmethod
+    async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
+        """How many escalations of each status, of those routed to ``routes`` (None: all)."""
+
+    @abc.abstractmethod
+    async def deadlines_between(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
+        """(deadline_ms, id) of live escalations due in (after, until], oldest first."""
+
+    # -- the outbox -------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
+        """Pending deliveries in due order, skipping ``exclude``."""
+
+    @abc.abstractmethod
+    async def deliveries_of(self, *, escalation_id: str) -> list[Delivery]:
+        """The callback first, then notifications, each in creation order."""
+
+    @abc.abstractmethod
+    async def record_attempt(
+        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
+    ) -> None: ...
+
+    @abc.abstractmethod
+    async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
+        """Queue the callback again (same id, same bytes); ``InvalidState`` if there is none."""
+
+    # -- workspaces, keys, users, policies --------------------------------------
+
+    @abc.abstractmethod
+    async def policy(self, *, workspace_id: str, key: str) -> Policy | None: ...
+
+    @abc.abstractmethod
+    async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None: ...
+
+    @abc.abstractmethod
+    async def user_by_hash(self, *, token_hash: str) -> UserInfo | None: ...
+
+    @abc.abstractmethod
+    async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None: ...
+
+    @abc.abstractmethod
+    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]: ...
+
+    @abc.abstractmethod
+    async def add_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str | None, scopes: frozenset[str], expires_ms: int | None
+    ) -> ApiKeyInfo:
+        """Store a key by the hash of its secret (never the secret)."""
+
+    @abc.abstractmethod
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None: ...
+
+    @abc.abstractmethod
+    async def workspace_by_name(self, *, name: str) -> Workspace:
+        """``ConfigError`` when there is none."""
+
+    @abc.abstractmethod
+    async def put_policy(self, *, policy: Policy) -> None: ...
+
+    @abc.abstractmethod
+    async def policies(self, *, workspace_id: str) -> list[Policy]: ...
+
+    @abc.abstractmethod
+    async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
+        """False when there was none."""
+
+    @abc.abstractmethod
+    async def users(self, *, workspace_id: str) -> list[UserInfo]: ...
+
+    @abc.abstractmethod
+    async def add_user(
+        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+    ) -> UserInfo:
+        """``ConfigError`` when the name is taken."""
+
+    @abc.abstractmethod
+    async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
+        """``ConfigError`` when there is no such user."""
+
+    # -- web sessions and sign-in links (only hashes of their secrets) ---------
+
+    @abc.abstractmethod
+    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int] | None:
+        """A live session's user and its last_seen_ms; None once ended or its
+        user's token was rotated. Read on every page view."""
+
+    @abc.abstractmethod
+    async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None: ...
+
+    @abc.abstractmethod
+    async def touch_session(self, *, id_hash: str, at_ms: int) -> None: ...
+
+    @abc.abstractmethod
+    async def end_session(self, *, id_hash: str, at_ms: int) -> None: ...
+
+    @abc.abstractmethod
+    async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
+        """``ConfigError`` when there is no such user."""
+
+    @abc.abstractmethod
+    async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
+        """Use the link once and start a session with it; None when unknown,
+        used, expired or its user's token was rotated."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...

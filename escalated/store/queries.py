@@ -1,0 +1,47 @@
+"""Named SQL: one file per dialect (``store/sql/<dialect>.sql``), read once.
+
+A block starts with ``-- name: NAME`` (a whole statement) or ``-- part:
+NAME`` (a clause or column list); ``{NAME}`` inside a block is replaced by
+the text of an earlier block, so the shared column lists are written once.
+The store is the only reader of these; tests/unit/test_queries.py checks
+that every block is used and that every statement parses.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+_HEADER = re.compile(r"^-- (name|part): ([a-z_]+)\s*$")
+_REFERENCE = re.compile(r"\{([a-z_]+)\}")
+
+
+@functools.cache
+def load(dialect: str) -> dict[str, str]:
+    """Every block of the dialect's file, by name, references expanded."""
+    text = resources.files("escalated.store").joinpath("sql", f"{dialect}.sql").read_text(encoding="utf-8")
+    return parse(text)
+
+
+def parse(text: str) -> dict[str, str]:
+    blocks: dict[str, str] = {}
+    name: str | None = None
+    lines: list[str] = []
+    for line in [*text.splitlines(), "-- name: _end"]:
+        header = _HEADER.match(line)
+        if header is None:
+            if name is not None and not line.startswith("--"):
+                lines.append(line)
+            continue
+        if name is not None:
+            blocks[name] = _expand("\n".join(lines).strip("\n"), blocks)
+        name, lines = header.group(2), []
+        if name in blocks:
+            raise ValueError(f"the SQL block {name!r} is defined twice")
+    return blocks
+
+
+def _expand(block: str, blocks: dict[str, str]) -> str:
+    # A part that starts with a space is a clause to append: keep its space.
+    return _REFERENCE.sub(lambda m: blocks[m.group(1)].strip(), block).rstrip()

@@ -1,0 +1,270 @@
+-- Every SQL statement of the SQLite store, by name (escalated/store/queries.py
+-- loads this file once). A block starts with one header line:
+--   -- name: NAME   a whole statement
+--   -- part: NAME   a clause the store appends to a statement (list filters)
+-- and `{NAME}` inside a block is replaced by the text of the block NAME
+-- (the shared column lists). Parameters are positional (?).
+
+-- part: escalation_columns
+id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
+created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
+resolution_json, cancellation_json
+
+-- An escalation row plus its history as one JSON array of [seq, event, by,
+-- at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
+-- in Python: SQLite 3.40 has no ORDER BY inside json_group_array.
+-- part: escalation_with_history
+{escalation_columns},
+(SELECT json_group_array(json_array(seq, event, by, at_ms))
+   FROM escalation_events WHERE escalation_events.escalation_id = escalations.id)
+
+-- part: delivery_columns
+id, escalation_id, kind, target, event, status, body, secret, attempts_json, next_attempt_ms, created_ms
+
+-- part: key_columns
+id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
+
+-- part: user_columns
+id, workspace_id, name, role, groups_json, created_ms
+
+-- part: policy_columns
+workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
+
+-- == escalations: create and transitions (write jobs) ========================
+
+-- name: find_replay
+SELECT body_sha256, status, response_json FROM idempotency_keys
+WHERE workspace_id = ? AND key = ? AND created_ms > ?
+
+-- name: remember_idempotency_key
+INSERT OR REPLACE INTO idempotency_keys
+  (workspace_id, key, body_sha256, status, response_json, escalation_id, created_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+
+-- name: create_escalation
+INSERT INTO escalations ({escalation_columns})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)
+
+-- name: add_route
+INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?)
+
+-- name: add_history
+INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (?, ?, ?, ?)
+
+-- name: add_delivery
+INSERT INTO deliveries (id, escalation_id, kind, target, event, status, body, secret, next_attempt_ms, created_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- name: escalation_status
+SELECT status FROM escalations WHERE id = ?
+
+-- Open -> acknowledged: the compare-and-set on status.
+-- name: acknowledge
+UPDATE escalations SET status = 'acknowledged', acknowledged_by = ?, acknowledged_ms = ?
+WHERE id = ? AND status = 'open'
+
+-- Open/acknowledged -> resolved: the compare-and-set every decision and breach goes through.
+-- name: resolve
+UPDATE escalations SET status = 'resolved', resolution_json = ?
+WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- name: cancel
+UPDATE escalations SET status = 'cancelled', cancellation_json = ?
+WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- == escalations: reads =======================================================
+
+-- name: get_escalation
+SELECT {escalation_with_history} FROM escalations WHERE id = ?
+
+-- part: in_workspace
+ AND workspace_id = ?
+
+-- Routes arrive as one JSON array, so the statement's text is the same for any number of them.
+-- part: routed_to
+ AND id IN (SELECT escalation_id FROM escalation_routes WHERE route IN (SELECT value FROM json_each(?)))
+
+-- name: get_escalations
+SELECT {escalation_with_history} FROM escalations WHERE id IN (SELECT value FROM json_each(?))
+
+-- A page of a workspace; the store appends the filters asked for, then the order.
+-- name: list_escalations
+SELECT {escalation_with_history} FROM escalations WHERE workspace_id = ?
+
+-- part: with_status
+ AND status = ?
+
+-- part: with_policy
+ AND policy = ?
+
+-- part: with_agent_id
+ AND agent_id = ?
+
+-- part: with_run_id
+ AND run_id = ?
+
+-- part: after_id
+ AND id > ?
+
+-- part: before_id
+ AND id < ?
+
+-- part: oldest_first
+ ORDER BY id ASC LIMIT ?
+
+-- part: newest_first
+ ORDER BY id DESC LIMIT ?
+
+-- Live deadlines, oldest first, from the partial index escalations_deadline.
+-- name: deadlines_until
+SELECT deadline_ms, id FROM escalations
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= ?
+ORDER BY deadline_ms LIMIT ?
+
+-- name: deadlines_between
+SELECT deadline_ms, id FROM escalations
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= ? AND deadline_ms > ?
+ORDER BY deadline_ms LIMIT ?
+
+-- == the outbox ===============================================================
+
+-- Pending deliveries in due order, skipping those in flight (a JSON array of ids).
+-- name: pending_deliveries
+SELECT {delivery_columns} FROM deliveries
+WHERE status = 'pending' AND id NOT IN (SELECT value FROM json_each(?))
+ORDER BY next_attempt_ms LIMIT ?
+
+-- The callback first, then notifications, each in creation order.
+-- name: deliveries_of_escalation
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = ?
+ORDER BY kind != 'callback', created_ms, id
+
+-- One statement on the sender's path: SQLite appends to the JSON array
+-- itself instead of a read, a parse and a rewrite.
+-- name: record_attempt
+UPDATE deliveries SET attempts_json = json_insert(attempts_json, '$[#]', json(?)), status = ?, next_attempt_ms = ?
+WHERE id = ?
+
+-- name: callback_of_escalation
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = ? AND kind = 'callback'
+
+-- name: get_delivery
+SELECT {delivery_columns} FROM deliveries WHERE id = ?
+
+-- A hand-made retry starts a fresh retry window.
+-- name: requeue_delivery
+UPDATE deliveries SET status = 'pending', next_attempt_ms = ?, created_ms = ? WHERE id = ?
+
+-- == workspaces ===============================================================
+
+-- name: workspace_by_name
+SELECT id, name FROM workspaces WHERE name = ?
+
+-- name: create_workspace
+INSERT INTO workspaces (id, name, created_ms) VALUES (?, ?, ?)
+
+-- name: list_workspaces
+SELECT id, name FROM workspaces ORDER BY name
+
+-- == API keys =================================================================
+
+-- name: key_by_hash
+SELECT {key_columns} FROM api_keys WHERE token_hash = ?
+
+-- name: key_by_id
+SELECT {key_columns} FROM api_keys WHERE id = ? AND workspace_id = ?
+
+-- name: keys_of_workspace
+SELECT {key_columns} FROM api_keys WHERE workspace_id = ? ORDER BY id
+
+-- name: all_keys
+SELECT {key_columns} FROM api_keys ORDER BY id
+
+-- name: create_key
+INSERT INTO api_keys (id, workspace_id, name, token_hash, scopes, created_ms, expires_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+
+-- name: revoke_key
+UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL
+
+-- name: revoke_key_in_workspace
+UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL AND workspace_id = ?
+
+-- name: key_exists
+SELECT 1 FROM api_keys WHERE id = ?
+
+-- name: workspace_has_key
+SELECT 1 FROM api_keys WHERE workspace_id = ? LIMIT 1
+
+-- == users ====================================================================
+
+-- name: user_by_hash
+SELECT {user_columns} FROM users WHERE token_hash = ?
+
+-- name: user_exists
+SELECT 1 FROM users WHERE workspace_id = ? AND name = ?
+
+-- name: create_user
+INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+
+-- name: rotate_user_token
+UPDATE users SET token_hash = ? WHERE workspace_id = ? AND name = ?
+
+-- name: users_of_workspace
+SELECT {user_columns} FROM users WHERE workspace_id = ? ORDER BY name
+
+-- == policies =================================================================
+
+-- name: get_policy
+SELECT {policy_columns} FROM policies WHERE workspace_id = ? AND key = ?
+
+-- name: put_policy
+INSERT OR REPLACE INTO policies ({policy_columns}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+
+-- name: policies_of_workspace
+SELECT {policy_columns} FROM policies WHERE workspace_id = ? ORDER BY key
+
+-- name: delete_policy
+DELETE FROM policies WHERE workspace_id = ? AND key = ?
+
+-- name: count_by_status
+SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?
+
+-- part: group_by_status
+ GROUP BY status
+
+-- == web sessions and sign-in links ==========================================
+-- A session or link is bound to the user's token hash when it was made: the
+-- look-ups join on it, so a token rotation ends them all at once.
+
+-- part: user_columns_of_u
+u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms
+
+-- The user row (user_columns), then last_seen_ms.
+-- name: session_user
+SELECT {user_columns_of_u}, s.last_seen_ms FROM web_sessions s
+JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
+WHERE s.id_hash = ? AND s.ended_ms IS NULL
+
+-- name: start_session
+INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?)
+
+-- name: touch_session
+UPDATE web_sessions SET last_seen_ms = ? WHERE id_hash = ? AND ended_ms IS NULL
+
+-- name: end_session
+UPDATE web_sessions SET ended_ms = ? WHERE id_hash = ? AND ended_ms IS NULL
+
+-- name: user_id_and_token_hash
+SELECT id, token_hash FROM users WHERE workspace_id = ? AND name = ?
+
+-- name: create_login_link
+INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?)
+
+-- name: use_login_link
+UPDATE login_links SET used_ms = ? WHERE secret_hash = ? AND used_ms IS NULL AND expires_ms > ?
+
+-- The user row (user_columns), then the token hash the link was bound to.
+-- name: login_link_user
+SELECT {user_columns_of_u}, u.token_hash FROM login_links l
+JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = ?

@@ -1,0 +1,190 @@
+"""The SQLite store: ``Store`` over one file, one writer and its readers.
+
+Writes are jobs run by the group-commit writer (store/db.py) on the event
+loop; reads go through aiosqlite, except the three looked up on every
+request (policy, API key, user), which ``Database.lookup`` reads on the
+loop itself because a thread hop costs more than the read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.domain.models import ApiKeyInfo, Attempt, Cancellation, Delivery, Escalation, Policy, Resolution, UserInfo, Workspace
+from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.store import admin, escalations, outbox, queries, websessions
+from escalated.store.base import Resolve, Store
+from escalated.store.db import Database
+from escalated.store.rows import key_from_row, policy_from_row, user_from_row
+
+Q = queries.load("sqlite")
+
+
+class SqliteStore(Store):
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @classmethod
+    async def open(cls, path: Path | str, *, durability: str = "full") -> SqliteStore:
+        return cls(await Database.open(path, durability=durability))
+
+    @property
+    def database(self) -> Database:
+        """The connections themselves, for the tests and benchmarks that measure the writer."""
+        return self._db
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    # -- escalations ------------------------------------------------------------
+
+    async def create_escalation(
+        self,
+        *,
+        escalation: Escalation,
+        routes: tuple[str, ...],
+        notifications: list[Delivery],
+        idempotency: IdempotencyRecord | None,
+        not_before_ms: int,
+        content_json: dict,
+    ) -> Replay | None:
+        return await self._db.write(
+            escalations.create_escalation, escalation, routes, notifications, idempotency, not_before_ms, content_json
+        )
+
+    async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
+        return await self._db.write(escalations.acknowledge, escalation_id, by, at_ms)
+
+    async def resolve(
+        self, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
+    ) -> None:
+        await self._db.write(escalations.resolve, escalation_id, resolution, history_event, callback)
+
+    async def resolve_many(self, *, items: list[Resolve]) -> list[str]:
+        return await self._db.write(escalations.resolve_many, items)
+
+    async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
+        await self._db.write(escalations.cancel, escalation_id, cancellation, callback)
+
+    async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
+        return await escalations.find_replay(self._db, workspace_id, key, not_before_ms)
+
+    async def get_escalation(
+        self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
+    ) -> Escalation | None:
+        return await escalations.get_escalation(self._db, escalation_id, workspace_id=workspace_id, routes=routes)
+
+    async def get_escalations(self, *, escalation_ids: list[str]) -> list[Escalation]:
+        return await escalations.get_many(self._db, escalation_ids)
+
+    async def list_escalations(self, *, query: ListQuery) -> tuple[list[Escalation], str | None]:
+        return await escalations.list_escalations(self._db, query)
+
+    async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
+        return await escalations.count_by_status(self._db, workspace_id, routes)
+
+    async def deadlines_between(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
+        return await escalations.deadlines_between(self._db, after_ms, until_ms, limit=limit)
+
+    # -- the outbox -------------------------------------------------------------
+
+    async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
+        return await outbox.pending_head(self._db, limit=limit, exclude=exclude)
+
+    async def deliveries_of(self, *, escalation_id: str) -> list[Delivery]:
+        return await outbox.of_escalation(self._db, escalation_id)
+
+    async def record_attempt(
+        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
+    ) -> None:
+        await self._db.write(outbox.record_attempt, delivery_id, attempt, status, next_attempt_ms)
+
+    async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
+        return await self._db.write(outbox.requeue_callback, escalation_id, at_ms)
+
+    # -- workspaces, keys, users, policies --------------------------------------
+
+    async def policy(self, *, workspace_id: str, key: str) -> Policy | None:
+        row = self._db.lookup(Q["get_policy"], (workspace_id, key))
+        return None if row is None else policy_from_row(row)
+
+    async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None:
+        row = self._db.lookup(Q["key_by_hash"], (token_hash,))
+        return None if row is None else key_from_row(row)
+
+    async def user_by_hash(self, *, token_hash: str) -> UserInfo | None:
+        row = self._db.lookup(Q["user_by_hash"], (token_hash,))
+        return None if row is None else user_from_row(row)
+
+    async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None:
+        row = await self._db.fetchone(Q["key_by_id"], (key_id, workspace_id))
+        return None if row is None else key_from_row(row)
+
+    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]:
+        return [key_from_row(r) for r in await self._db.fetchall(Q["keys_of_workspace"], (workspace_id,))]
+
+    async def add_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str | None, scopes: frozenset[str], expires_ms: int | None
+    ) -> ApiKeyInfo:
+        return await self._db.write(
+            lambda conn: admin.insert_api_key(
+                conn, workspace_id, token_hash=token_hash, name=name, scopes=scopes, expires_ms=expires_ms
+            )
+        )
+
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None:
+        await self._db.write(lambda conn: admin.revoke_api_key(conn, key_id, workspace_id=workspace_id))
+
+    async def workspace_by_name(self, *, name: str) -> Workspace:
+        return await self._db.write(admin.workspace_by_name, name)
+
+    async def put_policy(self, *, policy: Policy) -> None:
+        await self._db.write(admin.upsert_policy, policy)
+
+    async def policies(self, *, workspace_id: str) -> list[Policy]:
+        return [policy_from_row(r) for r in await self._db.fetchall(Q["policies_of_workspace"], (workspace_id,))]
+
+    async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
+        return await self._db.write(admin.delete_policy, workspace_id, key)
+
+    async def users(self, *, workspace_id: str) -> list[UserInfo]:
+        return [user_from_row(r) for r in await self._db.fetchall(Q["users_of_workspace"], (workspace_id,))]
+
+    async def add_user(
+        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+    ) -> UserInfo:
+        return await self._db.write(
+            lambda conn: admin.insert_user(conn, workspace_id, name=name, role=role, groups=groups, token_hash=token_hash)
+        )
+
+    async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
+        await self._db.write(lambda conn: admin.rotate_user_token(conn, workspace_id, name=name, token_hash=token_hash))
+
+    # -- web sessions and sign-in links -----------------------------------------
+
+    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int] | None:
+        row = self._db.lookup(Q["session_user"], (id_hash,))
+        return None if row is None else (user_from_row(row[:-1]), row[-1])
+
+    async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None:
+        await self._db.write(
+            lambda conn: websessions.start_session(conn, id_hash, user_id=user_id, user_token_hash=user_token_hash, at_ms=at_ms)
+        )
+
+    async def touch_session(self, *, id_hash: str, at_ms: int) -> None:
+        await self._db.write(websessions.touch_session, id_hash, at_ms)
+
+    async def end_session(self, *, id_hash: str, at_ms: int) -> None:
+        await self._db.write(websessions.end_session, id_hash, at_ms)
+
+    async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
+        await self._db.write(
+            lambda conn: websessions.insert_login_link(
+                conn, secret_hash, workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=expires_ms
+            )
+        )
+
+    async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
+        return await self._db.write(
+            lambda conn: websessions.redeem_login_link(conn, secret_hash, session_hash=session_hash, at_ms=at_ms)
+        )

@@ -1,0 +1,55 @@
+"""The SQLite store's named queries (escalated/store/sql/sqlite.sql): each
+one is used by the store and each statement parses against the real schema."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import escalated.store
+from escalated.store import queries
+from escalated.store.db import connect
+
+Q = queries.load("sqlite")
+SQL_FILE = Path(escalated.store.__file__).parent / "sql" / "sqlite.sql"
+STATEMENTS = sorted(re.findall(r"^-- name: ([a-z_]+)$", SQL_FILE.read_text(), flags=re.M))
+# Clauses the store appends to a statement, and the statement they extend.
+CLAUSES = {
+    "get_escalation": ["in_workspace", "routed_to"],
+    "list_escalations": ["with_status", "with_policy", "with_agent_id", "with_run_id", "before_id", "routed_to", "newest_first"],
+}
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory) -> sqlite3.Connection:
+    return connect(tmp_path_factory.mktemp("queries") / "schema.db")
+
+
+def _explain(conn: sqlite3.Connection, sql: str) -> None:
+    conn.execute("EXPLAIN " + sql, [None] * sql.count("?"))
+
+
+@pytest.mark.parametrize("name", STATEMENTS)
+def test_every_statement_parses_against_the_schema(conn, name):
+    _explain(conn, Q[name])
+
+
+@pytest.mark.parametrize("statement", sorted(CLAUSES))
+def test_the_clauses_parse_appended_to_their_statement(conn, statement):
+    _explain(conn, Q[statement] + "".join(Q[part] for part in CLAUSES[statement]))
+    _explain(conn, Q["list_escalations"] + Q["after_id"] + Q["oldest_first"])
+
+
+def test_every_block_is_used_by_the_store():
+    source = "\n".join(p.read_text() for p in Path(escalated.store.__file__).parent.glob("*.py"))
+    text = SQL_FILE.read_text()
+    unused = [name for name in Q if f'"{name}"' not in source and f"{{{name}}}" not in text]
+    assert not unused
+
+
+def test_a_block_defined_twice_is_refused():
+    with pytest.raises(ValueError, match="twice"):
+        queries.parse("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n")
