@@ -23,24 +23,10 @@ import psycopg
 
 from escalated.domain.convert import converter
 from escalated.domain.models import PENDING, Attempt, Delivery
-from escalated.store.rows import DELIVERY_COLUMNS, delivery_from_row
+from escalated.store import queries
+from escalated.store.rows import delivery_from_row
 
-_HEAD = f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE status = %s ORDER BY next_attempt_ms LIMIT %s"
-_CLAIM = f"""
-UPDATE deliveries SET next_attempt_ms = %(lease_end_ms)s
-WHERE id IN (
-    SELECT id FROM deliveries
-    WHERE id = ANY(%(ids)s) AND status = 'pending' AND next_attempt_ms <= %(now_ms)s
-    FOR UPDATE SKIP LOCKED
-)
-RETURNING {DELIVERY_COLUMNS}
-"""
-_RECORD = """
-UPDATE deliveries
-SET attempts_json = (attempts_json::jsonb || jsonb_build_array(%(attempt)s::jsonb))::text,
-    status = %(status)s, next_attempt_ms = %(next_attempt_ms)s
-WHERE id = %(id)s AND status = 'pending' AND next_attempt_ms = %(token)s
-"""
+Q = queries.load("postgres")
 
 
 @attrs.frozen
@@ -53,14 +39,14 @@ class Claim:
 
 async def pending_head(conn: psycopg.AsyncConnection, *, limit: int) -> list[Delivery]:
     """Pending deliveries in due order (claimed ones sort at their lease's end)."""
-    cur = await conn.execute(_HEAD, (PENDING, limit))
+    cur = await conn.execute(Q["pending_deliveries"], (PENDING, limit))
     return [delivery_from_row(row) for row in await cur.fetchall()]
 
 
 async def claim(conn: psycopg.AsyncConnection, *, ids: list[str], now_ms: int, lease_ms: int) -> list[Claim]:
     """Claim those of ``ids`` that are due and not claimed by a live lease."""
     lease_end_ms = now_ms + lease_ms
-    cur = await conn.execute(_CLAIM, {"ids": ids, "now_ms": now_ms, "lease_end_ms": lease_end_ms})
+    cur = await conn.execute(Q["claim_deliveries"], {"ids": ids, "now_ms": now_ms, "lease_end_ms": lease_end_ms})
     return [Claim(delivery=delivery_from_row(row), token=lease_end_ms) for row in await cur.fetchall()]
 
 
@@ -69,7 +55,7 @@ async def record_attempt(
 ) -> bool:
     """Record an attempt made under ``claim``; False when the claim was fenced out."""
     cur = await conn.execute(
-        _RECORD,
+        Q["record_attempt"],
         {
             "attempt": orjson.dumps(converter.unstructure(attempt)).decode(),
             "status": status,
