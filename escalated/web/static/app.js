@@ -30,6 +30,11 @@
     refresh();
   }
 
+  // SLA countdowns are written by the server in words; fetch them fresh now and then.
+  if (liveRegion()) {
+    setInterval(function () { if (!document.hidden) refresh(); }, 30000);
+  }
+
   if (window.EventSource && liveRegion()) {
     var source = new EventSource("/app/events");
     source.addEventListener("change", onChange);
