@@ -14,8 +14,8 @@ the clock.
 
 A breach whose write fails (disk full, the write lock held elsewhere) goes
 back into the heap and is tried again with backoff until it commits. And
-every ``sweep_ms`` the window is rebuilt from the database, so a live
-escalation past its deadline is breached even if the heap lost it somehow.
+every ``sweep_ms`` the clock reads the live escalations already past their
+deadline from the index, so one is breached even if the heap lost it.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ class SlaClock:
         self._sweep_ms = sweep_ms
         self._heap: list[int] = []  # _entry(deadline_ms, id)
         self._horizon_ms: int | None = None  # every live deadline <= horizon is in the heap
+        self._loading_to_ms: int | None = None  # the target of a refill under way
         self._next_sweep_ms: int | None = None
         self._retry_ms = 0  # the current backoff; 0 while breaches commit
         self._retry_at_ms: int | None = None  # no breach is tried before this
@@ -92,7 +93,10 @@ class SlaClock:
             self.arm(esc.id, esc.deadline_ms)
 
     def arm(self, escalation_id: str, deadline_ms: int) -> None:
-        if self._horizon_ms is not None and deadline_ms <= self._horizon_ms:
+        # While a refill is reading, its target counts as covered too: a create
+        # that commits after the refill's query must not fall between the two.
+        covered = [h for h in (self._horizon_ms, self._loading_to_ms) if h is not None]
+        if covered and deadline_ms <= max(covered):
             earliest = _deadline_ms(self._heap[0]) if self._heap else None
             heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
             if earliest is None or deadline_ms < earliest:
@@ -101,31 +105,44 @@ class SlaClock:
     async def refill(self, at_ms: int) -> None:
         """Load live deadlines in (horizon, at + window] from the index."""
         target = at_ms + self._window_ms
-        while self._horizon_ms is None or self._horizon_ms < target:
-            rows = await self._service.due_deadlines(after_ms=self._horizon_ms, until_ms=target, limit=self._refill_batch)
-            for deadline_ms, escalation_id in rows:
-                heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
-            if len(rows) < self._refill_batch:
-                self._horizon_ms = target
-            else:
-                # Stop at the last full millisecond loaded; rows sharing it are re-read, duplicates are harmless.
-                self._horizon_ms = rows[-1][0] - 1
-                if len(self._heap) >= self._refill_batch:
-                    break
+        self._loading_to_ms = target
+        try:
+            while self._horizon_ms is None or self._horizon_ms < target:
+                rows = await self._service.due_deadlines(
+                    after_ms=self._horizon_ms, until_ms=target, limit=self._refill_batch
+                )
+                for deadline_ms, escalation_id in rows:
+                    heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
+                if len(rows) < self._refill_batch:
+                    self._horizon_ms = target
+                else:
+                    # Stop at the last full millisecond loaded; rows sharing it are re-read, duplicates are harmless.
+                    self._horizon_ms = rows[-1][0] - 1
+                    if len(self._heap) >= self._refill_batch:
+                        break
+        finally:
+            self._loading_to_ms = None
 
-    def sweep(self, at_ms: int) -> None:
-        """Forget the window; the next refill reads every live deadline up to
-        the new horizon from the index, past ones included."""
-        self._heap.clear()
-        self._horizon_ms = None
+    async def sweep(self, at_ms: int) -> None:
+        """Arm every live escalation already past its deadline, from the index.
+
+        Normally these are in the heap already (duplicates are harmless: a
+        breach skips what is no longer live); this catches any the heap lost.
+        """
         self._next_sweep_ms = at_ms + self._sweep_ms
+        for deadline_ms, escalation_id in await self._service.due_deadlines(
+            after_ms=None, until_ms=at_ms, limit=self._refill_batch
+        ):
+            heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
 
     async def tick(self, at_ms: int) -> int:
         """Breach everything due at ``at_ms``, oldest deadline first. Returns how many."""
         if self._retry_at_ms is not None and at_ms < self._retry_at_ms:
             return 0  # backing off after a failed write
-        if self._next_sweep_ms is None or at_ms >= self._next_sweep_ms:
-            self.sweep(at_ms)
+        if self._horizon_ms is None:  # the first pass: the refill reads past deadlines too
+            self._next_sweep_ms = at_ms + self._sweep_ms
+        elif self._next_sweep_ms is not None and at_ms >= self._next_sweep_ms:
+            await self.sweep(at_ms)
         if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
             await self.refill(at_ms)
         breached = 0

@@ -192,3 +192,15 @@ async def test_the_periodic_sweep_breaches_a_past_deadline_the_heap_never_held(s
     assert clock.next_wake_ms(deadline_ms) == at_ms + 20_000
     assert await clock.tick(at_ms + 20_000) == 1
     assert (await service.get(service.test_principal, esc_id)).status == "resolved"
+
+
+async def test_a_deadline_armed_while_a_refill_reads_is_kept(service):
+    clock = SlaClock(service)
+    at_ms = now_ms()
+    refilling = asyncio.ensure_future(clock.refill(at_ms))
+    await asyncio.sleep(0)  # the refill is now waiting for its query
+    assert not refilling.done()
+    esc_id = await _create(service)  # committed after the refill's query began
+    clock.arm(esc_id, at_ms + 1_000)
+    await refilling
+    assert await clock.tick(at_ms + 1_000) == 1
