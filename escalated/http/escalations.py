@@ -15,6 +15,7 @@ from escalated.http.auth import require
 from escalated.http.body import read_json
 
 MAX_PAGE = 200
+LIST_PARAMETERS = ("status", "policy", "agentId", "runId", "limit", "cursor", "order")
 DEFAULT_PAGE = 50
 MAX_IDEMPOTENCY_KEY = 255
 
@@ -42,7 +43,9 @@ async def create(request: web.Request) -> web.Response:
 
 def _list_query(request: web.Request, principal) -> ListQuery:
     q = request.query
-    problems = []
+    # A repeated filter is refused rather than read as its first value: the
+    # caller meant something this API does not do (OR of statuses).
+    problems = [field_error(name, "must be given at most once") for name in LIST_PARAMETERS if len(q.getall(name, ())) > 1]
     status = q.get("status") or None
     if status is not None and status not in STATUSES:
         problems.append(field_error("status", "must be one of: " + ", ".join(STATUSES)))

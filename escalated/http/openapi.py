@@ -5,8 +5,30 @@ from __future__ import annotations
 from functools import cache
 
 from escalated import __version__
+from escalated.domain.scopes import ALL_SCOPES
+from escalated.domain.validation import MAX_CHOICES, MAX_EVIDENCE, MAX_TEXT
 
+# The schema is as strict as the server on syntax (schemathesis checks both
+# ways: what it allows must be accepted, what it refuses must be refused);
+# refusals on meaning (an unknown policy, a choice not offered, a duplicate
+# id, a refused callback host) stay 422s the schema cannot state.
 _STR = {"type": "string"}
+# Required text: not blank, bounded. "Blank" is what Python's str.strip()
+# removes, spelled out: regex engines disagree on what \s covers (\x1c-\x1f).
+NOT_BLANK = "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+_TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": NOT_BLANK}
+_NULL_TEXT = {"type": ["string", "null"], "maxLength": MAX_TEXT}
+_NUM = r"\d+(\.\d+)?"
+# 90s, 15m, 4h, 2d, 250ms, or ISO 8601 (PT15M, P1DT2H), any case for ISO.
+DURATION_PATTERN = (
+    rf"^\s*({_NUM}\s*(ms|s|m|h|d)|[Pp](?=\d|[Tt]\d)({_NUM}[Dd])?([Tt](?=\d)({_NUM}[Hh])?({_NUM}[Mm])?({_NUM}[Ss])?)?)\s*$"
+)
+# http(s), then no space, control, format or separator character (urlsafety.py).
+_URL = {
+    "type": "string",
+    "format": "uri",
+    "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\ufeff]+$",
+}
 _TS = {"type": "string", "format": "date-time"}
 _NULL_TS = {"type": ["string", "null"], "format": "date-time"}
 _NULL_STR = {"type": ["string", "null"]}
@@ -62,13 +84,13 @@ SCHEMAS = {
         "type": "object",
         "required": ["id", "label"],
         "additionalProperties": False,
-        "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"}, "label": _STR},
+        "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"}, "label": _TEXT},
     },
     "Subject": {
         "type": "object",
         "required": ["type", "id", "label"],
         "additionalProperties": False,
-        "properties": {"type": _STR, "id": _STR, "label": _STR},
+        "properties": {"type": _TEXT, "id": _TEXT, "label": _TEXT},
     },
     "ResponseField": {
         "oneOf": [
@@ -78,8 +100,8 @@ SCHEMAS = {
                 "additionalProperties": False,
                 "properties": {
                     "type": {"const": "number"},
-                    "name": _STR,
-                    "label": _STR,
+                    "name": _TEXT,
+                    "label": _TEXT,
                     "min": {"type": "number"},
                     "step": {"type": "number", "exclusiveMinimum": 0},
                 },
@@ -90,15 +112,16 @@ SCHEMAS = {
                 "additionalProperties": False,
                 "properties": {
                     "type": {"const": "select"},
-                    "name": _STR,
-                    "label": _STR,
+                    "name": _TEXT,
+                    "label": _TEXT,
                     "options": {
                         "type": "array",
                         "minItems": 1,
                         "items": {
                             "type": "object",
                             "required": ["value", "label"],
-                            "properties": {"value": _STR, "label": _STR},
+                            "additionalProperties": False,
+                            "properties": {"value": _TEXT, "label": _TEXT},
                         },
                     },
                 },
@@ -111,18 +134,18 @@ SCHEMAS = {
         "additionalProperties": False,
         "properties": {
             "policy": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$"},
-            "agentId": _STR,
-            "runId": _STR,
+            "agentId": _TEXT,
+            "runId": _TEXT,
             "subject": _ref("Subject"),
-            "question": _STR,
-            "evidence": {"type": "array", "items": _STR},
-            "choices": {"type": "array", "minItems": 1, "maxItems": 20, "items": _ref("Choice")},
-            "responseFields": {"type": "array", "items": _ref("ResponseField")},
+            "question": _TEXT,
+            "evidence": {"type": "array", "maxItems": MAX_EVIDENCE, "items": {"type": "string", "maxLength": MAX_TEXT}},
+            "choices": {"type": "array", "minItems": 1, "maxItems": MAX_CHOICES, "items": _ref("Choice")},
+            "responseFields": {"type": ["array", "null"], "items": _ref("ResponseField")},  # null reads as omitted
             "resume": {
-                "type": "object",
+                "type": ["object", "null"],  # null reads as omitted
                 "required": ["url"],
                 "additionalProperties": False,
-                "properties": {"mode": {"const": "webhook"}, "url": {"type": "string", "format": "uri"}, "secret": _STR},
+                "properties": {"mode": {"const": "webhook"}, "url": _URL, "secret": _TEXT},
             },
         },
     },
@@ -173,9 +196,9 @@ SCHEMAS = {
         "type": "object",
         "required": ["choice"],
         "additionalProperties": False,
-        "properties": {"choice": _STR, "reason": _NULL_STR, "response": {"type": ["object", "null"]}},
+        "properties": {"choice": _TEXT, "reason": _NULL_TEXT, "response": {"type": ["object", "null"]}},
     },
-    "Cancel": {"type": "object", "additionalProperties": False, "properties": {"reason": _NULL_STR}},
+    "Cancel": {"type": "object", "additionalProperties": False, "properties": {"reason": _NULL_TEXT}},
     "Delivery": {
         "type": "object",
         "required": ["id", "kind", "target", "event", "status", "attempts"],
@@ -216,7 +239,11 @@ SCHEMAS = {
         "type": "object",
         "additionalProperties": False,
         # null reads as omitted, as the server treats it (a key's name is null when unnamed).
-        "properties": {"name": _NULL_STR, "scopes": {"type": ["array", "null"], "items": _STR}, "expiresIn": _NULL_STR},
+        "properties": {
+            "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK},
+            "scopes": {"type": ["array", "null"], "minItems": 1, "items": {"enum": list(ALL_SCOPES)}},
+            "expiresIn": {"type": ["string", "null"], "pattern": DURATION_PATTERN},
+        },
     },
 }
 
@@ -237,7 +264,7 @@ def _paths() -> dict:
                     **_BODY_ERRORS,
                 },
                 requestBody={"required": True, **_json(_ref("CreateEscalation"))},
-                parameters=[{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "maxLength": 255}}],
+                parameters=[{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "pattern": "^[\\x20-\\x7e]{1,255}$"}}],
             ),
             "get": _op(
                 "List escalations, newest first (scope escalations:read)",
@@ -260,7 +287,8 @@ def _paths() -> dict:
                 parameters=[
                     {"name": n, "in": "query", "schema": s}
                     for n, s in (
-                        ("status", {"enum": ["open", "acknowledged", "resolved", "cancelled"]}),
+                        # Empty means "any" for every filter (a form's unset field).
+                        ("status", {"enum": ["", "open", "acknowledged", "resolved", "cancelled"]}),
                         ("policy", _STR),
                         ("agentId", _STR),
                         ("runId", _STR),

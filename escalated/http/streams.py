@@ -24,11 +24,13 @@ PING_S = 15.0
 
 
 def _timeout_s(request: web.Request) -> float:
-    raw = request.query.get("timeout")
-    if raw is None:
+    given = request.query.getall("timeout", ())
+    if not given:
         return DEFAULT_WAIT_S
     try:
-        value = float(raw)
+        if len(given) > 1:
+            raise ValueError  # repeated: refused rather than read as the first
+        value = float(given[0])
         if not 0 <= value <= MAX_WAIT_S:
             raise ValueError
     except ValueError:

@@ -114,3 +114,16 @@ def test_bad_query_is_422_naming_the_parameter(live, admin_key, query, field):
 def test_garbage_cursor_is_not_a_500(live, admin_key):
     resp = live.api.get("/escalations", token=admin_key, query={"cursor": "%%%not-a-cursor"})
     assert resp.status < 500
+
+
+@pytest.mark.parametrize("name", ["status", "policy", "agentId", "runId", "limit", "cursor", "order"])
+def test_a_repeated_filter_is_422_not_read_as_its_first_value(live, admin_key, name):
+    value = {"status": "open", "limit": "5", "order": "asc"}.get(name, "x")
+    problem = live.api.get(f"/escalations?{name}={value}&{name}={value}", token=admin_key).problem(422, "validation_failed")
+    assert problem["errors"] == [{"field": name, "message": "must be given at most once"}]
+
+
+def test_a_repeated_wait_timeout_is_422(live, admin_key):
+    esc = live.create(admin_key)
+    problem = live.api.get(f"/escalations/{esc['id']}/wait?timeout=0&timeout=0", token=admin_key).problem(422, "validation_failed")
+    assert problem["errors"][0]["field"] == "timeout"
