@@ -8,8 +8,10 @@ never outlives the key that minted it.
 
 from __future__ import annotations
 
+import functools
+
 from escalated.domain import tokens
-from escalated.domain.models import ApiKeyInfo, Principal
+from escalated.domain.models import ApiKeyInfo, Principal, UserInfo
 from escalated.domain.scopes import ALL_SCOPES, ROLE_SCOPES
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated, ValidationFailed, field_error
 from escalated.store.base import Store
@@ -36,21 +38,11 @@ class AdminService:
                 raise Unauthenticated("unknown or revoked API key")
             if key.expires_ms is not None and key.expires_ms <= now_ms():
                 raise Unauthenticated("expired API key")
-            return Principal(
-                kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes, expires_ms=key.expires_ms
-            )
+            return _key_principal(key)
         user = await self.store.user_by_hash(token_hash=digest)
         if user is None:
             raise Unauthenticated("unknown user token")
-        return Principal(
-            kind="user",
-            id=user.id,
-            name=user.name,
-            workspace_id=user.workspace_id,
-            scopes=ROLE_SCOPES[user.role],
-            groups=user.groups,
-            role=user.role,
-        )
+        return _user_principal(user)
 
     # -- API keys -------------------------------------------------------------
 
@@ -97,6 +89,28 @@ class AdminService:
             raise InsufficientScope("cannot revoke a key with scopes the caller lacks")
         if target.revoked_ms is None:
             await self.store.revoke_api_key(key_id=target.id, workspace_id=principal.workspace_id)
+
+
+# Every request turns its key or user into a Principal; the same row gives
+# the same one, so it is built once per row's contents, not per request.
+@functools.lru_cache(maxsize=1024)
+def _key_principal(key: ApiKeyInfo) -> Principal:
+    return Principal(
+        kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes, expires_ms=key.expires_ms
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _user_principal(user: UserInfo) -> Principal:
+    return Principal(
+        kind="user",
+        id=user.id,
+        name=user.name,
+        workspace_id=user.workspace_id,
+        scopes=ROLE_SCOPES[user.role],
+        groups=user.groups,
+        role=user.role,
+    )
 
 
 def require_key_manager(principal: Principal) -> None:
