@@ -55,6 +55,7 @@ def main() -> None:
             driver = start_chromium(width=1000, height=760)
             try:
                 driver.get(link)
+                driver.find_element("css selector", "#link-form button").click()
                 driver.save_screenshot(str(HERE / "web-inbox.png"))
                 # The refund: its decide form has a number and a select field.
                 driver.find_element("xpath", "//a[contains(., 'Order #981')]").click()

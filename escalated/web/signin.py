@@ -41,7 +41,19 @@ async def _end_previous(request: web.Request) -> None:
         await request.config_dict[WEB_SESSIONS].sign_out(previous)
 
 
+async def login_link_page(request: web.Request) -> web.StreamResponse:
+    """A GET never uses the link up: mail scanners and link previews fetch
+    links, and a page another site sends the browser to must not sign it in.
+    The button posts the link back with the sign-in form's CSRF token."""
+    secret, new = session.prelogin_secret(request)
+    response = page(request, "login_link.html", {"login_csrf": session.prelogin_csrf(secret)})
+    if new:
+        session.set_cookie(response, request, session.PRELOGIN_COOKIE, secret)
+    return response
+
+
 async def login_link(request: web.Request) -> web.StreamResponse:
+    await session.login_form(request)
     try:
         new = await request.config_dict[WEB_SESSIONS].sign_in_with_link(request.match_info["secret"])
     except Unauthenticated as exc:
@@ -68,5 +80,6 @@ async def logout(request: web.Request) -> web.StreamResponse:
 def add_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/login", login_page, allow_head=False)
     router.add_post("/login", login)
-    router.add_get("/login/{secret}", login_link, allow_head=False)
+    router.add_get("/login/{secret}", login_link_page, allow_head=False)
+    router.add_post("/login/{secret}", login_link)
     router.add_post("/logout", logout)

@@ -38,6 +38,7 @@ def wait_for(driver, condition, message: str):
 def sign_in_by_link(browser, world, name: str = "alice") -> None:
     link = world.server.cli("users", "login-link", name, "--url", world.url)
     browser.get(link)
+    browser.find_element("css selector", "#link-form button").click()
     wait_for(browser, lambda d: d.current_url == world.url + "/app/", "the link did not land on the inbox")
 
 

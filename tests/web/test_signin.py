@@ -80,13 +80,27 @@ def test_a_session_id_planted_before_sign_in_is_never_adopted(world):
 def test_a_login_link_signs_in_once(world):
     link = world.server.cli("users", "login-link", "alice", "--url", world.url)
     assert LINK.match(link), link
-    path = link.removeprefix(world.url)
     browser = WebClient(world.url)
-    page = browser.get(path)
+    page = browser.follow_link(link)
     assert (page.status, page.location) == (303, "/app/")
     assert browser.get("/app/").status == 200
-    again = WebClient(world.url).get(path)
+    again = WebClient(world.url).follow_link(link)
     assert again.status == 401 and "used, expired or unknown" in again.text
+
+
+def test_opening_a_login_link_uses_nothing_up(world):
+    """Mail scanners and link previews GET links: only the page's button signs in."""
+    link = world.server.cli("users", "login-link", "alice", "--url", world.url)
+    for _ in range(3):
+        page = WebClient(world.url).get(link.removeprefix(world.url))
+        assert page.status == 200 and "escalated_session" not in page.set_cookies()
+    assert WebClient(world.url).follow_link(link).status == 303
+
+
+def test_a_login_link_posted_without_csrf_is_refused(world):
+    link = world.server.cli("users", "login-link", "alice", "--url", world.url)
+    assert WebClient(world.url).post(link.removeprefix(world.url), {}).status == 403
+    assert WebClient(world.url).follow_link(link).status == 303  # and it was not used up
 
 
 def test_login_link_for_an_unknown_user_fails_in_words(world):
@@ -124,7 +138,7 @@ def test_rotating_a_users_token_ends_their_sessions(tmp_path):
         link = server.cli("users", "login-link", "carol", "--url", server.url)
         server.cli("users", "token", "carol")
         assert browser.get("/app/").status == 303
-        assert WebClient(server.url).get(link.removeprefix(server.url)).status == 401
+        assert WebClient(server.url).follow_link(link).status == 401
     finally:
         server.stop()
 
