@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 IDLE_WAKE_S = 30.0  # also catches rows written by another process
 # How far past deliveries to busy receivers one pass looks for startable ones.
 SCAN_PAST_BUSY = 256
+# Attempts started per HTTP slot (overall and per receiver): the rest of an
+# attempt, recording it, waits on the group commit, so a slot's next attempt
+# is already queued behind it. A hung receiver queues at most this many per
+# slot of its own share, never in front of another receiver.
+QUEUED_PER_SLOT = 4
 
 
 class Sender:
@@ -39,13 +44,18 @@ class Sender:
         self._rng = rng or random.Random()
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task] = {}
-        self._per_origin: Counter[str] = Counter()  # attempts in flight per receiver
+        self._per_origin: Counter[str] = Counter()  # attempts started per receiver, not yet recorded
+        self._origin_slots: dict[str, asyncio.Semaphore] = {}  # HTTP attempts at once, per receiver
         self._slots = asyncio.Semaphore(self._settings.sender_concurrency)
         self._session: aiohttp.ClientSession | None = None
         self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
         self._backlog = False  # more is due than the last pass could start
+        # Whether a pass should read past deliveries to receivers at their cap:
+        # not again until new work comes, after a look found nothing behind them.
+        self._look_past_busy = True
 
     def wake(self) -> None:
+        self._look_past_busy = True
         self._wake.set()
 
     async def __aenter__(self) -> Sender:
@@ -66,7 +76,7 @@ class Sender:
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self._sleep_s())
             except TimeoutError:
-                pass
+                self._look_past_busy = True  # retries came due
 
     def _sleep_s(self) -> float:
         if self._next_due_ms is None:
@@ -75,11 +85,13 @@ class Sender:
 
     async def dispatch(self, at_ms: int) -> list[asyncio.Task]:
         """Start attempts for every due delivery (bounded); return their tasks."""
-        free = self._settings.sender_concurrency * 4 - len(self._in_flight)
+        free = self._settings.sender_concurrency * QUEUED_PER_SLOT - len(self._in_flight)
         if free <= 0:
             self._backlog = True
             return []
-        limit = free + 1 + SCAN_PAST_BUSY
+        cap = self._settings.sender_per_host * QUEUED_PER_SLOT
+        past_busy = self._look_past_busy and any(n >= cap for n in self._per_origin.values())
+        limit = free + 1 + (SCAN_PAST_BUSY if past_busy else 0)
         head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight))
         started: list[asyncio.Task] = []
         self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
@@ -87,15 +99,22 @@ class Sender:
             if delivery.next_attempt_ms > at_ms:
                 self._next_due_ms = delivery.next_attempt_ms
                 break
-            origin = transport.origin(delivery)
-            if len(started) == free or self._per_origin[origin] >= self._settings.sender_per_host:
+            if len(started) == free:
                 self._backlog = True  # a finishing attempt wakes us
+                break
+            origin = transport.origin(delivery)
+            if self._per_origin[origin] >= cap:
+                self._backlog = True
                 continue
             started.append(self._start(delivery, origin))
+        if past_busy and not started:
+            self._look_past_busy = False
         return started
 
     def _start(self, delivery: Delivery, origin: str) -> asyncio.Task:
-        task = asyncio.create_task(self._deliver(delivery), name=f"deliver-{delivery.id}")
+        if origin not in self._origin_slots:
+            self._origin_slots[origin] = asyncio.Semaphore(self._settings.sender_per_host)
+        task = asyncio.create_task(self._deliver(delivery, self._origin_slots[origin]), name=f"deliver-{delivery.id}")
         self._in_flight[delivery.id] = task
         self._per_origin[origin] += 1
         task.add_done_callback(lambda _t, did=delivery.id: self._finished(did, origin))
@@ -106,6 +125,7 @@ class Sender:
         self._per_origin[origin] -= 1
         if self._per_origin[origin] <= 0:
             del self._per_origin[origin]
+            del self._origin_slots[origin]
         if self._backlog:
             self._wake.set()
 
@@ -115,8 +135,8 @@ class Sender:
         await asyncio.gather(*tasks)
         return len(tasks)
 
-    async def _deliver(self, delivery: Delivery) -> None:
-        async with self._slots:
+    async def _deliver(self, delivery: Delivery, origin_slots: asyncio.Semaphore) -> None:
+        async with origin_slots, self._slots:  # the receiver's share first: a hung one never holds a global slot waiting
             outcome = await transport.attempt(
                 delivery,
                 session=self._session,
