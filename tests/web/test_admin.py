@@ -135,3 +135,16 @@ def test_revoking_a_key_on_the_keys_page_stops_it(world, root):
 def test_reviewers_cannot_see_or_make_keys(alice):
     assert alice.get("/app/keys").status == 403
     assert alice.submit("/app/", "/app/keys", {"name": "nope", "scopes": "escalations:read"}).status == 403
+
+
+def test_another_workspaces_admin_sees_none_of_this_one(world):
+    world.server.cli("workspaces", "create", "acme")
+    token = world.server.cli("users", "add", "acme-root", "--role", "admin", "--workspace", "acme")
+    esc = api(world.url, "POST", "/escalations", world.key, escalation_body("everyone"))[1]
+    other = WebClient(world.url)
+    assert other.sign_in(token).status == 303
+    assert other.get(f"/app/escalations/{esc['id']}").status == 404
+    assert esc["id"] not in other.get("/app/?status=all").text
+    for path, mine in (("/app/policies", "everyone"), ("/app/users", "alice")):
+        assert mine not in other.get(path).text, path
+    assert "bootstrap" not in other.get("/app/keys").text
