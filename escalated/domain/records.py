@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import attrs
 
+from escalated.domain.models import Escalation
+
 
 @attrs.frozen
 class ListQuery:
@@ -37,3 +39,14 @@ class Replay:
     body_sha256: str
     status: int
     response_json: bytes
+
+
+@attrs.frozen
+class Change:
+    """One committed history entry, as a store shared by several processes
+    reports it: its event number, and the escalation as it is now."""
+
+    seq: int
+    event: str  # as in history: created, acknowledged, decided, breached, cancelled
+    at_ms: int
+    escalation: Escalation

@@ -21,6 +21,8 @@ What every implementation owes, beyond the signatures:
 from __future__ import annotations
 
 import abc
+import asyncio
+from collections.abc import Awaitable, Callable
 
 from escalated.domain.models import (
     ApiKeyInfo,
@@ -33,13 +35,18 @@ from escalated.domain.models import (
     UserInfo,
     Workspace,
 )
-from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
 
 # (escalation id, resolution, history event, callback owed or None)
 Resolve = tuple[str, Resolution, str, Delivery | None]
 
 
 class Store(abc.ABC):
+    # True when several processes share the database (PostgreSQL): the bus
+    # is then fed by ``follow``, and the sender and the clock coordinate
+    # through ``claim_deliveries`` and ``lead``. SQLite has one process.
+    shared = False
+
     # -- escalations: writes --------------------------------------------------
 
     @abc.abstractmethod
@@ -116,8 +123,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def record_attempt(
-        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
-    ) -> None: ...
+        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
+    ) -> None:
+        """``token``: the fencing token of the claim the attempt was made
+        under; a shared store records nothing once the claim was lost."""
+
+    async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int | None]:
+        """Those of ``delivery_ids`` this process may attempt now, each with a
+        fencing token. One process is the only sender: all of them, no token."""
+        return dict.fromkeys(delivery_ids)
 
     @abc.abstractmethod
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
@@ -200,6 +214,18 @@ class Store(abc.ABC):
     async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
         """Use the link once and start a session with it; None when unknown,
         used, expired or its user's token was rotated."""
+
+    # -- several processes on one database ---------------------------------------
+
+    async def lead(self, stop: asyncio.Event, run: Callable[[], Awaitable[None]]) -> None:
+        """Run ``run()`` (the SLA clock) while this process is the one that
+        may; a shared store picks one process at a time. One process: always."""
+        await run()
+
+    async def follow(self, stop: asyncio.Event, on_change: Callable[[Change], None]) -> None:
+        """Hand every committed change to ``on_change`` in commit order until
+        ``stop`` (shared stores only: one process publishes its own)."""
+        await stop.wait()
 
     @abc.abstractmethod
     async def close(self) -> None: ...

@@ -95,7 +95,7 @@ class SqliteStore(Store):
         return await outbox.of_escalation(self._db, escalation_id)
 
     async def record_attempt(
-        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
+        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
     ) -> None:
         await self._db.write(outbox.record_attempt, delivery_id, attempt, status, next_attempt_ms)
 

@@ -96,6 +96,7 @@ class PgWriter:
         self._wake = asyncio.Event()
         self._closed = False
         self._task: asyncio.Task | None = None
+        self.on_commit: Callable[[], None] | None = None  # after each committed group (the change feed)
         self.commits = 0
         self.jobs = 0
 
@@ -150,6 +151,8 @@ class PgWriter:
         else:
             self.commits += 1
             self.jobs += len(batch)
+            if self.on_commit is not None:
+                self.on_commit()
         for future, result, exc in outcomes:
             if future.done():
                 continue

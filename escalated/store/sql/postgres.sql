@@ -1,26 +1,305 @@
--- The PostgreSQL store's named queries (see sqlite.sql for the format).
--- Parameters are psycopg's: %s and %(name)s.
+-- Every SQL statement of the PostgreSQL store, by name: the same names as
+-- sqlite.sql where the statement exists there, so "where is the SQL of X"
+-- has one answer per dialect. Parameters are positional (%s, psycopg).
+-- A block starts with `-- name: NAME` (a statement) or `-- part: NAME` (a
+-- clause); `{NAME}` is replaced by the block NAME.
+
+-- part: escalation_columns
+id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
+created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
+resolution_json, cancellation_json
+
+-- The history as one JSON array of [seq, event, by, at_ms], as text (the
+-- row converter parses it, as it does SQLite's).
+-- part: escalation_with_history
+{escalation_columns},
+(SELECT coalesce(json_agg(json_build_array(seq, event, by, at_ms) ORDER BY seq), '[]')::text
+   FROM escalation_events WHERE escalation_events.escalation_id = escalations.id)
 
 -- part: delivery_columns
 id, escalation_id, kind, target, event, status, body, secret, attempts_json, next_attempt_ms, created_ms
 
--- Pending deliveries in due order (claimed ones sort at their lease's end).
--- name: pending_deliveries
-SELECT {delivery_columns} FROM deliveries WHERE status = %s ORDER BY next_attempt_ms LIMIT %s
+-- part: key_columns
+id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
 
--- Claim those of ids that are due and not claimed by a live lease.
+-- part: user_columns
+id, workspace_id, name, role, groups_json, created_ms
+
+-- part: policy_columns
+workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
+
+-- == escalations: create and transitions (write jobs) ========================
+
+-- name: find_replay
+SELECT body_sha256, status, convert_to(response_json, 'UTF8') FROM idempotency_keys
+WHERE workspace_id = %s AND key = %s AND created_ms > %s
+
+-- Claims the key, or takes over one older than the window. Concurrent
+-- creates with one key on different replicas: the second waits for the
+-- first's COMMIT, then finds a live key, updates nothing and returns no
+-- row, and the store answers the first one's replay.
+-- name: remember_idempotency_key
+INSERT INTO idempotency_keys (workspace_id, key, body_sha256, status, response_json, escalation_id, created_ms)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (workspace_id, key) DO UPDATE
+SET body_sha256 = excluded.body_sha256, status = excluded.status, response_json = excluded.response_json,
+    escalation_id = excluded.escalation_id, created_ms = excluded.created_ms
+WHERE idempotency_keys.created_ms <= %s
+RETURNING 1
+
+-- name: create_escalation
+INSERT INTO escalations ({escalation_columns})
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL)
+
+-- name: add_route
+INSERT INTO escalation_routes (route, escalation_id) VALUES (%s, %s)
+
+-- History rows are written at the end of their commit group, under this
+-- lock, held to COMMIT: so event numbers (/events ids) rise in commit
+-- order across replicas, and a reader past N never misses a later commit
+-- with a number below N.
+-- name: lock_history
+SELECT pg_advisory_xact_lock(7306915596893680492)
+
+-- name: add_history
+INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (%s, %s, %s, %s)
+
+-- name: add_delivery
+INSERT INTO deliveries (id, escalation_id, kind, target, event, status, body, secret, next_attempt_ms, created_ms)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+
+-- name: escalation_status
+SELECT status FROM escalations WHERE id = %s
+
+-- Open -> acknowledged: the compare-and-set on status. Under READ
+-- COMMITTED a concurrent update of the row makes this wait for that
+-- COMMIT, then re-check the condition against the new row.
+-- name: acknowledge
+UPDATE escalations SET status = 'acknowledged', acknowledged_by = %s, acknowledged_ms = %s
+WHERE id = %s AND status = 'open'
+
+-- Open/acknowledged -> resolved: every decision and breach, on every replica.
+-- name: resolve
+UPDATE escalations SET status = 'resolved', resolution_json = %s
+WHERE id = %s AND status IN ('open', 'acknowledged')
+
+-- name: cancel
+UPDATE escalations SET status = 'cancelled', cancellation_json = %s
+WHERE id = %s AND status IN ('open', 'acknowledged')
+
+-- == escalations: reads =======================================================
+
+-- name: get_escalation
+SELECT {escalation_with_history} FROM escalations WHERE id = %s
+
+-- part: in_workspace
+ AND workspace_id = %s
+
+-- part: routed_to
+ AND id IN (SELECT escalation_id FROM escalation_routes WHERE route = ANY(%s))
+
+-- name: get_escalations
+SELECT {escalation_with_history} FROM escalations WHERE id = ANY(%s)
+
+-- name: list_escalations
+SELECT {escalation_with_history} FROM escalations WHERE workspace_id = %s
+
+-- part: with_status
+ AND status = %s
+
+-- part: with_policy
+ AND policy = %s
+
+-- part: with_agent_id
+ AND agent_id = %s
+
+-- part: with_run_id
+ AND run_id = %s
+
+-- part: after_id
+ AND id > %s
+
+-- part: before_id
+ AND id < %s
+
+-- part: oldest_first
+ ORDER BY id ASC LIMIT %s
+
+-- part: newest_first
+ ORDER BY id DESC LIMIT %s
+
+-- Committed history after a number, oldest first, with each escalation as
+-- it is now: what the doorbell's reader turns into bus events. Numbers rise
+-- in commit order (see lock_history), so "after N" never skips a commit.
+-- name: changes_after
+SELECT escalation_events.seq, escalation_events.event, escalation_events.at_ms, {escalation_with_history}
+FROM escalation_events JOIN escalations ON escalations.id = escalation_events.escalation_id
+WHERE escalation_events.seq > %s
+ORDER BY escalation_events.seq LIMIT %s
+
+-- name: last_change
+SELECT coalesce(max(seq), 0) FROM escalation_events
+
+-- name: deadlines_until
+SELECT deadline_ms, id FROM escalations
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= %s
+ORDER BY deadline_ms LIMIT %s
+
+-- name: deadlines_between
+SELECT deadline_ms, id FROM escalations
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= %s AND deadline_ms > %s
+ORDER BY deadline_ms LIMIT %s
+
+-- == the outbox ===============================================================
+
+-- Pending deliveries in due order, skipping those in flight here. A row
+-- another replica has claimed is due, for this one, when the claim lapses.
+-- name: pending_deliveries
+SELECT id, escalation_id, kind, target, event, status, body, secret, attempts_json,
+       greatest(next_attempt_ms, claimed_until_ms), created_ms
+FROM deliveries
+WHERE status = 'pending' AND NOT (id = ANY(%s))
+ORDER BY greatest(next_attempt_ms, claimed_until_ms) LIMIT %s
+
+-- name: deliveries_of_escalation
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = %s
+ORDER BY kind <> 'callback', created_ms, id
+
+-- A claim is a lease: claimed_until_ms, whose value is also the claim's
+-- fencing token. SKIP LOCKED: two senders claiming at once take different
+-- rows instead of queueing on each other.
 -- name: claim_deliveries
-UPDATE deliveries SET next_attempt_ms = %(lease_end_ms)s
+UPDATE deliveries SET claimed_until_ms = %s
 WHERE id IN (
     SELECT id FROM deliveries
-    WHERE id = ANY(%(ids)s) AND status = 'pending' AND next_attempt_ms <= %(now_ms)s
+    WHERE id = ANY(%s) AND status = 'pending' AND next_attempt_ms <= %s
+      AND (claimed_until_ms IS NULL OR claimed_until_ms <= %s)
     FOR UPDATE SKIP LOCKED
 )
-RETURNING {delivery_columns}
+RETURNING id
 
--- Record an attempt only while the claim's token still holds (fencing).
+-- Recorded only while the claim's token still stands: a replica whose
+-- lease lapsed and was re-claimed cannot record over the newer attempt.
 -- name: record_attempt
 UPDATE deliveries
-SET attempts_json = (attempts_json::jsonb || jsonb_build_array(%(attempt)s::jsonb))::text,
-    status = %(status)s, next_attempt_ms = %(next_attempt_ms)s
-WHERE id = %(id)s AND status = 'pending' AND next_attempt_ms = %(token)s
+SET attempts_json = (attempts_json::jsonb || jsonb_build_array(%s::jsonb))::text, status = %s, next_attempt_ms = %s,
+    claimed_until_ms = NULL
+WHERE id = %s AND claimed_until_ms = %s
+
+-- name: callback_of_escalation
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = %s AND kind = 'callback'
+
+-- name: get_delivery
+SELECT {delivery_columns} FROM deliveries WHERE id = %s
+
+-- name: requeue_delivery
+UPDATE deliveries SET status = 'pending', next_attempt_ms = %s, created_ms = %s WHERE id = %s
+
+-- == workspaces ===============================================================
+
+-- name: workspace_by_name
+SELECT id, name FROM workspaces WHERE name = %s
+
+-- == API keys =================================================================
+
+-- name: key_by_hash
+SELECT {key_columns} FROM api_keys WHERE token_hash = %s
+
+-- name: key_by_id
+SELECT {key_columns} FROM api_keys WHERE id = %s AND workspace_id = %s
+
+-- name: keys_of_workspace
+SELECT {key_columns} FROM api_keys WHERE workspace_id = %s ORDER BY id
+
+-- name: create_key
+INSERT INTO api_keys (id, workspace_id, name, token_hash, scopes, created_ms, expires_ms)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+
+-- name: revoke_key_in_workspace
+UPDATE api_keys SET revoked_ms = %s WHERE id = %s AND revoked_ms IS NULL AND workspace_id = %s
+
+-- name: key_exists
+SELECT 1 FROM api_keys WHERE id = %s
+
+-- Serialises first starts of several replicas: one bootstrap key, not one each.
+-- name: lock_bootstrap
+SELECT pg_advisory_xact_lock(7306915596893680491)
+
+-- name: workspace_has_key
+SELECT 1 FROM api_keys WHERE workspace_id = %s LIMIT 1
+
+-- == users ====================================================================
+
+-- name: user_by_hash
+SELECT {user_columns} FROM users WHERE token_hash = %s
+
+-- A second add of the same name (another replica at the same moment) meets
+-- the UNIQUE (workspace_id, name) and fails, as SQLite's does.
+-- name: user_exists
+SELECT 1 FROM users WHERE workspace_id = %s AND name = %s
+
+-- name: create_user
+INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms) VALUES (%s, %s, %s, %s, %s, %s, %s)
+
+-- name: rotate_user_token
+UPDATE users SET token_hash = %s WHERE workspace_id = %s AND name = %s
+
+-- name: users_of_workspace
+SELECT {user_columns} FROM users WHERE workspace_id = %s ORDER BY name
+
+-- == policies =================================================================
+
+-- name: get_policy
+SELECT {policy_columns} FROM policies WHERE workspace_id = %s AND key = %s
+
+-- name: put_policy
+INSERT INTO policies ({policy_columns}, updated_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (workspace_id, key) DO UPDATE
+SET reviewers_json = excluded.reviewers_json, notify_json = excluded.notify_json, sla_s = excluded.sla_s,
+    default_choice = excluded.default_choice, cancel_callback = excluded.cancel_callback,
+    updated_ms = excluded.updated_ms
+
+-- name: policies_of_workspace
+SELECT {policy_columns} FROM policies WHERE workspace_id = %s ORDER BY key
+
+-- name: delete_policy
+DELETE FROM policies WHERE workspace_id = %s AND key = %s
+
+-- name: count_by_status
+SELECT status, COUNT(*) FROM escalations WHERE workspace_id = %s
+
+-- part: group_by_status
+ GROUP BY status
+
+-- == web sessions and sign-in links ==========================================
+
+-- part: user_columns_of_u
+u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms
+
+-- name: session_user
+SELECT {user_columns_of_u}, s.last_seen_ms FROM web_sessions s
+JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
+WHERE s.id_hash = %s AND s.ended_ms IS NULL
+
+-- name: start_session
+INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (%s, %s, %s, %s, %s)
+
+-- name: touch_session
+UPDATE web_sessions SET last_seen_ms = %s WHERE id_hash = %s AND ended_ms IS NULL
+
+-- name: end_session
+UPDATE web_sessions SET ended_ms = %s WHERE id_hash = %s AND ended_ms IS NULL
+
+-- name: user_id_and_token_hash
+SELECT id, token_hash FROM users WHERE workspace_id = %s AND name = %s
+
+-- name: create_login_link
+INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (%s, %s, %s, %s, %s)
+
+-- Single use across replicas: the compare-and-set on used_ms.
+-- name: use_login_link
+UPDATE login_links SET used_ms = %s WHERE secret_hash = %s AND used_ms IS NULL AND expires_ms > %s
+
+-- name: login_link_user
+SELECT {user_columns_of_u}, u.token_hash FROM login_links l
+JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = %s

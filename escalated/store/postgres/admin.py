@@ -1,0 +1,147 @@
+"""Workspaces, keys, users, policies and web sessions on PostgreSQL: the
+part of ``PostgresStore`` the admin surfaces and the web app use.
+
+Reads go to the pool, writes to the replica's writer; the same named
+queries as SQLite's ``store/admin.py`` and ``store/websessions.py``.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
+from escalated.errors import ConfigError, NotFound
+from escalated.ids import new_id
+from escalated.store import queries
+from escalated.store.rows import key_from_row, policy_from_row, user_from_row, workspace_from_row
+from escalated.timeutil import now_ms
+
+Q = queries.load("postgres")
+
+
+async def _execute(tx, sql: str, params: tuple) -> None:
+    await tx.execute(sql, params)
+
+
+class AdminQueries:
+    """Mixed into ``PostgresStore``: uses its ``_writer``, ``_fetchone`` and ``_fetchall``."""
+
+    async def policy(self, *, workspace_id: str, key: str) -> Policy | None:
+        row = await self._fetchone(Q["get_policy"], (workspace_id, key))
+        return None if row is None else policy_from_row(row)
+
+    async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None:
+        row = await self._fetchone(Q["key_by_hash"], (token_hash,))
+        return None if row is None else key_from_row(row)
+
+    async def user_by_hash(self, *, token_hash: str) -> UserInfo | None:
+        row = await self._fetchone(Q["user_by_hash"], (token_hash,))
+        return None if row is None else user_from_row(row)
+
+    async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None:
+        row = await self._fetchone(Q["key_by_id"], (key_id, workspace_id))
+        return None if row is None else key_from_row(row)
+
+    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]:
+        return [key_from_row(r) for r in await self._fetchall(Q["keys_of_workspace"], (workspace_id,))]
+
+    async def add_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str | None, scopes: frozenset[str], expires_ms: int | None
+    ) -> ApiKeyInfo:
+        info = ApiKeyInfo(
+            id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms(), expires_ms=expires_ms
+        )
+        params = (info.id, workspace_id, name, token_hash, " ".join(sorted(scopes)), info.created_ms, expires_ms)
+        await self._writer.submit(_execute, Q["create_key"], params)
+        return info
+
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None:
+        async def job(tx) -> None:
+            if await tx.changed(Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id)) == 0:
+                if await (await tx.execute(Q["key_exists"], (key_id,))).fetchone() is None:
+                    raise NotFound(f"no API key {key_id}")
+
+        await self._writer.submit(job)
+
+    async def workspace_by_name(self, *, name: str) -> Workspace:
+        row = await self._fetchone(Q["workspace_by_name"], (name,))
+        if row is None:
+            raise ConfigError(f"no workspace named {name!r} (see: escalated workspaces list)")
+        return workspace_from_row(row)
+
+    async def put_policy(self, *, policy: Policy) -> None:
+        params = (
+            policy.workspace_id, policy.key, orjson.dumps(list(policy.reviewers)).decode(),
+            orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
+            bool(policy.cancel_callback), now_ms(),
+        )  # fmt: skip
+        await self._writer.submit(_execute, Q["put_policy"], params)
+
+    async def policies(self, *, workspace_id: str) -> list[Policy]:
+        return [policy_from_row(r) for r in await self._fetchall(Q["policies_of_workspace"], (workspace_id,))]
+
+    async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
+        async def job(tx) -> bool:
+            return await tx.changed(Q["delete_policy"], (workspace_id, key)) > 0
+
+        return await self._writer.submit(job)
+
+    async def users(self, *, workspace_id: str) -> list[UserInfo]:
+        return [user_from_row(r) for r in await self._fetchall(Q["users_of_workspace"], (workspace_id,))]
+
+    async def add_user(
+        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+    ) -> UserInfo:
+        user = UserInfo(id=new_id("usr"), workspace_id=workspace_id, name=name, role=role, groups=groups, created_ms=now_ms())
+
+        async def job(tx) -> UserInfo:
+            if await (await tx.execute(Q["user_exists"], (workspace_id, name))).fetchone():
+                raise ConfigError(f"user {name!r} already exists (rotate the token with: escalated users token {name})")
+            params = (user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms)
+            await tx.execute(Q["create_user"], params)
+            return user
+
+        return await self._writer.submit(job)
+
+    async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
+        async def job(tx) -> None:
+            if await tx.changed(Q["rotate_user_token"], (token_hash, workspace_id, name)) == 0:
+                raise ConfigError(f"no user named {name!r} in this workspace")
+
+        await self._writer.submit(job)
+
+    # -- web sessions and sign-in links -----------------------------------------
+
+    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int] | None:
+        row = await self._fetchone(Q["session_user"], (id_hash,))
+        return None if row is None else (user_from_row(row[:-1]), row[-1])
+
+    async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None:
+        await self._writer.submit(_execute, Q["start_session"], (id_hash, user_id, user_token_hash, at_ms, at_ms))
+
+    async def touch_session(self, *, id_hash: str, at_ms: int) -> None:
+        await self._writer.submit(_execute, Q["touch_session"], (at_ms, id_hash))
+
+    async def end_session(self, *, id_hash: str, at_ms: int) -> None:
+        await self._writer.submit(_execute, Q["end_session"], (at_ms, id_hash))
+
+    async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
+        async def job(tx) -> None:
+            row = await (await tx.execute(Q["user_id_and_token_hash"], (workspace_id, name))).fetchone()
+            if row is None:
+                raise ConfigError(f"no user named {name!r} in this workspace (add one with: escalated users add {name})")
+            await tx.execute(Q["create_login_link"], (secret_hash, row[0], row[1], at_ms, expires_ms))
+
+        await self._writer.submit(job)
+
+    async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
+        async def job(tx) -> UserInfo | None:
+            if await tx.changed(Q["use_login_link"], (at_ms, secret_hash, at_ms)) != 1:
+                return None
+            row = await (await tx.execute(Q["login_link_user"], (secret_hash,))).fetchone()
+            if row is None:
+                return None
+            await tx.execute(Q["start_session"], (session_hash, row[0], row[-1], at_ms, at_ms))
+            return user_from_row(row[:-1])
+
+        return await self._writer.submit(job)

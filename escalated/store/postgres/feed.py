@@ -1,0 +1,61 @@
+"""What other replicas committed, as it happens: the doorbell's reader.
+
+Every commit group rings the doorbell (writer.py); a ring makes the feed
+read the history entries committed after the last one it handed on, in
+commit order (history numbers rise in commit order, see
+``writer.LastRows``), and hand each one on with its escalation as it is
+now. Rings that arrive while a read runs are merged into one more read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from escalated.domain.records import Change
+
+log = logging.getLogger(__name__)
+BATCH = 500
+
+
+class ChangeFeed:
+    def __init__(self, store, *, on_change: Callable[[Change], None]) -> None:  # a PostgresStore
+        self._store = store
+        self._on_change = on_change
+        self._rung = asyncio.Event()
+        self.seq = 0  # the last entry handed on
+
+    async def start(self) -> ChangeFeed:
+        """Begin after what is already committed: history is not replayed."""
+        self.seq = await self._store.last_change()
+        return self
+
+    def ring(self) -> None:
+        self._rung.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            while not stop.is_set():
+                rung = asyncio.ensure_future(self._rung.wait())
+                await asyncio.wait({rung, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                rung.cancel()
+                self._rung.clear()
+                if not stop.is_set():
+                    await self.catch_up()
+        finally:
+            stopping.cancel()
+
+    async def catch_up(self) -> None:
+        """Hand on everything committed after ``seq``."""
+        while True:
+            changes = await self._store.changes_after(seq=self.seq, limit=BATCH)
+            for change in changes:
+                self.seq = change.seq
+                try:
+                    self._on_change(change)
+                except Exception:  # one broken listener must not stop the feed
+                    log.exception("change listener failed on %s", change.event)
+            if len(changes) < BATCH:
+                return

@@ -1,0 +1,186 @@
+"""The PostgreSQL store: ``Store`` for several replicas on one database.
+
+Writes go to this replica's ``PgWriter`` (one connection, group commit);
+reads to a small pool, each on a fresh READ COMMITTED snapshot, so a change
+committed by any replica is seen by the next read here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from psycopg_pool import AsyncConnectionPool
+
+from escalated.domain.models import Attempt, Cancellation, Delivery, Escalation, Resolution
+from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
+from escalated.store import queries
+from escalated.store.base import Resolve, Store
+from escalated.store.postgres import jobs
+from escalated.store.postgres.doorbell import Doorbell
+from escalated.store.postgres.feed import ChangeFeed
+from escalated.store.postgres.leader import Leadership
+from escalated.store.postgres.admin import AdminQueries
+from escalated.store.postgres.migrate import migrate
+from escalated.store.postgres.writer import LastRows, PgWriter
+from escalated.store.rows import delivery_from_row, escalation_with_history, replay_from_row
+
+Q = queries.load("postgres")
+
+_FILTERS = (("status", "with_status"), ("policy", "with_policy"), ("agent_id", "with_agent_id"), ("run_id", "with_run_id"))
+READ_POOL_SIZE = 8
+
+
+class PostgresStore(AdminQueries, Store):
+    shared = True
+
+    def __init__(self, url: str, writer: PgWriter, pool: AsyncConnectionPool) -> None:
+        self._url = url
+        self._writer = writer
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, url: str, *, durability: str = "full") -> PostgresStore:
+        await asyncio.to_thread(migrate, url)  # serialised across replicas by an advisory lock
+        last = LastRows(lock_sql=Q["lock_history"], insert_sql=Q["add_history"])
+        writer = await PgWriter(url, durability=durability, last_rows=last).start()
+        pool = AsyncConnectionPool(url, min_size=1, max_size=READ_POOL_SIZE, kwargs={"autocommit": True}, open=False)
+        await pool.open(wait=True)
+        return cls(url, writer, pool)
+
+    async def lead(self, stop: asyncio.Event, run: Callable[[], Awaitable[None]]) -> None:
+        await Leadership(self._url).run(stop, run)
+
+    async def follow(self, stop: asyncio.Event, on_change: Callable[[Change], None]) -> None:
+        feed = await ChangeFeed(self, on_change=on_change).start()
+        self._writer.on_commit = feed.ring  # our own commits: no need to wait for the doorbell
+        bell = Doorbell(self._url, on_ring=feed.ring)
+        try:
+            await asyncio.gather(feed.run(stop), bell.run(stop))
+        finally:
+            self._writer.on_commit = None
+
+    async def close(self) -> None:
+        await self._writer.close()
+        await self._pool.close()
+
+    async def _fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        async with self._pool.connection() as conn:
+            return await (await conn.execute(sql, params)).fetchall()
+
+    async def _fetchone(self, sql: str, params: tuple | list = ()) -> tuple | None:
+        async with self._pool.connection() as conn:
+            return await (await conn.execute(sql, params)).fetchone()
+
+    # -- escalations: writes ----------------------------------------------------
+
+    async def create_escalation(
+        self,
+        *,
+        escalation: Escalation,
+        routes: tuple[str, ...],
+        notifications: list[Delivery],
+        idempotency: IdempotencyRecord | None,
+        not_before_ms: int,
+        content_json: dict,
+    ) -> Replay | None:
+        return await self._writer.submit(
+            jobs.create_escalation, escalation, routes, notifications, idempotency, not_before_ms, content_json
+        )
+
+    async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
+        return await self._writer.submit(jobs.acknowledge, escalation_id, by, at_ms)
+
+    async def resolve(
+        self, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
+    ) -> None:
+        await self._writer.submit(jobs.resolve, escalation_id, resolution, history_event, callback)
+
+    async def resolve_many(self, *, items: list[Resolve]) -> list[str]:
+        return await self._writer.submit(jobs.resolve_many, items)
+
+    async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
+        await self._writer.submit(jobs.cancel, escalation_id, cancellation, callback)
+
+    # -- escalations: reads -----------------------------------------------------
+
+    async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
+        row = await self._fetchone(Q["find_replay"], (workspace_id, key, not_before_ms))
+        return replay_from_row(row) if row else None
+
+    async def get_escalation(
+        self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
+    ) -> Escalation | None:
+        sql, params = Q["get_escalation"], [escalation_id]
+        if workspace_id is not None:
+            sql += Q["in_workspace"]
+            params.append(workspace_id)
+        if routes is not None:
+            sql += Q["routed_to"]
+            params.append(list(routes))
+        row = await self._fetchone(sql, params)
+        return None if row is None else escalation_with_history(row)
+
+    async def get_escalations(self, *, escalation_ids: list[str]) -> list[Escalation]:
+        return [escalation_with_history(r) for r in await self._fetchall(Q["get_escalations"], (escalation_ids,))]
+
+    async def list_escalations(self, *, query: ListQuery) -> tuple[list[Escalation], str | None]:
+        sql, params = Q["list_escalations"], [query.workspace_id]
+        for field, part in _FILTERS:
+            if (value := getattr(query, field)) is not None:
+                sql += Q[part]
+                params.append(value)
+        if query.cursor:
+            sql += Q["after_id" if query.ascending else "before_id"]
+            params.append(query.cursor)
+        if query.routes is not None:
+            sql += Q["routed_to"]
+            params.append(list(query.routes))
+        sql += Q["oldest_first" if query.ascending else "newest_first"]
+        params.append(query.limit + 1)
+        rows = await self._fetchall(sql, params)
+        page = [escalation_with_history(r) for r in rows[: query.limit]]
+        return page, (page[-1].id if len(rows) > query.limit else None)
+
+    async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
+        sql, params = Q["count_by_status"], [workspace_id]
+        if routes is not None:
+            sql += Q["routed_to"]
+            params.append(list(routes))
+        return dict(await self._fetchall(sql + Q["group_by_status"], params))
+
+    async def deadlines_between(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
+        if after_ms is None:
+            rows = await self._fetchall(Q["deadlines_until"], (until_ms, limit))
+        else:
+            rows = await self._fetchall(Q["deadlines_between"], (until_ms, after_ms, limit))
+        return [tuple(r) for r in rows]
+
+    async def last_change(self) -> int:
+        """The number of the latest committed history entry (0 for none)."""
+        return (await self._fetchone(Q["last_change"]))[0]
+
+    async def changes_after(self, *, seq: int, limit: int) -> list[Change]:
+        """Committed history entries after ``seq``, in commit order."""
+        rows = await self._fetchall(Q["changes_after"], (seq, limit))
+        return [Change(seq=r[0], event=r[1], at_ms=r[2], escalation=escalation_with_history(r[3:])) for r in rows]
+
+    # -- the outbox -------------------------------------------------------------
+
+    async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
+        return [delivery_from_row(r) for r in await self._fetchall(Q["pending_deliveries"], (list(exclude), limit))]
+
+    async def deliveries_of(self, *, escalation_id: str) -> list[Delivery]:
+        return [delivery_from_row(r) for r in await self._fetchall(Q["deliveries_of_escalation"], (escalation_id,))]
+
+    async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int]:
+        """Those of ``delivery_ids`` this replica may send now, with their fencing tokens."""
+        return await self._writer.submit(jobs.claim_deliveries, delivery_ids, at_ms, lease_ms)
+
+    async def record_attempt(
+        self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
+    ) -> None:
+        await self._writer.submit(jobs.record_attempt, delivery_id, token, attempt, status, next_attempt_ms)
+
+    async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
+        return await self._writer.submit(jobs.requeue_callback, escalation_id, at_ms)
