@@ -1,101 +1,179 @@
-"""How fast ``escalated contracts scan`` reads a code base.
+"""How fast ``escalated contracts scan`` reads a code base, beside semgrep and ``ast.parse``.
 
-    python benchmarks/scan_bench.py            # generates a 3,000-file tree in a temp folder
-    python benchmarks/scan_bench.py PATH       # scans an existing tree instead
-    python benchmarks/scan_bench.py --files N  # a generated tree of N files
+    python benchmarks/scan_bench.py                 # a generated 920-file, ~424k-line tree
+    python benchmarks/scan_bench.py --files N       # a generated tree of N files
+    python benchmarks/scan_bench.py PATH            # an existing tree instead
+    python benchmarks/scan_bench.py --semgrep BIN   # also time semgrep (local rules, no downloads)
+    python benchmarks/scan_bench.py --import-share 1  # worst case: every file imports an SDK, all parsed
 
-Prints files/s and lines/s for the whole scan (walk, text pre-check, parse and
-analysis of the files that may call a model) and for the analysed files only.
-The generated tree is deterministic: one file in ten calls a model (the styles
-of the fixture corpus, in rotation), the rest is ordinary application code.
+The generated tree is deterministic and shaped like a real agent repository:
+most files are ordinary application code (~460 lines each: dataclasses,
+parsing, loops, string handling), one in ten is an agent module taken from
+the real-shaped corpus in tests/contracts/corpus (clients, tools, hand-offs,
+wrappers, partials), and packages import each other. Each measurement runs in
+its own process, so its peak RSS is its own: the scan (walk, text pre-check,
+parse of the candidates and the project modules they import, analysis) and,
+for comparison, ``ast.parse`` of every file, and semgrep with a local rule
+file for the same LLM-call shapes (``--metrics=off``, nothing fetched).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from escalated.contracts.scan.discovery import scan_tree
-from escalated.contracts.scan.files import iter_files, might_call_llm
-
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "contracts" / "corpus"
 
-PLAIN = '''\
-"""Ordinary application code: models, helpers, no model calls."""
-from __future__ import annotations
-
-import dataclasses
-import json
-
+BLOCK = '''
 
 @dataclasses.dataclass
-class Record{n}:
+class Record{n}_{k}:
     id: int
     name: str
     tags: list[str]
+    score: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))
 
+    def describe(self) -> str:
+        parts = [f"{{self.name}} ({{self.id}})"]
+        for tag in sorted(self.tags):
+            if tag.startswith("_"):
+                continue
+            parts.append(tag.strip().lower())
+        return ", ".join(parts)
 
-def load_{n}(text: str) -> list[Record{n}]:
+
+def load_{n}_{k}(text: str) -> list[Record{n}_{k}]:
     rows = json.loads(text)
     out = []
     for row in rows:
-        if row.get("name"):
-            out.append(Record{n}(id=row["id"], name=row["name"], tags=list(row.get("tags", []))))
+        if not row.get("name"):
+            continue
+        record = Record{n}_{k}(id=row["id"], name=row["name"], tags=list(row.get("tags", [])))
+        record.score = sum(len(t) for t in record.tags) / max(len(record.tags), 1)
+        out.append(record)
     return out
 
 
-def total_{n}(records: list[Record{n}]) -> int:
-    return sum(r.id for r in records if r.tags)
+def summarise_{n}_{k}(records: list[Record{n}_{k}], *, limit: int = 10) -> dict[str, float]:
+    totals: dict[str, float] = {{}}
+    for record in records[:limit]:
+        for tag in record.tags:
+            totals[tag] = totals.get(tag, 0.0) + record.score
+    return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
+'''
+HEADER = '''"""Ordinary application code: records, parsing, summaries; no model calls."""
+from __future__ import annotations
+
+import dataclasses
+import json
 '''
 
 
-def generate(root: Path, *, files: int) -> None:
-    samples = sorted(p for p in CORPUS.rglob("*.py"))
+def generate(root: Path, *, files: int, import_share: float = 0.0) -> None:
+    """``import_share``: the share of plain files that import an SDK (so the pre-check cannot skip them)."""
+    samples = sorted(p for p in CORPUS.rglob("*.py") if "/golden/" not in p.as_posix())
     for n in range(files):
         folder = root / f"pkg{n % 20:02d}" / f"mod{n % 7}"
         folder.mkdir(parents=True, exist_ok=True)
+        for parent in (folder, folder.parent):
+            (parent / "__init__.py").touch()
         if n % 10 == 0:
             text = samples[(n // 10) % len(samples)].read_text()
         else:
-            text = PLAIN.format(n=n)
+            imports = "import openai  # the SDK's types\n" if (n * 7919) % 100 < import_share * 100 else ""
+            text = HEADER + imports + "".join(BLOCK.format(n=n, k=k) for k in range(12))
         (folder / f"file_{n:05d}.py").write_text(text)
 
 
-def measure(root: Path) -> None:
+SEMGREP_RULES = """rules:
+  - id: llm-call
+    languages: [python]
+    severity: WARNING
+    message: LLM call
+    pattern-either:
+      - pattern: $C.chat.completions.create(...)
+      - pattern: $C.responses.create(...)
+      - pattern: $C.messages.create(...)
+      - pattern: $C.messages.stream(...)
+      - pattern: $C.models.generate_content(...)
+      - pattern: litellm.completion(...)
+      - pattern: litellm.acompletion(...)
+      - pattern: Runner.run(...)
+      - pattern: Runner.run_sync(...)
+      - pattern: $M.invoke(...)
+      - pattern: $M.ainvoke(...)
+"""
+
+_CHILD = {
+    "scan": "from pathlib import Path; import sys; from escalated.contracts.scan.discovery import scan_tree; "
+    "r = scan_tree(Path(sys.argv[1])); print(len(r.calls), r.files_scanned, r.lines_scanned)",
+    "ast": "import ast, sys; from pathlib import Path; "
+    "ps = sorted(Path(sys.argv[1]).rglob('*.py'))\nfor p in ps: ast.parse(p.read_bytes())\nprint(len(ps))",
+}
+
+
+def _timed(argv: list[str]) -> tuple[float, float, str]:
+    """Seconds, peak RSS (MB) and stdout of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    result = scan_tree(root)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
-    analysed = [rel for rel in iter_files(root) if rel.endswith(".py") and might_call_llm((root / rel).read_bytes())]
-    analysed_lines = sum((root / rel).read_text(errors="replace").count("\n") for rel in analysed)
-    print(f"tree:      {result.files_scanned} files, {result.lines_scanned} lines, {len(result.calls)} LLM calls")
-    print(f"analysed:  {len(analysed)} files ({analysed_lines} lines) after the text pre-check")
-    print(f"elapsed:   {elapsed:.2f} s")
-    print(f"overall:   {result.files_scanned / elapsed:,.0f} files/s, {result.lines_scanned / elapsed:,.0f} lines/s")
-    if analysed:
-        print(f"parsed:    {len(analysed) / elapsed:,.0f} analysed files/s, {analysed_lines / elapsed:,.0f} analysed lines/s")
-    if result.errors:
-        print(f"errors:    {len(result.errors)} files could not be parsed", file=sys.stderr)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{argv[0]} failed: {done.stderr[-2000:]}")
+    # ru_maxrss of children is the largest child so far: measure the biggest (semgrep) last.
+    return elapsed, max(peak, before) / 1024, done.stdout.strip()
+
+
+def measure(root: Path, *, semgrep: str | None) -> None:
+    elapsed, rss, out = _timed([sys.executable, "-c", _CHILD["scan"], str(root)])
+    calls, files, lines = (int(x) for x in out.split())
+    print(f"tree:     {files} files, {lines:,} lines; escalated found {calls} LLM calls")
+    print(f"escalated contracts scan: {elapsed:6.2f} s  peak RSS {rss:6.0f} MB  ({lines / elapsed:,.0f} lines/s)")
+    elapsed, rss, _ = _timed([sys.executable, "-c", _CHILD["ast"], str(root)])
+    print(f"ast.parse of every file:  {elapsed:6.2f} s  peak RSS {rss:6.0f} MB")
+    if semgrep:
+        with tempfile.TemporaryDirectory() as folder:
+            rules = Path(folder) / "llm.yaml"
+            rules.write_text(SEMGREP_RULES)
+            argv = [semgrep, "scan", "--config", str(rules), "--metrics=off", "--disable-version-check", "--json", "--quiet", str(root)]
+            env_home = {**os.environ, "SEMGREP_SEND_METRICS": "off"}
+            started = time.perf_counter()
+            done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env_home)
+            elapsed = time.perf_counter() - started
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            found = len(json.loads(done.stdout or "{}").get("results", [])) if done.stdout.startswith("{") else "?"
+            print(f"semgrep (local rules):    {elapsed:6.2f} s  peak RSS {peak:6.0f} MB  ({found} matches)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", nargs="?", type=Path, help="scan this tree instead of a generated one")
-    parser.add_argument("--files", type=int, default=3000, help="files in the generated tree (default 3000)")
+    parser.add_argument("--files", type=int, default=920, help="files in the generated tree (default 920)")
+    parser.add_argument(
+        "--import-share", type=float, default=0.0,
+        help="share of plain files that import an SDK, so they are parsed too (default 0; 1 = every file)",
+    )  # fmt: skip
+    parser.add_argument("--semgrep", metavar="BIN", default=shutil.which("semgrep"), help="semgrep executable to compare with")
     args = parser.parse_args()
     if args.path is not None:
-        measure(args.path)
+        measure(args.path, semgrep=args.semgrep)
         return
     root = Path(tempfile.mkdtemp(prefix="escalated-scan-bench-"))
     try:
-        generate(root, files=args.files)
-        measure(root)
+        generate(root, files=args.files, import_share=args.import_share)
+        measure(root, semgrep=args.semgrep)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -94,3 +94,8 @@ def test_a_patch_applying_tool_is_not_read_only() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules == ("R6",)
+
+
+def test_a_wrapper_called_from_a_file_that_never_names_an_sdk_is_found_there(calls) -> None:
+    call = calls[("worker.py", "work")]
+    assert (call.api, call.recommendation.mode) == ("Brain.think", "required")

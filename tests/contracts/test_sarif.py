@@ -93,7 +93,7 @@ def test_covered_calls_are_suppressed_not_dropped(tmp_path: Path) -> None:
 
 
 def test_parse_errors_are_results(tmp_path: Path) -> None:
-    (tmp_path / "broken.py").write_text("from openai import OpenAI\nclass :\n")
+    (tmp_path / "broken.py").write_text("from openai import OpenAI\nOpenAI().responses.create(\nclass :\n")
     result = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path), "--format", "sarif"])
     assert result.exit_code == 2
     (finding,) = json.loads(result.output)["runs"][0]["results"]

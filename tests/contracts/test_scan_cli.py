@@ -83,10 +83,10 @@ def test_exit_1_when_a_contract_is_stale(tmp_path: Path) -> None:
 
 def test_exit_2_when_a_file_cannot_be_parsed(tmp_path: Path) -> None:
     root = project(tmp_path)
-    (root / "agent" / "broken.py").write_text("import openai\ndef f(:\n")
+    (root / "agent" / "broken.py").write_text("import openai\ndef f(:\n    openai.responses.create()\n")
     code, out = scan(str(root))
     assert code == 2
-    assert "agent/broken.py: syntax error at line 2" in out
+    assert "agent/broken.py: syntax error at line 3" in out
 
 
 def test_exit_2_on_a_usage_error(tmp_path: Path) -> None:
@@ -249,10 +249,10 @@ def test_a_long_valid_expression_is_analysed_and_its_call_found(tmp_path: Path) 
 
 def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(tmp_path: Path) -> None:
     # libcst's native parser overflows its stack on these: a subprocess, so a crash cannot take pytest down.
-    (tmp_path / "truncated.py").write_text("import openai\nx = " + "(" * 5000 + "\n")
+    (tmp_path / "truncated.py").write_text("import openai\nopenai.responses.create()\nx = " + "(" * 5000 + "\n")
     (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
     done = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path), "--format", "json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     document = json.loads(done.stdout)
-    assert [(e["path"], e["message"].startswith("syntax error at line 2")) for e in document["parseErrors"]] == [("truncated.py", True)]
+    assert [(e["path"], e["message"].startswith("syntax error at line 3")) for e in document["parseErrors"]] == [("truncated.py", True)]
     assert [c["path"] for c in document["calls"]] == ["agent.py"]

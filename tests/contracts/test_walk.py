@@ -43,7 +43,7 @@ def test_paths_are_sorted_and_relative(tmp_path: Path) -> None:
 
 
 def test_text_precheck() -> None:
-    assert might_call_llm(b"from langchain_openai import ChatOpenAI")
+    assert might_call_llm(b"from langchain_openai import ChatOpenAI\nllm = ChatOpenAI()\nllm.invoke(q)")
     assert might_call_llm(b"resp = self.client.chat.completions.create(")
     assert not might_call_llm(b"import os\nprint('hello')\n")
 
@@ -55,3 +55,8 @@ def test_gitignore_above_a_scanned_subfolder_counts_inside_a_repository(tmp_path
     write(tmp_path, "app/x.tmp.py")
     write(tmp_path, "app/generated/g.py")
     assert list(iter_files(tmp_path / "app")) == ["main.py"]
+
+
+def test_a_file_that_only_imports_an_sdks_types_is_not_parsed_for_calls() -> None:
+    # It is parsed only when a parsed file imports it (for what it defines).
+    assert not might_call_llm(b"from openai.types import ChatCompletion\n\ndef total(rows):\n    return sum(r.n for r in rows)\n")

@@ -30,7 +30,13 @@ from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref
 from escalated.contracts.scan.config import ScanOptions
-from escalated.contracts.scan.files import is_test_path, iter_files, looks_generated, might_call_llm
+from escalated.contracts.scan.files import (
+    calls_any,
+    is_test_path,
+    iter_files,
+    looks_generated,
+    might_call_llm,
+)
 from escalated.contracts.scan.index import ModuleIndex
 from escalated.contracts.scan.module import analyse_module
 from escalated.contracts.scan.resolve import Kind
@@ -102,7 +108,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
         base = root if root.is_dir() else root.parent
         tree = _walk_tree(root, base=base, progress=progress, options=options)
         _follow_imports(tree, base=base, options=options)
-        calls, context = _analyse_tree(tree, options=options)
+        calls, context = _analyse_tree(tree, base=base, options=options)
     finally:
         apis.EXTRA_SDK.reset(token)
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
@@ -129,6 +135,7 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
             continue
         tree.lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         if not might_call_llm(data, extra=extra) and not _may_re_export(rel, data):
+            # Nothing shaped like a model call: not parsed unless a parsed file imports it.
             for name in _suffixes(crossref.module_name(rel)):
                 tree.others.setdefault(name, rel)
             continue
@@ -189,7 +196,7 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
     tree.parsed.sort(key=lambda p: p[0])
 
 
-def _analyse_tree(tree: _Tree, *, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
+def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
     kinds: list[tuple[str, Mapping[str, Kind]]] = []
     tools: list[tuple[str, Mapping[str, tuple[Finding, ...]]]] = []
     analysable: list[_Parsed] = []
@@ -215,7 +222,7 @@ def _analyse_tree(tree: _Tree, *, options: ScanOptions) -> tuple[list[LlmCall], 
     # Second round, only for the files that call another module's wrapper: its call sites are calls.
     wrappers = crossref.table(returned)
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
-    for rel, module, index in analysable:
+    for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
         if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
             found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=wrappers, options=options)
             if found is not None:
@@ -226,6 +233,27 @@ def _analyse_tree(tree: _Tree, *, options: ScanOptions) -> tuple[list[LlmCall], 
         for call in by_file[rel]
     ]
     return calls, ScanContext(table, tool_table, wrappers, dict(options.sdk))
+
+
+def _wrapper_callers(tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]) -> list[_Parsed]:
+    """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
+    names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
+    if not names:
+        return []
+    calling = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
+    parsed: list[_Parsed] = []
+    for rel in sorted(set(tree.others.values())):
+        try:
+            data = (base / rel).read_bytes()
+        except OSError:
+            continue
+        if calls_any(data, calling) and b"import" in data and _skip_note(rel, data, options=options) is None:
+            problem = _parse_into(parsed, rel, data)
+            if problem is not None:
+                tree.errors.append(problem)
+    for rel, _module, index in parsed:
+        crossref.absolutise(index, rel)
+    return parsed
 
 
 def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, table, tool_table, wrappers, options: ScanOptions):  # type: ignore[no-untyped-def]

@@ -24,18 +24,35 @@ SKIP_DIRS = frozenset(
     }
 )  # fmt: skip
 
-# Any of these in the text means the file may construct or call an LLM client.
-# Shapes of the APIs are included too, because clients are often built in one
-# module and used in another ("from .llm import client").
-_LLM_HINT = re.compile(
+# A file is parsed when its text names an SDK *and* has something shaped like a model
+# call (a method of the APIs' vocabulary, or a callable named like a model), or when it
+# has an unmistakable API shape on its own (a client built in another module is used
+# as ``client.chat.completions.create``). A file that only imports an SDK's types is
+# parsed only if a parsed file imports it (discovery follows imports).
+_SDK_NAMES = re.compile(
     rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents"
-    rb"|completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
+)
+_CALL_SHAPE = re.compile(
+    rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
+    rb"|\b\w*(?:completion|llm|model|chain|agent|partial|getattr|to_thread|run_in_executor)\w*\s*\("
+    rb"|\b(?:OpenAI|AsyncOpenAI|Anthropic|AsyncAnthropic|Client)\s*\(",
+    re.IGNORECASE,
+)
+_API_SHAPE = re.compile(
+    rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
     rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\("
 )
 
 
 def might_call_llm(data: bytes, *, extra: re.Pattern[bytes] | None = None) -> bool:
-    return _LLM_HINT.search(data) is not None or (extra is not None and extra.search(data) is not None)
+    if _API_SHAPE.search(data) is not None or (extra is not None and extra.search(data) is not None):
+        return True
+    return _SDK_NAMES.search(data) is not None and _CALL_SHAPE.search(data) is not None
+
+
+def calls_any(data: bytes, names: re.Pattern[bytes]) -> bool:
+    """Does the text call one of ``names`` (another module's wrappers)?"""
+    return names.search(data) is not None
 
 
 # Markers code generators write at the top of their output (protoc, Thrift, OpenAPI, Django…).

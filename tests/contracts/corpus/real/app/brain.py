@@ -1,0 +1,10 @@
+"""Point 4: a project's own model wrapper, with a name no SDK uses."""
+from openai import OpenAI
+
+
+class Brain:
+    def __init__(self) -> None:
+        self.client = OpenAI()
+
+    def think(self, prompt: str) -> str:
+        return self.client.responses.create(model="gpt-4o", input=prompt).output_text

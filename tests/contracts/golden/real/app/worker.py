@@ -1,0 +1,10 @@
+"""Point 4: this file never names an SDK, yet the wrapper's output becomes a shell command."""
+import subprocess
+
+from app.brain import Brain
+from escalated.guard import guard
+
+
+def work(task: str) -> None:
+    command = guard("worker.work", lambda: Brain().think(task))
+    subprocess.run(command, shell=True, check=True)
