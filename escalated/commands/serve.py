@@ -55,6 +55,11 @@ def bootstrap_key(settings: Settings, *, show) -> None:
     only recorded as issued once it has been printed: a start that fails
     before that leaves the next start able to print one.
     """
+    if isinstance(settings.db_path, PostgresUrl):
+        from escalated.store.postgres.migrate import bootstrap_key as postgres_bootstrap_key
+
+        postgres_bootstrap_key(settings.db_path.url, show=show)
+        return
     conn = open_db(settings.db_path)
     try:
 
@@ -87,6 +92,14 @@ def locked(db_path: Path) -> Iterator[ServerLock]:
 def check_database(settings: Settings) -> None:
     """Open (and migrate) before binding, so a bad --db is named first (dbpath.py),
     and log the policies whose reviewers match no user (routing.py)."""
+    if isinstance(settings.db_path, PostgresUrl):
+        from escalated.commands.migrate import apply_migrations
+
+        try:
+            apply_migrations(settings.db_path)  # serialised across replicas starting together
+        except click.ClickException as exc:
+            raise ConfigError(f"cannot use database {settings.db_path}: {exc.message}") from None
+        return
     conn = open_db(settings.db_path)
     try:
         log_unroutable_policies(conn, log)
@@ -176,8 +189,6 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
     bootstrap API key, once.
     """
     logsetup.configure(log_level)
-    if isinstance(db_path, PostgresUrl):
-        raise ConfigError("serve does not run on PostgreSQL yet; only `escalated migrate` does")
     settings = Settings(
         db_path=db_path or default_db_path(),
         host=host,
@@ -194,6 +205,10 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         header_timeout_s=parse_duration_s(header_timeout),
         max_connections=max_connections,
     )
+    if isinstance(settings.db_path, PostgresUrl):  # any number of replicas share it
+        check_database(settings)
+        asyncio.run(run_server(settings))
+        return
     # Before anything touches the database: a second server must not even
     # migrate or mint a bootstrap key on a database another one serves.
     with locked(settings.db_path) as lock:

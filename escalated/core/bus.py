@@ -39,8 +39,12 @@ class EventBus:
     def add_listener(self, listener: Callable[[BusEvent], None]) -> None:
         self._listeners.append(listener)
 
-    def publish(self, event: str, escalation: Escalation, at_ms: int, *, deliveries: int = 0) -> BusEvent:
-        self._seq += 1
+    def publish(
+        self, event: str, escalation: Escalation, at_ms: int, *, deliveries: int = 0, seq: int | None = None
+    ) -> BusEvent:
+        """``seq``: the database's event number, when the store's change feed
+        numbers events (several processes); else the next of this process."""
+        self._seq = self._seq + 1 if seq is None else seq
         item = BusEvent(seq=self._seq, event=event, at_ms=at_ms, escalation=escalation, deliveries=deliveries)
         for listener in self._listeners:
             try:

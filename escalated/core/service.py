@@ -35,7 +35,7 @@ from escalated.domain.models import (
     Principal,
     Resolution,
 )
-from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
 from escalated.domain.resource import escalation_resource
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
 from escalated.core.bus import EventBus
@@ -100,6 +100,20 @@ class Service:
         for wake in self._sender_wakers:
             wake()
 
+    # -- the bus ------------------------------------------------------------
+
+    def _publish(self, event: str, esc: Escalation, at_ms: int, *, deliveries: int = 0) -> None:
+        """After a commit. When several processes share the store, the store's
+        change feed publishes every commit, ours included, in commit order
+        with the database's event numbers (``on_change``): not here too."""
+        if not self.store.shared:
+            self.bus.publish(event, esc, at_ms, deliveries=deliveries)
+
+    def on_change(self, change: Change) -> None:
+        """A commit seen by the store's change feed (any process's)."""
+        self.bus.publish(f"escalation.{change.event}", change.escalation, change.at_ms, deliveries=1, seq=change.seq)
+        self.wake_sender()
+
     # -- create -------------------------------------------------------------
 
     async def create(self, principal: Principal, body: dict, *, idempotency_key: str | None = None) -> Created:
@@ -136,7 +150,7 @@ class Service:
         )
         if replay is not None:  # lost a race with an identical retry
             return _replayed(replay, body_sha)
-        self.bus.publish(EVENT_CREATED, esc, at_ms, deliveries=len(notices))
+        self._publish(EVENT_CREATED, esc, at_ms, deliveries=len(notices))
         if notices:
             self.wake_sender()
         self.metrics.escalations_created.inc()
@@ -216,7 +230,7 @@ class Service:
             acknowledged_ms=at_ms,
             history=(*esc.history, HistoryEntry(event="acknowledged", by=principal.actor, at_ms=at_ms)),
         )
-        self.bus.publish(EVENT_ACKNOWLEDGED, esc, at_ms)
+        self._publish(EVENT_ACKNOWLEDGED, esc, at_ms)
         return esc
 
     async def decide(self, principal: Principal, esc: Escalation, body: dict) -> Escalation:
@@ -276,7 +290,7 @@ class Service:
         """After the commit: the new state, published to the bus."""
         entry = HistoryEntry(event=event.removeprefix("escalation."), by=resolution.answered_by, at_ms=resolution.answered_at_ms)
         esc = attrs.evolve(esc, status="resolved", resolution=resolution, history=(*esc.history, entry))
-        self.bus.publish(event, esc, resolution.answered_at_ms, deliveries=int(esc.resume is not None))
+        self._publish(event, esc, resolution.answered_at_ms, deliveries=int(esc.resume is not None))
         if esc.resume is not None:
             self.wake_sender()
         self.metrics.escalations_resolved.labels(resolution.resolved_by).inc()
@@ -295,7 +309,7 @@ class Service:
             cancellation=cancellation,
             history=(*esc.history, HistoryEntry(event="cancelled", by=principal.actor, at_ms=at_ms)),
         )
-        self.bus.publish(EVENT_CANCELLED, esc, at_ms, deliveries=int(callback is not None))
+        self._publish(EVENT_CANCELLED, esc, at_ms, deliveries=int(callback is not None))
         if callback is not None:
             self.wake_sender()
         return esc
@@ -319,8 +333,19 @@ class Service:
         """Pending deliveries in due order, skipping ``exclude`` (the sender's in-flight ones)."""
         return await self.store.pending_deliveries(limit=limit, exclude=exclude)
 
-    async def record_attempt(self, delivery: Delivery, *, attempt: Attempt, status: str, next_attempt_ms: int | None) -> None:
-        await self.store.record_attempt(delivery_id=delivery.id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms)
+    async def claim_deliveries(self, deliveries: list[Delivery], *, at_ms: int, lease_ms: int) -> dict[str, int | None]:
+        """Those this process may attempt now, each with its fencing token
+        (None where one process is the only sender)."""
+        if not deliveries:
+            return {}
+        return await self.store.claim_deliveries(delivery_ids=[d.id for d in deliveries], at_ms=at_ms, lease_ms=lease_ms)
+
+    async def record_attempt(
+        self, delivery: Delivery, *, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
+    ) -> None:
+        await self.store.record_attempt(
+            delivery_id=delivery.id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms, token=token
+        )
 
 
 def _new_escalation(principal: Principal, request, policy: Policy, *, at_ms: int) -> Escalation:

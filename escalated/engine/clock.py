@@ -186,6 +186,12 @@ class SlaClock:
             wake = max(wake, self._retry_at_ms)
         return wake
 
+    async def lead(self, stop: asyncio.Event) -> None:
+        """Run as the one clock of the database (``Store.lead`` decides when):
+        rebuild the window first, which breaches what fell due meanwhile."""
+        self.sweep(now_ms())
+        await self.run(stop)
+
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self._wake.clear()

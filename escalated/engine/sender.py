@@ -34,6 +34,7 @@ SCAN_PAST_BUSY = 256
 # is already queued behind it. A hung receiver queues at most this many per
 # slot of its own share, never in front of another receiver.
 QUEUED_PER_SLOT = 4
+LEASE_MARGIN_S = 30.0
 
 
 class Sender:
@@ -53,6 +54,9 @@ class Sender:
         # Whether a pass should read past deliveries to receivers at their cap:
         # not again until new work comes, after a look found nothing behind them.
         self._look_past_busy = True
+        # A claim outlives the attempt's timeout by a margin for recording it;
+        # a replica that dies mid-attempt leaves its deliveries to the others after it.
+        self._lease_ms = int((self._settings.delivery_timeout_s + LEASE_MARGIN_S) * 1000)
 
     def wake(self) -> None:
         self._look_past_busy = True
@@ -137,6 +141,11 @@ class Sender:
 
     async def _deliver(self, delivery: Delivery, origin_slots: asyncio.Semaphore) -> None:
         async with origin_slots, self._slots:  # the receiver's share first: a hung one never holds a global slot waiting
+            # Claimed under the slots, so the lease covers this attempt only.
+            # Several replicas: a delivery another one claimed first is left to it.
+            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
+            if delivery.id not in claims:
+                return
             outcome = await transport.attempt(
                 delivery,
                 session=self._session,
@@ -147,7 +156,9 @@ class Sender:
         at_ms = now_ms()
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
-        await self._service.record_attempt(delivery, attempt=attempt, status=status, next_attempt_ms=next_ms)
+        await self._service.record_attempt(
+            delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=claims[delivery.id]
+        )
         self._metrics.delivery_attempts.labels(delivery.kind, "ok" if outcome.ok else "failed").inc()
         if status == FAILED:
             self._metrics.deliveries_failed.inc()

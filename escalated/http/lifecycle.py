@@ -40,8 +40,9 @@ async def engine_ctx(app: web.Application):
         service.bus.add_listener(clock.on_event)
         service.on_deliveries(sender.wake)
         tasks = [
-            asyncio.create_task(clock.run(stop), name="sla-clock"),
+            asyncio.create_task(service.store.lead(stop, lambda: clock.lead(stop)), name="sla-clock"),
             asyncio.create_task(sender.run(stop), name="outbox-sender"),
+            asyncio.create_task(service.store.follow(stop, service.on_change), name="change-feed"),
         ]
         for task in tasks:
             task.add_done_callback(_stop_process_when_dead)
