@@ -187,9 +187,14 @@ class SlaClock:
         return wake
 
     async def lead(self, stop: asyncio.Event) -> None:
-        """Run as the one clock of the database (``Store.lead`` decides when):
-        rebuild the window first, which breaches what fell due meanwhile."""
-        self.sweep(now_ms())
+        """Run as the one clock of the database (``Store.lead`` decides when).
+
+        A process that leads again forgets its window first, so the first
+        pass reads every live deadline from the index, past ones included:
+        the start-up catch-up, for whatever fell due while another led.
+        """
+        self._heap.clear()
+        self._horizon_ms = None
         await self.run(stop)
 
     async def run(self, stop: asyncio.Event) -> None:
