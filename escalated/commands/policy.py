@@ -15,6 +15,7 @@ from escalated.domain.models import Policy
 from escalated.commands.routing import check_reviewers, unroutable_policies, unroutable_warning
 from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry, unknown_reviewers
 from escalated.errors import ConfigError
+from escalated.settings import PostgresUrl
 from escalated.store import admin
 from escalated.timeutil import format_duration_s
 
@@ -65,10 +66,9 @@ def policy(db_path, workspace) -> None:
 def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel_callback, allow_unknown) -> None:
     """Create or replace the policy KEY (dotted lower-case words, e.g. refunds.large)."""
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        built = build_policy(
-            ws.id,
+    def build(workspace_id: str):
+        return build_policy(
+            workspace_id,
             key,
             reviewers=reviewers,
             notify=notify,
@@ -76,6 +76,19 @@ def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel
             default_choice=default_choice,
             cancel_callback=cancel_callback,
         )
+
+    if isinstance(db_path, PostgresUrl):
+        from escalated.commands import onpostgres
+
+        warn(onpostgres.run_on(
+            db_path, lambda store: onpostgres.set_policy(store, workspace=workspace, build=build, allow_unknown=allow_unknown)
+        ))  # fmt: skip
+        click.echo(f"policy {key} saved", err=True)
+        return
+
+    def job(conn):
+        ws = admin.workspace_by_name(conn, workspace)
+        built = build(ws.id)
         warnings = check_reviewers(conn, [built], allow=allow_unknown)
         admin.upsert_policy(conn, built)
         return warnings

@@ -7,7 +7,7 @@ import click
 from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain import tokens
 from escalated.domain.scopes import ROLES
-from escalated.settings import DEFAULT_PORT
+from escalated.settings import DEFAULT_PORT, PostgresUrl
 from escalated.store import admin
 from escalated.timeutil import now_ms, parse_duration_s
 from escalated.core.websessions import DEFAULT_LINK_TTL_S, issue_login_link, login_url
@@ -29,6 +29,17 @@ def users(db_path, workspace) -> None:
 def add(name, db_path, workspace, groups, role) -> None:
     """Add user NAME and print only the new user token (shown once)."""
     secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+    if isinstance(db_path, PostgresUrl):
+        from escalated.commands import onpostgres
+
+        onpostgres.run_on(
+            db_path,
+            lambda store: onpostgres.add_user(
+                store, workspace=workspace, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret)
+            ),
+        )
+        click.echo(secret)
+        return
 
     def job(conn):
         ws = admin.workspace_by_name(conn, workspace)

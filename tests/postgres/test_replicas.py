@@ -9,24 +9,18 @@ import time
 import aiohttp
 import pytest
 
-from escalated.domain.policies import build_policy
 from escalated.signing import verify
-from escalated.store.postgres.store import PostgresStore
 from tests.support.api import Api
 from tests.support.receiver import Receiver
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, cli
 
 pytestmark = pytest.mark.postgres
 
 
 async def put_policy(url: str, key: str, *, sla: str | None = None) -> None:
-    """Set-up through the store, as the CLI's policy set does on SQLite."""
-    store = await PostgresStore.open(url)
-    try:
-        ws = await store.workspace_by_name(name="default")
-        await store.put_policy(policy=build_policy(ws.id, key, sla=sla, default_choice="deny" if sla else None))
-    finally:
-        await store.close()
+    """Set-up through the real CLI, on the database URL."""
+    args = ["policy", "set", key] + (["--sla", sla, "--default-choice", "deny"] if sla else [])
+    await asyncio.to_thread(cli, url, *args)
 
 
 @pytest.fixture
@@ -171,3 +165,25 @@ async def test_when_the_clock_leader_is_killed_the_other_replica_breaches_within
 async def _leader_now(replicas: list[ServerProcess]) -> ServerProcess | None:
     leading = [r for r in replicas if any("now runs the SLA clock" in line for line in r.output)]
     return leading[0] if len(leading) == 1 else None
+
+
+async def test_a_reviewer_added_with_the_cli_on_the_url_sees_what_its_policy_routes_to_it(two, session):
+    url, replicas = two
+    token = await asyncio.to_thread(cli, url, "users", "add", "ann")
+    await asyncio.to_thread(cli, url, "policy", "set", "refunds.ann", "--reviewer", "ann")
+    a, b = apis(replicas, session)
+    esc = await a.create(policy="refunds.ann")
+    status, body, _ = await Api(b.url, token, session).call("GET", f"/escalations/{esc['id']}")
+    assert status == 200 and body["id"] == esc["id"]
+
+
+def test_policy_set_on_the_url_refuses_a_reviewer_that_matches_no_user(postgres_url):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "escalated", "policy", "set", "refunds.bob", "--reviewer", "bob", "--db", postgres_url],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "no user or group matches bob" in proc.stderr and "Traceback" not in proc.stderr
