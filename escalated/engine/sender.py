@@ -57,9 +57,11 @@ class Sender:
         # A claim outlives the attempt's timeout by a margin for recording it;
         # a replica that dies mid-attempt leaves its deliveries to the others after it.
         self._lease_ms = int((self._settings.delivery_timeout_s + LEASE_MARGIN_S) * 1000)
+        self._wakes = 0  # new work signalled so far (a look that raced with new work proves nothing)
 
     def wake(self) -> None:
         self._look_past_busy = True
+        self._wakes += 1
         self._wake.set()
 
     async def __aenter__(self) -> Sender:
@@ -95,6 +97,7 @@ class Sender:
             return []
         cap = self._settings.sender_per_host * QUEUED_PER_SLOT
         past_busy = self._look_past_busy and any(n >= cap for n in self._per_origin.values())
+        wakes = self._wakes
         limit = free + 1 + (SCAN_PAST_BUSY if past_busy else 0)
         head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight))
         started: list[asyncio.Task] = []
@@ -111,7 +114,7 @@ class Sender:
                 self._backlog = True
                 continue
             started.append(self._start(delivery, origin))
-        if past_busy and not started:
+        if past_busy and not started and wakes == self._wakes:
             self._look_past_busy = False
         return started
 
