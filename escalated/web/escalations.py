@@ -15,7 +15,7 @@ from multidict import MultiDictProxy
 from escalated.domain import scopes
 from escalated.domain.models import Escalation, NumberField
 from escalated.errors import InsufficientScope, InvalidState, ValidationFailed
-from escalated.http.appkeys import SENDER, SERVICE
+from escalated.http.appkeys import SERVICE
 from escalated.core.inbox import INBOX_SORTS, INBOX_STATUSES, InboxQuery
 from escalated.web import session
 from escalated.web.render import page, see_other
@@ -134,9 +134,7 @@ async def cancel(request: web.Request) -> web.Response:
 
 async def redeliver(request: web.Request) -> web.Response:
     async def requeue(service, principal, esc, data):
-        await service.retry_delivery(principal, esc.id)
-        if (sender := request.config_dict.get(SENDER)) is not None:
-            sender.wake()
+        await service.retry_delivery(principal, esc.id)  # wakes the sender itself
 
     return await _act(request, scopes.DECIDE, requeue)
 
