@@ -42,7 +42,7 @@ class AdminService:
         user = await self.store.user_by_hash(token_hash=digest)
         if user is None:
             raise Unauthenticated("unknown user token")
-        return _user_principal(user)
+        return user_principal(user)
 
     # -- API keys -------------------------------------------------------------
 
@@ -101,7 +101,7 @@ def _key_principal(key: ApiKeyInfo) -> Principal:
 
 
 @functools.lru_cache(maxsize=1024)
-def _user_principal(user: UserInfo) -> Principal:
+def user_principal(user: UserInfo) -> Principal:
     return Principal(
         kind="user",
         id=user.id,

@@ -17,9 +17,9 @@ import secrets
 import attrs
 
 from escalated.domain import tokens
-from escalated.domain.models import Principal, UserInfo
-from escalated.domain.scopes import ROLE_SCOPES
+from escalated.domain.models import Principal
 from escalated.errors import Unauthenticated
+from escalated.core.admin import user_principal
 from escalated.store.base import Store
 from escalated.store.websessions import insert_login_link
 from escalated.timeutil import now_ms
@@ -55,18 +55,6 @@ def csrf_token(session_secret: str) -> str:
 
 def csrf_ok(session_secret: str, presented: str | None) -> bool:
     return bool(presented) and hmac.compare_digest(csrf_token(session_secret), presented)
-
-
-def user_principal(user: UserInfo) -> Principal:
-    return Principal(
-        kind="user",
-        id=user.id,
-        name=user.name,
-        workspace_id=user.workspace_id,
-        scopes=ROLE_SCOPES[user.role],
-        groups=user.groups,
-        role=user.role,
-    )
 
 
 class WebSessions:
