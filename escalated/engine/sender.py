@@ -22,6 +22,7 @@ from escalated.core.service import Service
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.engine import transport
 from escalated.engine.retry import next_attempt_ms
+from escalated.errors import DatabaseBusy, StorageFull
 from escalated.metrics import Metrics
 from escalated.timeutil import format_opt, now_ms
 
@@ -159,9 +160,15 @@ class Sender:
         at_ms = now_ms()
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
-        await self._service.record_attempt(
-            delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=claims[delivery.id]
-        )
+        try:
+            await self._service.record_attempt(
+                delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=claims[delivery.id]
+            )
+        except (StorageFull, DatabaseBusy) as exc:
+            # Not recorded: the delivery stays pending and is sent again (at
+            # least once, same id). The writer has logged why, once a minute.
+            log.debug("escalation %s: attempt of %s not recorded (%s)", delivery.escalation_id, delivery.id, exc.code)
+            return
         self._metrics.delivery_attempts.labels(delivery.kind, "ok" if outcome.ok else "failed").inc()
         if status == FAILED:
             self._metrics.deliveries_failed.inc()

@@ -6,12 +6,14 @@ simulated. Through a real ``escalated serve`` subprocess.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
 from tests.integration.conftest import Api
 from tests.support.api import escalation_body
+from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
 from tests.support.tinydisk import TinyDisk, tiny_disk  # noqa: F401  (fixture)
 
@@ -98,3 +100,41 @@ def test_breaches_that_failed_on_a_full_disk_commit_once_there_is_space(server, 
     for i in ids:
         resolution = api.get(f"/escalations/{i}", token=server.bootstrap_key).json()["resolution"]
         assert (resolution["resolvedBy"], resolution["choice"]) == ("timeout", "deny")
+
+
+async def test_a_callback_whose_attempt_cannot_be_recorded_on_a_full_disk_logs_no_traceback(tiny_disk):
+    server = ServerProcess(db=tiny_disk.path / "escalated.db", args=("--log-level", "debug")).start()
+    server.cli("policy", "set", "disk.full")
+    receiver = await Receiver(hold=asyncio.Event()).start()
+    loop = asyncio.get_running_loop()
+    api = Api(server.url)
+
+    def post(path: str, body: dict):
+        return api.post(path, token=server.bootstrap_key, json_body=body)
+
+    try:
+        resume = {"mode": "webhook", "url": receiver.url}
+        esc = (await loop.run_in_executor(None, post, "/escalations", escalation_body("disk.full", resume=resume))).json()
+        assert (await loop.run_in_executor(None, post, f"/escalations/{esc['id']}/decide", {"choice": "approve"})).status == 200
+        await receiver.wait_for(1)  # the attempt is at the receiver, held
+        tiny_disk.fill()
+        await loop.run_in_executor(None, until_full, api, server.bootstrap_key)
+        receiver.hold.set()  # answered 200; recording that attempt fails
+        tried = ("not recorded", "Task exception")  # what the sender says once it tried (now, and before the fix)
+        await loop.run_in_executor(
+            None, lambda: poll(lambda: any(t in line for line in server.output for t in tried), timeout_s=15, what="the record")
+        )
+        tiny_disk.free()
+        # New work wakes the sender, which sends the unrecorded callback again.
+        other = (await loop.run_in_executor(None, post, "/escalations", escalation_body("disk.full", resume=resume))).json()
+        await loop.run_in_executor(None, post, f"/escalations/{other['id']}/decide", {"choice": "approve"})
+
+        def delivered() -> bool:
+            found = api.get(f"/escalations/{esc['id']}/deliveries", token=server.bootstrap_key).json()["data"]
+            return found[0]["status"] == "delivered"
+
+        await loop.run_in_executor(None, lambda: poll(delivered, timeout_s=15, what="the callback recorded"))
+    finally:
+        await receiver.stop()
+        server.stop()
+    assert "Traceback" not in "".join(server.output)
