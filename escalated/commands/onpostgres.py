@@ -21,6 +21,8 @@ T = TypeVar("T")
 
 
 def run_on(db: PostgresUrl, fn: Callable[[Store], Awaitable[T]]) -> T:
+    import psycopg
+
     async def main() -> T:
         store = await open_store(Settings(db_path=db))
         try:
@@ -28,7 +30,10 @@ def run_on(db: PostgresUrl, fn: Callable[[Store], Awaitable[T]]) -> T:
         finally:
             await store.close()
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except psycopg.Error as exc:  # libpq's messages name host and user, never the password
+        raise ConfigError(f"database error: {exc}") from None
 
 
 async def add_user(store: Store, *, workspace: str, name: str, role: str, groups: tuple[str, ...], token_hash: str) -> None:

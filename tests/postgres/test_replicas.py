@@ -187,3 +187,18 @@ def test_policy_set_on_the_url_refuses_a_reviewer_that_matches_no_user(postgres_
     )  # fmt: skip
     assert proc.returncode == 1
     assert "no user or group matches bob" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_users_add_against_no_database_server_exits_1_without_a_traceback():
+    import subprocess
+    import sys
+
+    from tests.support.postgres import free_port
+
+    url = f"postgresql://postgres:hunter2-secret@127.0.0.1:{free_port()}/nothing?connect_timeout=5"
+    proc = subprocess.run(
+        [sys.executable, "-m", "escalated", "users", "add", "ann", "--db", url], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert "database error:" in proc.stderr and "Traceback" not in proc.stderr
+    assert "hunter2-secret" not in proc.stderr + proc.stdout
