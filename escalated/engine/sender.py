@@ -147,7 +147,10 @@ class Sender:
         async with origin_slots, self._slots:  # the receiver's share first: a hung one never holds a global slot waiting
             # Claimed under the slots, so the lease covers this attempt only.
             # Several replicas: a delivery another one claimed first is left to it.
-            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
+            try:
+                claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
+            except (StorageFull, DatabaseBusy):  # not claimed: still pending, tried again on a later pass
+                return
             if delivery.id not in claims:
                 return
             outcome = await transport.attempt(
