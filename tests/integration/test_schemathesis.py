@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
+from urllib.parse import urlsplit
 
 import hypothesis
 import pytest
 import requests
 import schemathesis
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from escalated.domain.validation import POLICY_KEY
@@ -32,6 +34,14 @@ POLICIES = ("fuzz.plain", "fuzz.sla")
 STATUSES: Counter = Counter()
 # CI is repeatable (fixed hypothesis and steering seeds); the long run explores.
 STEER = random.Random(None if LONG else 8)
+# Test traffic never leaves this machine. A generated create whose body is
+# schema-valid would be accepted, and its callback then POSTed to whatever
+# host the generator wrote (``https://0.com``); such a body's resume.url is
+# pointed at a closed loopback port instead, so the server's attempts are
+# refused locally. A body generated invalid keeps its URL: the server must
+# refuse it (negative_data_rejection), so nothing is ever sent to it.
+LOCAL_SINK = "http://127.0.0.1:9/resume"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +109,19 @@ def _valid_policy_in(body) -> bool:
     return isinstance(body, dict) and isinstance(body.get("policy"), str) and POLICY_KEY.match(body["policy"]) is not None
 
 
+def _keep_callbacks_local(case) -> None:
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("resume"), dict):
+        return
+    body_info = case.meta.components.get(ParameterLocation.BODY) if case.meta is not None else None
+    if body_info is not None and body_info.mode == schemathesis.GenerationMode.NEGATIVE:
+        return
+    if isinstance(body["resume"].get("url"), str):
+        body["resume"]["url"] = LOCAL_SINK
+
+
 def _steer(case, url: str, key: str, rng: random.Random) -> None:
+    _keep_callbacks_local(case)
     path_parameters = case.path_parameters or {}
     if "id" in path_parameters:
         if case.path.startswith("/api-keys"):
@@ -201,6 +223,7 @@ def test_stateful_sequences_follow_the_links_without_5xx(api_schema, fuzz_server
 
     class Machine(base):
         def before_call(self, case):
+            _keep_callbacks_local(case)
             if case.path.endswith("/wait"):
                 case.query = {"timeout": 0.2}
             if _valid_policy_in(case.body):
@@ -243,3 +266,21 @@ def test_stateful_sequences_follow_the_links_without_5xx(api_schema, fuzz_server
         pass
     assert checked[0] >= 50, f"only {checked[0]} steps ran"
     assert not failures, f"{len(failures)} failures, the first: " + "\n\n".join(failures[:3])
+
+
+def test_no_callback_target_outside_this_machine(fuzz_server, fuzz_key):
+    """Runs after the fuzzing above: every escalation it created points its
+    callback at loopback, so the server never sent anything elsewhere."""
+    cursor, seen, hosts = None, 0, set()
+    while True:
+        params = {"limit": 200, **({"cursor": cursor} if cursor else {})}
+        page = requests.get(f"{fuzz_server.url}/escalations", params=params, headers={"Authorization": f"Bearer {fuzz_key}"}, timeout=10).json()
+        for esc in page["data"]:
+            seen += 1
+            if esc.get("resume"):
+                hosts.add(urlsplit(esc["resume"]["url"]).hostname)
+        cursor = page["nextCursor"]
+        if not cursor:
+            break
+    assert seen > 0 and hosts, "the fuzzing created no escalation with a callback: this check would prove nothing"
+    assert hosts <= LOOPBACK_HOSTS, hosts
