@@ -105,7 +105,21 @@ def explain(mode: str | None) -> None:
     blocks = []
     for item in chosen:
         blocks.append(f"{item.name}: {item.summary}\n{_indent(item.at_run_time)}")
+    blocks.append(f"Where the guard acts:\n{_indent(_WHERE_GUARDED)}")
     click.echo("\n\n".join(blocks))
+
+
+# Point 11 of the scan docs: an agent runner runs its tools inside the call.
+_WHERE_GUARDED = (
+    "around the call (guard(\"id\", lambda: <call>)) for model calls whose output the "
+    "code then uses: the decision or review comes before the result is used. Agent runners "
+    "(OpenAI Agents Runner.run*, LangGraph prebuilt agents, CrewAI crews, Pydantic AI and "
+    "smolagents agents) run their tools inside the call, so a guard around the call sees "
+    "only the final answer, after the refund or the shell command already ran. For those, "
+    "gate the tools: OpenAI Agents needs_approval=... on each risky tool (scan counts the "
+    "run as covered only when every risky tool it reaches has it), or a LangGraph "
+    "interrupt before the tool node. The guard around the run then reviews the final output."
+)
 
 
 def _indent(text: str, *, width: int = 76) -> str:
