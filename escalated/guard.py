@@ -239,6 +239,22 @@ async def _settle_async(contract: Contract, call: _Call, text: str) -> None:
     _backend().file_review(_request(contract, call, text))
 
 
+def _decide_sync(contract: Contract, call: _Call, text: str) -> None:
+    """A required decision on ``text`` from synchronous code: raises unless approved."""
+    if _loop_running():
+        raise GuardFailedClosed(
+            f"contract {contract.id!r}: a required decision would block the running event loop; "
+            "make the tool async so the guard can await the decision"
+        )
+    _verdict(contract, _backend().decide_blocking(_request(contract, call, text)), None)
+
+
+def _review_sync(contract: Contract, call: _Call, text: str) -> None:
+    if contract.mode == "sampled" and not sampled(contract, call):
+        return
+    _backend().file_review(_request(contract, call, text))
+
+
 def _loop_running() -> bool:
     try:
         asyncio.get_running_loop()

@@ -116,9 +116,11 @@ _WHERE_GUARDED = (
     "(OpenAI Agents Runner.run*, LangGraph prebuilt agents, CrewAI crews, Pydantic AI and "
     "smolagents agents) run their tools inside the call, so a guard around the call sees "
     "only the final answer, after the refund or the shell command already ran. For those, "
-    "gate the tools: OpenAI Agents needs_approval=... on each risky tool (scan counts the "
-    "run as covered only when every risky tool it reaches has it), or a LangGraph "
-    "interrupt before the tool node. The guard around the run then reviews the final output."
+    "gate the tools: decorate each risky tool with @guard_tool(\"id\") "
+    "(escalated.guard_tools; for required the tool runs only after approval), or use "
+    "OpenAI Agents needs_approval=... on each risky tool (scan counts the run as covered "
+    "only when every risky tool it reaches has it), or a LangGraph interrupt before the "
+    "tool node. The guard around the run then reviews the final output."
 )
 
 

@@ -162,8 +162,13 @@ def test_explain_lists_the_four_modes() -> None:
     result = CliRunner().invoke(main, ["contracts", "explain"])
     assert result.exit_code == 0
     assert [line.split(":")[0] for line in result.output.splitlines() if line and not line.startswith(" ")] == [
-        "required", "reviewed", "sampled", "autonomous",
+        "required", "reviewed", "sampled", "autonomous", "Where the guard acts",
     ]  # fmt: skip
+
+
+def test_explain_says_agent_runners_are_guarded_at_their_tools() -> None:
+    result = CliRunner().invoke(main, ["contracts", "explain", "required"])
+    assert "run their tools inside the call" in result.output and "@guard_tool" in result.output
 
 
 def test_explain_one_mode() -> None:

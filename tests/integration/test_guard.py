@@ -367,3 +367,41 @@ async def test_a_required_sync_call_inside_a_running_loop_fails_closed_instead_o
     with pytest.raises(GuardFailedClosed, match="would block the running event loop"):
         guard("billing.required", lambda: "refund 10 EUR")
     assert time.monotonic() - started < 5
+
+
+async def test_a_guarded_tool_runs_only_after_the_reviewer_approves_the_call_the_model_chose(env):
+    from escalated.guard_tools import guard_tool
+
+    ran: list[str] = []
+
+    @guard_tool("billing.required")
+    def issue_refund(charge_id: str, amount: int) -> str:
+        """Refund a charge."""
+        ran.append(charge_id)
+        return f"refunded {amount} on {charge_id}"
+
+    assert issue_refund.__name__ == "issue_refund" and issue_refund.__doc__ == "Refund a charge."
+    result = asyncio.create_task(asyncio.to_thread(issue_refund, "ch_1", amount=120))
+    escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
+    assert escalation["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_1', amount=120)"
+    assert ran == []  # nothing happened before the human decided
+    await _decide(env, escalation["id"], "approve")
+    assert await asyncio.wait_for(result, 15) == "refunded 120 on ch_1" and ran == ["ch_1"]
+
+
+async def test_a_rejected_async_tool_call_never_runs(env):
+    from escalated.guard_tools import guard_tool
+
+    ran: list[str] = []
+
+    @guard_tool("billing.required")
+    async def delete_account(user_id: str) -> str:
+        ran.append(user_id)
+        return "deleted"
+
+    pending = asyncio.ensure_future(delete_account("u-7"))
+    escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
+    await _decide(env, escalation["id"], "reject")
+    with pytest.raises(EscalationRejected):
+        await asyncio.wait_for(pending, 15)
+    assert ran == []
