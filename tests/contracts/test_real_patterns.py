@@ -99,3 +99,14 @@ def test_a_patch_applying_tool_is_not_read_only() -> None:
 def test_a_wrapper_called_from_a_file_that_never_names_an_sdk_is_found_there(calls) -> None:
     call = calls[("worker.py", "work")]
     assert (call.api, call.recommendation.mode) == ("Brain.think", "required")
+
+
+def test_a_realtime_runner_is_a_model_call_that_runs_the_agents_tools() -> None:
+    source = (
+        "import subprocess\nfrom agents import function_tool\nfrom agents.realtime import RealtimeAgent, RealtimeRunner\n"
+        "@function_tool\ndef run_shell(command: str) -> str:\n    return subprocess.run(command, shell=True).stdout\n"
+        "agent = RealtimeAgent(name='ops', tools=[run_shell])\n"
+        "async def session():\n    runner = RealtimeRunner(agent)\n    return await runner.run()\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert (call.provider, call.api, call.recommendation.rules) == ("openai", "run", ("R1",))

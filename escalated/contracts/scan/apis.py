@@ -49,6 +49,7 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "instructor.from_litellm": ("litellm", "callable:completion"),
     # Realtime (websocket) and voice runners of the OpenAI Agents SDK run the agent's tools too.
     "agents.realtime.RealtimeRunner": ("openai", "agents-realtime"),
+    "agents.realtime.RealtimeAgent": ("openai", "agents-agent"),
     "agents.voice.VoicePipeline": ("openai", "agents-realtime"),
     "langchain.chat_models.base.init_chat_model": ("langchain", "chat"),
 }  # fmt: skip

@@ -194,6 +194,8 @@ class SurfaceAnalyzer:
         kind = match.receiver
         if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
             yield from self._crew_tools(kind.origin, scope)
+        if kind is not None and kind.kind == "agents-realtime" and isinstance(kind.origin, cst.Call) and kind.origin.args:
+            yield from self._agent_tools(kind.origin.args[0].value, scope, seen=set())  # RealtimeRunner(agent)
         while kind is not None:
             origin = kind.origin
             if isinstance(origin, cst.Call):
