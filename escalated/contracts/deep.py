@@ -32,13 +32,10 @@ def deep_stack(work: Callable[[], _T]) -> _T:
             box["error"] = error
 
     with _deep_lock:
+        thread = _start(run)
+        if thread is None:  # no room for a big stack here (ulimit -v): as deep as Python allows
+            return work()
         previous_limit = sys.getrecursionlimit()
-        previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
-        try:
-            thread = threading.Thread(target=run, name=_THREAD_NAME, daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous_stack)
         sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION))
         try:
             thread.join()
@@ -47,6 +44,20 @@ def deep_stack(work: Callable[[], _T]) -> _T:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _start(run: Callable[[], None]) -> threading.Thread | None:
+    for size in (_DEEP_STACK_BYTES, _DEEP_STACK_BYTES // 8):
+        previous = threading.stack_size(size)
+        try:
+            thread = threading.Thread(target=run, name=_THREAD_NAME, daemon=True)
+            thread.start()
+            return thread
+        except (RuntimeError, MemoryError):
+            continue
+        finally:
+            threading.stack_size(previous)
+    return None
 
 
 def with_deep_stack(function: Callable[..., _T]) -> Callable[..., _T]:
