@@ -19,6 +19,7 @@ from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
 from escalated.store.db import Database
+from escalated.store.listing import list_statement, page_of
 from escalated.store.rows import escalation_with_history, replay_from_row, to_json_text
 
 Q = queries.load("sqlite")
@@ -171,27 +172,11 @@ async def get_escalation(
     return None if row is None else escalation_with_history(row)
 
 
-_FILTERS = (("status", "with_status"), ("policy", "with_policy"), ("agent_id", "with_agent_id"), ("run_id", "with_run_id"))
-
-
 async def list_escalations(db: Database, q: ListQuery) -> tuple[list[Escalation], str | None]:
     """A page, newest first (ULIDs sort by time), and the cursor of the next."""
-    sql, params = Q["list_escalations"], [q.workspace_id]
-    for field, part in _FILTERS:
-        if (value := getattr(q, field)) is not None:
-            sql += Q[part]
-            params.append(value)
-    if q.cursor:
-        sql += Q["after_id" if q.ascending else "before_id"]
-        params.append(q.cursor)
-    if q.routes is not None:
-        sql += Q["routed_to"]
-        params.append(_routes_json(q.routes))
-    sql += Q["oldest_first" if q.ascending else "newest_first"]
-    params.append(q.limit + 1)
+    sql, params = list_statement(q, Q, encode_routes=_routes_json)
     rows = await db.fetchall(sql, params)
-    page = [escalation_with_history(r) for r in rows[: q.limit]]
-    return page, (page[-1].id if len(rows) > q.limit else None)
+    return page_of([escalation_with_history(r) for r in rows], limit=q.limit)
 
 
 async def find_replay(db: Database, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:

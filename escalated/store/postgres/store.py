@@ -16,6 +16,7 @@ from escalated.domain.models import Attempt, Cancellation, Delivery, Escalation,
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
 from escalated.store import queries
 from escalated.store.base import Resolve, Store
+from escalated.store.listing import list_statement, page_of
 from escalated.store.postgres import jobs
 from escalated.store.postgres.doorbell import Doorbell
 from escalated.store.postgres.feed import ChangeFeed
@@ -27,7 +28,6 @@ from escalated.store.rows import delivery_from_row, escalation_with_history, rep
 
 Q = queries.load("postgres")
 
-_FILTERS = (("status", "with_status"), ("policy", "with_policy"), ("agent_id", "with_agent_id"), ("run_id", "with_run_id"))
 READ_POOL_SIZE = 8
 
 
@@ -125,22 +125,9 @@ class PostgresStore(AdminQueries, Store):
         return [escalation_with_history(r) for r in await self._fetchall(Q["get_escalations"], (escalation_ids,))]
 
     async def list_escalations(self, *, query: ListQuery) -> tuple[list[Escalation], str | None]:
-        sql, params = Q["list_escalations"], [query.workspace_id]
-        for field, part in _FILTERS:
-            if (value := getattr(query, field)) is not None:
-                sql += Q[part]
-                params.append(value)
-        if query.cursor:
-            sql += Q["after_id" if query.ascending else "before_id"]
-            params.append(query.cursor)
-        if query.routes is not None:
-            sql += Q["routed_to"]
-            params.append(list(query.routes))
-        sql += Q["oldest_first" if query.ascending else "newest_first"]
-        params.append(query.limit + 1)
+        sql, params = list_statement(query, Q, encode_routes=list)
         rows = await self._fetchall(sql, params)
-        page = [escalation_with_history(r) for r in rows[: query.limit]]
-        return page, (page[-1].id if len(rows) > query.limit else None)
+        return page_of([escalation_with_history(r) for r in rows], limit=query.limit)
 
     async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
         sql, params = Q["count_by_status"], [workspace_id]
