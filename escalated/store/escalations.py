@@ -19,7 +19,7 @@ from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
 from escalated.store.db import Database
-from escalated.store.listing import list_statement, page_of
+from escalated.store.statements import get_statement, list_statement, page_of
 from escalated.store.rows import escalation_with_history, replay_from_row, to_json_text
 
 Q = queries.load("sqlite")
@@ -161,13 +161,7 @@ async def get_escalation(
 
     ``workspace_id=None`` is the system's view (the SLA clock), across workspaces.
     """
-    sql, params = Q["get_escalation"], [escalation_id]
-    if workspace_id is not None:
-        sql += Q["in_workspace"]
-        params.append(workspace_id)
-    if routes is not None:
-        sql += Q["routed_to"]
-        params.append(_routes_json(routes))
+    sql, params = get_statement(escalation_id, Q, workspace_id=workspace_id, routes=routes, encode_routes=_routes_json)
     row = await db.fetchone(sql, params)
     return None if row is None else escalation_with_history(row)
 

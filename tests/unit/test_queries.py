@@ -43,8 +43,8 @@ def test_the_clauses_parse_appended_to_their_statement(conn, statement):
     _explain(conn, Q["list_escalations"] + Q["after_id"] + Q["oldest_first"])
 
 
-# listing.py composes the list statement from either dialect's parts.
-@pytest.mark.parametrize("dialect, code", [("sqlite", ("*.py",)), ("postgres", ("postgres/*.py", "listing.py"))])
+# statements.py composes get and list statements from either dialect's parts.
+@pytest.mark.parametrize("dialect, code", [("sqlite", ("*.py",)), ("postgres", ("postgres/*.py", "statements.py"))])
 def test_every_block_is_used_by_the_store(dialect, code):
     store_dir = Path(escalated.store.__file__).parent
     source = "\n".join(p.read_text() for pattern in code for p in store_dir.glob(pattern))

@@ -16,7 +16,7 @@ from escalated.domain.models import Attempt, Cancellation, Delivery, Escalation,
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
 from escalated.store import queries
 from escalated.store.base import Resolve, Store
-from escalated.store.listing import list_statement, page_of
+from escalated.store.statements import get_statement, list_statement, page_of
 from escalated.store.postgres import jobs
 from escalated.store.postgres.doorbell import Doorbell
 from escalated.store.postgres.feed import ChangeFeed
@@ -111,13 +111,7 @@ class PostgresStore(AdminQueries, Store):
     async def get_escalation(
         self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
     ) -> Escalation | None:
-        sql, params = Q["get_escalation"], [escalation_id]
-        if workspace_id is not None:
-            sql += Q["in_workspace"]
-            params.append(workspace_id)
-        if routes is not None:
-            sql += Q["routed_to"]
-            params.append(list(routes))
+        sql, params = get_statement(escalation_id, Q, workspace_id=workspace_id, routes=routes, encode_routes=list)
         row = await self._fetchone(sql, params)
         return None if row is None else escalation_with_history(row)
 

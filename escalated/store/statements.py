@@ -1,4 +1,5 @@
-"""The list statement, composed from a dialect's named parts.
+"""Statements composed from a dialect's named parts: the optional clauses of
+reading escalations.
 
 Both dialects name the same parts (``store/sql/<dialect>.sql``); they differ
 only in how the reviewer's routes travel as one parameter (a JSON text on
@@ -14,6 +15,26 @@ from escalated.domain.records import ListQuery
 
 # ListQuery field -> the part that filters on it.
 _FILTERS = (("status", "with_status"), ("policy", "with_policy"), ("agent_id", "with_agent_id"), ("run_id", "with_run_id"))
+
+
+def get_statement(
+    escalation_id: str,
+    blocks: dict[str, str],
+    *,
+    workspace_id: str | None,
+    routes: tuple[str, ...] | None,
+    encode_routes: Callable[[tuple[str, ...]], object],
+) -> tuple[str, list]:
+    """``get_escalation``, narrowed to a workspace and to what the routes see
+    when given (``workspace_id=None`` is the system's view, across workspaces)."""
+    sql, params = blocks["get_escalation"], [escalation_id]
+    if workspace_id is not None:
+        sql += blocks["in_workspace"]
+        params.append(workspace_id)
+    if routes is not None:
+        sql += blocks["routed_to"]
+        params.append(encode_routes(routes))
+    return sql, params
 
 
 def list_statement(
