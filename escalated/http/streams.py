@@ -9,8 +9,9 @@ import contextlib
 import orjson
 from aiohttp import web
 
+from escalated.core.visibility import Visibility
 from escalated.domain import scopes
-from escalated.domain.models import TERMINAL_STATUSES, Principal
+from escalated.domain.models import TERMINAL_STATUSES
 from escalated.domain.resource import delivery_resource, escalation_resource
 from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
@@ -78,19 +79,6 @@ async def retry(request: web.Request) -> web.Response:
     return json_response(delivery_resource(delivery), status=202)
 
 
-async def _visible(service, principal: Principal, event, cache: dict[str, bool]) -> bool:
-    esc = event.escalation
-    if esc.workspace_id != principal.workspace_id:
-        return False
-    if principal.routes is None:
-        return True
-    if esc.id not in cache:
-        if len(cache) > 10_000:
-            cache.clear()
-        cache[esc.id] = await service.can_see(principal, esc)
-    return cache[esc.id]
-
-
 async def events(request: web.Request) -> web.StreamResponse:
     principal = await require(request, scopes.READ)
     service = request.app[SERVICE]
@@ -99,7 +87,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     queue = service.bus.stream()
-    visible: dict[str, bool] = {}
+    visibility = Visibility(service, principal)
     try:
         await response.write(b": connected\n\n")
         while True:
@@ -108,7 +96,7 @@ async def events(request: web.Request) -> web.StreamResponse:
             except TimeoutError:
                 await response.write(b": ping\n\n")
                 continue
-            if not await _visible(service, principal, event, visible):
+            if not await visibility.sees(event.escalation):
                 continue
             data = orjson.dumps(
                 {"event": event.event, "at": format_ms(event.at_ms), "escalation": escalation_resource(event.escalation)}

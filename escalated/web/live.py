@@ -14,6 +14,7 @@ import contextlib
 import orjson
 from aiohttp import web
 
+from escalated.core.visibility import Visibility
 from escalated.http.appkeys import SERVICE, WEB_SESSIONS
 from escalated.web import session
 
@@ -27,6 +28,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     )
+    visibility = Visibility(service, who.principal)
     queue = service.bus.stream()
     try:
         await response.prepare(request)
@@ -41,7 +43,7 @@ async def events(request: web.Request) -> web.StreamResponse:
             if event is None:
                 await response.write(b": ping\n\n")
                 continue
-            if not await service.can_see(who.principal, event.escalation):
+            if not await visibility.sees(event.escalation):
                 continue
             data = orjson.dumps({"id": event.escalation.id, "event": event.event, "status": event.escalation.status})
             await response.write(b"event: change\ndata: %s\n\n" % data)
