@@ -36,9 +36,21 @@ def run_on(db: PostgresUrl, fn: Callable[[Store], Awaitable[T]]) -> T:
         raise ConfigError(f"database error: {exc}") from None
 
 
-async def add_user(store: Store, *, workspace: str, name: str, role: str, groups: tuple[str, ...], token_hash: str) -> None:
+async def add_user(
+    store: Store,
+    *,
+    workspace: str,
+    name: str,
+    role: str,
+    groups: tuple[str, ...],
+    token_hash: str,
+    email: str | None = None,
+    slack_id: str | None = None,
+) -> None:
     ws = await store.workspace_by_name(name=workspace)
-    await store.add_user(workspace_id=ws.id, name=name, role=role, groups=groups, token_hash=token_hash)
+    await store.add_user(
+        workspace_id=ws.id, name=name, role=role, groups=groups, token_hash=token_hash, email=email, slack_id=slack_id
+    )
 
 
 async def set_policy(store: Store, *, workspace: str, build: Callable[[str], Policy], allow_unknown: bool) -> list[str]:

@@ -50,7 +50,7 @@ def policy(db_path, workspace) -> None:
 @click.option("--sla", help="Time until the default choice applies: 90s, 15m, 4h, 2d or PT15M.")
 @click.option("--default-choice", help="Choice id applied when the SLA elapses (required with --sla).")
 @click.option("--reviewer", "reviewers", multiple=True, help="User NAME or group:NAME (repeatable). None: every user.")
-@click.option("--notify", "notify", multiple=True, help="webhook:URL, email:ADDRESS or desktop (repeatable).")
+@click.option("--notify", "notify", multiple=True, help="webhook:URL, slack:WEBHOOK_URL, email:ADDRESS or desktop (repeatable).")
 @click.option(
     "--cancel-callback",
     is_flag=True,

@@ -6,6 +6,7 @@ import click
 
 from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
 from escalated.domain import tokens
+from escalated.domain.contacts import checked_contacts
 from escalated.domain.scopes import ROLES
 from escalated.settings import DEFAULT_PORT, PostgresUrl
 from escalated.store import admin
@@ -25,17 +26,22 @@ def users(db_path, workspace) -> None:
 @workspace_option
 @click.option("--group", "-g", "groups", multiple=True, help="Group membership (repeatable); policies route to group:NAME.")
 @click.option("--role", type=click.Choice(ROLES), default="reviewer", show_default=True, help="reviewer: read, acknowledge, decide, cancel. admin: all five scopes and key management.")
+@click.option("--email", help="Address for email notifications with decision links (email:ADDR targets); unique per workspace, any case.")
+@click.option("--slack-id", help="Slack member id (U…) whose button clicks decide as this user; unique per workspace.")
 @converts_errors
-def add(name, db_path, workspace, groups, role) -> None:
+def add(name, db_path, workspace, groups, role, email, slack_id) -> None:
     """Add user NAME and print only the new user token (shown once)."""
+    email, slack_id = checked_contacts(email=email, slack_id=slack_id)
     secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+    contacts = {"email": email, "slack_id": slack_id}
     if isinstance(db_path, PostgresUrl):
         from escalated.commands import onpostgres
 
         onpostgres.run_on(
             db_path,
             lambda store: onpostgres.add_user(
-                store, workspace=workspace, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret)
+                store, workspace=workspace, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret),
+                **contacts,
             ),
         )
         click.echo(secret)
@@ -43,7 +49,9 @@ def add(name, db_path, workspace, groups, role) -> None:
 
     def job(conn):
         ws = admin.workspace_by_name(conn, workspace)
-        admin.insert_user(conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret))
+        admin.insert_user(
+            conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret), **contacts
+        )
 
     transact(db_path, job)
     click.echo(secret)
@@ -54,10 +62,10 @@ def add(name, db_path, workspace, groups, role) -> None:
 @workspace_option
 @converts_errors
 def list_(db_path, workspace) -> None:
-    """List users: name, role, groups. Never a token."""
+    """List users: name, role, groups, email, Slack id ('-' when none). Never a token."""
     infos = transact(db_path, lambda conn: admin.list_users(conn, admin.workspace_by_name(conn, workspace).id))
     for user in infos:
-        click.echo(f"{user.name}\t{user.role}\t{','.join(user.groups) or '-'}")
+        click.echo(f"{user.name}\t{user.role}\t{','.join(user.groups) or '-'}\t{user.email or '-'}\t{user.slack_id or '-'}")
 
 
 @users.command("token")

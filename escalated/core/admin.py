@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from escalated.domain import tokens
+from escalated.domain.contacts import email_problem, normal_email, slack_id_problem
 from escalated.domain.models import ApiKeyInfo, Principal, UserInfo
 from escalated.domain.scopes import ALL_SCOPES, ROLE_SCOPES
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated, ValidationFailed, field_error
@@ -90,6 +91,23 @@ class AdminService:
         if target.revoked_ms is None:
             await self.store.revoke_api_key(key_id=target.id, workspace_id=principal.workspace_id)
 
+
+    # -- where users are reached (issue #16: email links, Slack buttons) -------
+
+    async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
+        """The workspace's user with this address, whatever its case; None for
+        an address nobody has (or that is not an address)."""
+        address = normal_email(email)
+        if email_problem(address):
+            return None
+        return await self.store.user_by_email(workspace_id=workspace_id, email=address)
+
+    async def user_by_slack_id(self, *, workspace_id: str, slack_id: str) -> UserInfo | None:
+        """The workspace's user mapped to this Slack member id (``users add
+        NAME --slack-id U…``); None when unmapped."""
+        if slack_id_problem(slack_id):
+            return None
+        return await self.store.user_by_slack_id(workspace_id=workspace_id, slack_id=slack_id)
 
 # Every request turns its key or user into a Principal; the same row gives
 # the same one, so it is built once per row's contents, not per request.

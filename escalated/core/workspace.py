@@ -13,6 +13,7 @@ import attrs
 from escalated.core.admin import AdminService
 from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
+from escalated.domain.contacts import checked_contacts
 from escalated.domain.models import ApiKeyInfo, Policy, Principal, UserInfo
 from escalated.domain.policies import build_policy, unknown_reviewers
 from escalated.domain.scopes import ALL_SCOPES, ROLES
@@ -80,16 +81,27 @@ class WorkspaceAdmin:
         require_admin(principal)
         return await self.store.users(workspace_id=principal.workspace_id)
 
-    async def add_user(self, principal: Principal, name: str, *, role: str, groups: tuple[str, ...]) -> str:
+    async def add_user(
+        self,
+        principal: Principal,
+        name: str,
+        *,
+        role: str,
+        groups: tuple[str, ...],
+        email: str | None = None,
+        slack_id: str | None = None,
+    ) -> str:
         """The new user's token, shown this once."""
         require_admin(principal)
         name = name.strip()
         if not name or "," in name or name.startswith("group:") or role not in ROLES:
             raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
+        email, slack_id = checked_contacts(email=email, slack_id=slack_id)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
         await self.store.add_user(
-            workspace_id=principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret)
-        )
+            workspace_id=principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret),
+            email=email, slack_id=slack_id,
+        )  # fmt: skip
         return secret
 
     async def rotate_token(self, principal: Principal, name: str) -> str:

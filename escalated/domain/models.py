@@ -196,6 +196,8 @@ class UserInfo:
     role: str
     groups: tuple[str, ...]
     created_ms: int
+    email: str | None = None  # lower-cased (domain/contacts.py); unique per workspace
+    slack_id: str | None = None  # Slack member id (U…); unique per workspace
 
 
 # Delivery kinds and statuses (CONTRACT §5).

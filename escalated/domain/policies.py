@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from escalated.domain.contacts import email_problem
 from escalated.domain.models import Policy, UserInfo
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
 from escalated.domain.urlsafety import literal_problem
@@ -20,14 +21,16 @@ def target_problem(target: str) -> str | None:
     """Why a notify target is unusable, or None (CONTRACT §4)."""
     if target == "desktop":
         return None
-    if target.startswith("webhook:"):
-        # Judged as the sender's HTTP client will read it (CONTRACT §5), so a
-        # Unicode spelling of a metadata address is refused here, not sent.
-        problem = literal_problem(target.removeprefix("webhook:"))
-        return None if problem is None else f"webhook target {problem}"
+    for kind in ("webhook", "slack"):  # slack: a Slack incoming-webhook URL (issue #16)
+        if target.startswith(f"{kind}:"):
+            # Judged as the sender's HTTP client will read it (CONTRACT §5), so a
+            # Unicode spelling of a metadata address is refused here, not sent.
+            problem = literal_problem(target.removeprefix(f"{kind}:"))
+            return None if problem is None else f"{kind} target {problem}"
     if target.startswith("email:"):
-        return None if "@" in target else "email target needs an address"
-    return f"unknown notify target {target!r}: use webhook:URL, email:ADDRESS or desktop"
+        problem = email_problem(target.removeprefix("email:"))
+        return None if problem is None else f"email target: {problem}"
+    return f"unknown notify target {target!r}: use webhook:URL, slack:WEBHOOK_URL, email:ADDRESS or desktop"
 
 
 def build_policy(

@@ -121,11 +121,20 @@ async def read_capped(response: aiohttp.ClientResponse, *, limit_bytes: int = MA
 def origin(delivery: Delivery) -> str:
     """What the sender limits concurrency by: scheme, host and port of an HTTP
     target as the client will connect to it; the channel otherwise."""
-    target = delivery.target if delivery.kind == CALLBACK else delivery.target.removeprefix("webhook:")
+    target = delivery.target if delivery.kind == CALLBACK else webhook_url(delivery.target) or delivery.target
     parsed = client_url(target)
     if parsed is None:
         return target.split(":", 1)[0]  # "email", "desktop", or a URL that is refused anyway
     return f"{parsed.scheme}://{parsed.raw_host}:{parsed.port}"
+
+
+def webhook_url(target: str) -> str | None:
+    """The URL a notification POSTs to: ``webhook:URL``, or ``slack:URL`` (a
+    Slack incoming webhook reads the body's ``text``)."""
+    for prefix in ("webhook:", "slack:"):
+        if target.startswith(prefix):
+            return target.removeprefix(prefix)
+    return None
 
 
 def callback_headers(delivery: Delivery) -> dict[str, str]:
@@ -217,8 +226,8 @@ async def attempt(delivery: Delivery, *, session: aiohttp.ClientSession, timeout
     if delivery.kind == CALLBACK:
         return await post(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
     target = delivery.target
-    if target.startswith("webhook:"):
-        return await post(session, delivery, target.removeprefix("webhook:"), timeout_s=timeout_s, allowed=allowed)
+    if url := webhook_url(target):
+        return await post(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
     if target.startswith("email:"):
         return await email(smtp_url, target.removeprefix("email:"), delivery.body)
     if target == "desktop":

@@ -12,6 +12,7 @@ import sqlite3
 import orjson
 
 from escalated.domain import tokens
+from escalated.domain.contacts import contact_taken
 from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.ids import new_id
@@ -118,15 +119,27 @@ def workspace_has_api_key(conn: sqlite3.Connection, workspace_id: str) -> bool:
 
 
 def insert_user(
-    conn: sqlite3.Connection, workspace_id: str, *, name: str, role: str, groups: tuple[str, ...], token_hash: str
+    conn: sqlite3.Connection,
+    workspace_id: str,
+    *,
+    name: str,
+    role: str,
+    groups: tuple[str, ...],
+    token_hash: str,
+    email: str | None = None,
+    slack_id: str | None = None,
 ) -> UserInfo:
     if conn.execute(Q["user_exists"], (workspace_id, name)).fetchone():
         raise ConfigError(f"user {name!r} already exists (rotate the token with: escalated users token {name})")
-    user = UserInfo(id=new_id("usr"), workspace_id=workspace_id, name=name, role=role, groups=groups, created_ms=now_ms())
-    conn.execute(
-        Q["create_user"],
-        (user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms),
-    )
+    for query, value, what in (("user_by_email", email, "email"), ("user_by_slack_id", slack_id, "Slack id")):
+        if value is not None and (row := conn.execute(Q[query], (workspace_id, value)).fetchone()):
+            raise ConfigError(contact_taken(what, value, owner=user_from_row(row).name))
+    user = UserInfo(
+        id=new_id("usr"), workspace_id=workspace_id, name=name, role=role, groups=groups, created_ms=now_ms(),
+        email=email, slack_id=slack_id,
+    )  # fmt: skip
+    params = (user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms, email, slack_id)
+    conn.execute(Q["create_user"], params)
     return user
 
 

@@ -182,9 +182,26 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def add_user(
-        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+        self,
+        *,
+        workspace_id: str,
+        name: str,
+        role: str,
+        groups: tuple[str, ...],
+        token_hash: str,
+        email: str | None = None,
+        slack_id: str | None = None,
     ) -> UserInfo:
-        """``ConfigError`` when the name is taken."""
+        """``ConfigError`` when the name, the email or the Slack id is taken
+        in the workspace. ``email`` arrives lower-cased (domain/contacts.py)."""
+
+    @abc.abstractmethod
+    async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
+        """The user of the workspace with this (lower-cased) address."""
+
+    @abc.abstractmethod
+    async def user_by_slack_id(self, *, workspace_id: str, slack_id: str) -> UserInfo | None:
+        """The user of the workspace with this Slack member id."""
 
     @abc.abstractmethod
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:

@@ -106,8 +106,17 @@ def key_from_row(row: tuple) -> ApiKeyInfo:
 
 @functools.lru_cache(maxsize=1024)
 def user_from_row(row: tuple) -> UserInfo:
-    uid, ws, name, role, groups, created = row
-    return UserInfo(id=uid, workspace_id=ws, name=name, role=role, groups=tuple(orjson.loads(groups)), created_ms=created)
+    uid, ws, name, role, groups, created, email, slack_id = row
+    return UserInfo(
+        id=uid,
+        workspace_id=ws,
+        name=name,
+        role=role,
+        groups=tuple(orjson.loads(groups)),
+        created_ms=created,
+        email=email,
+        slack_id=slack_id,
+    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -151,11 +151,29 @@ class SqliteStore(Store):
         return [user_from_row(r) for r in await self._db.fetchall(Q["users_of_workspace"], (workspace_id,))]
 
     async def add_user(
-        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+        self,
+        *,
+        workspace_id: str,
+        name: str,
+        role: str,
+        groups: tuple[str, ...],
+        token_hash: str,
+        email: str | None = None,
+        slack_id: str | None = None,
     ) -> UserInfo:
         return await self._db.write(
-            lambda conn: admin.insert_user(conn, workspace_id, name=name, role=role, groups=groups, token_hash=token_hash)
+            lambda conn: admin.insert_user(
+                conn, workspace_id, name=name, role=role, groups=groups, token_hash=token_hash, email=email, slack_id=slack_id
+            )
         )
+
+    async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
+        row = await self._db.fetchone(Q["user_by_email"], (workspace_id, email))
+        return None if row is None else user_from_row(row)
+
+    async def user_by_slack_id(self, *, workspace_id: str, slack_id: str) -> UserInfo | None:
+        row = await self._db.fetchone(Q["user_by_slack_id"], (workspace_id, slack_id))
+        return None if row is None else user_from_row(row)
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
         await self._db.write(lambda conn: admin.rotate_user_token(conn, workspace_id, name=name, token_hash=token_hash))

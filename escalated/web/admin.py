@@ -93,7 +93,12 @@ async def add_user(request: web.Request) -> web.Response:
     name = _text(data, "name")
     try:
         token = await request.config_dict[WORKSPACE_ADMIN].add_user(
-            who.principal, name, role=_text(data, "role") or "reviewer", groups=split_list(_text(data, "groups"))
+            who.principal,
+            name,
+            role=_text(data, "role") or "reviewer",
+            groups=split_list(_text(data, "groups")),
+            email=_text(data, "email") or None,
+            slack_id=_text(data, "slack_id") or None,
         )
     except ConfigError as exc:
         return await users(request, error=exc.detail, status=422)

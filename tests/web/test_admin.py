@@ -97,6 +97,22 @@ def test_an_added_users_token_is_shown_once_and_signs_in(world, root):
     assert WebClient(world.url).sign_in(token).status == 303
 
 
+def test_a_user_added_on_the_users_page_has_an_email_and_a_slack_id(world, root):
+    name = unique("gina")
+    fields = {"name": name, "role": "reviewer", "email": f"{name}@Example.com", "slack_id": "U0GINA123"}
+    assert root.submit("/app/users", "/app/users", fields).status == 200
+    row = next(line for line in world.server.cli("users", "list").splitlines() if line.startswith(name))
+    assert row.split("\t")[3:] == [f"{name}@example.com".lower(), "U0GINA123"]
+    assert f"<td>{name}@example.com".lower() in root.get("/app/users").text.lower()
+
+
+def test_a_malformed_email_on_the_users_page_is_refused(world, root):
+    name = unique("hal")
+    page = root.submit("/app/users", "/app/users", {"name": name, "role": "reviewer", "email": "hal at example"})
+    assert page.status == 422 and "not one plain address" in page.text
+    assert name not in world.server.cli("users", "list")
+
+
 def test_a_sign_in_link_from_the_users_page_works_once(world, root):
     page = root.submit("/app/users", "/app/users/bob/login-link", {"ttl": "5m"})
     link = SECRET_SHOWN.search(page.text).group(1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import orjson
 
+from escalated.domain.contacts import contact_taken
 from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.ids import new_id
@@ -90,18 +91,43 @@ class AdminQueries:
         return [user_from_row(r) for r in await self._fetchall(Q["users_of_workspace"], (workspace_id,))]
 
     async def add_user(
-        self, *, workspace_id: str, name: str, role: str, groups: tuple[str, ...], token_hash: str
+        self,
+        *,
+        workspace_id: str,
+        name: str,
+        role: str,
+        groups: tuple[str, ...],
+        token_hash: str,
+        email: str | None = None,
+        slack_id: str | None = None,
     ) -> UserInfo:
-        user = UserInfo(id=new_id("usr"), workspace_id=workspace_id, name=name, role=role, groups=groups, created_ms=now_ms())
+        user = UserInfo(
+            id=new_id("usr"), workspace_id=workspace_id, name=name, role=role, groups=groups, created_ms=now_ms(),
+            email=email, slack_id=slack_id,
+        )  # fmt: skip
 
         async def job(tx) -> UserInfo:
             if await (await tx.execute(Q["user_exists"], (workspace_id, name))).fetchone():
                 raise ConfigError(f"user {name!r} already exists (rotate the token with: escalated users token {name})")
-            params = (user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms)
+            for query, value, what in (("user_by_email", email, "email"), ("user_by_slack_id", slack_id, "Slack id")):
+                if value is not None and (row := await (await tx.execute(Q[query], (workspace_id, value))).fetchone()):
+                    raise ConfigError(contact_taken(what, value, owner=user_from_row(row).name))
+            params = (
+                user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms,
+                email, slack_id,
+            )  # fmt: skip
             await tx.execute(Q["create_user"], params)
             return user
 
         return await self._writer.submit(job)
+
+    async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
+        row = await self._fetchone(Q["user_by_email"], (workspace_id, email))
+        return None if row is None else user_from_row(row)
+
+    async def user_by_slack_id(self, *, workspace_id: str, slack_id: str) -> UserInfo | None:
+        row = await self._fetchone(Q["user_by_slack_id"], (workspace_id, slack_id))
+        return None if row is None else user_from_row(row)
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
         async def job(tx) -> None:

@@ -23,7 +23,7 @@ id, escalation_id, kind, target, event, status, body, secret, attempts_json, nex
 id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
 
 -- part: user_columns
-id, workspace_id, name, role, groups_json, created_ms
+id, workspace_id, name, role, groups_json, created_ms, email, slack_id
 
 -- part: policy_columns
 workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
@@ -239,7 +239,15 @@ SELECT {user_columns} FROM users WHERE token_hash = %s
 SELECT 1 FROM users WHERE workspace_id = %s AND name = %s
 
 -- name: create_user
-INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms) VALUES (%s, %s, %s, %s, %s, %s, %s)
+INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms, email, slack_id)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+
+-- Addresses are stored lower-cased (domain/contacts.py), so equality is case-insensitive.
+-- name: user_by_email
+SELECT {user_columns} FROM users WHERE workspace_id = %s AND email = %s
+
+-- name: user_by_slack_id
+SELECT {user_columns} FROM users WHERE workspace_id = %s AND slack_id = %s
 
 -- name: rotate_user_token
 UPDATE users SET token_hash = %s WHERE workspace_id = %s AND name = %s
@@ -274,7 +282,7 @@ SELECT status, COUNT(*) FROM escalations WHERE workspace_id = %s
 -- == web sessions and sign-in links ==========================================
 
 -- part: user_columns_of_u
-u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms
+u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.slack_id
 
 -- name: session_user
 SELECT {user_columns_of_u}, s.last_seen_ms FROM web_sessions s

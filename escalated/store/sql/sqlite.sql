@@ -25,7 +25,7 @@ id, escalation_id, kind, target, event, status, body, secret, attempts_json, nex
 id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
 
 -- part: user_columns
-id, workspace_id, name, role, groups_json, created_ms
+id, workspace_id, name, role, groups_json, created_ms, email, slack_id
 
 -- part: policy_columns
 workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
@@ -205,7 +205,15 @@ SELECT {user_columns} FROM users WHERE token_hash = ?
 SELECT 1 FROM users WHERE workspace_id = ? AND name = ?
 
 -- name: create_user
-INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms, email, slack_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- Addresses are stored lower-cased (domain/contacts.py), so equality is case-insensitive.
+-- name: user_by_email
+SELECT {user_columns} FROM users WHERE workspace_id = ? AND email = ?
+
+-- name: user_by_slack_id
+SELECT {user_columns} FROM users WHERE workspace_id = ? AND slack_id = ?
 
 -- name: rotate_user_token
 UPDATE users SET token_hash = ? WHERE workspace_id = ? AND name = ?
@@ -238,7 +246,7 @@ SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?
 -- look-ups join on it, so a token rotation ends them all at once.
 
 -- part: user_columns_of_u
-u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms
+u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.slack_id
 
 -- The user row (user_columns), then last_seen_ms.
 -- name: session_user
