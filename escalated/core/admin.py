@@ -28,7 +28,8 @@ class AdminService:
 
         A malformed token (bad shape or checksum) is refused without a
         database look-up. Keys and users are read on every call, so a
-        revocation from the CLI applies to the very next request.
+        revocation from the CLI applies to the very next request (across
+        PostgreSQL replicas: within the store's bound of 1 s).
         """
         if not tokens.well_formed(token):
             raise Unauthenticated("malformed token")

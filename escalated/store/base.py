@@ -15,7 +15,9 @@ What every implementation owes, beyond the signatures:
   the loser raises ``InvalidState`` (``resolve_many`` skips it instead).
 - A delivery owed by a change is written in the same transaction as it.
 - ``policy``, ``api_key_by_hash`` and ``user_by_hash`` are read on every
-  request and must see a change made by another process at once.
+  request and must see a change made by another process at once; a
+  shared store may keep them per process only within a stated bound
+  (PostgreSQL: 1 s, forgotten at once on the process that made the change).
 """
 
 from __future__ import annotations

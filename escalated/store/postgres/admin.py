@@ -2,7 +2,11 @@
 part of ``PostgresStore`` the admin surfaces and the web app use.
 
 Reads go to the pool, writes to the replica's writer; the same named
-queries as SQLite's ``store/admin.py`` and ``store/websessions.py``.
+queries as SQLite's ``store/admin.py`` and ``store/websessions.py``. The
+three rows read on every request (key or user by token hash, policy) come
+through the replica's ``Lookups`` (lookups.py); every write that changes
+one of them marks its commit group (``config_changed``) and forgets them
+here at once.
 """
 
 from __future__ import annotations
@@ -24,20 +28,41 @@ async def _execute(tx, sql: str, params: tuple) -> None:
     await tx.execute(sql, params)
 
 
+async def _change_config(tx, sql: str, params: tuple) -> int:
+    tx.config_changed = True
+    return await tx.changed(sql, params)
+
+
 class AdminQueries:
-    """Mixed into ``PostgresStore``: uses its ``_writer``, ``_fetchone`` and ``_fetchall``."""
+    """Mixed into ``PostgresStore``: uses its ``_writer``, ``_lookups``, ``_fetchone`` and ``_fetchall``."""
+
+    async def _config_write(self, job, *args):
+        """A write that changes what ``_lookups`` holds: forgotten here once committed."""
+        try:
+            return await self._writer.submit(job, *args)
+        finally:
+            self._lookups.forget()
 
     async def policy(self, *, workspace_id: str, key: str) -> Policy | None:
-        row = await self._fetchone(Q["get_policy"], (workspace_id, key))
-        return None if row is None else policy_from_row(row)
+        async def read() -> Policy | None:
+            row = await self._fetchone(Q["get_policy"], (workspace_id, key))
+            return None if row is None else policy_from_row(row)
+
+        return await self._lookups.get(("policy", workspace_id, key), read)
 
     async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None:
-        row = await self._fetchone(Q["key_by_hash"], (token_hash,))
-        return None if row is None else key_from_row(row)
+        async def read() -> ApiKeyInfo | None:
+            row = await self._fetchone(Q["key_by_hash"], (token_hash,))
+            return None if row is None else key_from_row(row)
+
+        return await self._lookups.get(("key", token_hash), read)
 
     async def user_by_hash(self, *, token_hash: str) -> UserInfo | None:
-        row = await self._fetchone(Q["user_by_hash"], (token_hash,))
-        return None if row is None else user_from_row(row)
+        async def read() -> UserInfo | None:
+            row = await self._fetchone(Q["user_by_hash"], (token_hash,))
+            return None if row is None else user_from_row(row)
+
+        return await self._lookups.get(("user", token_hash), read)
 
     async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None:
         row = await self._fetchone(Q["key_by_id"], (key_id, workspace_id))
@@ -58,11 +83,11 @@ class AdminQueries:
 
     async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None:
         async def job(tx) -> None:
-            if await tx.changed(Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id)) == 0:
+            if await _change_config(tx, Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id)) == 0:
                 if await (await tx.execute(Q["key_exists"], (key_id,))).fetchone() is None:
                     raise NotFound(f"no API key {key_id}")
 
-        await self._writer.submit(job)
+        await self._config_write(job)
 
     async def workspace_by_name(self, *, name: str) -> Workspace:
         row = await self._fetchone(Q["workspace_by_name"], (name,))
@@ -76,16 +101,16 @@ class AdminQueries:
             orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
             bool(policy.cancel_callback), now_ms(),
         )  # fmt: skip
-        await self._writer.submit(_execute, Q["put_policy"], params)
+        await self._config_write(_change_config, Q["put_policy"], params)
 
     async def policies(self, *, workspace_id: str) -> list[Policy]:
         return [policy_from_row(r) for r in await self._fetchall(Q["policies_of_workspace"], (workspace_id,))]
 
     async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
         async def job(tx) -> bool:
-            return await tx.changed(Q["delete_policy"], (workspace_id, key)) > 0
+            return await _change_config(tx, Q["delete_policy"], (workspace_id, key)) > 0
 
-        return await self._writer.submit(job)
+        return await self._config_write(job)
 
     async def users(self, *, workspace_id: str) -> list[UserInfo]:
         return [user_from_row(r) for r in await self._fetchall(Q["users_of_workspace"], (workspace_id,))]
@@ -131,10 +156,10 @@ class AdminQueries:
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
         async def job(tx) -> None:
-            if await tx.changed(Q["rotate_user_token"], (token_hash, workspace_id, name)) == 0:
+            if await _change_config(tx, Q["rotate_user_token"], (token_hash, workspace_id, name)) == 0:
                 raise ConfigError(f"no user named {name!r} in this workspace")
 
-        await self._writer.submit(job)
+        await self._config_write(job)
 
     # -- web sessions and sign-in links -----------------------------------------
 

@@ -62,8 +62,7 @@ async def create_escalation(
             esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice,
         ),
     )  # fmt: skip
-    async with tx.conn.cursor() as cur:
-        await cur.executemany(Q["add_route"], [(r, esc.id) for r in routes])
+    await tx.execute(Q["add_route"], (list(routes), esc.id))
     add_history(tx, esc.id, "created", esc.created_by, esc.created_ms)
     await add_deliveries(tx, notifications)
     return None

@@ -2,7 +2,9 @@
 
 Writes go to this replica's ``PgWriter`` (one connection, group commit);
 reads to a small pool, each on a fresh READ COMMITTED snapshot, so a change
-committed by any replica is seen by the next read here.
+committed by any replica is seen by the next read here; except the key,
+user and policy every request reads, kept for at most a second and
+forgotten when any replica changes one (lookups.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from escalated.store.postgres import jobs
 from escalated.store.postgres.doorbell import Doorbell
 from escalated.store.postgres.feed import ChangeFeed
 from escalated.store.postgres.leader import Leadership
+from escalated.store.postgres.lookups import Lookups
 from escalated.store.postgres.admin import AdminQueries
 from escalated.store.postgres.migrate import migrate
 from escalated.store.postgres.writer import LastRows, PgWriter
@@ -38,6 +41,7 @@ class PostgresStore(AdminQueries, Store):
         self._url = url
         self._writer = writer
         self._pool = pool
+        self._lookups = Lookups()
 
     @classmethod
     async def open(cls, url: str, *, durability: str = "full") -> PostgresStore:
@@ -54,7 +58,7 @@ class PostgresStore(AdminQueries, Store):
     async def follow(self, stop: asyncio.Event, on_change: Callable[[Change], None]) -> None:
         feed = await ChangeFeed(self, on_change=on_change).start()
         self._writer.on_commit = feed.ring  # our own commits: no need to wait for the doorbell
-        bell = Doorbell(self._url, on_ring=feed.ring)
+        bell = Doorbell(self._url, on_ring=feed.ring, on_config=self._lookups.forget)
         try:
             await asyncio.gather(feed.run(stop), bell.run(stop))
         finally:

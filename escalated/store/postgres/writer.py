@@ -9,6 +9,8 @@ cost one COMMIT (one WAL flush) instead of N. Measured on PostgreSQL 15:
 Each group ends with one ``pg_notify`` on the doorbell channel (never one
 per request: NOTIFY takes a database-wide lock at COMMIT, so per-request
 notifies would serialise every commit). Other replicas hear it and re-read.
+Its payload is ``'config'`` when a job changed keys, users or policies
+(``GroupTx.config_changed``): replicas then forget their cached look-ups.
 
 As in the SQLite writer, one failing job never undoes the others of its
 group: the group first runs pipelined without savepoints; if anything
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_GROUP = 512
 DOORBELL_CHANNEL = "escalated_changes"
+CONFIG_CHANGED = "config"  # the doorbell's payload after a change to keys, users or policies
 SYNCHRONOUS_COMMIT = {"full": "on", "normal": "off"}  # --durability -> synchronous_commit
 
 Job = Callable[..., Awaitable[Any]]
@@ -54,6 +57,7 @@ class GroupTx:
     def __init__(self, conn: psycopg.AsyncConnection, pipeline: psycopg.AsyncPipeline | None = None) -> None:
         self.conn = conn
         self.last_rows: list[tuple] = []
+        self.config_changed = False  # set by a job that changed keys, users or policies
         self._pipeline = pipeline
 
     async def execute(self, sql: str, params: tuple | list | dict | None = None) -> psycopg.AsyncCursor:
@@ -201,7 +205,8 @@ class PgWriter:
             await conn.execute(self._last_rows.lock_sql)
             async with conn.cursor() as cur:
                 await cur.executemany(self._last_rows.insert_sql, tx.last_rows)
-        await conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
+        payload = CONFIG_CHANGED if tx.config_changed else ""
+        await conn.execute("SELECT pg_notify(%s, %s)", (self._channel, payload))
         await conn.execute("COMMIT")
 
     async def _rollback(self, conn: psycopg.AsyncConnection) -> None:

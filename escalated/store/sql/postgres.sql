@@ -51,8 +51,10 @@ RETURNING 1
 INSERT INTO escalations ({escalation_columns})
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL)
 
+-- All of an escalation's routes in one statement (an executemany of one
+-- row cost a tenth of a replica's CPU per create).
 -- name: add_route
-INSERT INTO escalation_routes (route, escalation_id) VALUES (%s, %s)
+INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(%s::text[]), %s
 
 -- History rows are written at the end of their commit group, under this
 -- lock, held to COMMIT: so event numbers (/events ids) rise in commit

@@ -1,0 +1,132 @@
+"""Keys, users and policies cached per replica: a change made anywhere is
+seen everywhere within 1 s (docs/CONTRACT.md, #14), through the doorbell
+and the real surface."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import pytest
+
+from escalated.store.postgres.doorbell import Doorbell
+from escalated.store.postgres.lookups import TTL_S, Lookups
+from escalated.store.postgres.writer import PgWriter
+from tests.support.api import Api
+from tests.support.server import ServerProcess, cli
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def two(postgres_server):
+    url = postgres_server.create_database(migrated=False)
+    replicas = [ServerProcess(db=url).start(), ServerProcess(db=url).start()]
+    await asyncio.to_thread(cli, url, "policy", "set", "refunds.large")
+    async with aiohttp.ClientSession() as session:
+        key = next(r.bootstrap_key for r in replicas if r.bootstrap_key)
+        yield url, [Api(r.url, key, session) for r in replicas]
+    for replica in replicas:
+        replica.stop()
+    postgres_server.drop_database(url)
+
+
+async def seconds_until(predicate, *, bound_s: float) -> float:
+    """How long until ``predicate()`` holds; fails past ``bound_s`` (plus slack for a busy machine)."""
+    started = time.monotonic()
+    async with asyncio.timeout(bound_s + 5):
+        while not await predicate():
+            await asyncio.sleep(0.01)
+    return time.monotonic() - started
+
+
+async def test_a_key_revoked_on_one_replica_is_refused_on_the_other_within_1_s(two):
+    _, (a, b) = two
+    status, minted, _ = await a.call("POST", "/api-keys", json={"name": "agent"})
+    assert status == 201
+    on_b = Api(b.url, minted["key"], b.session)
+    assert (await on_b.call("GET", "/escalations"))[0] == 200  # B now holds the key
+    assert (await a.call("DELETE", f"/api-keys/{minted['id']}"))[0] == 204
+
+    async def refused() -> bool:
+        return (await on_b.call("GET", "/escalations"))[0] == 401
+
+    assert await seconds_until(refused, bound_s=TTL_S) < TTL_S
+
+
+async def test_a_policy_changed_with_the_cli_applies_on_every_replica_within_1_s(two):
+    url, apis = two
+    for api in apis:
+        assert (await api.create())["deadlineAt"] is None  # each holds the policy without an SLA
+    await asyncio.to_thread(cli, url, "policy", "set", "refunds.large", "--sla", "1h", "--default-choice", "deny")
+
+    async def sla_everywhere() -> bool:
+        return all([(await api.create())["deadlineAt"] is not None for api in apis])
+
+    assert await seconds_until(sla_everywhere, bound_s=TTL_S) < TTL_S
+
+
+async def _doorbell_forgetting(url: str, lookups: Lookups, stop: asyncio.Event) -> asyncio.Task:
+    bell = Doorbell(url, on_ring=lambda: None, on_config=lookups.forget)
+    task = asyncio.create_task(bell.run(stop))
+    await asyncio.wait_for(bell.listening.wait(), 5)
+    return task
+
+
+async def _cache(lookups: Lookups) -> None:
+    async def read() -> str:
+        return "the key as read before"
+
+    await lookups.get("k", read)
+
+
+async def _still_cached(lookups: Lookups) -> bool:
+    async def read() -> str:
+        return "read again"
+
+    return await lookups.get("k", read) == "the key as read before"
+
+
+async def test_a_config_change_committed_by_another_replica_empties_the_cache_through_the_doorbell(postgres_url):
+    stop = asyncio.Event()
+    lookups = Lookups(ttl_s=600)  # only the doorbell can empty it within this test
+    task = await _doorbell_forgetting(postgres_url, lookups, stop)
+    await _cache(lookups)
+    other = await PgWriter(postgres_url).start()
+
+    async def revoke_all(tx) -> None:
+        tx.config_changed = True
+        await tx.execute("UPDATE api_keys SET revoked_ms = 1")
+
+    await other.submit(revoke_all)
+
+    async def emptied() -> bool:
+        return not await _still_cached(lookups)
+
+    await seconds_until(emptied, bound_s=1.0)
+    await other.close()
+    stop.set()
+    await task
+
+
+async def test_an_escalation_committed_by_another_replica_keeps_the_cache(postgres_url):
+    stop = asyncio.Event()
+    lookups = Lookups(ttl_s=600)
+    rang = asyncio.Event()
+    bell = Doorbell(postgres_url, on_ring=rang.set, on_config=lookups.forget)
+    task = asyncio.create_task(bell.run(stop))
+    await asyncio.wait_for(bell.listening.wait(), 5)
+    await _cache(lookups)
+    rang.clear()
+    other = await PgWriter(postgres_url).start()
+
+    async def touch(tx) -> None:
+        await tx.execute("UPDATE workspaces SET created_ms = created_ms + 1")
+
+    await other.submit(touch)
+    await asyncio.wait_for(rang.wait(), 1.0)  # heard, and yet:
+    assert await _still_cached(lookups)
+    await other.close()
+    stop.set()
+    await task
