@@ -24,6 +24,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.deep import with_deep_stack
+from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
 from escalated.guard_contracts import ContractSet
 from escalated.contracts.calls import LlmCall
 from escalated.contracts.edit.rewrite import Skip, Target, rewrite_source
@@ -69,6 +70,17 @@ class ChangeSet:
         return "".join(c.diff() for c in self.changes)
 
 
+def session_skips(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> list[Skip]:
+    """Contracted realtime sessions: never wrapped, always said why."""
+    out = []
+    for call in calls:
+        project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
+        contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
+        if call.api in SESSION_APIS and contract is not None and not call.guarded:
+            out.append(Skip(call.location, contract.id, SESSION_REASON))
+    return out
+
+
 def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, list[Target]]:
     """Per file, the calls a contract covers, as rewrite targets (guarded ones included).
 
@@ -77,6 +89,8 @@ def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str
     """
     by_path: dict[str, list[Target]] = defaultdict(list)
     for call in calls:
+        if call.api in SESSION_APIS:
+            continue  # not wrappable: see session_skips
         project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
         if contract is not None:
@@ -92,8 +106,9 @@ def build_change_set(
 
     ``root`` is the scanned folder; call paths are relative to it.
     """
+    calls = tuple(calls)
     changes: list[FileChange] = []
-    skipped: list[Skip] = []
+    skipped: list[Skip] = session_skips(calls, contracts, prefix=prefix)
     guarded = 0
     for rel, targets in sorted(targets_for(calls, contracts, prefix=prefix).items()):
         try:

@@ -83,6 +83,8 @@ OPENAI_APIS = frozenset({
     # instructor's wrappers of create keep the client's shape.
     "chat.completions.create_with_completion", "chat.completions.create_partial", "chat.completions.create_iterable",
     "create", "create_with_completion", "create_partial", "create_iterable",
+    # Realtime (websocket) sessions: the model's events arrive on the connection.
+    "beta.realtime.connect", "realtime.connect",
 })  # fmt: skip
 ANTHROPIC_APIS = frozenset({
     "messages.create", "messages.stream", "messages.parse", "beta.messages.create",
@@ -93,6 +95,7 @@ ANTHROPIC_APIS = frozenset({
 GENAI_CLIENT_APIS = frozenset({
     "models.generate_content", "models.generate_content_stream",
     "aio.models.generate_content", "aio.models.generate_content_stream",
+    "aio.live.connect", "live.connect",  # the Live API's websocket session (client.aio.live.connect)
 })  # fmt: skip
 GENAI_MODEL_APIS = frozenset({"generate_content", "generate_content_async", "send_message", "send_message_async"})
 GENAI_CHAT_APIS = frozenset({"send_message", "send_message_stream", "send_message_async"})
@@ -127,6 +130,14 @@ TRANSPARENT_SEGMENTS = frozenset({"with_raw_response", "with_streaming_response"
 # Client methods that return the same client with other settings: client.with_options(timeout=5)
 CLIENT_COPIES = frozenset({"with_options", "copy"})
 
+# Two-way sessions (websockets): the call opens a connection the code then talks over, so a
+# guard around it would hold the connection, not an answer; apply guards what the events drive.
+SESSION_APIS = frozenset({"beta.realtime.connect", "realtime.connect", "aio.live.connect", "live.connect"})
+SESSION_REASON = (
+    "a realtime session (websocket) is a connection, not an answer: a guard around it would hold "
+    "the connection; guard what its events drive instead (guard() around each action, @guard_tool on handlers)"
+)
+
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 
@@ -140,12 +151,14 @@ SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (
     ("responses.create", "openai"),
     ("responses.parse", "openai"),
     ("responses.stream", "openai"),
+    ("beta.realtime.connect", "openai"),
     ("beta.messages.create", "anthropic"),
     ("beta.messages.stream", "anthropic"),
     ("messages.create", "anthropic"),
     ("messages.stream", "anthropic"),
     ("models.generate_content", "google-genai"),
     ("models.generate_content_stream", "google-genai"),
+    ("aio.live.connect", "google-genai"),
     ("generate_content", "google-genai"),
     ("generate_content_async", "google-genai"),
 )
