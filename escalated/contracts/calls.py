@@ -47,6 +47,26 @@ class Finding:
     basis: str = "code"
 
 
+@attrs.frozen(order=True)
+class ToolSite:
+    """A risky tool an agent runner runs inside the call, and where its function is.
+
+    A guard around ``Runner.run`` decides after the tool already ran, so
+    ``apply`` guards these at the tool (``@guard_tool``). ``function`` is the
+    qualified function in ``path``, None when the tool is not a project
+    function (a class, a built-in tool); ``guard_id`` is the contract of the
+    ``@guard_tool`` it already carries; ``approval`` is true when the framework
+    asks a human first (``needs_approval``).
+    """
+
+    name: str
+    path: str
+    function: str | None
+    line: int
+    guard_id: str | None = None
+    approval: bool = False
+
+
 @attrs.frozen
 class Recommendation:
     """The mode chosen by the rule table: the highest mode among matched rules."""
@@ -77,6 +97,15 @@ class LlmCall:
     source: str
     # In a test folder or test file: reported apart, and never fails the scan by default.
     in_tests: bool = False
+    # An agent runner (Runner.run*, a LangGraph prebuilt agent, a crew): its tools run inside
+    # the call, and these are the risky ones (rules that set required or reviewed).
+    runner: bool = False
+    risky_tools: tuple[ToolSite, ...] = ()
+
+    @property
+    def unguarded_tools(self) -> tuple[ToolSite, ...]:
+        """Risky tools the run reaches that neither a guard_tool nor the framework's approval gates."""
+        return tuple(t for t in self.risky_tools if t.guard_id is None and not t.approval)
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -116,11 +116,15 @@ _WHERE_GUARDED = (
     "(OpenAI Agents Runner.run*, LangGraph prebuilt agents, CrewAI crews, Pydantic AI and "
     "smolagents agents) run their tools inside the call, so a guard around the call sees "
     "only the final answer, after the refund or the shell command already ran. For those, "
-    "gate the tools: decorate each risky tool with @guard_tool(\"id\") "
-    "(escalated.guard_tools; for required the tool runs only after approval), or use "
-    "OpenAI Agents needs_approval=... on each risky tool (scan counts the run as covered "
-    "only when every risky tool it reaches has it), or a LangGraph interrupt before the "
-    "tool node. The guard around the run then reviews the final output."
+    "the tools are guarded: for a run under a required contract, apply adds @guard_tool(\"id\") "
+    "(escalated.guard_tools) to each risky tool function the run reaches, under the "
+    "framework's decorator, and the tool runs only after a reviewer approves the call the "
+    "model chose; scan reports such a run uncovered while a risky tool is not guarded. "
+    "Instead, OpenAI Agents needs_approval=... on each risky tool (scan counts the run as "
+    "covered only when every risky tool it reaches has it) or a LangGraph interrupt before "
+    "the tool node also gate them. A tool that is not a project function (a class, a hosted "
+    "tool) is named in apply's skips: guard it by hand. The guard around the run then "
+    "reviews the final output."
 )
 
 

@@ -210,7 +210,7 @@ CALL_KEYS = {
     "function": str, "index": int, "async": bool, "confidence": str, "callConfidence": str, "guarded": bool,
     "guardId": (str, type(None)), "existingGate": (str, type(None)), "covered": bool, "coveredBy": (str, type(None)),
     "contract": (str, type(None)), "contractMode": (str, type(None)), "problem": (str, type(None)), "mode": str, "inTests": bool,
-    "rules": list, "reasons": list, "findings": list, "source": str,
+    "rules": list, "reasons": list, "findings": list, "source": str, "runner": bool, "riskyTools": list,
 }  # fmt: skip
 
 
@@ -228,6 +228,7 @@ def test_json_document_matches_the_documented_schema() -> None:
         assert all(isinstance(call[key], kind) for key, kind in CALL_KEYS.items()), call
         assert all(set(f) == {"rule", "kind", "detail", "line", "basis"} for f in call["findings"])
         assert all(f["basis"] in {"code", "name"} for f in call["findings"])
+        assert all(set(t) == {"tool", "path", "line", "function", "guardId", "needsApproval"} for t in call["riskyTools"])
 
 
 def test_scanning_one_file_checks_only_its_contracts(tmp_path: Path) -> None:

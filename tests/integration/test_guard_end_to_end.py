@@ -118,3 +118,128 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
             agent.communicate()
     assert agent.returncode == 0, err
     assert out.strip() == "using: refund 1200 EUR to order 981"
+
+
+# Stand-ins for the OpenAI Agents SDK and Stripe (third-party parts, not ours): the same
+# import paths and call shapes. The "model" of this Runner always chooses the agent's first
+# tool with the request as its argument, and runs it inside the call, as the real one does.
+FAKE_AGENTS = '''
+class FunctionTool:
+    def __init__(self, fn):
+        self.name = fn.__name__
+        self.on_invoke_tool = fn
+
+
+def function_tool(fn=None, **options):
+    return FunctionTool(fn) if fn is not None else FunctionTool
+
+
+class Agent:
+    def __init__(self, name, tools=(), handoffs=()):
+        self.name, self.tools, self.handoffs = name, list(tools), list(handoffs)
+
+
+class RunResult:
+    def __init__(self, final_output):
+        self.final_output = final_output
+
+
+class Runner:
+    @staticmethod
+    def run_sync(agent, request):
+        tool = agent.tools[0]
+        return RunResult(f"{tool.name}: {tool.on_invoke_tool(request)}")
+'''
+
+FAKE_STRIPE = '''
+class Refund:
+    @staticmethod
+    def create(charge):
+        with open("refunds.log", "a") as ledger:
+            ledger.write(charge + "\\n")
+        return {"id": "re_1", "charge": charge}
+'''
+
+BILLING = '''\
+import stripe
+from agents import Agent, Runner, function_tool
+
+
+@function_tool
+def issue_refund(charge_id: str) -> str:
+    stripe.Refund.create(charge=charge_id)
+    return f"refunded {charge_id}"
+
+
+billing = Agent(name="billing", tools=[issue_refund])
+
+
+def handle(request):
+    return Runner.run_sync(billing, request).final_output
+
+
+if __name__ == "__main__":
+    print(handle("ch_981"))
+'''
+
+
+def _applied_agent_run(tmp_path, server) -> tuple[Path, subprocess.Popen]:
+    """init --accept-all and apply on the billing agent, then start it against the server."""
+    project = tmp_path / "project"
+    for name, source in {"agents": FAKE_AGENTS, "stripe": FAKE_STRIPE}.items():
+        (project / name).mkdir(parents=True)
+        (project / name / "__init__.py").write_text(source)
+    (project / "billing.py").write_text(BILLING)
+    assert CliRunner().invoke(init, [str(project), "--accept-all"]).exit_code == 0
+    contract = load_contracts(project).contracts["billing.handle"]
+    assert contract.mode == "required"
+    result = CliRunner().invoke(apply, [str(project), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert '@function_tool\n@guard_tool("billing.handle")\ndef issue_refund(' in (project / "billing.py").read_text()
+    server.cli("policy", "set", contract.policy)
+    env = {
+        **os.environ,
+        "ESCALATED_URL": server.url,
+        "ESCALATED_API_KEY": server.bootstrap_key,
+        "ESCALATED_RUN_ID": "refund-981",
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
+    }
+    env.pop("ESCALATED_CONTRACTS", None)
+    agent = subprocess.Popen(
+        [sys.executable, "billing.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return project, agent
+
+
+def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_call(tmp_path, server):
+    project, agent = _applied_agent_run(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        assert asked["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_981')"
+        assert agent.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
+        _decide(server, asked["id"], "approve")
+        final = _wait_for_open_escalation(server)  # the guard around the run: its final output
+        assert final["evidence"][0] == "Model output:\nissue_refund: refunded ch_981"
+        assert (project / "refunds.log").read_text() == "ch_981\n"
+        _decide(server, final["id"], "approve")
+        out, err = agent.communicate(timeout=30)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+    assert agent.returncode == 0, err
+    assert out.strip() == "issue_refund: refunded ch_981"
+
+
+def test_an_applied_agent_run_whose_tool_call_is_rejected_never_refunds(tmp_path, server):
+    project, agent = _applied_agent_run(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        _decide(server, asked["id"], "reject")
+        _out, err = agent.communicate(timeout=30)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+    assert agent.returncode != 0 and "EscalationRejected" in err
+    assert not (project / "refunds.log").exists()

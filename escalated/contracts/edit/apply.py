@@ -26,8 +26,9 @@ import libcst as cst
 from escalated.contracts.deep import with_deep_stack
 from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
 from escalated.guard_contracts import ContractSet
-from escalated.contracts.calls import LlmCall
-from escalated.contracts.edit.rewrite import Skip, Target, rewrite_source
+from escalated.contracts.calls import Location, LlmCall
+from escalated.contracts.edit.rewrite import Rewritten, Skip, Target, rewrite_source
+from escalated.contracts.edit.tool_guard import ToolTarget, decorate_tools
 from escalated.errors import ConfigError
 
 ScanSource = Callable[[str, str], Sequence[LlmCall]]
@@ -48,6 +49,8 @@ class FileChange:
     new: bytes
     encoding: str
     wrapped: tuple[Target, ...]
+    # Tool functions decorated with @guard_tool (agent runners under a required contract).
+    tools_guarded: tuple[ToolTarget, ...] = ()
 
     def diff(self) -> str:
         old = self.original.decode(self.encoding, errors="replace").splitlines(keepends=True)
@@ -65,6 +68,10 @@ class ChangeSet:
     @property
     def wrapped_count(self) -> int:
         return sum(len(c.wrapped) for c in self.changes)
+
+    @property
+    def tools_count(self) -> int:
+        return sum(len(c.tools_guarded) for c in self.changes)
 
     def diff(self) -> str:
         return "".join(c.diff() for c in self.changes)
@@ -98,6 +105,50 @@ def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str
     return dict(by_path)
 
 
+def tool_targets_for(
+    calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = ""
+) -> tuple[dict[str, list[ToolTarget]], list[Skip]]:
+    """Per file, the risky tool functions of agent runs under a ``required`` contract.
+
+    A guard around ``Runner.run`` decides after the tools ran, so each risky
+    tool the run reaches is guarded at the tool with the run's contract. A tool
+    reached by several runs takes the first contract id in sorted order.
+    """
+    chosen: dict[tuple[str, str], ToolTarget] = {}
+    skipped: list[Skip] = []
+    for call in calls:
+        project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
+        contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
+        if contract is None or contract.mode != "required" or not call.runner:
+            continue
+        for site in call.unguarded_tools:
+            if site.function is None:
+                where = Location(site.path, site.line, 0, site.line, 0)
+                reason = f"tool {site.name} is not a function of the project: guard it at the tool by hand"
+                skipped.append(Skip(where, contract.id, reason))
+                continue
+            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id)
+            key = (site.path, site.function)
+            if key not in chosen or target.contract_id < chosen[key].contract_id:
+                chosen[key] = target
+    by_path: dict[str, list[ToolTarget]] = defaultdict(list)
+    for key in sorted(chosen):
+        by_path[key[0]].append(chosen[key])
+    return dict(by_path), sorted(set(skipped))
+
+
+def rewrite_file(original: bytes, targets: list[Target], tools: list[ToolTarget]) -> tuple[Rewritten, tuple[ToolTarget, ...], list[Skip]]:
+    """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips."""
+    result = rewrite_source(original, targets)
+    if not tools:
+        return result, (), []
+    decorated = decorate_tools(cst.parse_module(result.code), tools)
+    skips = [Skip(Location(t.path, t.line, 0, t.line, 0), t.contract_id, f"tool {t.name}: {why}") for t, why in decorated.skipped]
+    if not decorated.guarded:
+        return result, (), skips
+    return attrs.evolve(result, code=decorated.module.bytes), decorated.guarded, skips
+
+
 @with_deep_stack
 def build_change_set(
     root: Path, *, calls: Iterable[LlmCall], contracts: ContractSet, prefix: str = "", scan_source: ScanSource
@@ -110,18 +161,22 @@ def build_change_set(
     changes: list[FileChange] = []
     skipped: list[Skip] = session_skips(calls, contracts, prefix=prefix)
     guarded = 0
-    for rel, targets in sorted(targets_for(calls, contracts, prefix=prefix).items()):
+    call_targets = targets_for(calls, contracts, prefix=prefix)
+    tool_targets, tool_skips = tool_targets_for(calls, contracts, prefix=prefix)
+    skipped += tool_skips
+    for rel in sorted(set(call_targets) | set(tool_targets)):
+        targets, tools = call_targets.get(rel, []), tool_targets.get(rel, [])
         try:
             original = (Path(root) / rel).read_bytes()
             encoding = cst.parse_module(original).encoding
         except (OSError, cst.ParserSyntaxError) as exc:
             raise ApplyError(f"{rel}: cannot be read or parsed ({exc}); nothing was written") from exc
-        result = rewrite_source(original, targets)
-        skipped += result.skipped
+        result, tools_guarded, tool_skips = rewrite_file(original, targets, tools)
+        skipped += result.skipped + tuple(tool_skips)
         guarded += len(result.already_guarded)
-        if not result.changed:
+        if not result.changed and not tools_guarded:
             continue
-        change = FileChange(rel, original, result.code, encoding, result.wrapped)
+        change = FileChange(rel, original, result.code, encoding, result.wrapped, tools_guarded)
         if _problems(change, contracts=contracts, prefix=prefix, scan_source=scan_source):
             change, rejected = _without_bad_calls(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
             skipped += rejected
@@ -140,9 +195,14 @@ def _without_bad_calls(
     kept: list[Target] = []
     rejected: list[Skip] = []
     best: FileChange | None = None
+    tools = list(change.tools_guarded)
+    if tools:  # the tools alone, should no call be wrappable
+        result, guarded_tools, _skips = rewrite_file(change.original, [], tools)
+        trial = FileChange(change.path, change.original, result.code, change.encoding, (), guarded_tools)
+        best = None if _problems(trial, contracts=contracts, prefix=prefix, scan_source=scan_source) else trial
     for target in change.wrapped:
-        result = rewrite_source(change.original, [*kept, target])
-        trial = FileChange(change.path, change.original, result.code, change.encoding, result.wrapped)
+        result, guarded_tools, _skips = rewrite_file(change.original, [*kept, target], tools)
+        trial = FileChange(change.path, change.original, result.code, change.encoding, result.wrapped, guarded_tools)
         problems = _problems(trial, contracts=contracts, prefix=prefix, scan_source=scan_source)
         if problems:
             rejected.append(Skip(target.location, target.contract_id, f"not wrapped: {problems[0]}"))
@@ -170,10 +230,12 @@ def _problems(change: FileChange, *, contracts: ContractSet, prefix: str, scan_s
         # Calls skipped on purpose stay skipped; only the wrapped ones must be left as they are.
         wrapped_ids = {t.contract_id for t in change.wrapped}
         again = [t for t in targets_for(rescanned, contracts, prefix=prefix).get(change.path, []) if t.contract_id in wrapped_ids]
-        second = rewrite_source(change.new, again)
+        again_tools = tool_targets_for(rescanned, contracts, prefix=prefix)[0].get(change.path, [])
+        second, second_tools, _skips = rewrite_file(change.new, again, again_tools)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
         return [f"{change.path}: the rewritten file does not compile: {exc}"]
-    problems = [f"{change.path}: a second apply would change the file again"] if second.changed else []
+    changes_again = second.changed or bool(second_tools)
+    problems = [f"{change.path}: a second apply would change the file again"] if changes_again else []
     guarded = {c.guard_id for c in rescanned if c.guarded}
     problems += [
         f"{change.path}: the call wrapped for {t.contract_id!r} does not scan as guarded"

@@ -299,7 +299,8 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
         return
     click.echo(change_set.diff(), nl=False)
     files = len(change_set.changes)
-    summary = f"{change_set.wrapped_count} call(s) in {files} file(s)"
+    tools = f" and {change_set.tools_count} tool(s) guarded at the tool" if change_set.tools_count else ""
+    summary = f"{change_set.wrapped_count} call(s){tools} in {files} file(s)"
     if diff_only:
         click.echo(f"{summary} would be wrapped (--diff: nothing written).")
         return
@@ -328,7 +329,7 @@ def _warn(result: ScanResult, change_set: ChangeSet, *, stale: Iterable[StaleCon
 
 def _name_policies(change_set: ChangeSet, contracts: ContractSet) -> None:
     """The policies the new guards file under: a guard fails closed on a policy the server lacks."""
-    wrapped_ids = {t.contract_id for c in change_set.changes for t in c.wrapped}
+    wrapped_ids = {t.contract_id for c in change_set.changes for t in (*c.wrapped, *c.tools_guarded)}
     filing = [contracts.contracts[i] for i in wrapped_ids if contracts.contracts[i].mode != "autonomous"]
     policies = sorted({c.policy for c in filing})
     if policies:

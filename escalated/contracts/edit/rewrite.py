@@ -335,12 +335,12 @@ def ensure_import(module: cst.Module) -> cst.Module:
     if has_guard_import(module):
         return module
     body = list(module.body)
-    at = _import_position(body)
+    at = import_position(body)
     line = cst.parse_statement(IMPORT_LINE + module.default_newline, config=module.config_for_parsing)
     return module.with_changes(body=[*body[:at], line, *body[at:]])
 
 
-def _import_position(body: list[cst.BaseStatement]) -> int:
+def import_position(body: list[cst.BaseStatement]) -> int:
     """Index after the docstring, ``__future__`` imports and the leading import block."""
     at = 0
     for i, stmt in enumerate(body):

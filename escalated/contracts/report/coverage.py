@@ -89,6 +89,11 @@ def _status(call: LlmCall, contracts: ContractSet, prefix: str) -> CallStatus:
     contract_id = contract.id if contract else None
     mode = contract.mode if contract else None
     if contract is not None and call.guarded and call.guard_id == contract.id:
+        if mode == "required" and call.unguarded_tools:
+            # The run's tools act inside the call: a guard around it decides after they ran.
+            names = ", ".join(f"{t.name} ({t.path}:{t.line})" for t in call.unguarded_tools)
+            problem = f"the guard around the run decides after its tools ran; not guarded at the tool: {names}"
+            return CallStatus(call, False, contract_id, mode, None, problem)
         return CallStatus(call, True, contract_id, mode, "guard", None)
     if call.existing_gate is not None:
         return CallStatus(call, True, contract_id, mode, "existing-gate", None)

@@ -88,6 +88,12 @@ def call_json(status: CallStatus) -> dict[str, Any]:
             {"rule": f.rule, "kind": f.kind, "detail": f.detail, "line": f.line, "basis": f.basis} for f in call.findings
         ],
         "source": call.source,
+        # Agent runners run their tools inside the call: the risky ones, and what guards each.
+        "runner": call.runner,
+        "riskyTools": [
+            {"tool": t.name, "path": t.path, "line": t.line, "function": t.function, "guardId": t.guard_id, "needsApproval": t.approval}
+            for t in call.risky_tools
+        ],
     }
 
 

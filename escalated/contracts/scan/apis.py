@@ -139,6 +139,13 @@ SESSION_REASON = (
 )
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
+GUARD_TOOL_NAMES = frozenset({"escalated.guard_tools.guard_tool"})
+# Receivers whose call runs the agent's tools inside it (besides agents.Runner.*): a guard
+# around the call decides too late for those tools, so they are guarded at the tool.
+RUNNER_KINDS = frozenset({
+    "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent",
+    "llamaindex-agent",
+})  # fmt: skip
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 
 # Provider of an API-shaped call whose receiver could not be resolved.

@@ -148,6 +148,7 @@ def _build(
     guarded = guard_call is not None
     awaited = id(guard_call if guard_call is not None else call) in index.awaited
     findings = result.findings
+    runner = _is_runner(found)
     confidence = _analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
     return LlmCall(
         location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
@@ -163,7 +164,21 @@ def _build(
         findings=findings,
         recommendation=rules.recommend(findings, confidence=confidence),
         source=module.code_for_node(call),
+        runner=runner,
+        risky_tools=tuple(attrs.evolve(t, path=t.path or path) for t in result.risky_tools) if runner else (),
     )
+
+
+def _is_runner(found: Match) -> bool:
+    """Runner.run*, a LangGraph prebuilt agent, a crew: the call runs the agent's tools itself."""
+    if found.api.startswith("agents.Runner"):
+        return True
+    kind = found.receiver
+    while kind is not None:
+        if kind.kind in apis.RUNNER_KINDS:
+            return True
+        kind = kind.base
+    return False
 
 
 def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:

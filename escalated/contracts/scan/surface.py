@@ -19,7 +19,7 @@ import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.calls import Finding
+from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.resolve import Match, Resolver, dotted_tail
 from escalated.contracts.scan.syntax import (
     McpServers,
@@ -63,6 +63,8 @@ class Surface:
     tools_gated: bool
     # Scopes whose return value carries the output: wrappers other modules call.
     returned: frozenset[str] = frozenset()
+    # The offered tools that carry a required or reviewed risk (path filled in by the caller).
+    risky_tools: tuple[ToolSite, ...] = ()
 
 
 @attrs.define
@@ -99,6 +101,7 @@ class SurfaceAnalyzer:
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._open_bodies: set[int] = set()
         self._constructed: dict[str, str] | None = None
+        self._scope_of: dict[int, Scope] | None = None
 
     def _walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
         if node is None:
@@ -121,11 +124,14 @@ class SurfaceAnalyzer:
         """What one call's output controls, whether it escaped the analysis, and which tools are gated."""
         flow = _Flow()
         gated: set[Finding] = set()
+        sites: set[ToolSite] = set()
         for finding, tool in self._tool_findings(call, scope, match):
             flow.findings.append(finding)
             if tool is not None and tool.gated:
                 gated.add(finding)
                 flow.gated_tools += 1
+            if tool is not None and rules.effective_mode(finding) in {"required", "reviewed"}:
+                sites.add(self._site(tool))
         self._follow(origin, scope, flow, depth=0)
         while flow.pending and flow.steps <= MAX_STEPS:
             key, current, depth = flow.pending.pop(0)
@@ -136,7 +142,19 @@ class SurfaceAnalyzer:
         # A tool gate covers the call only when every risky thing the call reaches sits behind it.
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
         tools_gated = flow.gated_tools > 0 and all(f in gated for f in risky)
-        return Surface(findings, escapes=flow.escapes, tools_gated=tools_gated, returned=flow.returned)
+        return Surface(
+            findings, escapes=flow.escapes, tools_gated=tools_gated, returned=flow.returned, risky_tools=tuple(sorted(sites))
+        )  # fmt: skip
+
+    def _site(self, tool: ToolRef) -> ToolSite:
+        """Where a risky tool's function is, and what already gates it."""
+        if self._scope_of is None:
+            self._scope_of = {id(s.node): s for s in self.index.scopes.values()}
+        scope = self._scope_of.get(id(tool.body)) if isinstance(tool.body, cst.FunctionDef) else None
+        if scope is None:
+            return ToolSite(tool.name, "", None, tool.line, approval=tool.gated)
+        line = self.line_of(tool.body) if tool.body is not None else tool.line
+        return ToolSite(tool.name, "", scope.qualname, line, self.tools.guard_id(scope), tool.gated)
 
     # -- tools -------------------------------------------------------------
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[tuple[Finding, ToolRef | None]]:

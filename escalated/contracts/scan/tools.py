@@ -14,6 +14,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts import rules
+from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan.syntax import literal
@@ -274,10 +275,22 @@ class ToolResolver:
             for d in self.index.decorators.get(scope.qualname, ())
         )
 
+    def guard_id(self, scope: Scope) -> str | None:
+        """@guard_tool("billing.run") on the tool function: the contract that gates it."""
+        for decorator in self.index.decorators.get(scope.qualname, ()):
+            call = decorator.decorator
+            if isinstance(call, cst.Call) and call.args and self._is_guard_tool(call):
+                return literal(call.args[0].value) or "?"
+        return None
+
+    def _is_guard_tool(self, call: cst.Call) -> bool:
+        qualified = self.index.qualified(call.func)
+        return qualified in apis.GUARD_TOOL_NAMES if qualified else (dotted_name(call.func) or "").endswith("guard_tool")
+
     def tool_name(self, scope: Scope) -> str | None:
         """@tool("refund") names the tool differently from the function."""
         for decorator in self.index.decorators.get(scope.qualname, ()):
-            if isinstance(decorator.decorator, cst.Call):
+            if isinstance(decorator.decorator, cst.Call) and not self._is_guard_tool(decorator.decorator):
                 args = decorator.decorator.args
                 if args and isinstance(args[0].value, cst.SimpleString) and args[0].keyword is None:
                     return literal(args[0].value)

@@ -2,9 +2,11 @@
 import stripe
 from agents import Agent, Runner, function_tool
 from escalated.guard import guard
+from escalated.guard_tools import guard_tool
 
 
 @function_tool
+@guard_tool("coverage_gate.run_refunds")
 def issue_refund(charge_id: str) -> str:
     stripe.Refund.create(charge=charge_id)
     return "refunded"

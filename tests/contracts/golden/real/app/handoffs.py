@@ -3,9 +3,11 @@ from agents import Agent, Runner, function_tool
 
 from app.payments import refund_charge
 from escalated.guard import guard
+from escalated.guard_tools import guard_tool
 
 
 @function_tool
+@guard_tool("handoffs.run_triage")
 def issue_refund(charge_id: str) -> str:
     return refund_charge(charge_id)
 

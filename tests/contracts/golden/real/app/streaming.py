@@ -8,12 +8,14 @@ from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
 from openai import AsyncOpenAI
 from escalated.guard import guard
+from escalated.guard_tools import guard_tool
 
 client = AsyncOpenAI()
 gemini = genai.Client()
 
 
 @function_tool
+@guard_tool("streaming.crew_async")
 def run_shell(command: str) -> str:
     return subprocess.run(command, shell=True, capture_output=True, text=True, check=False).stdout
 

@@ -1,0 +1,146 @@
+"""Guard at the tool: ``@guard_tool("<contract id>")`` on the risky tools an agent runner runs.
+
+``Runner.run(agent, …)``, a LangGraph prebuilt agent or a CrewAI crew runs its
+tools inside the call, so a guard around the call decides after the refund or
+the shell command already ran. For such a run under a ``required`` contract,
+``apply`` also decorates each risky tool function the run reaches::
+
+    @function_tool
+    @guard_tool("billing.run_refunds")
+    def issue_refund(charge_id: str) -> str: ...
+
+The decorator goes last (nearest the ``def``), under the framework's own:
+the framework then reads the guarded function, whose name, signature and
+docstring are the tool's. A tool that already carries a ``guard_tool`` is
+left as it is, whatever its id, so a second apply changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import attrs
+import libcst as cst
+
+from escalated.contracts.edit.rewrite import import_position
+
+GUARD_TOOL_NAME = "guard_tool"
+GUARD_TOOL_IMPORT = f"from escalated.guard_tools import {GUARD_TOOL_NAME}"
+
+
+@attrs.frozen(order=True)
+class ToolTarget:
+    """One tool function to guard: where it is and which contract's mode it takes."""
+
+    path: str
+    function: str  # qualified in its module ("issue_refund", "Tools.run_shell")
+    line: int
+    name: str
+    contract_id: str
+
+
+@attrs.frozen
+class Decorated:
+    module: cst.Module
+    guarded: tuple[ToolTarget, ...]
+    already: tuple[ToolTarget, ...]
+    # (target, why it was not decorated)
+    skipped: tuple[tuple[ToolTarget, str], ...]
+
+
+def decorate_tools(module: cst.Module, targets: Sequence[ToolTarget]) -> Decorated:
+    """Add ``@guard_tool(id)`` to each target function (and the import once)."""
+    if not targets:
+        return Decorated(module, (), (), ())
+    if _binds_name(module, GUARD_TOOL_NAME):
+        reason = f"the module already binds the name {GUARD_TOOL_NAME!r} to something else"
+        return Decorated(module, (), (), tuple((t, reason) for t in targets))
+    editor = _Decorator({t.function: t for t in targets})
+    new = module.visit(editor)
+    assert isinstance(new, cst.Module)
+    missing = tuple((t, "tool function not found in the file") for t in targets if t.function not in editor.seen)
+    if editor.guarded:
+        new = _ensure_import(new)
+    return Decorated(new, tuple(editor.guarded), tuple(editor.already), missing)
+
+
+class _Decorator(cst.CSTTransformer):
+    def __init__(self, wanted: dict[str, ToolTarget]) -> None:
+        super().__init__()
+        self._wanted = wanted
+        self._names: list[str] = []
+        self.seen: set[str] = set()
+        self.guarded: list[ToolTarget] = []
+        self.already: list[ToolTarget] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._names.append(node.name.value)
+        return True
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._names.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._names.append(node.name.value)
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        qualname = ".".join(self._names)
+        self._names.pop()
+        target = self._wanted.get(qualname)
+        if target is None or qualname in self.seen:
+            return updated_node
+        self.seen.add(qualname)
+        if any(_is_guard_tool(d) for d in updated_node.decorators):
+            self.already.append(target)
+            return updated_node
+        self.guarded.append(target)
+        decorator = cst.Decorator(
+            decorator=cst.Call(func=cst.Name(GUARD_TOOL_NAME), args=[cst.Arg(cst.SimpleString(json.dumps(target.contract_id)))])
+        )
+        return updated_node.with_changes(decorators=[*updated_node.decorators, decorator])
+
+
+def _is_guard_tool(decorator: cst.Decorator) -> bool:
+    call = decorator.decorator
+    func = call.func if isinstance(call, cst.Call) else call
+    if isinstance(func, cst.Name):
+        return func.value == GUARD_TOOL_NAME
+    return isinstance(func, cst.Attribute) and func.attr.value == GUARD_TOOL_NAME
+
+
+def _binds_name(module: cst.Module, name: str) -> bool:
+    """Something other than our import binds ``name`` at the top of the module."""
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef) and statement.name.value == name:
+            return True
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                module_name = cst.Module([]).code_for_node(small.module) if small.module is not None else ""
+                for alias in small.names:
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(local, cst.Name) and local.value == name:
+                        ours = module_name == "escalated.guard_tools" and not small.relative and alias.asname is None
+                        if not ours:
+                            return True
+            elif isinstance(small, cst.Assign):
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                    return True
+    return False
+
+
+def _ensure_import(module: cst.Module) -> cst.Module:
+    """``from escalated.guard_tools import guard_tool`` once, after the leading imports."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and cst.Module([]).code_for_node(small) == GUARD_TOOL_IMPORT:
+                    return module
+    body = list(module.body)
+    at = import_position(body)
+    line = cst.parse_statement(GUARD_TOOL_IMPORT + module.default_newline, config=module.config_for_parsing)
+    return module.with_changes(body=[*body[:at], line, *body[at:]])
