@@ -75,3 +75,6 @@ class Settings:
     # emails); an https one marks the web app's cookies Secure.
     public_url: str | None = None
     web_idle_s: float = 12 * 3600.0  # a web session ends after this long without a request
+    # A Slack app's signing secret: with it, slack: messages carry decision
+    # buttons and POST /integrations/slack/interactions is on (issue #16).
+    slack_signing_secret: str | None = attrs.field(default=None, repr=False)

@@ -147,6 +147,8 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         click.echo(f"Listening on http://{host}:{port}")
         click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
+        if settings.slack_signing_secret:  # where the Slack app's Interactivity Request URL points (never the secret)
+            click.echo(f"Slack interactions: {settings.public_url or f'http://{host}:{port}'}/integrations/slack/interactions")
         if ready is not None:
             ready(f"http://{host}:{port}")
         stop = asyncio.Event()
@@ -177,12 +179,19 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
 @click.option("--public-url", help="The address people reach this server at (https:// marks web cookies Secure).")
+@click.option(
+    "--slack-signing-secret",
+    envvar="ESCALATED_SLACK_SIGNING_SECRET",
+    show_envvar=True,
+    help="Your Slack app's signing secret: slack: messages get decision buttons, and Slack's clicks are "
+    "verified with it at /integrations/slack/interactions. Prefer the environment variable (a flag shows in ps).",
+)
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
 @click.option("--header-timeout", default="30s", show_default=True, help="Close a connection that has not sent a whole request's headers within this long.")
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, max_body, header_timeout, max_connections, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -202,6 +211,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
         public_url=public_url.rstrip("/") if public_url else None,
+        slack_signing_secret=slack_signing_secret or None,  # an empty variable is no secret
         header_timeout_s=parse_duration_s(header_timeout),
         max_connections=max_connections,
     )

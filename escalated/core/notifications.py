@@ -1,17 +1,22 @@
 """Reviewer notifications (CONTRACT §4): what is owed when an escalation is created.
 
 Targets: ``webhook:URL`` (POST of ``{"event", "text", "escalation"}``; ``text``
-makes it Slack-compatible), ``email:ADDRESS`` (SMTP), ``desktop``
-(``notify-send``). The body is stored in the outbox like a callback's.
+makes it Slack-compatible), ``slack:WEBHOOK_URL`` (a Block Kit message,
+core/slackmessages.py), ``email:ADDRESS`` (SMTP), ``desktop``
+(``notify-send``). The body is stored in the outbox like a callback's, so a
+Slack message is rendered once, at creation, with the settings of then.
 """
 
 from __future__ import annotations
 
 import orjson
 
+from escalated.core import slackmessages
 from escalated.domain.models import EVENT_CREATED, NOTIFICATION, Delivery, Escalation
 from escalated.domain.resource import escalation_resource
 from escalated.ids import new_id
+
+SLACK_PREFIX = "slack:"
 
 
 def escalation_text(esc: Escalation) -> str:
@@ -20,7 +25,11 @@ def escalation_text(esc: Escalation) -> str:
     return f"[{esc.policy}] {esc.content.subject.label}: {esc.content.question} ({choices}) — {esc.id}"
 
 
-def notification_deliveries(esc: Escalation, targets, *, at_ms: int, content_json: dict) -> list[Delivery]:
+def notification_deliveries(
+    esc: Escalation, targets, *, at_ms: int, content_json: dict, slack_buttons: bool = False, base_url: str | None = None
+) -> list[Delivery]:
+    """``slack_buttons``: Slack can call the server back (a signing secret is
+    set), so ``slack:`` messages carry one button per choice."""
     if not targets:
         return []
     body = orjson.dumps(
@@ -37,9 +46,13 @@ def notification_deliveries(esc: Escalation, targets, *, at_ms: int, content_jso
             kind=NOTIFICATION,
             target=target,
             event=EVENT_CREATED,
-            body=body,
+            body=_slack_body(esc, slack_buttons=slack_buttons, base_url=base_url) if target.startswith(SLACK_PREFIX) else body,
             next_attempt_ms=at_ms,
             created_ms=at_ms,
         )
         for target in targets
     ]
+
+
+def _slack_body(esc: Escalation, *, slack_buttons: bool, base_url: str | None) -> bytes:
+    return orjson.dumps(slackmessages.notification(esc, buttons=slack_buttons, base_url=base_url))

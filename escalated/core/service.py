@@ -139,7 +139,14 @@ class Service:
         idem = (
             IdempotencyRecord(principal.workspace_id, idempotency_key, body_sha, 201, response) if idempotency_key else None
         )
-        notices = notification_deliveries(esc, policy.notify, at_ms=at_ms, content_json=content_json)
+        notices = notification_deliveries(
+            esc,
+            policy.notify,
+            at_ms=at_ms,
+            content_json=content_json,
+            slack_buttons=self.settings.slack_signing_secret is not None,
+            base_url=self.settings.public_url,
+        )
         replay = await self.store.create_escalation(
             escalation=esc,
             routes=routes_for(policy),
@@ -177,6 +184,13 @@ class Service:
         if esc is None:
             raise NotFound(f"no escalation {escalation_id}")
         return esc
+
+    async def escalation_for_integration(self, escalation_id: str) -> Escalation | None:
+        """Any workspace's escalation, unscoped: for an integration (Slack)
+        that authenticated its caller itself and checks who may act on it
+        with ``get`` once it knows the user. Never answer its content to a
+        caller from this alone."""
+        return await self.store.get_escalation(escalation_id=escalation_id, workspace_id=None, routes=None)
 
     async def list(self, query: ListQuery) -> tuple[list[Escalation], str | None]:
         return await self.store.list_escalations(query=query)

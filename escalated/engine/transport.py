@@ -1,4 +1,5 @@
-"""How one delivery attempt is made: HTTP POST, SMTP, or notify-send.
+"""How one delivery attempt is made: HTTP POST (callbacks, ``webhook:`` and
+``slack:`` targets), SMTP, or notify-send.
 
 Each function returns an ``Outcome``; none raises for a failed attempt.
 """
@@ -130,7 +131,7 @@ def origin(delivery: Delivery) -> str:
 
 def webhook_url(target: str) -> str | None:
     """The URL a notification POSTs to: ``webhook:URL``, or ``slack:URL`` (a
-    Slack incoming webhook reads the body's ``text``)."""
+    Slack incoming webhook; its body is a Block Kit message, core/slackmessages.py)."""
     for prefix in ("webhook:", "slack:"):
         if target.startswith(prefix):
             return target.removeprefix(prefix)

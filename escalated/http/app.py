@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from escalated.http import apikeys, escalations, meta, streams
+from escalated.http import apikeys, escalations, meta, slack, streams
 from escalated.core.admin import AdminService
 from escalated.core.service import Service
 from escalated.core.stores import open_store
@@ -33,6 +33,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     meta.add_routes(app)
     add_web_app(app)  # the browser app under /app/
     app.cleanup_ctx.append(_service_ctx)
+    slack.add_routes(app)  # after the service's context: its helpers use the service
     if with_engine:
         from escalated.http.lifecycle import engine_ctx
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from escalated.core.admin import AdminService
+from escalated.core.slackdecide import SlackDecisions
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
+from escalated.engine.slackreplies import SlackReplies
 from escalated.http.ratelimit import RateLimiter
 from escalated.metrics import Metrics
 from escalated.core.service import Service
@@ -23,3 +25,5 @@ CLOCK = web.AppKey("clock", SlaClock)
 SENDER = web.AppKey("sender", Sender)
 WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)
 WORKSPACE_ADMIN = web.AppKey("workspace_admin", WorkspaceAdmin)
+SLACK_DECISIONS = web.AppKey("slack_decisions", SlackDecisions)
+SLACK_REPLIES = web.AppKey("slack_replies", SlackReplies)

@@ -13,6 +13,14 @@ def _is_json(content_type: str) -> bool:
     return content_type == "application/json" or (content_type.startswith("application/") and content_type.endswith("+json"))
 
 
+async def read_bytes(request: web.Request) -> bytes:
+    """The raw body within the server's limit (413 otherwise), unparsed."""
+    limit = request.app[SETTINGS].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"body over the limit of {limit} bytes")
+    return await request.read()  # client_max_size enforces the limit for chunked bodies
+
+
 async def read_json(request: web.Request, *, optional: bool = False) -> dict:
     """The body as a JSON object. ``optional``: an empty body reads as ``{}``."""
     limit = request.app[SETTINGS].max_body_bytes

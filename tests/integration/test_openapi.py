@@ -17,8 +17,9 @@ def document(live) -> dict:
 
 
 def _is_web_app(path: str) -> bool:
-    """The browser app (HTML pages, its assets, ``/`` leading to it) is not part of the JSON API."""
-    return path in ("/", "/app") or path.startswith("/app/")
+    """The browser app (HTML pages, its assets, ``/`` leading to it) is not part of the JSON API,
+    nor are the integrations' routes (Slack's form-encoded, Slack-signed protocol, not ours)."""
+    return path in ("/", "/app") or path.startswith(("/app/", "/integrations/"))
 
 
 def router_operations(app) -> set[tuple[str, str]]:

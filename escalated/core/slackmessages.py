@@ -1,0 +1,148 @@
+"""The Slack messages escalated posts (issue #16), as Block Kit JSON.
+
+- ``notification``: what a ``slack:WEBHOOK_URL`` target receives when an
+  escalation is created: question, subject, evidence, deadline, and one
+  button per choice when Slack can call us back (a signing secret is set)
+  and no response field needs typing; otherwise a link to the web page.
+- ``decided``: the same message, buttons replaced by who decided what
+  (posted to the click's ``response_url`` with ``replace_original``).
+- ``ephemeral``: a reply only the clicker sees (refusals, "already decided").
+
+Every piece of user text goes through ``escape`` (``&``, ``<``, ``>``), so an
+agent's question cannot mention ``<!channel>`` or disguise a link. Button
+labels are ``plain_text``, which Slack never formats, so they are cut to
+Slack's length limit but not escaped.
+"""
+
+from __future__ import annotations
+
+from escalated.domain.models import Escalation
+from escalated.domain.slack import DECIDE_ACTION, button_value, escape
+from escalated.timeutil import format_ms
+
+# Slack's limits (Block Kit reference): a section's text, a button's label,
+# the notification fallback text. Longer text is cut with an ellipsis.
+MAX_SECTION = 3000
+MAX_BUTTON_LABEL = 75
+MAX_FALLBACK = 3000
+
+
+def fit(text: str, limit: int) -> str:
+    """``escape(text)`` cut to ``limit`` characters without splitting an entity."""
+    out, used = [], 0
+    for char in text:
+        piece = escape(char)
+        if used + len(piece) > limit - 1:
+            return "".join(out) + "…"
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def page_url(esc: Escalation, *, base_url: str | None) -> str | None:
+    return f"{base_url}/app/escalations/{esc.id}" if base_url else None
+
+
+def _when(at_ms: int) -> str:
+    """Slack shows a date token in each reader's time zone; the text after
+    ``|`` is what clients that cannot are shown (RFC 3339, UTC)."""
+    return f"<!date^{at_ms // 1000}^{{date_short_pretty}} at {{time}}|{format_ms(at_ms)}>"
+
+
+def _content_blocks(esc: Escalation) -> list[dict]:
+    content = esc.content
+    head = f"*{fit(content.subject.label, 500)}* · {fit(esc.policy, 200)}\n"
+    blocks = [_section(head + fit(content.question, MAX_SECTION - len(head)))]
+    if content.evidence:
+        blocks.append(_section(_evidence(content.evidence)))
+    deadline = f"Deadline: {_when(esc.deadline_ms)}" if esc.deadline_ms is not None else "No deadline"
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"{deadline} · escalation {esc.id}"}]})
+    return blocks
+
+
+def _evidence(evidence: tuple[str, ...]) -> str:
+    lines: list[str] = []
+    used = len("*Evidence*")
+    for i, item in enumerate(evidence):
+        line = "• " + fit(item, 600)
+        if used + len(line) + 40 > MAX_SECTION:
+            lines.append(f"… and {len(evidence) - i} more (see the web page)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "*Evidence*\n" + "\n".join(lines)
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _buttons(esc: Escalation) -> dict:
+    return {
+        "type": "actions",
+        "block_id": f"{DECIDE_ACTION}.{esc.id}",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": f"{DECIDE_ACTION}.{choice.id}",
+                "text": {"type": "plain_text", "text": _cut(choice.label, MAX_BUTTON_LABEL)},
+                "value": button_value(esc.id, choice.id),
+            }
+            for choice in esc.content.choices
+        ],
+    }
+
+
+def _link(esc: Escalation, *, base_url: str | None, why: str) -> dict:
+    url = page_url(esc, base_url=base_url)
+    where = f"<{url}|Open it in escalated>" if url else f"Open escalation {esc.id} in escalated's web app"
+    return _section(f"{why} {where}.")
+
+
+def notification(esc: Escalation, *, buttons: bool, base_url: str | None) -> dict:
+    """The message a ``slack:`` target is posted when ``esc`` is created."""
+    blocks = _content_blocks(esc)
+    if buttons and not esc.content.response_fields:
+        blocks.append(_buttons(esc))
+        if base_url:
+            blocks.append(_link(esc, base_url=base_url, why="Or decide on the web page:"))
+    elif esc.content.response_fields:
+        blocks.append(_link(esc, base_url=base_url, why="This decision needs some input."))
+    else:
+        blocks.append(_link(esc, base_url=base_url, why="To decide:"))
+    return {"text": fallback_text(esc), "blocks": blocks}
+
+
+def fallback_text(esc: Escalation) -> str:
+    """Shown in notifications and by clients that cannot show blocks."""
+    text = f"{esc.content.subject.label}: {esc.content.question}"
+    return fit(text, MAX_FALLBACK)
+
+
+def decided(esc: Escalation) -> dict:
+    """The original message with its buttons replaced by the outcome."""
+    return {"replace_original": True, "text": fallback_text(esc), "blocks": [*_content_blocks(esc), _section(outcome(esc))]}
+
+
+def outcome(esc: Escalation) -> str:
+    """What happened to ``esc``, in a line (``mrkdwn``)."""
+    if esc.status == "cancelled" and esc.cancellation is not None:
+        who = fit(esc.cancellation.cancelled_by, 200)
+        return f":no_entry_sign: Cancelled by *{who}* {_when(esc.cancellation.cancelled_at_ms)}."
+    res = esc.resolution
+    if res is None:
+        return f"Still {esc.status}."
+    labels = {c.id: c.label for c in esc.content.choices}
+    choice = fit(labels.get(res.choice, res.choice), 200)
+    if res.resolved_by == "timeout":
+        return f":hourglass: Timed out {_when(res.answered_at_ms)}: the policy's default, *{choice}*, was applied."
+    return f":white_check_mark: *{choice}*, decided by *{fit(res.answered_by, 200)}* {_when(res.answered_at_ms)}."
+
+
+def ephemeral(text: str) -> dict:
+    """A reply only the clicker sees; the message itself stays as it is."""
+    return {"response_type": "ephemeral", "replace_original": False, "text": text}

@@ -1,0 +1,230 @@
+"""Slack's signature, payload and text rules (escalated/domain/slack.py) and the
+messages built from an escalation (escalated/core/slackmessages.py).
+
+The signatures here come from tests/support/slack.py, written from Slack's
+documentation, not from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import pytest
+
+from escalated.core import slackmessages
+from escalated.domain.models import Choice, Content, Escalation, NumberField, Resolution, Subject
+from escalated.domain.slack import check_signature, escape, parse_interaction
+from escalated.errors import InvalidJson, Unauthenticated, ValidationFailed
+from tests.support.slack import sign
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+NOW_S = 1_700_000_000
+
+
+def _check(body: bytes, *, timestamp: str | None = str(NOW_S), sent: str | None = None, now_s: float = NOW_S) -> None:
+    if sent is None and timestamp is not None:
+        sent = sign(SECRET, timestamp, body)
+    check_signature(SECRET, timestamp=timestamp, sent=sent, body=body, now_s=now_s)
+
+
+def test_a_request_signed_as_slack_documents_passes():
+    _check(b"payload=%7B%7D")
+
+
+def test_slacks_documented_example_signature_passes():
+    # The worked example of Slack's "Verifying requests from Slack" page.
+    body = (
+        b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V"
+        b"&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text="
+        b"&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN"
+        b"&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+    )
+    check_signature(
+        SECRET,
+        timestamp="1531420618",
+        sent="v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503",
+        body=body,
+        now_s=1531420618,
+    )
+
+
+def test_a_changed_body_is_refused():
+    signed = sign(SECRET, str(NOW_S), b"payload=a")
+    with pytest.raises(Unauthenticated, match="does not match"):
+        _check(b"payload=b", sent=signed)
+
+
+def test_another_secret_is_refused():
+    with pytest.raises(Unauthenticated):
+        _check(b"x", sent=sign("another-secret", str(NOW_S), b"x"))
+
+
+@pytest.mark.parametrize("timestamp, sent", [(None, "v0=00"), (str(NOW_S), None), ("", ""), (None, None)])
+def test_missing_headers_are_refused(timestamp, sent):
+    with pytest.raises(Unauthenticated, match="missing"):
+        check_signature(SECRET, timestamp=timestamp, sent=sent, body=b"x", now_s=NOW_S)
+
+
+@pytest.mark.parametrize("skew_s", [301, -301, 86_400])
+def test_a_timestamp_over_five_minutes_away_is_refused_even_when_signed(skew_s):
+    with pytest.raises(Unauthenticated, match="5 minutes"):
+        _check(b"x", timestamp=str(NOW_S - skew_s), now_s=NOW_S)
+
+
+@pytest.mark.parametrize("skew_s", [300, -300, 0])
+def test_a_timestamp_within_five_minutes_passes(skew_s):
+    _check(b"x", timestamp=str(NOW_S - skew_s), now_s=NOW_S)
+
+
+@pytest.mark.parametrize("timestamp", ["1.5e9", "-1", "１７００００００００", "99999999999999999999"])
+def test_a_timestamp_that_is_not_unix_seconds_is_refused(timestamp):
+    with pytest.raises(Unauthenticated):
+        _check(b"x", timestamp=timestamp, sent="v0=00")
+
+
+def test_a_non_ascii_signature_is_refused_not_an_error():
+    with pytest.raises(Unauthenticated):
+        _check(b"x", sent="v0=é")
+
+
+def _form(payload) -> bytes:
+    return urlencode({"payload": payload if isinstance(payload, str) else json.dumps(payload)}).encode()
+
+
+def _press(value: str, **overrides) -> dict:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U0ALICE"},
+        "response_url": "http://127.0.0.1:9/r",
+        "actions": [{"action_id": "escalated.decide.approve", "value": value}],
+    }
+    payload.update(overrides)
+    return payload
+
+
+def test_a_press_of_our_button_reads_as_a_click():
+    click = parse_interaction(_form(_press('{"escalation": "esc_1", "choice": "approve"}')))
+    assert (click.user_id, click.escalation_id, click.choice) == ("U0ALICE", "esc_1", "approve")
+
+
+def test_another_kind_of_interaction_is_ignored():
+    assert parse_interaction(_form({"type": "view_submission"})) is None
+
+
+def test_another_apps_action_is_ignored():
+    payload = _press("x", actions=[{"action_id": "open-link", "url": "https://example.com"}])
+    assert parse_interaction(_form(payload)) is None
+
+
+@pytest.mark.parametrize("body", [b"", b"other=1", b"payload=1&payload=2", b"\xff\xfe", b"a&&b"])
+def test_a_body_without_one_payload_is_422(body):
+    with pytest.raises(ValidationFailed):
+        parse_interaction(body)
+
+
+@pytest.mark.parametrize("payload", ["{", "[1]", "null", "\"text\""])
+def test_a_payload_that_is_not_a_json_object_is_400(payload):
+    with pytest.raises(InvalidJson):
+        parse_interaction(_form(payload))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"actions": []}, {"actions": "x"}, {"user": {}}, {"user": "U1"}, {"response_url": None}, {"response_url": 3}],
+)
+def test_a_press_missing_its_parts_is_422(overrides):
+    with pytest.raises(ValidationFailed):
+        parse_interaction(_form(_press('{"escalation": "e", "choice": "c"}', **overrides)))
+
+
+@pytest.mark.parametrize("value", [None, "", "approve", "[]", '{"escalation": "e"}', '{"escalation": 1, "choice": "c"}'])
+def test_a_button_value_not_of_our_making_is_422(value):
+    with pytest.raises(ValidationFailed):
+        parse_interaction(_form(_press(value)))
+
+
+def test_escape_makes_slack_control_sequences_inert():
+    assert escape("<!channel> & <http://evil|bank>") == "&lt;!channel&gt; &amp; &lt;http://evil|bank&gt;"
+
+
+def _escalation(**overrides) -> Escalation:
+    content = Content(
+        subject=Subject(type="order", id="o-1", label="Order <#981> & co"),
+        question="Refund <!here> 1,200 EUR?",
+        evidence=("customer since 2019", "<@U999> said so"),
+        choices=(Choice(id="approve", label="Approve"), Choice(id="deny", label="Deny")),
+    )
+    base = dict(
+        id="esc_1", workspace_id="ws", status="open", policy="refunds.large", agent_id="a", run_id="r",
+        content=content, created_ms=NOW_S * 1000, created_by="key:k", deadline_ms=(NOW_S + 600) * 1000,
+    )  # fmt: skip
+    base.update(overrides)
+    return Escalation(**base)
+
+
+def _texts(message: dict) -> str:
+    return json.dumps(message)
+
+
+def test_a_notification_with_buttons_has_one_per_choice_carrying_the_escalation():
+    message = slackmessages.notification(_escalation(), buttons=True, base_url="https://esc.example")
+    [actions] = [b for b in message["blocks"] if b["type"] == "actions"]
+    values = [json.loads(e["value"]) for e in actions["elements"]]
+    assert values == [{"escalation": "esc_1", "choice": "approve"}, {"escalation": "esc_1", "choice": "deny"}]
+    assert len({e["action_id"] for e in actions["elements"]}) == 2
+
+
+def test_user_text_is_escaped_in_every_mrkdwn_field():
+    text = _texts(slackmessages.notification(_escalation(), buttons=True, base_url=None))
+    for raw in ("<!here>", "<#981>", "<@U999>", "& co"):
+        assert raw not in text
+    assert "Refund &lt;!here&gt; 1,200 EUR?" in text and "&lt;@U999&gt; said so" in text
+
+
+def test_the_deadline_is_shown_as_a_slack_date_with_an_rfc3339_fallback():
+    text = _texts(slackmessages.notification(_escalation(), buttons=True, base_url=None))
+    assert f"<!date^{NOW_S + 600}^" in text and "2023-11-14T22:23:20.000Z" in text
+
+
+def test_without_buttons_the_message_links_to_the_web_page():
+    message = slackmessages.notification(_escalation(), buttons=False, base_url="https://esc.example")
+    assert not [b for b in message["blocks"] if b["type"] == "actions"]
+    assert "<https://esc.example/app/escalations/esc_1|" in _texts(message)
+
+
+def test_response_fields_get_a_link_not_buttons():
+    esc = _escalation()
+    esc = _escalation(content=Content(
+        subject=esc.content.subject, question="How much?", evidence=(), choices=esc.content.choices,
+        response_fields=(NumberField(name="amount", label="Amount"),),
+    ))  # fmt: skip
+    message = slackmessages.notification(esc, buttons=True, base_url="https://esc.example")
+    assert not [b for b in message["blocks"] if b["type"] == "actions"]
+    assert "needs some input" in _texts(message)
+
+
+def test_long_text_is_cut_to_slacks_limits_without_splitting_an_entity():
+    esc = _escalation()
+    long = _escalation(content=Content(
+        subject=esc.content.subject, question="<" * 5000, evidence=("&" * 5000,) * 50,
+        choices=(Choice(id="a", label="L" * 200),),
+    ))  # fmt: skip
+    message = slackmessages.notification(long, buttons=True, base_url=None)
+    for block in message["blocks"]:
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= slackmessages.MAX_SECTION
+            assert not block["text"]["text"].rstrip("…").endswith(("&", "&l", "&lt", "&am", "&amp"))
+        if block["type"] == "actions":
+            assert len(block["elements"][0]["text"]["text"]) <= slackmessages.MAX_BUTTON_LABEL
+
+
+def test_the_decided_message_replaces_the_buttons_with_who_decided():
+    esc = _escalation(
+        status="resolved",
+        resolution=Resolution(choice="deny", resolved_by="human", answered_by="alice <admin>", answered_at_ms=NOW_S * 1000),
+    )
+    message = slackmessages.decided(esc)
+    assert message["replace_original"] is True
+    assert not [b for b in message["blocks"] if b["type"] == "actions"]
+    assert "*Deny*, decided by *alice &lt;admin&gt;*" in _texts(message)
