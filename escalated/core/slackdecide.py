@@ -15,7 +15,7 @@ with the outcome in place of its buttons, or a reply only the clicker sees.
 from __future__ import annotations
 
 from escalated.core import slackmessages
-from escalated.core.admin import user_principal
+from escalated.core.admin import AdminService, user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Escalation
 from escalated.domain.scopes import DECIDE
@@ -28,8 +28,9 @@ NOT_ROUTED = "This escalation is not routed to you in escalated, so you cannot d
 
 
 class SlackDecisions:
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, *, admin: AdminService) -> None:
         self._service = service
+        self._admin = admin
 
     async def click(self, click: Click) -> dict:
         """The reply for ``click.response_url``; decides when the clicker may."""
@@ -37,7 +38,7 @@ class SlackDecisions:
         found = await service.escalation_for_integration(click.escalation_id)
         if found is None:
             return slackmessages.ephemeral(NOT_ROUTED)
-        user = await service.store.user_by_slack_id(workspace_id=found.workspace_id, slack_id=click.user_id)
+        user = await self._admin.user_by_slack_id(workspace_id=found.workspace_id, slack_id=click.user_id)
         if user is None:
             return slackmessages.ephemeral(
                 "Your Slack account is not linked to a user of escalated, so your click cannot decide anything."

@@ -24,7 +24,7 @@ from escalated.domain.slack import check_signature, parse_interaction
 from escalated.domain.urlsafety import literal_problem
 from escalated.engine.slackreplies import SlackReplies
 from escalated.errors import NotFound, UnsupportedMediaType, ValidationFailed, field_error
-from escalated.http.appkeys import SERVICE, SETTINGS, SLACK_DECISIONS, SLACK_REPLIES
+from escalated.http.appkeys import ADMIN, SERVICE, SETTINGS, SLACK_DECISIONS, SLACK_REPLIES
 from escalated.http.body import read_bytes
 
 PATH = "/integrations/slack/interactions"
@@ -57,7 +57,7 @@ async def interactions(request: web.Request) -> web.Response:
 
 async def _slack_ctx(app: web.Application):
     settings = app[SETTINGS]
-    app[SLACK_DECISIONS] = SlackDecisions(app[SERVICE])
+    app[SLACK_DECISIONS] = SlackDecisions(app[SERVICE], admin=app[ADMIN])
     async with SlackReplies(allowed=settings.allow_callback_hosts, timeout_s=settings.delivery_timeout_s) as replies:
         app[SLACK_REPLIES] = replies
         yield

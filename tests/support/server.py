@@ -39,11 +39,12 @@ class ServerProcess:
     bootstrap_key: str | None = None
     output: list[str] = attrs.field(factory=list)
     max_open_files: int | None = None  # the server's RLIMIT_NOFILE (soft), as `ulimit -n` would set it
+    env: dict[str, str] = attrs.field(factory=dict)  # more environment for the server (secrets kept off its command line)
     _proc: subprocess.Popen | None = None
     _pump: object = None
 
     def start(self, *, timeout_s: float = 20.0) -> ServerProcess:
-        env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1", **self.env}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "escalated", "serve", "--port", "0", *self.args],
             env=env,
