@@ -109,7 +109,7 @@ async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_ans
     assert (await send(server.url, click))[0] == 200
     [callback] = await agent.wait_for(1)
     assert verify(callback.body, callback.headers["x-service-signature"], "agent-secret")
-    resolution = json.loads(callback.body)["resolution"]
+    resolution = json.loads(callback.body)
     assert (resolution["choice"], resolution["resolvedBy"], resolution["answeredBy"]) == ("approve", "human", "alice")
     [reply] = await slack.wait_posts(click.response_url)
     assert reply["replace_original"] is True
@@ -216,7 +216,7 @@ async def test_a_click_racing_the_sla_breach_resolves_once(api, slack, server, a
     assert (await send(server.url, click))[0] == 200
     [reply] = await slack.wait_posts(click.response_url)
     [callback] = await agent.wait_for(1)
-    resolution = json.loads(callback.body)["resolution"]
+    resolution = json.loads(callback.body)
     if reply.get("replace_original"):  # the click won
         assert (resolution["resolvedBy"], resolution["answeredBy"]) == ("human", "alice")
     else:
@@ -266,3 +266,27 @@ async def test_another_kind_of_interaction_is_acknowledged_and_ignored(slack, se
 def test_the_signing_secret_never_appears_in_the_servers_output(server):
     assert server.output and not [line for line in server.output if SECRET in line]
     assert any("/integrations/slack/interactions" in line for line in server.output)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """A server with no signing secret: Slack cannot call it back."""
+    proc = ServerProcess(db=tmp_path_factory.mktemp("plain") / "escalated.db", args=("--public-url", PUBLIC_URL)).start()
+    yield proc
+    proc.stop()
+
+
+async def test_without_a_signing_secret_the_message_links_to_the_web_page_instead_of_buttons(slack, plain):
+    webhook = slack.webhook_url()
+    plain.cli("policy", "set", "slack.plain", "--notify", f"slack:{webhook}")
+    async with aiohttp.ClientSession() as session:
+        esc = await Api(plain.url, plain.bootstrap_key, session).create(policy="slack.plain")
+    [message] = await slack.wait_posts(webhook)
+    assert not [b for b in message["blocks"] if b["type"] == "actions"]
+    assert f"<{PUBLIC_URL}/app/escalations/{esc['id']}|Open it in escalated>" in json.dumps(message)
+    assert "Refund 1,200 EUR?" in json.dumps(message)
+
+
+async def test_without_a_signing_secret_the_interaction_route_is_404_saying_why(slack, plain):
+    status, problem = await send(plain.url, slack.signed(b"payload=%7B%7D"))
+    assert (status, problem["code"]) == (404, "not_found") and "--slack-signing-secret" in problem["detail"]
