@@ -19,7 +19,7 @@ from escalated.core.admin import AdminService, user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Escalation
 from escalated.domain.scopes import DECIDE
-from escalated.domain.slack import Click
+from escalated.domain.slack import Click, escape
 from escalated.errors import InvalidState, NotFound, ValidationFailed
 
 # The same words for an escalation that does not exist, one in another
@@ -42,7 +42,7 @@ class SlackDecisions:
         if user is None:
             return slackmessages.ephemeral(
                 "Your Slack account is not linked to a user of escalated, so your click cannot decide anything."
-                f" An admin can link it with: escalated users add NAME --slack-id {click.user_id}"
+                f" An admin can link it with: escalated users add NAME --slack-id {escape(click.user_id)}"
             )
         principal = user_principal(user)
         try:
@@ -58,7 +58,8 @@ class SlackDecisions:
         except InvalidState:  # someone (or the SLA clock) got there between our read and the write
             return _too_late(await service.get(principal, esc.id))
         except ValidationFailed as exc:  # a choice the escalation does not offer: a button not of our making
-            return slackmessages.ephemeral(f"This button cannot decide the escalation ({exc.detail}). Nothing was changed.")
+            why = "; ".join(f"{e['field']} {e['message']}" for e in exc.errors or ()) or exc.detail
+            return slackmessages.ephemeral(f"This button cannot decide the escalation ({escape(why)}). Nothing was changed.")
         return slackmessages.decided(esc)
 
 

@@ -163,6 +163,18 @@ async def test_a_button_pointed_at_another_escalation_is_judged_by_that_escalati
     assert (await api.get(mine["id"]))["status"] == "open"
 
 
+async def test_a_button_for_a_choice_the_escalation_does_not_offer_decides_nothing(api, slack, server, agent):
+    esc, message = await escalate(api, slack, server, agent, "alice")
+    forged = json.loads(json.dumps(message))
+    [actions] = [b for b in forged["blocks"] if b["type"] == "actions"]
+    actions["elements"][0]["value"] = json.dumps({"escalation": esc["id"], "choice": "pay-double"})
+    click = slack.interaction(forged, user_id=ALICE, choice="pay-double")
+    assert (await send(server.url, click))[0] == 200
+    [reply] = await slack.wait_posts(click.response_url)
+    assert reply["response_type"] == "ephemeral" and "cannot decide" in reply["text"]
+    assert (await api.get(esc["id"]))["status"] == "open"
+
+
 def _with_value(slack: SlackStandIn, message: dict, *, user_id: str, escalation_id: str, choice: str):
     """``message`` with its buttons' values rewritten, as someone holding the webhook URL could post it."""
     forged = json.loads(json.dumps(message))
