@@ -103,6 +103,13 @@ async def test_the_message_shows_question_evidence_deadline_and_one_button_per_c
     assert f"<{PUBLIC_URL}/app/escalations/{esc['id']}|" in text
 
 
+async def test_an_escalation_with_response_fields_gets_a_link_not_buttons(api, slack, server, agent):
+    fields = [{"type": "number", "name": "amount", "label": "Amount to refund", "min": 0}]
+    esc, message = await escalate(api, slack, server, agent, "alice", responseFields=fields)
+    assert not [b for b in message["blocks"] if b["type"] == "actions"]
+    assert f"<{PUBLIC_URL}/app/escalations/{esc['id']}|" in json.dumps(message) and "needs some input" in json.dumps(message)
+
+
 async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_answered_by_the_user(api, slack, server, agent):
     esc, message = await escalate(api, slack, server, agent, "alice")
     click = slack.interaction(message, user_id=ALICE, choice="approve")
