@@ -124,6 +124,15 @@ async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_ans
     assert "*Approve*, decided by *alice*" in reply_text(reply)
 
 
+async def test_a_reply_slack_fails_to_take_is_tried_again(api, slack, server, agent):
+    esc, message = await escalate(api, slack, server, agent, "alice")
+    click = slack.interaction(message, user_id=ALICE, choice="deny")
+    slack.fail_next(click.response_url, times=1)
+    assert (await send(server.url, click))[0] == 200
+    [reply] = await slack.wait_posts(click.response_url)
+    assert reply["replace_original"] is True and "*Deny*, decided by *alice*" in reply_text(reply)
+
+
 async def test_of_two_clicks_at_once_the_first_wins_and_the_other_is_told_who_decided(api, slack, server, agent):
     esc, message = await escalate(api, slack, server, agent, "alice", "bob")
     clicks = [slack.interaction(message, user_id=ALICE, choice="approve"), slack.interaction(message, user_id=BOB, choice="deny")]

@@ -56,6 +56,7 @@ class SlackStandIn:
         self.signing_secret = signing_secret
         self.url = ""
         self._posts: list[Posted] = []
+        self.failing: dict[str, int] = {}  # path -> how many more posts to answer 500 (Slack having a bad moment)
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="slack-stand-in", daemon=True)
@@ -88,8 +89,16 @@ class SlackStandIn:
         # Slack answers an incoming webhook with the text "ok".
         body = await request.json()
         with self._lock:
+            if self.failing.get(request.path, 0) > 0:
+                self.failing[request.path] -= 1
+                return web.Response(status=500, text="internal_error")
             self._posts.append(Posted(path=request.path, body=body))
         return web.Response(text="ok")
+
+    def fail_next(self, url: str, *, times: int) -> None:
+        """Answer the next ``times`` posts to ``url`` with a 500 (not recorded)."""
+        with self._lock:
+            self.failing[url.removeprefix(self.url)] = times
 
     def webhook_url(self) -> str:
         """A fresh incoming-webhook URL (one per test keeps their messages apart)."""
