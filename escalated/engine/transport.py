@@ -138,6 +138,16 @@ def webhook_url(target: str) -> str | None:
     return None
 
 
+def slack_verdict(outcome: Outcome) -> Outcome:
+    """Slack answers a webhook it will never take with a 4xx (``invalid_blocks``,
+    ``no_service``, ``channel_is_archived``, ``action_prohibited``): retrying
+    that for a day helps no one, so it fails at once, visibly. A 429 (rate
+    limited, with ``Retry-After``) and a 408 are tried again."""
+    if outcome.status_code is not None and 400 <= outcome.status_code < 500 and outcome.status_code not in (408, 429):
+        return attrs.evolve(outcome, permanent=True)
+    return outcome
+
+
 def callback_headers(delivery: Delivery) -> dict[str, str]:
     headers = {
         "Content-Type": "application/json",
@@ -228,7 +238,8 @@ async def attempt(delivery: Delivery, *, session: aiohttp.ClientSession, timeout
         return await post(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
     target = delivery.target
     if url := webhook_url(target):
-        return await post(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
+        outcome = await post(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
+        return slack_verdict(outcome) if target.startswith("slack:") else outcome
     if target.startswith("email:"):
         return await email(smtp_url, target.removeprefix("email:"), delivery.body)
     if target == "desktop":

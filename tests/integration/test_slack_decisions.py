@@ -110,6 +110,21 @@ async def test_an_escalation_with_response_fields_gets_a_link_not_buttons(api, s
     assert f"<{PUBLIC_URL}/app/escalations/{esc['id']}|" in json.dumps(message) and "needs some input" in json.dumps(message)
 
 
+async def test_a_message_slack_refuses_for_good_fails_at_once_and_one_it_cannot_take_now_is_tried_again(api, slack, server):
+    refused, flaky = slack.webhook_url(), slack.webhook_url()
+    slack.fail_next(refused, times=1, status=400)
+    slack.fail_next(flaky, times=1, status=500)
+    key = f"{unique('slack')}.test"
+    server.cli("policy", "set", key, "--notify", f"slack:{refused}", "--notify", f"slack:{flaky}")
+    esc = await api.create(policy=key)
+    await slack.wait_posts(flaky)
+    async with asyncio.timeout(15):
+        while {d["target"]: d["status"] for d in await api.deliveries(esc["id"])} != {f"slack:{refused}": "failed", f"slack:{flaky}": "delivered"}:
+            await asyncio.sleep(0.05)
+    [failed] = [d for d in await api.deliveries(esc["id"]) if d["status"] == "failed"]
+    assert [a["statusCode"] for a in failed["attempts"]] == [400]
+
+
 async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_answered_by_the_user(api, slack, server, agent):
     esc, message = await escalate(api, slack, server, agent, "alice")
     click = slack.interaction(message, user_id=ALICE, choice="approve")

@@ -56,7 +56,7 @@ class SlackStandIn:
         self.signing_secret = signing_secret
         self.url = ""
         self._posts: list[Posted] = []
-        self.failing: dict[str, int] = {}  # path -> how many more posts to answer 500 (Slack having a bad moment)
+        self.failing: dict[str, tuple[int, int]] = {}  # path -> (posts left to refuse, with this status)
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="slack-stand-in", daemon=True)
@@ -89,16 +89,17 @@ class SlackStandIn:
         # Slack answers an incoming webhook with the text "ok".
         body = await request.json()
         with self._lock:
-            if self.failing.get(request.path, 0) > 0:
-                self.failing[request.path] -= 1
-                return web.Response(status=500, text="internal_error")
+            left, status = self.failing.get(request.path, (0, 0))
+            if left > 0:
+                self.failing[request.path] = (left - 1, status)
+                return web.Response(status=status, text="internal_error" if status >= 500 else "invalid_blocks")
             self._posts.append(Posted(path=request.path, body=body))
         return web.Response(text="ok")
 
-    def fail_next(self, url: str, *, times: int) -> None:
-        """Answer the next ``times`` posts to ``url`` with a 500 (not recorded)."""
+    def fail_next(self, url: str, *, times: int, status: int = 500) -> None:
+        """Answer the next ``times`` posts to ``url`` with ``status`` (not recorded)."""
         with self._lock:
-            self.failing[url.removeprefix(self.url)] = times
+            self.failing[url.removeprefix(self.url)] = (times, status)
 
     def webhook_url(self) -> str:
         """A fresh incoming-webhook URL (one per test keeps their messages apart)."""
