@@ -250,6 +250,7 @@ def test_a_parameter_holds_what_its_call_sites_pass() -> None:
     assert [(c.function, c.api, c.confidence) for c in calls] == [
         ("Provider.ask", "ainvoke", "medium"),
         ("run", "invoke", "medium"),
+        ("main", "run", "medium"),  # run() returns the model's output: its call site is a call too
     ]
 
 
@@ -296,3 +297,31 @@ def test_a_model_function_run_on_a_thread_is_reported() -> None:
         "async def ask(q):\n    return await asyncio.to_thread(completion, model='m', messages=[q])\n"
     )
     assert (call.provider, call.api, call.confidence, call.is_async) == ("litellm", "completion", "medium", True)
+
+
+def test_a_same_module_wrapper_called_on_an_attribute_is_a_call_decided_where_it_is_called() -> None:
+    calls = scan_source(
+        "import subprocess\nfrom openai import OpenAI\n"
+        "class LLM:\n    def __init__(self):\n        self.client = OpenAI()\n"
+        "    def completion(self, messages):\n"
+        "        return self.client.chat.completions.create(model='m', messages=messages).choices[0].message.content\n"
+        "class Agent:\n    def __init__(self):\n        self.llm = LLM()\n"
+        "    def step(self, task):\n        subprocess.run(self.llm.completion([task]), shell=True)\n",
+        "a.py",
+    )
+    assert [(c.function, c.api, c.confidence, c.recommendation.mode) for c in calls] == [
+        ("LLM.completion", "chat.completions.create", "high", "required"),  # not "autonomous": its callers decide
+        ("Agent.step", "LLM.completion", "medium", "required"),
+    ]
+
+
+def test_a_helper_returning_what_it_built_from_answers_is_not_a_wrapper() -> None:
+    calls = scan_source(
+        "from openai import OpenAI\nclient = OpenAI()\n"
+        "def many(topics):\n    answers = []\n    for t in topics:\n"
+        "        answers.append(client.responses.create(model='m', input=t).output_text)\n    return answers\n"
+        "def shorten(text):\n    return text[:10]\n"
+        "def main():\n    print(many(['a']))\n    print(shorten(client.responses.create(model='m', input='b').output_text))\n",
+        "a.py",
+    )
+    assert [(c.function, c.api) for c in calls] == [("many", "responses.create"), ("main", "responses.create")]

@@ -22,6 +22,7 @@ from escalated.contracts.scan.index import ModuleIndex, Scope
 from escalated.contracts.scan.resolve import Kind, Match, Resolver
 from escalated.contracts.scan.surface import Surface, SurfaceAnalyzer
 from escalated.contracts.scan.syntax import literal
+from escalated.contracts.scan.wrappers import match_local
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
 _TOO_DEEP = "too deeply nested to analyse"
@@ -82,45 +83,85 @@ def analyse_module(
     deadline: float | None = None,
 ) -> ModuleCalls:
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
-    matches: list[tuple[cst.Call, Scope, Match]] = []
+    primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
         if found is not None:
-            matches.append((call, scope, found))
-    if not matches:
+            primitives.append((call, scope, found))
+    if not primitives:
         return ModuleCalls((), {})
-    positions = _positions(module)
-    # Ordinals follow source order, whatever order the walk met the calls in.
-    matches.sort(key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
+    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline)
+    local: dict[str, tuple[str, str]] = {}
+    sites: list[tuple[cst.Call, Scope, Match]] = []
+    result = context.analyse(primitives, sites)
+    # The module's own wrappers, in rounds: each round's call sites may make their callers wrappers too.
+    for _ in range(_WRAPPER_ROUNDS):
+        grown = {q: v for q, v in result.returns_output.items() if q not in local}
+        if not grown:
+            break
+        local.update(grown)
+        taken = {id(c) for c, _s, _m in (*primitives, *sites)}
+        found_sites = [
+            (call, scope, match)
+            for call, scope in index.calls
+            if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
+        ]  # fmt: skip
+        if not found_sites:
+            break
+        sites += found_sites
+        result = context.analyse(primitives, sites)
+    return result
 
-    def line_of(node: cst.CSTNode) -> int:
-        found = positions.get(node)
+
+# A wrapper of a wrapper of a wrapper is as deep as the same-module rounds go.
+_WRAPPER_ROUNDS = 3
+
+
+class _Context:
+    """One module's analysis, repeatable with more wrapper call sites known."""
+
+    def __init__(self, module: cst.Module, index: ModuleIndex, resolver: Resolver, *, path: str,
+                 imported_tools: Mapping[str, tuple[Finding, ...]] | None, deadline: float | None) -> None:  # fmt: skip
+        self.module, self.index, self.resolver, self.path = module, index, resolver, path
+        self.imported_tools, self.deadline = imported_tools, deadline
+        self.positions = _positions(module)
+        self.guards = _Guards(index, resolver)
+        self.gates = _Gates(index, resolver)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        found = self.positions.get(node)
         return found.start.line if found is not None else 0
 
-    surface = SurfaceAnalyzer(
-        index, resolver, line_of=line_of, code_of=module.code_for_node,
-        llm_calls={id(c) for c, _, _ in matches}, imported_tools=imported_tools,
-    )  # fmt: skip
-    guards = _Guards(index, resolver)
-    gates = _Gates(index, resolver)
-    ordinals: dict[str, int] = {}
-    calls = []
-    returns_output: dict[str, tuple[str, str]] = {}
-    for call, scope, found in matches:
-        ordinal = ordinals.get(scope.qualname, 0)
-        ordinals[scope.qualname] = ordinal + 1
-        if deadline is not None and time.monotonic() > deadline:
-            # The file's time is up: the call is still reported, as something not followed.
-            result = Surface((rules.fact("not-analysed", "not analysed: the file's analysis time limit ran out", line_of(call)),), escapes=True, tools_gated=False)
-        else:
-            result = surface.analyze(call, scope, found, origin=_origin(call, guards, index))
-        for qualname in sorted(result.returned):
-            returns_output.setdefault(qualname, (found.provider, found.api))
-        calls.append(
-            _build(call, scope, found, result, path=path, ordinal=ordinal, module=module, positions=positions,
-                   index=index, guards=guards, gates=gates)
+    def analyse(self, primitives: list[tuple[cst.Call, Scope, Match]], sites: list[tuple[cst.Call, Scope, Match]]) -> ModuleCalls:
+        positions = self.positions
+        # Ordinals follow source order, whatever order the walk met the calls in.
+        matches = sorted([*primitives, *sites], key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
+        wrapper_sites: dict[str, list[tuple[cst.Call, Scope]]] = {}
+        for call, scope, found in sites:
+            wrapper_sites.setdefault(found.api, []).append((call, scope))
+        surface = SurfaceAnalyzer(
+            self.index, self.resolver, line_of=self.line_of, code_of=self.module.code_for_node,
+            llm_calls={id(c) for c, _, _ in matches}, imported_tools=self.imported_tools, wrapper_sites=wrapper_sites,
         )  # fmt: skip
-    return ModuleCalls(tuple(calls), returns_output)
+        ordinals: dict[str, int] = {}
+        calls = []
+        returns_output: dict[str, tuple[str, str]] = {}
+        for call, scope, found in matches:
+            ordinal = ordinals.get(scope.qualname, 0)
+            ordinals[scope.qualname] = ordinal + 1
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                # The file's time is up: the call is still reported, as something not followed.
+                fact = rules.fact("not-analysed", "not analysed: the file's analysis time limit ran out", self.line_of(call))
+                result = Surface((fact,), escapes=True, tools_gated=False)
+            else:
+                result = surface.analyze(call, scope, found, origin=_origin(call, self.guards, self.index))
+            for qualname in sorted(result.returned):
+                returns_output.setdefault(qualname, (found.provider, found.api))
+            calls.append(
+                _build(call, scope, found, result, path=self.path, ordinal=ordinal, module=self.module, positions=positions,
+                       index=self.index, guards=self.guards, gates=self.gates)
+            )  # fmt: skip
+        return ModuleCalls(tuple(calls), returns_output)
 
 
 def _origin(call: cst.Call, guards: _Guards, index: ModuleIndex) -> cst.CSTNode:

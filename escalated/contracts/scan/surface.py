@@ -73,12 +73,15 @@ class _Flow:
     escapes: bool = False
     gated_tools: int = 0
     returned: set[str] = attrs.Factory(set)
+    # Functions the output was passed into: returning it there is a pass-through (truncate), not a wrapper.
+    passed_into: set[str] = attrs.Factory(set)
     seen: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
     steps: int = 0
     # Names found to carry the output, still to follow. A worklist rather than
     # recursion: a long chain of assignments must not exhaust the stack.
-    pending: list[tuple[str, Scope, int]] = attrs.Factory(list)
+    # The flag: the name holds something built from the output (a list of answers), not the output.
+    pending: list[tuple[str, Scope, int, bool]] = attrs.Factory(list)
 
 
 class SurfaceAnalyzer:
@@ -91,8 +94,11 @@ class SurfaceAnalyzer:
         code_of: Callable[[cst.CSTNode], str],
         llm_calls: set[int],
         imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
+        wrapper_sites: Mapping[str, list[tuple[cst.Call, Scope]]] | None = None,
     ) -> None:
         self.index = index
+        # The module's own wrappers (qualname) -> their call sites here: where a returned output goes.
+        self.wrapper_sites = wrapper_sites or {}
         self.resolver = resolver
         self.line_of = line_of
         self.llm_calls = llm_calls
@@ -134,10 +140,10 @@ class SurfaceAnalyzer:
                 sites.add(self._site(tool))
         self._follow(origin, scope, flow, depth=0)
         while flow.pending and flow.steps <= MAX_STEPS:
-            key, current, depth = flow.pending.pop(0)
+            key, current, depth, derived = flow.pending.pop(0)
             for reference in self._references(current).get(key, ()):
                 if not self._is_binding(reference):
-                    self._follow(reference, current, flow, depth=depth)
+                    self._follow(reference, current, flow, depth=depth, derived=derived)
         findings = tuple(sorted(set(flow.findings)))
         # A tool gate covers the call only when every risky thing the call reaches sits behind it.
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
@@ -393,8 +399,13 @@ class SurfaceAnalyzer:
         return found
 
     # -- data flow ---------------------------------------------------------
-    def _follow(self, node: cst.CSTNode, scope: Scope, flow: _Flow, *, depth: int) -> None:
-        """Walk up from an expression carrying the output to the statement using it."""
+    def _follow(self, node: cst.CSTNode, scope: Scope, flow: _Flow, *, depth: int, derived: bool = False) -> None:
+        """Walk up from an expression carrying the output to the statement using it.
+
+        ``derived``: what is carried was built from the output (passed through a call or
+        into a list, a string, a loop) rather than being the output or a field of it; a
+        function returning such a thing is not a wrapper of the model.
+        """
         child, parent = node, self._parents.get(id(node))
         while parent is not None:
             flow.steps += 1
@@ -407,23 +418,23 @@ class SurfaceAnalyzer:
                     self._consume(consumer, parent, scope, flow, depth=depth)
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
-                    self._taint_target(target.target, scope, flow, depth=depth)
+                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
-                self._taint_target(parent.target, scope, flow, depth=depth)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign))
                 return
             elif isinstance(parent, cst.NamedExpr) and parent.value is child:
-                self._taint_target(parent.target, scope, flow, depth=depth)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived)
             elif isinstance(parent, cst.For | cst.CompFor) and parent.iter is child:
-                self._taint_target(parent.target, scope, flow, depth=depth)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=True)
                 if isinstance(parent, cst.For):
                     return
             elif isinstance(parent, cst.WithItem) and parent.item is child:
                 if parent.asname is not None:
-                    self._taint_target(parent.asname.name, scope, flow, depth=depth)
+                    self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.Return | cst.Yield):
-                self._returned(scope, flow, depth=depth)
+                self._returned(scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
                 self._branch(parent, child, flow)
@@ -434,6 +445,7 @@ class SurfaceAnalyzer:
                 return
             elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
                 return
+            derived = derived or not _projects(parent, child)
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
@@ -441,7 +453,7 @@ class SurfaceAnalyzer:
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
             # message.set_content(output), payload.update(output): the receiver now carries it.
-            self._taint_target(receiver, scope, flow, depth=depth)
+            self._taint_target(receiver, scope, flow, depth=depth, derived=True)
         if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
             return
         if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
@@ -451,35 +463,36 @@ class SurfaceAnalyzer:
             return
         param = param_for(target.node, call, arg)
         if param is not None:
-            self._taint_key(param, target, flow, depth=depth + 1)
+            flow.passed_into.add(target.qualname)
+            self._taint_key(param, target, flow, depth=depth + 1, derived=True)
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
         return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
 
-    def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: _Flow, *, depth: int) -> None:
+    def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: _Flow, *, depth: int, derived: bool = False) -> None:
         if isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
-                self._taint_target(element.value, scope, flow, depth=depth)
+                self._taint_target(element.value, scope, flow, depth=depth, derived=derived)
             return
         if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
             # out["x"] = output / obj.field = output: the container now carries it.
-            self._taint_target(target.value, scope, flow, depth=depth)
+            self._taint_target(target.value, scope, flow, depth=depth, derived=True)
             return
         key = target_key(target)
         if key is not None:
-            self._taint_key(key, scope, flow, depth=depth)
+            self._taint_key(key, scope, flow, depth=depth, derived=derived)
 
-    def _taint_key(self, key: str, scope: Scope, flow: _Flow, *, depth: int) -> None:
+    def _taint_key(self, key: str, scope: Scope, flow: _Flow, *, depth: int, derived: bool = False) -> None:
         scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
         for current in scopes:
             if (current.qualname, key) in flow.seen:
                 continue
             flow.seen.add((current.qualname, key))
-            flow.pending.append((key, current, depth))
+            flow.pending.append((key, current, depth, derived))
 
-    def _returned(self, scope: Scope, flow: _Flow, *, depth: int) -> None:
-        if scope.qualname != MODULE_SCOPE:
+    def _returned(self, scope: Scope, flow: _Flow, *, depth: int, derived: bool) -> None:
+        if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:
             flow.returned.add(scope.qualname)
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
             flow.escapes = True
@@ -490,13 +503,19 @@ class SurfaceAnalyzer:
             for call, caller in self.index.calls
             if short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
         ]
+        named = {id(call) for call, _caller in callers}
+        callers += [
+            (call, caller)
+            for call, caller in self.wrapper_sites.get(scope.qualname, ())
+            if id(call) not in named and caller is not scope and id(call) not in flow.seen_calls
+        ]  # fmt: skip
         if not callers:
             flow.escapes = True
         for call, caller in callers:
             flow.seen_calls.add(id(call))
             parent = self._parents.get(id(call))
             origin = parent if isinstance(parent, cst.Await) else call
-            self._follow(origin, caller, flow, depth=depth + 1)
+            self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: _Flow) -> None:
         # A match compares its subject with every case: always a choice, even on a bare name.
@@ -543,3 +562,14 @@ class SurfaceAnalyzer:
         if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr) and parent.target is node:
             return True
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
+
+
+def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``parent`` is still the output (or a field of it): ``out.text``, ``out[0]``, ``await out``, ``out.strip()``."""
+    if isinstance(parent, cst.Attribute | cst.Subscript):
+        return parent.value is child
+    if isinstance(parent, cst.Call):
+        return parent.func is child
+    if isinstance(parent, cst.IfExp):
+        return parent.test is not child
+    return isinstance(parent, cst.Await | cst.BooleanOperation)

@@ -1,0 +1,60 @@
+"""A module's own model wrappers, called in the same module.
+
+``LLM.completion`` returns what ``client.chat.completions.create`` returned;
+``CodingAgent.step`` calls ``self.llm.completion(...)`` and runs the reply as
+a shell command. The decision is made where the wrapper is called, so that
+call site is reported as a call (``api`` is the wrapper's name, confidence
+medium) with its own decision surface. Found in rounds: a wrapper of a
+wrapper (``ask`` returning ``LLM().completion(...)``) is known once the
+inner one is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import libcst as cst
+
+from escalated.contracts.scan.index import Scope
+from escalated.contracts.scan.resolve import Match, Resolver
+
+# qualified name in the module ("ask", "LLM.completion") -> (provider, api of the call inside)
+LocalWrappers = Mapping[str, tuple[str, str]]
+
+
+def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
+    """``ask(...)``, ``self.completion(...)``, ``self.llm.completion(...)`` / ``LLM().completion(...)``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        found = local.get(func.value)
+        if found is None or _shadowed(func.value, scope) or scope.qualname == func.value:
+            return None
+        return Match(found[0], func.value, "medium", None)
+    if not isinstance(func, cst.Attribute):
+        return None
+    owner = _owner(resolver, func.value, scope)
+    qualname = f"{owner}.{func.attr.value}" if owner else None
+    found = local.get(qualname) if qualname is not None else None
+    if found is None or qualname == scope.qualname:
+        return None
+    return Match(found[0], qualname, "medium", None)
+
+
+def _owner(resolver: Resolver, receiver: cst.BaseExpression, scope: Scope) -> str | None:
+    """The module's class whose instance ``receiver`` is."""
+    if isinstance(receiver, cst.Name) and receiver.value in {"self", "cls"}:
+        return scope.class_name
+    kind = resolver.kind_of(receiver, scope)
+    if kind is None or not kind.kind.startswith("object:"):
+        return None
+    return kind.kind.partition(":")[2] or None
+
+
+def _shadowed(name: str, scope: Scope) -> bool:
+    """A parameter or nested function of the same name hides the module's function."""
+    current: Scope | None = scope
+    while current is not None and current.parent is not None:
+        if name in current.params:
+            return True
+        current = current.parent
+    return False
