@@ -1,10 +1,18 @@
-"""What the data commands share: the --db option and error conversion."""
+"""What the data commands share: the --db option, running on the core, error conversion.
+
+A data command opens the database named by --db (a SQLite file or a
+``postgresql://`` URL: the same code for both), asks ``AdminService`` as
+the operator, and closes it again.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -16,26 +24,47 @@ from escalated.commands.options import (  # noqa: F401  (re-exported for the com
 )
 from escalated.commands.dbpath import DB_ERRORS, db_path_problem
 from escalated.errors import ConfigError, EscalatedError
-from escalated.settings import PostgresUrl, default_db_path
-from escalated.store.db import connect, run_in_transaction
+from escalated.settings import PostgresUrl, Settings, default_db_path
+
+T = TypeVar("T")
 
 
-def open_db(db_path: Path | PostgresUrl | None) -> sqlite3.Connection:
-    if isinstance(db_path, PostgresUrl):
-        raise ConfigError("this command does not run on PostgreSQL yet; only `escalated migrate` does")
-    path = db_path or default_db_path()
+def database(db_path: Path | PostgresUrl | None) -> Path | PostgresUrl:
+    return db_path or default_db_path()
+
+
+def run_admin(db_path: Path | PostgresUrl | None, fn: Callable[..., Awaitable[T]]) -> T:
+    """``await fn(admin)`` with an ``AdminService`` over the database, closed after."""
+    from escalated.core.admin import AdminService
+    from escalated.core.stores import open_store
+
+    target = database(db_path)
+
+    async def main() -> T:
+        store = await _opened(target, open_store(Settings(db_path=target)))
+        try:
+            return await fn(AdminService(store))
+        finally:
+            await store.close()
+
+    if not isinstance(target, PostgresUrl):
+        return asyncio.run(main())
+    import psycopg
+
     try:
-        return connect(path)
+        return asyncio.run(main())
+    except psycopg.Error as exc:  # libpq's messages name host and user, never the password
+        raise ConfigError(f"database error: {exc}") from None
+
+
+async def _opened(target: Path | PostgresUrl, opening: Awaitable[T]) -> T:
+    """A SQLite file that cannot be opened is named with the likely reason (dbpath.py)."""
+    if isinstance(target, PostgresUrl):
+        return await opening
+    try:
+        return await opening
     except DB_ERRORS as exc:
-        raise ConfigError(db_path_problem(path, exc)) from None
-
-
-def transact(db_path: Path | None, fn, *args):
-    conn = open_db(db_path)
-    try:
-        return run_in_transaction(conn, fn, *args)
-    finally:
-        conn.close()
+        raise ConfigError(db_path_problem(target, exc)) from None
 
 
 def converts_errors(fn):

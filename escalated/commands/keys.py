@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import shared_group_options, workspace_filter_option, converts_errors, db_option, transact, workspace_option
+from escalated.commands.common import shared_group_options, workspace_filter_option, converts_errors, db_option, run_admin, workspace_option
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.store import admin
 from escalated.timeutil import format_opt, now_ms, parse_duration_s
 
 
@@ -36,14 +35,12 @@ def create(db_path, workspace, name, scopes, expires_in) -> None:
     """
     expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        secret, _ = admin.issue_api_key(
-            conn, ws.id, name=name, scopes=frozenset(scopes or ALL_SCOPES), expires_ms=expires_ms
-        )
+    async def issue(admin):
+        operator = await admin.operator(workspace=workspace)
+        secret, _ = await admin.issue_key(operator, name=name, scopes=frozenset(scopes or ALL_SCOPES), expires_ms=expires_ms)
         return secret
 
-    click.echo(transact(db_path, job))
+    click.echo(run_admin(db_path, issue))
 
 
 @keys.command("list")
@@ -53,12 +50,13 @@ def create(db_path, workspace, name, scopes, expires_in) -> None:
 def list_(db_path, workspace) -> None:
     """List API keys: id, workspace, name, scopes, state. Never the secret."""
 
-    def job(conn):
-        ws_names = {w.id: w.name for w in admin.list_workspaces(conn)}
-        ws_id = admin.workspace_by_name(conn, workspace).id if workspace else None
-        return ws_names, admin.list_api_keys(conn, ws_id)
+    async def listing(admin):
+        names = {w.id: w.name for w in await admin.workspaces()}
+        if workspace is None:
+            return names, await admin.all_keys()
+        return names, await admin.list_keys(await admin.operator(workspace=workspace))
 
-    ws_names, infos = transact(db_path, job)
+    ws_names, infos = run_admin(db_path, listing)
     for info in infos:
         state = "revoked" if info.revoked_ms else ("expired" if info.expires_ms and info.expires_ms <= now_ms() else "active")
         expires = f" expires={format_opt(info.expires_ms)}" if info.expires_ms else ""
@@ -74,5 +72,5 @@ def list_(db_path, workspace) -> None:
 @converts_errors
 def revoke(db_path, key_id) -> None:
     """Revoke the key KEY_ID (from `escalated keys list`). Takes effect at once."""
-    transact(db_path, lambda conn: admin.revoke_api_key(conn, key_id))
+    run_admin(db_path, lambda admin: admin.revoke_any_key(key_id=key_id))
     click.echo(f"revoked {key_id}", err=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from escalated.commands.common import converts_errors, db_option
+from escalated.core import stores
 from escalated.settings import PostgresUrl, default_db_path
 
 
@@ -17,21 +18,13 @@ def apply_migrations(target) -> list[str]:
     if isinstance(target, PostgresUrl):
         try:
             import psycopg
-
-            from escalated.store.postgres.migrate import migrate
         except ImportError:
             raise click.ClickException("PostgreSQL needs the driver: pip install 'escalated[postgres]'") from None
         try:
-            return migrate(target.url)
+            return stores.migrate(target)
         except psycopg.Error as exc:  # libpq's messages name host and user, never the password
             raise click.ClickException(f"database error: {exc}") from None
-    from escalated.store import db
-
-    conn = db.connect(target, migrated=False)
-    try:
-        return db.migrate(conn)
-    finally:
-        conn.close()
+    return stores.migrate(target)
 
 
 @click.command()

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import click
 
-from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
+from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin, workspace_option
 from escalated.domain.models import Policy
-from escalated.commands.routing import check_reviewers, unroutable_policies, unroutable_warning
-from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry, unknown_reviewers
-from escalated.errors import ConfigError
-from escalated.settings import PostgresUrl
-from escalated.store import admin
+from escalated.commands.routing import refusal, warnings
+from escalated.core.admin import PoliciesSaved, UnknownReviewers
+from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry
+from escalated.errors import ConfigError, NotFound
 from escalated.timeutil import format_duration_s
 
 
@@ -35,6 +34,14 @@ def warn(warnings: list[str]) -> None:
     """On stderr, so stdout stays the documented output."""
     for line in warnings:
         click.echo(line, err=True)
+
+
+async def save_policies(admin, operator, policies, *, allow: bool, prune: bool = False) -> PoliciesSaved:
+    """Save them all or none; a reviewer matching no user is refused in the CLI's words unless ``allow``."""
+    try:
+        return await admin.set_policies(operator, policies=policies, allow_unknown_reviewers=allow, prune=prune)
+    except UnknownReviewers as exc:
+        raise ConfigError(refusal(exc)) from None
 
 
 @click.group()
@@ -77,23 +84,11 @@ def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel
             cancel_callback=cancel_callback,
         )
 
-    if isinstance(db_path, PostgresUrl):
-        from escalated.commands import onpostgres
+    async def save(admin):
+        operator = await admin.operator(workspace=workspace)
+        return await save_policies(admin, operator, [build(operator.workspace_id)], allow=allow_unknown)
 
-        warn(onpostgres.run_on(
-            db_path, lambda store: onpostgres.set_policy(store, workspace=workspace, build=build, allow_unknown=allow_unknown)
-        ))  # fmt: skip
-        click.echo(f"policy {key} saved", err=True)
-        return
-
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        built = build(ws.id)
-        warnings = check_reviewers(conn, [built], allow=allow_unknown)
-        admin.upsert_policy(conn, built)
-        return warnings
-
-    warn(transact(db_path, job))
+    warn(warnings(run_admin(db_path, save).unroutable, workspace=workspace))
     click.echo(f"policy {key} saved", err=True)
 
 
@@ -123,23 +118,14 @@ def apply(file, db_path, prune, allow_unknown) -> None:
     """
     parsed = parse_policy_file(file.read_text(encoding="utf-8"), source=str(file))
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, parsed.workspace)
-        wanted = [policy_from_file_entry(ws.id, key, settings) for key, settings in parsed.policies]
-        warnings = check_reviewers(conn, wanted, allow=allow_unknown)
-        for p in wanted:
-            admin.upsert_policy(conn, p)
-        pruned = []
-        if prune:
-            keep = {p.key for p in wanted}
-            for existing in admin.list_policies(conn, ws.id):
-                if existing.key not in keep:
-                    admin.delete_policy(conn, ws.id, existing.key)
-                    pruned.append(existing.key)
-        return wanted, pruned, warnings
+    async def save(admin):
+        operator = await admin.operator(workspace=parsed.workspace)
+        wanted = [policy_from_file_entry(operator.workspace_id, key, settings) for key, settings in parsed.policies]
+        return await save_policies(admin, operator, wanted, allow=allow_unknown, prune=prune)
 
-    wanted, pruned, warnings = transact(db_path, job)
-    warn(warnings)
+    saved = run_admin(db_path, save)
+    wanted, pruned = saved.saved, saved.pruned
+    warn(warnings(saved.unroutable, workspace=parsed.workspace))
     click.echo(f"applied {len(wanted)} polic{'y' if len(wanted) == 1 else 'ies'}", err=True)
     for key in pruned:
         click.echo(f"pruned {key}", err=True)
@@ -152,12 +138,13 @@ def apply(file, db_path, prune, allow_unknown) -> None:
 @converts_errors
 def list_(db_path, workspace, as_json) -> None:
     """List the workspace's policies."""
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        return admin.list_policies(conn, ws.id), unroutable_policies(conn, [ws])
 
-    policies, warnings = transact(db_path, job)
-    warn(warnings)
+    async def listing(admin):
+        operator = await admin.operator(workspace=workspace)
+        return await admin.policies(operator), await admin.unroutable(operator)
+
+    policies, unroutable = run_admin(db_path, listing)
+    warn(warnings(unroutable, workspace=workspace))
     if as_json:
         click.echo(json.dumps([policy_json(p) for p in policies], indent=2))
         return
@@ -175,16 +162,15 @@ def list_(db_path, workspace, as_json) -> None:
 def show(key, db_path, workspace) -> None:
     """Show one policy as JSON."""
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        found = admin.get_policy(conn, ws.id, key)
+    async def showing(admin):
+        operator = await admin.operator(workspace=workspace)
+        found = await admin.policy(operator, key=key)
         if found is None:
             raise ConfigError(f"no policy {key!r} in workspace {workspace!r}")
-        unknown = unknown_reviewers(found.reviewers, admin.list_users(conn, ws.id))
-        return found, [unroutable_warning(found, unknown, workspace=ws.name)] if unknown else []
+        return found, [u for u in await admin.unroutable(operator) if u.policy.key == key]
 
-    found, warnings = transact(db_path, job)
-    warn(warnings)
+    found, unroutable = run_admin(db_path, showing)
+    warn(warnings(unroutable, workspace=workspace))
     click.echo(json.dumps(policy_json(found), indent=2))
 
 
@@ -196,9 +182,11 @@ def show(key, db_path, workspace) -> None:
 def delete(key, db_path, workspace) -> None:
     """Delete a policy. Existing escalations keep the routing and SLA they were created with."""
 
-    def job(conn):
-        if not admin.delete_policy(conn, admin.workspace_by_name(conn, workspace).id, key):
-            raise ConfigError(f"no policy {key!r} in workspace {workspace!r}")
+    async def delete_one(admin):
+        try:
+            await admin.delete_policy(await admin.operator(workspace=workspace), key=key)
+        except NotFound:
+            raise ConfigError(f"no policy {key!r} in workspace {workspace!r}") from None
 
-    transact(db_path, job)
+    run_admin(db_path, delete_one)
     click.echo(f"deleted {key}", err=True)

@@ -13,16 +13,13 @@ from pathlib import Path
 import click
 from aiohttp import web
 
-from escalated.commands.common import converts_errors, db_option, open_db
+from escalated.commands.common import converts_errors, db_option, run_admin
 from escalated.commands import logsetup
 from escalated.commands.dbpath import db_path_problem
 from escalated.commands.routing import log_unroutable_policies
-from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path
-from escalated.store import admin
-from escalated.store.db import run_in_transaction
-from escalated.store.serverlock import ServerLock
+from escalated.core.stores import ServerLock
 from escalated.timeutil import parse_duration_s
 
 log = logging.getLogger("escalated")
@@ -46,33 +43,6 @@ def parse_rate(text: str) -> float:
     if per is None or value <= 0:
         raise ConfigError(f"--rate-limit {text!r}: use N/s or N/m")
     return value / per
-
-
-def bootstrap_key(settings: Settings, *, show) -> None:
-    """On first start, mint a key for workspace default and ``show`` it.
-
-    ``show`` runs inside the transaction that stores the key, so a key is
-    only recorded as issued once it has been printed: a start that fails
-    before that leaves the next start able to print one.
-    """
-    if isinstance(settings.db_path, PostgresUrl):
-        from escalated.store.postgres.migrate import bootstrap_key as postgres_bootstrap_key
-
-        postgres_bootstrap_key(settings.db_path.url, show=show)
-        return
-    conn = open_db(settings.db_path)
-    try:
-
-        def job(conn):
-            ws = admin.workspace_by_name(conn, admin.DEFAULT_WORKSPACE)
-            if admin.workspace_has_api_key(conn, ws.id):
-                return
-            secret, _ = admin.issue_api_key(conn, ws.id, name="bootstrap", scopes=frozenset(ALL_SCOPES))
-            show(secret)
-
-        run_in_transaction(conn, job)
-    finally:
-        conn.close()
 
 
 @contextlib.contextmanager
@@ -100,11 +70,7 @@ def check_database(settings: Settings) -> None:
         except click.ClickException as exc:
             raise ConfigError(f"cannot use database {settings.db_path}: {exc.message}") from None
         return
-    conn = open_db(settings.db_path)
-    try:
-        log_unroutable_policies(conn, log)
-    finally:
-        conn.close()
+    run_admin(settings.db_path, lambda admin: log_unroutable_policies(admin, log))
 
 
 def show_bootstrap_key(secret: str) -> None:
@@ -127,6 +93,7 @@ def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
 
 async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.app import create_app
+    from escalated.http.appkeys import ADMIN
     from escalated.http.connections import GatedSite, default_max_connections, runner_options
 
     # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
@@ -142,7 +109,8 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     try:
         # Only now that the socket is bound: a key printed before a failed bind
         # would be recorded as shown and never printed again.
-        await asyncio.to_thread(bootstrap_key, settings, show=show_bootstrap_key)
+        # Shown inside the transaction that stores it (AdminService.bootstrap_key).
+        await runner.app[ADMIN].bootstrap_key(show=show_bootstrap_key)
         port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         click.echo(f"Listening on http://{host}:{port}")

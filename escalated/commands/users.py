@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import shared_group_options, converts_errors, db_option, transact, workspace_option
-from escalated.domain import tokens
-from escalated.domain.contacts import checked_contacts
+from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin, workspace_option
 from escalated.domain.scopes import ROLES
-from escalated.settings import DEFAULT_PORT, PostgresUrl
-from escalated.store import admin
-from escalated.timeutil import now_ms, parse_duration_s
-from escalated.core.websessions import DEFAULT_LINK_TTL_S, issue_login_link, login_url
+from escalated.settings import DEFAULT_PORT
+from escalated.timeutil import parse_duration_s
+from escalated.core.websessions import DEFAULT_LINK_TTL_S, login_url
 
 
 @click.group()
@@ -31,30 +28,14 @@ def users(db_path, workspace) -> None:
 @converts_errors
 def add(name, db_path, workspace, groups, role, email, slack_id) -> None:
     """Add user NAME and print only the new user token (shown once)."""
-    email, slack_id = checked_contacts(email=email, slack_id=slack_id)
-    secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
-    contacts = {"email": email, "slack_id": slack_id}
-    if isinstance(db_path, PostgresUrl):
-        from escalated.commands import onpostgres
 
-        onpostgres.run_on(
-            db_path,
-            lambda store: onpostgres.add_user(
-                store, workspace=workspace, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret),
-                **contacts,
-            ),
-        )
-        click.echo(secret)
-        return
-
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        admin.insert_user(
-            conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret), **contacts
+    async def add_one(admin):
+        operator = await admin.operator(workspace=workspace)
+        return await admin.add_user(
+            operator, name=name, role=role, groups=tuple(groups), email=email, slack_id=slack_id
         )
 
-    transact(db_path, job)
-    click.echo(secret)
+    click.echo(run_admin(db_path, add_one))
 
 
 @users.command("list")
@@ -63,7 +44,11 @@ def add(name, db_path, workspace, groups, role, email, slack_id) -> None:
 @converts_errors
 def list_(db_path, workspace) -> None:
     """List users: name, role, groups, email, Slack id ('-' when none). Never a token."""
-    infos = transact(db_path, lambda conn: admin.list_users(conn, admin.workspace_by_name(conn, workspace).id))
+
+    async def listing(admin):
+        return await admin.users(await admin.operator(workspace=workspace))
+
+    infos = run_admin(db_path, listing)
     for user in infos:
         click.echo(f"{user.name}\t{user.role}\t{','.join(user.groups) or '-'}\t{user.email or '-'}\t{user.slack_id or '-'}")
 
@@ -75,14 +60,11 @@ def list_(db_path, workspace) -> None:
 @converts_errors
 def token(name, db_path, workspace) -> None:
     """Rotate NAME's token: print a new one; the old one stops working at once."""
-    secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        admin.rotate_user_token(conn, ws.id, name=name, token_hash=tokens.hash_token(secret))
+    async def rotate(admin):
+        return await admin.rotate_token(await admin.operator(workspace=workspace), name=name)
 
-    transact(db_path, job)
-    click.echo(secret)
+    click.echo(run_admin(db_path, rotate))
 
 
 @users.command("login-link")
@@ -106,8 +88,7 @@ def login_link(name, db_path, workspace, ttl, base_url) -> None:
     """
     ttl_s = parse_duration_s(ttl) if ttl else DEFAULT_LINK_TTL_S
 
-    def job(conn):
-        ws = admin.workspace_by_name(conn, workspace)
-        return issue_login_link(conn, ws.id, name, ttl_s=ttl_s, at_ms=now_ms())
+    async def link(admin):
+        return await admin.login_link(await admin.operator(workspace=workspace), name=name, ttl_s=ttl_s)
 
-    click.echo(login_url(base_url, transact(db_path, job)))
+    click.echo(login_url(base_url, run_admin(db_path, link)))

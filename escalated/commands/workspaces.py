@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from escalated.commands.common import shared_group_options, converts_errors, db_option, transact
-from escalated.store import admin
+from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin
 
 
 @click.group()
@@ -20,7 +19,7 @@ def workspaces(db_path, workspace) -> None:
 @converts_errors
 def create(name, db_path) -> None:
     """Create workspace NAME."""
-    ws = transact(db_path, lambda conn: admin.create_workspace(conn, name))
+    ws = run_admin(db_path, lambda admin: admin.create_workspace(name=name))
     click.echo(ws.name)
 
 
@@ -29,5 +28,5 @@ def create(name, db_path) -> None:
 @converts_errors
 def list_(db_path) -> None:
     """List workspaces."""
-    for ws in transact(db_path, admin.list_workspaces):
+    for ws in run_admin(db_path, lambda admin: admin.workspaces()):
         click.echo(ws.name)

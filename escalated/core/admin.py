@@ -1,27 +1,84 @@
-"""The core's administrative operations: who a token is, and API keys.
+"""The core's administrative operations: workspaces, API keys, users, policies.
 
-``AdminService`` is, with ``Service``, the only caller of the store. The
-rules that keep key management safe live here, whoever asks (the HTTP API
-today): no call mints or revokes more power than it has, and a minted key
-never outlives the key that minted it.
+``AdminService`` is, with ``Service``, the only caller of the store, and the
+one admin service of every surface: the HTTP API (keys), the web app's
+admin pages and the CLI's data commands. A method acting in a workspace
+takes the ``Principal`` asking: an API key, a user, or the operator (the
+CLI, ``operator``). The rules hold whoever asks: no call mints or revokes
+more power than it has, a minted key never outlives the key that minted
+it, reviewers manage nothing, a policy whose reviewers match no user is
+refused unless asked on purpose. Secrets are minted here and returned
+once; only their hashes are stored.
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 
+import attrs
+
+from escalated.core.keyrequests import parse_key_request
+from escalated.core.principals import (  # noqa: F401  (user_principal: re-exported for older callers)
+    key_principal,
+    operator_principal,
+    require_admin,
+    require_key_manager,
+    user_principal,
+)
+from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
-from escalated.domain.contacts import email_problem, normal_email, slack_id_problem
-from escalated.domain.models import ApiKeyInfo, Principal, UserInfo
-from escalated.domain.scopes import ALL_SCOPES, ROLE_SCOPES
-from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated, ValidationFailed, field_error
+from escalated.domain.contacts import checked_contacts, email_problem, normal_email, slack_id_problem
+from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, UserInfo, Workspace
+from escalated.domain.policies import build_policy, unknown_reviewers
+from escalated.domain.scopes import ALL_SCOPES, ROLES
+from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated
 from escalated.store.base import Store
-from escalated.timeutil import now_ms, parse_duration_s
+from escalated.timeutil import now_ms
+
+BOOTSTRAP_KEY_NAME = "bootstrap"
+
+
+@attrs.frozen
+class PolicyRequest:
+    """A policy as an admin asks for it in a form, before validation (strings as typed)."""
+
+    key: str
+    reviewers: tuple[str, ...] = ()
+    notify: tuple[str, ...] = ()
+    sla: str | None = None
+    default_choice: str | None = None
+    cancel_callback: bool = False
+    allow_unknown_reviewers: bool = False
+
+
+@attrs.frozen
+class Unroutable:
+    """A policy with reviewers (``unknown``) that match no user: they receive nothing."""
+
+    policy: Policy
+    unknown: tuple[str, ...]
+
+
+@attrs.frozen
+class PoliciesSaved:
+    saved: tuple[Policy, ...]
+    pruned: tuple[str, ...]  # keys deleted by ``prune``
+    unroutable: tuple[Unroutable, ...]  # saved anyway, on purpose
+
+
+class UnknownReviewers(ConfigError):
+    """A policy refused because reviewers match no user; each surface says how to go on."""
+
+    def __init__(self, *, policy: Policy, unknown: tuple[str, ...], users: list[UserInfo]) -> None:
+        super().__init__(f"policy {policy.key}: no user or group matches {', '.join(unknown)}")
+        self.policy, self.unknown, self.users = policy, unknown, users
 
 
 class AdminService:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    # -- who is asking ---------------------------------------------------------
 
     async def principal_for(self, token: str) -> Principal:
         """The caller a bearer token stands for; ``Unauthenticated`` otherwise.
@@ -40,19 +97,29 @@ class AdminService:
                 raise Unauthenticated("unknown or revoked API key")
             if key.expires_ms is not None and key.expires_ms <= now_ms():
                 raise Unauthenticated("expired API key")
-            return _key_principal(key)
+            return key_principal(key)
         user = await self.store.user_by_hash(token_hash=digest)
         if user is None:
             raise Unauthenticated("unknown user token")
         return user_principal(user)
 
-    # -- API keys -------------------------------------------------------------
+    async def operator(self, *, workspace: str) -> Principal:
+        """The CLI in workspace ``workspace``; ``ConfigError`` when there is none."""
+        return operator_principal(await self.store.workspace_by_name(name=workspace))
 
-    async def mint_key(self, principal: Principal, body: dict) -> tuple[str, ApiKeyInfo]:
-        """A new key in the principal's workspace from a request body (``name``,
-        ``scopes``, ``expiresIn``): at most the principal's scopes (all of them
-        by default), never outliving it. The secret is returned this once;
-        only its hash is stored."""
+    # -- workspaces (the operator's: they span the database) ---------------------
+
+    async def workspaces(self) -> list[Workspace]:
+        return await self.store.workspaces()
+
+    async def create_workspace(self, *, name: str) -> Workspace:
+        return await self.store.create_workspace(name=name)
+
+    # -- API keys ----------------------------------------------------------------
+
+    async def mint_key(self, principal: Principal, *, body: dict) -> tuple[str, ApiKeyInfo]:
+        """A new key from a request body (``name``, ``scopes``, ``expiresIn``;
+        a 422 lists every problem), by default with all the principal's scopes."""
         require_key_manager(principal)
         name, scopes, expires_ms = parse_key_request(body, default_scopes=principal.scopes)
         return await self.issue_key(principal, name=name, scopes=scopes, expires_ms=expires_ms)
@@ -60,8 +127,8 @@ class AdminService:
     async def issue_key(
         self, principal: Principal, *, name: str | None, scopes: frozenset[str], expires_ms: int | None
     ) -> tuple[str, ApiKeyInfo]:
-        """The rules every minted key obeys, whoever asks: at most the
-        principal's scopes, never outliving it (``expiry_of_minted_key``)."""
+        """A new key in the principal's workspace (its secret returned this
+        once): at most the principal's scopes, never outliving it."""
         require_key_manager(principal)
         if not scopes <= principal.scopes:
             missing = ", ".join(sorted(scopes - principal.scopes))
@@ -80,7 +147,11 @@ class AdminService:
         require_key_manager(principal)
         return await self.store.api_keys(workspace_id=principal.workspace_id)
 
-    async def revoke_key(self, principal: Principal, key_id: str) -> None:
+    async def all_keys(self) -> list[ApiKeyInfo]:
+        """Every workspace's keys, in id order (the operator's listing)."""
+        return await self.store.api_keys(workspace_id=None)
+
+    async def revoke_key(self, principal: Principal, *, key_id: str) -> None:
         """Revoke a key of the principal's workspace holding no scope the
         principal lacks; revoking a revoked key changes nothing."""
         require_key_manager(principal)
@@ -92,6 +163,128 @@ class AdminService:
         if target.revoked_ms is None:
             await self.store.revoke_api_key(key_id=target.id, workspace_id=principal.workspace_id)
 
+    async def revoke_any_key(self, *, key_id: str) -> None:
+        """The operator's revoke: whichever workspace has the key; ``NotFound`` if none."""
+        await self.store.revoke_api_key(key_id=key_id, workspace_id=None)
+
+    async def bootstrap_key(self, *, show: Callable[[str], None]) -> bool:
+        """On a database's first start, a key with every scope for workspace
+        default, ``show``n inside the transaction that stores it: a key is
+        recorded as issued only once shown, so a start that fails first
+        leaves the next start able to show one. False when one exists."""
+        workspace = await self.store.workspace_by_name(name=DEFAULT_WORKSPACE)
+        secret = tokens.mint(tokens.API_KEY_PREFIX)
+        shown = False
+
+        def before_commit() -> None:
+            # A group run again after another job failed calls this again:
+            # the same secret, so once is enough.
+            nonlocal shown
+            if not shown:
+                show(secret)
+                shown = True
+
+        info = await self.store.add_first_api_key(
+            workspace_id=workspace.id,
+            token_hash=tokens.hash_token(secret),
+            name=BOOTSTRAP_KEY_NAME,
+            scopes=frozenset(ALL_SCOPES),
+            before_commit=before_commit,
+        )
+        return info is not None
+
+    # -- policies ----------------------------------------------------------------
+
+    async def policies(self, principal: Principal) -> list[Policy]:
+        require_admin(principal)
+        return await self.store.policies(workspace_id=principal.workspace_id)
+
+    async def policy(self, principal: Principal, *, key: str) -> Policy | None:
+        require_admin(principal)
+        return await self.store.policy(workspace_id=principal.workspace_id, key=key)
+
+    async def set_policies(
+        self, principal: Principal, *, policies: list[Policy], allow_unknown_reviewers: bool, prune: bool = False
+    ) -> PoliciesSaved:
+        """Create or replace them all, or none (``UnknownReviewers`` when a
+        reviewer matches no user, unless allowed); with ``prune``, delete the
+        workspace's others."""
+        require_admin(principal)
+        if any(p.workspace_id != principal.workspace_id for p in policies):
+            raise InsufficientScope("a policy of another workspace")
+        # Users are never deleted, so a check that passes here still holds at the write.
+        users = await self.store.users(workspace_id=principal.workspace_id)
+        unroutable = _unroutable(policies, users)
+        if unroutable and not allow_unknown_reviewers:
+            raise UnknownReviewers(policy=unroutable[0].policy, unknown=unroutable[0].unknown, users=users)
+        pruned = await self.store.put_policies(workspace_id=principal.workspace_id, policies=policies, prune=prune)
+        return PoliciesSaved(saved=tuple(policies), pruned=tuple(pruned), unroutable=tuple(unroutable))
+
+    async def set_policy(self, principal: Principal, *, request: PolicyRequest) -> Policy:
+        """A policy from a form, built by the rules ``policy set`` uses (``ConfigError`` in their words)."""
+        built = build_policy(
+            principal.workspace_id,
+            request.key,
+            reviewers=request.reviewers,
+            notify=request.notify,
+            sla=request.sla,
+            default_choice=request.default_choice,
+            cancel_callback=request.cancel_callback,
+        )
+        await self.set_policies(principal, policies=[built], allow_unknown_reviewers=request.allow_unknown_reviewers)
+        return built
+
+    async def delete_policy(self, principal: Principal, *, key: str) -> None:
+        require_admin(principal)
+        if not await self.store.delete_policy(workspace_id=principal.workspace_id, key=key):
+            raise NotFound(f"no policy {key!r}")
+
+    async def unroutable(self, principal: Principal) -> list[Unroutable]:
+        """The workspace's policies with a reviewer that matches no user."""
+        require_admin(principal)
+        users = await self.store.users(workspace_id=principal.workspace_id)
+        return _unroutable(await self.store.policies(workspace_id=principal.workspace_id), users)
+
+    # -- users -------------------------------------------------------------------
+
+    async def users(self, principal: Principal) -> list[UserInfo]:
+        require_admin(principal)
+        return await self.store.users(workspace_id=principal.workspace_id)
+
+    async def add_user(
+        self,
+        principal: Principal,
+        *,
+        name: str,
+        role: str,
+        groups: tuple[str, ...],
+        email: str | None = None,
+        slack_id: str | None = None,
+    ) -> str:
+        """The new user's token, shown this once."""
+        require_admin(principal)
+        name = name.strip()
+        if not name or "," in name or name.startswith("group:") or role not in ROLES:
+            raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
+        email, slack_id = checked_contacts(email=email, slack_id=slack_id)
+        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+        await self.store.add_user(
+            workspace_id=principal.workspace_id, name=name, role=role, groups=groups, token_hash=tokens.hash_token(secret),
+            email=email, slack_id=slack_id,
+        )  # fmt: skip
+        return secret
+
+    async def rotate_token(self, principal: Principal, *, name: str) -> str:
+        """A new token for ``name``; the old one, and every web session it started, end at once."""
+        require_admin(principal)
+        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
+        await self.store.rotate_user_token(workspace_id=principal.workspace_id, name=name, token_hash=tokens.hash_token(secret))
+        return secret
+
+    async def login_link(self, principal: Principal, *, name: str, ttl_s: float) -> str:
+        """A single-use sign-in secret for ``name`` (the caller makes it a URL)."""
+        require_admin(principal)
+        return await WebSessions(self.store).add_login_link(principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
 
     # -- where users are reached (issue #16: email links, Slack buttons) -------
 
@@ -110,61 +303,7 @@ class AdminService:
             return None
         return await self.store.user_by_slack_id(workspace_id=workspace_id, slack_id=slack_id)
 
-# Every request turns its key or user into a Principal; the same row gives
-# the same one, so it is built once per row's contents, not per request.
-@functools.lru_cache(maxsize=1024)
-def _key_principal(key: ApiKeyInfo) -> Principal:
-    return Principal(
-        kind="key", id=key.id, name=key.name, workspace_id=key.workspace_id, scopes=key.scopes, expires_ms=key.expires_ms
-    )
 
-
-@functools.lru_cache(maxsize=1024)
-def user_principal(user: UserInfo) -> Principal:
-    return Principal(
-        kind="user",
-        id=user.id,
-        name=user.name,
-        workspace_id=user.workspace_id,
-        scopes=ROLE_SCOPES[user.role],
-        groups=user.groups,
-        role=user.role,
-    )
-
-
-def require_key_manager(principal: Principal) -> None:
-    """Reviewer tokens cannot manage keys. Checked by every key operation and,
-    before reading a request body, by the HTTP routes (403 before 422)."""
-    if principal.kind == "user" and principal.role != "admin":
-        raise InsufficientScope("reviewer tokens cannot manage API keys; use an API key or an admin token")
-
-
-def parse_key_request(body: dict, *, default_scopes: frozenset[str]) -> tuple[str | None, frozenset[str], int | None]:
-    """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
-    problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
-    name = body.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200):
-        problems.append(field_error("name", "must be a non-empty string of at most 200 characters"))
-    requested = body.get("scopes")
-    scopes = default_scopes
-    if requested is not None:
-        if not isinstance(requested, list) or not requested or not all(isinstance(s, str) for s in requested):
-            problems.append(field_error("scopes", "must be a non-empty array of scope names"))
-        else:
-            for i, s in enumerate(requested):
-                if s not in ALL_SCOPES:
-                    problems.append(field_error(f"scopes[{i}]", "unknown scope; one of: " + ", ".join(ALL_SCOPES)))
-            scopes = frozenset(requested)
-    expires_ms = None
-    expires_in = body.get("expiresIn")
-    if expires_in is not None:
-        try:
-            if not isinstance(expires_in, str):
-                raise ConfigError("not a string")
-            expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000)
-        except ConfigError:
-            problems.append(field_error("expiresIn", "must be a duration like 90s, 15m, 4h, 2d or PT15M"))
-    if problems:
-        n = len(problems)
-        raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=problems)
-    return name, scopes, expires_ms
+def _unroutable(policies: list[Policy], users: list[UserInfo]) -> list[Unroutable]:
+    found = ((p, unknown_reviewers(p.reviewers, users)) for p in policies)
+    return [Unroutable(policy=p, unknown=unknown) for p, unknown in found if unknown]

@@ -1,10 +1,17 @@
 """Which store the settings name. The one place outside the store that
-knows an implementation exists; everything else sees ``store.base.Store``."""
+knows an implementation exists; everything else sees ``store.base.Store``.
+
+Besides opening one: migrating a database without serving it (``escalated
+migrate``), and the lock that keeps a SQLite file to one server.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from escalated.settings import PostgresUrl, Settings
 from escalated.store.base import Store
+from escalated.store.serverlock import AlreadyServing, ServerLock  # noqa: F401  (for ``serve``)
 from escalated.store.sqlite import SqliteStore
 
 
@@ -14,3 +21,20 @@ async def open_store(settings: Settings) -> Store:
 
         return await PostgresStore.open(settings.db_path.url, durability=settings.durability)
     return await SqliteStore.open(settings.db_path, durability=settings.durability)
+
+
+def migrate(target: Path | PostgresUrl) -> list[str]:
+    """Bring the schema up to date; the migration names applied now. Blocking
+    (run before serving); on PostgreSQL, replicas starting together apply
+    each migration once."""
+    if isinstance(target, PostgresUrl):
+        from escalated.store.postgres.migrate import migrate as migrate_postgres  # needs the optional driver
+
+        return migrate_postgres(target.url)
+    from escalated.store import db
+
+    conn = db.connect(target, migrated=False)
+    try:
+        return db.migrate(conn)
+    finally:
+        conn.close()

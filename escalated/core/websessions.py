@@ -19,9 +19,8 @@ import attrs
 from escalated.domain import tokens
 from escalated.domain.models import Principal
 from escalated.errors import Unauthenticated
-from escalated.core.admin import user_principal
+from escalated.core.principals import user_principal
 from escalated.store.base import Store
-from escalated.store.websessions import insert_login_link
 from escalated.timeutil import now_ms
 
 DEFAULT_IDLE_S = 12 * 3600.0
@@ -111,16 +110,6 @@ class WebSessions:
             secret_hash=_hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
         )
         return secret
-
-
-def issue_login_link(conn, workspace_id: str, name: str, *, ttl_s: float, at_ms: int) -> str:
-    """``WebSessions.add_login_link`` inside the CLI's own SQLite transaction
-    (the CLI does not go through the store yet)."""
-    secret = secrets.token_urlsafe(_SECRET_BYTES)
-    insert_login_link(
-        conn, _hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
-    )
-    return secret
 
 
 def login_url(base_url: str, secret: str) -> str:

@@ -134,6 +134,10 @@ class Policy:
     cancel_callback: bool = False
 
 
+# Every database has it: created by the first migration, never removed.
+DEFAULT_WORKSPACE = "default"
+
+
 @attrs.frozen
 class Workspace:
     id: str

@@ -33,7 +33,7 @@ def key_resource(info: ApiKeyInfo) -> dict:
 async def create_key(request: web.Request) -> web.Response:
     principal = await _key_manager(request)
     body = await read_json(request, optional=True)
-    secret, info = await request.app[ADMIN].mint_key(principal, body)
+    secret, info = await request.app[ADMIN].mint_key(principal, body=body)
     resource = key_resource(info)
     resource.pop("revokedAt")
     return json_response({**resource, "key": secret}, status=201, headers={"Location": f"/api-keys/{info.id}"})
@@ -47,7 +47,7 @@ async def list_keys(request: web.Request) -> web.Response:
 
 async def revoke_key(request: web.Request) -> web.Response:
     principal = await _key_manager(request)
-    await request.app[ADMIN].revoke_key(principal, request.match_info["id"])
+    await request.app[ADMIN].revoke_key(principal, key_id=request.match_info["id"])
     return web.Response(status=204)
 
 

@@ -10,8 +10,7 @@ from escalated.core.admin import AdminService
 from escalated.core.service import Service
 from escalated.core.stores import open_store
 from escalated.core.websessions import WebSessions
-from escalated.core.workspace import WorkspaceAdmin
-from escalated.http.appkeys import ADMIN, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS, WORKSPACE_ADMIN
+from escalated.http.appkeys import ADMIN, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
 from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
@@ -47,7 +46,6 @@ async def _service_ctx(app: web.Application):
     app[SERVICE] = Service(store, settings, metrics=app[METRICS])
     app[ADMIN] = AdminService(store)
     app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
-    app[WORKSPACE_ADMIN] = WorkspaceAdmin(store, sessions=app[WEB_SESSIONS], admin=app[ADMIN])
     try:
         yield
     finally:

@@ -14,7 +14,6 @@ from escalated.metrics import Metrics
 from escalated.core.service import Service
 from escalated.settings import Settings
 from escalated.core.websessions import WebSessions
-from escalated.core.workspace import WorkspaceAdmin
 
 SERVICE = web.AppKey("service", Service)
 ADMIN = web.AppKey("admin", AdminService)
@@ -24,6 +23,5 @@ RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
 CLOCK = web.AppKey("clock", SlaClock)
 SENDER = web.AppKey("sender", Sender)
 WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)
-WORKSPACE_ADMIN = web.AppKey("workspace_admin", WorkspaceAdmin)
 SLACK_DECISIONS = web.AppKey("slack_decisions", SlackDecisions)
 SLACK_REPLIES = web.AppKey("slack_replies", SlackReplies)

@@ -1,8 +1,8 @@
-"""Workspaces, API keys, users and policies on SQLite.
+"""Workspaces, API keys, users and policies on SQLite, in a caller's transaction.
 
-Each function takes a ``sqlite3.Connection`` and runs inside a transaction
-opened by its caller: the server's writer (through ``SqliteStore``) or the
-CLI (``run_in_transaction``).
+Being retired: the server and the CLI go through ``AdminService`` (core/admin.py)
+and the store's own jobs (store/workspaces.py); these remain only for the
+test set-up and benchmarks that still open their own transactions.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import orjson
 
 from escalated.domain import tokens
 from escalated.domain.contacts import contact_taken
-from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
+from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.ids import new_id
 from escalated.store import queries
@@ -21,7 +21,6 @@ from escalated.store.rows import key_from_row, policy_from_row, user_from_row, w
 from escalated.timeutil import now_ms
 
 Q = queries.load("sqlite")
-DEFAULT_WORKSPACE = "default"
 
 # -- workspaces ---------------------------------------------------------------
 

@@ -154,7 +154,8 @@ class Store(abc.ABC):
     async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None: ...
 
     @abc.abstractmethod
-    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]: ...
+    async def api_keys(self, *, workspace_id: str | None) -> list[ApiKeyInfo]:
+        """In id order; ``workspace_id=None``: every workspace's."""
 
     @abc.abstractmethod
     async def add_api_key(
@@ -163,14 +164,37 @@ class Store(abc.ABC):
         """Store a key by the hash of its secret (never the secret)."""
 
     @abc.abstractmethod
-    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None: ...
+    async def add_first_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str, scopes: frozenset[str], before_commit: Callable[[], None]
+    ) -> ApiKeyInfo | None:
+        """Add the key only when the workspace has none, calling
+        ``before_commit()`` in the transaction that holds it (a failure there
+        stores nothing); None, without the call, when it has one. Processes
+        starting together on one database add one key between them."""
+
+    @abc.abstractmethod
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
+        """``NotFound`` when no workspace has the key; ``workspace_id=None``: whichever has it."""
 
     @abc.abstractmethod
     async def workspace_by_name(self, *, name: str) -> Workspace:
         """``ConfigError`` when there is none."""
 
     @abc.abstractmethod
+    async def workspaces(self) -> list[Workspace]:
+        """By name."""
+
+    @abc.abstractmethod
+    async def create_workspace(self, *, name: str) -> Workspace:
+        """``ConfigError`` when the name is taken."""
+
+    @abc.abstractmethod
     async def put_policy(self, *, policy: Policy) -> None: ...
+
+    @abc.abstractmethod
+    async def put_policies(self, *, workspace_id: str, policies: list[Policy], prune: bool) -> list[str]:
+        """Create or replace them all in one transaction; with ``prune``, delete
+        the workspace's others too. The keys deleted."""
 
     @abc.abstractmethod
     async def policies(self, *, workspace_id: str) -> list[Policy]: ...

@@ -66,7 +66,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
                     conn.execute(statement)
             conn.execute("INSERT INTO migrations (name, applied_ms) VALUES (?, ?)", (name, now_ms()))
             applied.append(name)
-        from escalated.store.admin import ensure_default_workspace
+        from escalated.store.workspaces import ensure_default_workspace
 
         ensure_default_workspace(conn)
         conn.execute("COMMIT")
@@ -115,7 +115,7 @@ class Writer:
     def __init__(self, conn: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
         self._conn = conn
         self._loop = loop
-        self._pending: list[tuple[Callable[..., Any], tuple, asyncio.Future]] = []
+        self._pending: list[tuple[Callable[..., Any], tuple, dict, asyncio.Future]] = []
         self._busy_since: float | None = None
         self._careful_next = False  # the next group is one that failed on the fast path
         self._closed = False
@@ -130,11 +130,11 @@ class Writer:
         self.commits = 0
         self.jobs = 0
 
-    async def submit(self, fn: Callable[..., T], *args: Any) -> T:
+    async def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         if self._closed:
             raise RuntimeError("the database is closed")
         future = self._loop.create_future()
-        self._pending.append((fn, args, future))
+        self._pending.append((fn, args, kwargs, future))
         if self._idle.is_set():
             self._idle.clear()
             # At the end of this loop iteration: requests parsed in the same
@@ -163,12 +163,12 @@ class Writer:
             if not _is_full(exc):
                 log.exception("write group of %d failed", len(batch))
             self._rollback()
-            self._finish([(future, None, exc) for _, _, future in batch])
+            self._finish([(future, None, exc) for *_, future in batch])
             return
         if raised is not None:  # a job raised on the fast path
             self._rollback()
             if len(batch) == 1:  # nothing else to keep: that is its outcome
-                self._finish([(batch[0][2], None, raised)])
+                self._finish([(batch[0][-1], None, raised)])
             else:  # again, with a savepoint each
                 self._pending[0:0] = batch
                 self._careful_next = True
@@ -185,11 +185,11 @@ class Writer:
         """Each job's outcome; without ``careful``, stop at the first job that raises and return its error."""
         conn = self._conn
         outcomes: list[tuple[asyncio.Future, Any, BaseException | None]] = []
-        for fn, args, future in batch:
+        for fn, args, kwargs, future in batch:
             if careful:
                 conn.execute("SAVEPOINT job")
             try:
-                result = fn(conn, *args)
+                result = fn(conn, *args, **kwargs)
             except Exception as exc:  # handed to the caller, never swallowed
                 if not careful:
                     return outcomes, exc
@@ -225,7 +225,7 @@ class Writer:
                     f"another process has held the database's write lock for over {BUSY_TIMEOUT_S:g} s; try again",
                     retry_after_s=1,
                 )
-            self._finish([(future, None, error) for _, _, future in batch])
+            self._finish([(future, None, error) for *_, future in batch])
             return False
         self._busy_since = None
         return True
@@ -335,8 +335,8 @@ class Database:
         lookup_conn.execute("PRAGMA query_only=1")
         return cls(Path(path), writer, reader, write_conn, lookup_conn)
 
-    async def write(self, fn: Callable[..., T], *args: Any) -> T:
-        return await self.writer.submit(fn, *args)
+    async def write(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        return await self.writer.submit(fn, *args, **kwargs)
 
     async def fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         return list(await self._reader.execute_fetchall(sql, params))

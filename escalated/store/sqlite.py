@@ -8,14 +8,16 @@ loop itself because a thread hop costs more than the read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from escalated.domain.models import ApiKeyInfo, Attempt, Cancellation, Delivery, Escalation, Policy, Resolution, UserInfo, Workspace
+from escalated.errors import ConfigError
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
-from escalated.store import admin, escalations, outbox, queries, websessions
+from escalated.store import escalations, outbox, queries, websessions, workspaces
 from escalated.store.base import Resolve, Store
 from escalated.store.db import Database
-from escalated.store.rows import key_from_row, policy_from_row, user_from_row
+from escalated.store.rows import key_from_row, policy_from_row, user_from_row, workspace_from_row
 
 Q = queries.load("sqlite")
 
@@ -120,32 +122,53 @@ class SqliteStore(Store):
         row = await self._db.fetchone(Q["key_by_id"], (key_id, workspace_id))
         return None if row is None else key_from_row(row)
 
-    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]:
+    async def api_keys(self, *, workspace_id: str | None) -> list[ApiKeyInfo]:
+        if workspace_id is None:
+            return [key_from_row(r) for r in await self._db.fetchall(Q["all_keys"])]
         return [key_from_row(r) for r in await self._db.fetchall(Q["keys_of_workspace"], (workspace_id,))]
 
     async def add_api_key(
         self, *, workspace_id: str, token_hash: str, name: str | None, scopes: frozenset[str], expires_ms: int | None
     ) -> ApiKeyInfo:
         return await self._db.write(
-            lambda conn: admin.insert_api_key(
-                conn, workspace_id, token_hash=token_hash, name=name, scopes=scopes, expires_ms=expires_ms
-            )
-        )
+            workspaces.insert_api_key,
+            workspace_id=workspace_id, token_hash=token_hash, name=name, scopes=scopes, expires_ms=expires_ms,
+        )  # fmt: skip
 
-    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None:
-        await self._db.write(lambda conn: admin.revoke_api_key(conn, key_id, workspace_id=workspace_id))
+    async def add_first_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str, scopes: frozenset[str], before_commit: Callable[[], None]
+    ) -> ApiKeyInfo | None:
+        return await self._db.write(
+            workspaces.insert_first_api_key,
+            workspace_id=workspace_id, token_hash=token_hash, name=name, scopes=scopes, before_commit=before_commit,
+        )  # fmt: skip
+
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
+        await self._db.write(workspaces.revoke_api_key, key_id=key_id, workspace_id=workspace_id)
 
     async def workspace_by_name(self, *, name: str) -> Workspace:
-        return await self._db.write(admin.workspace_by_name, name)
+        row = await self._db.fetchone(Q["workspace_by_name"], (name,))
+        if row is None:
+            raise ConfigError(f"no workspace named {name!r} (see: escalated workspaces list)")
+        return workspace_from_row(row)
+
+    async def workspaces(self) -> list[Workspace]:
+        return [workspace_from_row(r) for r in await self._db.fetchall(Q["list_workspaces"])]
+
+    async def create_workspace(self, *, name: str) -> Workspace:
+        return await self._db.write(workspaces.create_workspace, name=name)
 
     async def put_policy(self, *, policy: Policy) -> None:
-        await self._db.write(admin.upsert_policy, policy)
+        await self._db.write(workspaces.upsert_policy, policy=policy)
+
+    async def put_policies(self, *, workspace_id: str, policies: list[Policy], prune: bool) -> list[str]:
+        return await self._db.write(workspaces.put_policies, workspace_id=workspace_id, policies=policies, prune=prune)
 
     async def policies(self, *, workspace_id: str) -> list[Policy]:
         return [policy_from_row(r) for r in await self._db.fetchall(Q["policies_of_workspace"], (workspace_id,))]
 
     async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
-        return await self._db.write(admin.delete_policy, workspace_id, key)
+        return await self._db.write(workspaces.delete_policy, workspace_id=workspace_id, key=key)
 
     async def users(self, *, workspace_id: str) -> list[UserInfo]:
         return [user_from_row(r) for r in await self._db.fetchall(Q["users_of_workspace"], (workspace_id,))]
@@ -162,10 +185,10 @@ class SqliteStore(Store):
         slack_id: str | None = None,
     ) -> UserInfo:
         return await self._db.write(
-            lambda conn: admin.insert_user(
-                conn, workspace_id, name=name, role=role, groups=groups, token_hash=token_hash, email=email, slack_id=slack_id
-            )
-        )
+            workspaces.insert_user,
+            workspace_id=workspace_id, name=name, role=role, groups=groups, token_hash=token_hash,
+            email=email, slack_id=slack_id,
+        )  # fmt: skip
 
     async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
         row = await self._db.fetchone(Q["user_by_email"], (workspace_id, email))
@@ -176,7 +199,7 @@ class SqliteStore(Store):
         return None if row is None else user_from_row(row)
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
-        await self._db.write(lambda conn: admin.rotate_user_token(conn, workspace_id, name=name, token_hash=token_hash))
+        await self._db.write(workspaces.rotate_user_token, workspace_id=workspace_id, name=name, token_hash=token_hash)
 
     # -- web sessions and sign-in links -----------------------------------------
 

@@ -11,11 +11,11 @@ import re
 from aiohttp import web
 
 from escalated.core.websessions import login_url
-from escalated.core.workspace import PolicyRequest
+from escalated.core.admin import PolicyRequest, UnknownReviewers
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
-from escalated.http.appkeys import SETTINGS, WORKSPACE_ADMIN
-from escalated.timeutil import format_duration_s
+from escalated.http.appkeys import ADMIN, SETTINGS
+from escalated.timeutil import format_duration_s, now_ms, parse_duration_s
 from escalated.web import session
 from escalated.web.render import page, see_other
 
@@ -37,7 +37,7 @@ def _text(data, name: str) -> str:
 
 async def policies(request: web.Request, *, error: str | None = None, values=None, status: int = 200) -> web.Response:
     who = await session.admin(request)
-    found = await request.config_dict[WORKSPACE_ADMIN].policies(who.principal)
+    found = await request.config_dict[ADMIN].policies(who.principal)
     editing = next((p for p in found if p.key == request.query.get("edit")), None)
     if values is None and editing is not None:
         values = {
@@ -65,7 +65,10 @@ async def save_policy(request: web.Request) -> web.Response:
         allow_unknown_reviewers=bool(data.get("allow_unknown_reviewers")),
     )
     try:
-        await request.config_dict[WORKSPACE_ADMIN].set_policy(who.principal, wanted)
+        await request.config_dict[ADMIN].set_policy(who.principal, request=wanted)
+    except UnknownReviewers as exc:
+        refused = f"{exc.detail}; add them first, or tick 'save anyway' (its escalations would reach no one until then)"
+        return await policies(request, error=refused, values=data, status=422)
     except ConfigError as exc:
         return await policies(request, error=exc.detail, values=data, status=422)
     return see_other("/app/policies")
@@ -74,7 +77,7 @@ async def save_policy(request: web.Request) -> web.Response:
 async def delete_policy(request: web.Request) -> web.Response:
     await session.form(request)
     who = await session.admin(request)
-    await request.config_dict[WORKSPACE_ADMIN].delete_policy(who.principal, request.match_info["key"])
+    await request.config_dict[ADMIN].delete_policy(who.principal, key=request.match_info["key"])
     return see_other("/app/policies")
 
 
@@ -83,7 +86,7 @@ async def delete_policy(request: web.Request) -> web.Response:
 
 async def users(request: web.Request, *, shown: dict | None = None, error: str | None = None, status: int = 200):
     who = await session.admin(request)
-    found = await request.config_dict[WORKSPACE_ADMIN].users(who.principal)
+    found = await request.config_dict[ADMIN].users(who.principal)
     return page(request, "users.html", {"users": found, "shown": shown, "error": error}, status=status)
 
 
@@ -92,9 +95,9 @@ async def add_user(request: web.Request) -> web.Response:
     who = await session.admin(request)
     name = _text(data, "name")
     try:
-        token = await request.config_dict[WORKSPACE_ADMIN].add_user(
+        token = await request.config_dict[ADMIN].add_user(
             who.principal,
-            name,
+            name=name,
             role=_text(data, "role") or "reviewer",
             groups=split_list(_text(data, "groups")),
             email=_text(data, "email") or None,
@@ -110,7 +113,7 @@ async def rotate_token(request: web.Request) -> web.Response:
     who = await session.admin(request)
     name = request.match_info["name"]
     try:
-        token = await request.config_dict[WORKSPACE_ADMIN].rotate_token(who.principal, name)
+        token = await request.config_dict[ADMIN].rotate_token(who.principal, name=name)
     except ConfigError as exc:
         return await users(request, error=exc.detail, status=422)
     what = f"New token for {name} (the old one and its web sessions have ended)"
@@ -122,7 +125,8 @@ async def login_link(request: web.Request) -> web.Response:
     who = await session.admin(request)
     name = request.match_info["name"]
     try:
-        secret = await request.config_dict[WORKSPACE_ADMIN].login_link(who.principal, name, ttl=_text(data, "ttl") or "15m")
+        ttl_s = parse_duration_s(_text(data, "ttl") or "15m")
+        secret = await request.config_dict[ADMIN].login_link(who.principal, name=name, ttl_s=ttl_s)
     except ConfigError as exc:
         return await users(request, error=exc.detail, status=422)
     base = request.config_dict[SETTINGS].public_url or f"{request.scheme}://{request.host}"
@@ -134,7 +138,7 @@ async def login_link(request: web.Request) -> web.Response:
 
 async def keys(request: web.Request, *, shown: dict | None = None, error: str | None = None, status: int = 200):
     who = await session.admin(request)
-    found = await request.config_dict[WORKSPACE_ADMIN].api_keys(who.principal)
+    found = await request.config_dict[ADMIN].list_keys(who.principal)
     context = {"keys": found, "shown": shown, "error": error, "all_scopes": ALL_SCOPES}
     return page(request, "keys.html", context, status=status)
 
@@ -144,9 +148,12 @@ async def create_key(request: web.Request) -> web.Response:
     who = await session.admin(request)
     name = _text(data, "name") or None
     try:
-        secret, info = await request.config_dict[WORKSPACE_ADMIN].issue_key(
-            who.principal, name=name, scopes=frozenset(data.getall("scopes", [])), expires_in=_text(data, "expires_in") or None
-        )
+        scopes = frozenset(data.getall("scopes", []))
+        if not scopes or not scopes <= frozenset(ALL_SCOPES):
+            raise ConfigError("choose at least one scope")
+        expires_in = _text(data, "expires_in")
+        expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+        secret, info = await request.config_dict[ADMIN].issue_key(who.principal, name=name, scopes=scopes, expires_ms=expires_ms)
     except ConfigError as exc:
         return await keys(request, error=exc.detail, status=422)
     return await keys(request, shown={"what": f"API key {name or info.id}", "secret": secret})
@@ -155,7 +162,7 @@ async def create_key(request: web.Request) -> web.Response:
 async def revoke_key(request: web.Request) -> web.Response:
     await session.form(request)
     who = await session.admin(request)
-    await request.config_dict[WORKSPACE_ADMIN].revoke_key(who.principal, request.match_info["id"])
+    await request.config_dict[ADMIN].revoke_key(who.principal, key_id=request.match_info["id"])
     return see_other("/app/keys")
 
 

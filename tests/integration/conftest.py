@@ -23,13 +23,21 @@ import attrs
 import pytest
 from aiohttp import web
 
-from escalated.commands.common import transact
 from escalated.domain import tokens
 from escalated.domain.policies import build_policy
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.settings import Settings
 from escalated.store import admin
+from escalated.store.db import connect, run_in_transaction
 from tests.support.api import escalation_body, unique
+
+
+def transact(db: Path, fn):
+    conn = connect(db)
+    try:
+        return run_in_transaction(conn, fn)
+    finally:
+        conn.close()
 
 @attrs.frozen
 class Response:

@@ -124,13 +124,6 @@ def test_migrate_command_against_no_server_exits_1_naming_the_database_error():
     assert "hunter2-secret" not in proc.stderr + proc.stdout
 
 
-def test_a_command_not_yet_on_postgres_exits_1_saying_so(postgres_url):
-    proc = run_cli("workspaces", "list", "--db", postgres_url)
-    assert proc.returncode == 1
-    assert "does not run on PostgreSQL yet" in proc.stderr
-    assert "Traceback" not in proc.stderr
-
-
 def test_the_root_group_db_option_takes_a_postgres_url_too(postgres_server):
     url = postgres_server.create_database(migrated=False)
     output = run_cli("--db", url, "migrate").stdout.strip()

@@ -4,29 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from escalated.domain import tokens
+from escalated.core.admin import AdminService
+from escalated.core.websessions import WebSessions
+from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.errors import Unauthenticated
-from escalated.store import admin
-from escalated.store.db import connect, run_in_transaction
+from escalated.store.db import connect
 from escalated.store.sqlite import SqliteStore
 from escalated.timeutil import now_ms
-from escalated.core.websessions import WebSessions, issue_login_link
 
 
 @pytest.fixture
 async def sessions(tmp_path):
     path = tmp_path / "escalated.db"
-    conn = connect(path)
-    token = tokens.mint(tokens.USER_TOKEN_PREFIX)
-
-    def setup(conn):
-        ws = admin.workspace_by_name(conn, admin.DEFAULT_WORKSPACE)
-        admin.insert_user(conn, ws.id, name="alice", role="reviewer", groups=(), token_hash=tokens.hash_token(token))
-        return ws.id
-
-    ws_id = run_in_transaction(conn, setup)
     store = await SqliteStore.open(path)
-    yield WebSessions(store, idle_s=3600), conn, ws_id, token
+    admin = AdminService(store)
+    operator = await admin.operator(workspace=DEFAULT_WORKSPACE)
+    token = await admin.add_user(operator, name="alice", role="reviewer", groups=())
+    conn = connect(path)
+    yield WebSessions(store, idle_s=3600), conn, operator.workspace_id, token
     await store.close()
     conn.close()
 
@@ -40,8 +35,8 @@ async def test_a_session_ends_after_its_idle_time(sessions):
 
 
 async def test_an_expired_login_link_does_not_sign_in(sessions):
-    web, conn, ws_id, _ = sessions
-    secret = run_in_transaction(conn, lambda c: issue_login_link(c, ws_id, "alice", ttl_s=60, at_ms=now_ms() - 120_000))
+    web, _, ws_id, _ = sessions
+    secret = await web.add_login_link(ws_id, "alice", ttl_s=60, at_ms=now_ms() - 120_000)
     with pytest.raises(Unauthenticated):
         await web.sign_in_with_link(secret)
 

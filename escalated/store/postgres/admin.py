@@ -11,6 +11,8 @@ here at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import orjson
 
 from escalated.domain.contacts import contact_taken
@@ -31,6 +33,19 @@ async def _execute(tx, sql: str, params: tuple) -> None:
 async def _change_config(tx, sql: str, params: tuple) -> int:
     tx.config_changed = True
     return await tx.changed(sql, params)
+
+
+def _key_params(info: ApiKeyInfo, token_hash: str) -> tuple:
+    scopes = " ".join(sorted(info.scopes))
+    return (info.id, info.workspace_id, info.name, token_hash, scopes, info.created_ms, info.expires_ms)
+
+
+def _policy_params(policy: Policy) -> tuple:
+    return (
+        policy.workspace_id, policy.key, orjson.dumps(list(policy.reviewers)).decode(),
+        orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
+        bool(policy.cancel_callback), now_ms(),
+    )  # fmt: skip
 
 
 class AdminQueries:
@@ -68,7 +83,9 @@ class AdminQueries:
         row = await self._fetchone(Q["key_by_id"], (key_id, workspace_id))
         return None if row is None else key_from_row(row)
 
-    async def api_keys(self, *, workspace_id: str) -> list[ApiKeyInfo]:
+    async def api_keys(self, *, workspace_id: str | None) -> list[ApiKeyInfo]:
+        if workspace_id is None:
+            return [key_from_row(r) for r in await self._fetchall(Q["all_keys"])]
         return [key_from_row(r) for r in await self._fetchall(Q["keys_of_workspace"], (workspace_id,))]
 
     async def add_api_key(
@@ -77,13 +94,31 @@ class AdminQueries:
         info = ApiKeyInfo(
             id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms(), expires_ms=expires_ms
         )
-        params = (info.id, workspace_id, name, token_hash, " ".join(sorted(scopes)), info.created_ms, expires_ms)
-        await self._writer.submit(_execute, Q["create_key"], params)
+        await self._writer.submit(_execute, Q["create_key"], _key_params(info, token_hash))
         return info
 
-    async def revoke_api_key(self, *, key_id: str, workspace_id: str) -> None:
+    async def add_first_api_key(
+        self, *, workspace_id: str, token_hash: str, name: str, scopes: frozenset[str], before_commit: Callable[[], None]
+    ) -> ApiKeyInfo | None:
+        info = ApiKeyInfo(id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms())
+
+        async def job(tx) -> ApiKeyInfo | None:
+            await tx.execute(Q["lock_bootstrap"], ())  # replicas starting together: one key, not one each
+            if await (await tx.execute(Q["workspace_has_key"], (workspace_id,))).fetchone() is not None:
+                return None
+            await tx.execute(Q["create_key"], _key_params(info, token_hash))
+            before_commit()
+            return info
+
+        return await self._writer.submit(job)
+
+    async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
         async def job(tx) -> None:
-            if await _change_config(tx, Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id)) == 0:
+            if workspace_id is None:
+                changed = await _change_config(tx, Q["revoke_key"], (now_ms(), key_id))
+            else:
+                changed = await _change_config(tx, Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id))
+            if changed == 0:
                 if await (await tx.execute(Q["key_exists"], (key_id,))).fetchone() is None:
                     raise NotFound(f"no API key {key_id}")
 
@@ -95,13 +130,38 @@ class AdminQueries:
             raise ConfigError(f"no workspace named {name!r} (see: escalated workspaces list)")
         return workspace_from_row(row)
 
+    async def workspaces(self) -> list[Workspace]:
+        return [workspace_from_row(r) for r in await self._fetchall(Q["list_workspaces"])]
+
+    async def create_workspace(self, *, name: str) -> Workspace:
+        workspace = Workspace(id=new_id("wsp"), name=name)
+
+        async def job(tx) -> Workspace:
+            if await (await tx.execute(Q["workspace_by_name"], (name,))).fetchone():
+                raise ConfigError(f"workspace {name!r} already exists")
+            await tx.execute(Q["create_workspace"], (workspace.id, name, now_ms()))
+            return workspace
+
+        return await self._writer.submit(job)
+
     async def put_policy(self, *, policy: Policy) -> None:
-        params = (
-            policy.workspace_id, policy.key, orjson.dumps(list(policy.reviewers)).decode(),
-            orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
-            bool(policy.cancel_callback), now_ms(),
-        )  # fmt: skip
-        await self._config_write(_change_config, Q["put_policy"], params)
+        await self._config_write(_change_config, Q["put_policy"], _policy_params(policy))
+
+    async def put_policies(self, *, workspace_id: str, policies: list[Policy], prune: bool) -> list[str]:
+        async def job(tx) -> list[str]:
+            tx.config_changed = True
+            for policy in policies:
+                await tx.execute(Q["put_policy"], _policy_params(policy))
+            if not prune:
+                return []
+            keep = {p.key for p in policies}
+            rows = await (await tx.execute(Q["policies_of_workspace"], (workspace_id,))).fetchall()
+            pruned = [key for key in (policy_from_row(r).key for r in rows) if key not in keep]
+            for key in pruned:
+                await tx.execute(Q["delete_policy"], (workspace_id, key))
+            return pruned
+
+        return await self._config_write(job)
 
     async def policies(self, *, workspace_id: str) -> list[Policy]:
         return [policy_from_row(r) for r in await self._fetchall(Q["policies_of_workspace"], (workspace_id,))]

@@ -8,15 +8,10 @@ DDL is transactional, so a migration that fails leaves nothing behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import psycopg
 
-from escalated.domain import tokens
-from escalated.domain.scopes import ALL_SCOPES
 from escalated.ids import new_id
-from escalated.store import queries
-from escalated.store.admin import DEFAULT_WORKSPACE
+from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.store.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
 from escalated.timeutil import now_ms
 
@@ -45,23 +40,3 @@ def migrate_on(conn: psycopg.Connection) -> list[str]:
             (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()),
         )
     return applied
-
-
-def bootstrap_key(url: str, *, show: Callable[[str], None]) -> None:
-    """On the database's first start, mint a key for workspace default and
-    ``show`` it, inside the transaction that stores it (as on SQLite).
-
-    Replicas starting together queue on an advisory lock: one mints, the
-    others find a key and print nothing.
-    """
-    Q = queries.load("postgres")
-    with psycopg.connect(url) as conn, conn.transaction():
-        conn.execute(Q["lock_bootstrap"])
-        (workspace_id,) = conn.execute(Q["workspace_by_name"], (DEFAULT_WORKSPACE,)).fetchone()[:1]
-        if conn.execute(Q["workspace_has_key"], (workspace_id,)).fetchone() is not None:
-            return
-        secret = tokens.mint(tokens.API_KEY_PREFIX)
-        scopes = " ".join(sorted(ALL_SCOPES))
-        params = (new_id("key"), workspace_id, "bootstrap", tokens.hash_token(secret), scopes, now_ms(), None)
-        conn.execute(Q["create_key"], params)
-        show(secret)

@@ -202,6 +202,12 @@ UPDATE deliveries SET status = 'pending', next_attempt_ms = %s, created_ms = %s 
 -- name: workspace_by_name
 SELECT id, name FROM workspaces WHERE name = %s
 
+-- name: create_workspace
+INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s)
+
+-- name: list_workspaces
+SELECT id, name FROM workspaces ORDER BY name
+
 -- == API keys =================================================================
 
 -- name: key_by_hash
@@ -213,9 +219,15 @@ SELECT {key_columns} FROM api_keys WHERE id = %s AND workspace_id = %s
 -- name: keys_of_workspace
 SELECT {key_columns} FROM api_keys WHERE workspace_id = %s ORDER BY id
 
+-- name: all_keys
+SELECT {key_columns} FROM api_keys ORDER BY id
+
 -- name: create_key
 INSERT INTO api_keys (id, workspace_id, name, token_hash, scopes, created_ms, expires_ms)
 VALUES (%s, %s, %s, %s, %s, %s, %s)
+
+-- name: revoke_key
+UPDATE api_keys SET revoked_ms = %s WHERE id = %s AND revoked_ms IS NULL
 
 -- name: revoke_key_in_workspace
 UPDATE api_keys SET revoked_ms = %s WHERE id = %s AND revoked_ms IS NULL AND workspace_id = %s
