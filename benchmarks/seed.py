@@ -78,7 +78,9 @@ def seed(
         at_ms = int(time.time() * 1000)
         first = template(ws, policy, resume_url=resume_url, secret=secret, at_ms=at_ms)
         first = attrs.evolve(first, deadline_ms=offsets_ms[0])
-        run_in_transaction(conn, store.create_escalation, first, ("*",), [], None, 0)
+        run_in_transaction(
+            conn, store.create_escalation, escalation=first, routes=("*",), notifications=[], idempotency=None, not_before_ms=0
+        )
         cols = ESCALATION_COLUMNS.split(", ")
         copy = ", ".join({"id": "?", "run_id": "?", "deadline_ms": "?"}.get(c.strip(), c.strip()) for c in cols)
         insert_esc = f"INSERT INTO escalations ({ESCALATION_COLUMNS}) SELECT {copy} FROM escalations WHERE id = '{first.id}'"

@@ -1,6 +1,6 @@
 """Connections: one writer that owns every write, readers beside it.
 
-A write job is a plain function ``fn(conn, *args)``. Concurrent jobs are
+A write job is a plain function ``fn(conn, **kwargs)`` (keyword arguments only). Concurrent jobs are
 grouped into one transaction (group commit): each caller's future resolves
 only after the COMMIT that contains its write, so a 201 means committed.
 See ``Writer`` for where each part runs.
@@ -76,11 +76,11 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     return applied
 
 
-def run_in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:
-    """Run one job synchronously in its own transaction (the CLI's path)."""
+def run_in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], /, **kwargs: Any) -> T:
+    """Run one job synchronously in its own transaction (test set-up and benchmarks)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        result = fn(conn, *args)
+        result = fn(conn, **kwargs)
         conn.execute("COMMIT")
         return result
     except BaseException:
@@ -115,7 +115,7 @@ class Writer:
     def __init__(self, conn: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
         self._conn = conn
         self._loop = loop
-        self._pending: list[tuple[Callable[..., Any], tuple, dict, asyncio.Future]] = []
+        self._pending: list[tuple[Callable[..., Any], dict, asyncio.Future]] = []
         self._busy_since: float | None = None
         self._careful_next = False  # the next group is one that failed on the fast path
         self._closed = False
@@ -130,11 +130,11 @@ class Writer:
         self.commits = 0
         self.jobs = 0
 
-    async def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    async def submit(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         if self._closed:
             raise RuntimeError("the database is closed")
         future = self._loop.create_future()
-        self._pending.append((fn, args, kwargs, future))
+        self._pending.append((fn, kwargs, future))
         if self._idle.is_set():
             self._idle.clear()
             # At the end of this loop iteration: requests parsed in the same
@@ -185,11 +185,11 @@ class Writer:
         """Each job's outcome; without ``careful``, stop at the first job that raises and return its error."""
         conn = self._conn
         outcomes: list[tuple[asyncio.Future, Any, BaseException | None]] = []
-        for fn, args, kwargs, future in batch:
+        for fn, kwargs, future in batch:
             if careful:
                 conn.execute("SAVEPOINT job")
             try:
-                result = fn(conn, *args, **kwargs)
+                result = fn(conn, **kwargs)
             except Exception as exc:  # handed to the caller, never swallowed
                 if not careful:
                     return outcomes, exc
@@ -335,8 +335,8 @@ class Database:
         lookup_conn.execute("PRAGMA query_only=1")
         return cls(Path(path), writer, reader, write_conn, lookup_conn)
 
-    async def write(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        return await self.writer.submit(fn, *args, **kwargs)
+    async def write(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
+        return await self.writer.submit(fn, **kwargs)
 
     async def fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         return list(await self._reader.execute_fetchall(sql, params))

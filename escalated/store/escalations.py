@@ -42,7 +42,8 @@ def _history(conn: sqlite3.Connection, escalation_id: str, event: str, by: str, 
 
 def create_escalation(
     conn: sqlite3.Connection,
-    esc: Escalation,
+    *,
+    escalation: Escalation,
     routes: tuple[str, ...],
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
@@ -54,6 +55,7 @@ def create_escalation(
     With an idempotency record, an existing live key wins: nothing is
     inserted and the earlier answer is returned for the caller to replay.
     """
+    esc = escalation
     if idempotency is not None:
         row = conn.execute(Q["find_replay"], (idempotency.workspace_id, idempotency.key, not_before_ms)).fetchone()
         if row is not None:
@@ -99,7 +101,7 @@ def _current_status(conn: sqlite3.Connection, escalation_id: str) -> str:
     return row[0] if row else "missing"
 
 
-def acknowledge(conn: sqlite3.Connection, escalation_id: str, by: str, at_ms: int) -> bool:
+def acknowledge(conn: sqlite3.Connection, *, escalation_id: str, by: str, at_ms: int) -> bool:
     """Open → acknowledged. Idempotent: True only for the first acknowledger."""
     if conn.execute(Q["acknowledge"], (by, at_ms, escalation_id)).rowcount == 1:
         _history(conn, escalation_id, "acknowledged", by, at_ms)
@@ -118,7 +120,7 @@ def _finish(conn: sqlite3.Connection, query: str, escalation_id: str, record) ->
 
 
 def resolve(
-    conn: sqlite3.Connection, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
+    conn: sqlite3.Connection, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
 ) -> None:
     """Open/acknowledged → resolved, with its callback in the same transaction."""
     _finish(conn, "resolve", escalation_id, resolution)
@@ -127,19 +129,21 @@ def resolve(
         insert_deliveries(conn, [callback])
 
 
-def resolve_many(conn: sqlite3.Connection, items: list[tuple[str, Resolution, str, Delivery | None]]) -> list[str]:
+def resolve_many(conn: sqlite3.Connection, *, items: list[tuple[str, Resolution, str, Delivery | None]]) -> list[str]:
     """Resolve each in order; skip those a decision already took. Returns the ids resolved."""
     done = []
     for escalation_id, resolution, history_event, callback in items:
         try:
-            resolve(conn, escalation_id, resolution, history_event, callback)
+            resolve(
+                conn, escalation_id=escalation_id, resolution=resolution, history_event=history_event, callback=callback
+            )
         except InvalidState:
             continue
         done.append(escalation_id)
     return done
 
 
-def cancel(conn: sqlite3.Connection, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
+def cancel(conn: sqlite3.Connection, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
     """Open/acknowledged → cancelled, with its callback (if the policy asks for one) in the same transaction."""
     _finish(conn, "cancel", escalation_id, cancellation)
     _history(conn, escalation_id, "cancelled", cancellation.cancelled_by, cancellation.cancelled_at_ms)
@@ -173,12 +177,12 @@ async def list_escalations(db: Database, q: ListQuery) -> tuple[list[Escalation]
     return page_of([escalation_with_history(r) for r in rows], limit=q.limit)
 
 
-async def find_replay(db: Database, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
+async def find_replay(db: Database, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
     row = await db.fetchone(Q["find_replay"], (workspace_id, key, not_before_ms))
     return replay_from_row(row) if row else None
 
 
-async def deadlines_between(db: Database, after_ms: int | None, until_ms: int, *, limit: int) -> list[tuple[int, str]]:
+async def deadlines_between(db: Database, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
     """Live deadlines in (after, until], oldest first, from the partial index."""
     if after_ms is None:
         rows = await db.fetchall(Q["deadlines_until"], (until_ms, limit))
@@ -196,7 +200,7 @@ async def get_many(db: Database, ids: list[str]) -> list[Escalation]:
     return out
 
 
-async def count_by_status(db: Database, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
+async def count_by_status(db: Database, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
     """How many escalations of each status the caller may see (the web inbox's counts)."""
     sql, params = Q["count_by_status"], [workspace_id]
     if routes is not None:

@@ -33,13 +33,13 @@ async def of_escalation(db: Database, escalation_id: str) -> list[Delivery]:
 
 
 def record_attempt(
-    conn: sqlite3.Connection, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
+    conn: sqlite3.Connection, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None
 ) -> None:
     attempt_json = orjson.dumps(converter.unstructure(attempt)).decode()
     conn.execute(Q["record_attempt"], (attempt_json, status, next_attempt_ms if status == PENDING else None, delivery_id))
 
 
-def requeue_callback(conn: sqlite3.Connection, escalation_id: str, at_ms: int) -> Delivery:
+def requeue_callback(conn: sqlite3.Connection, *, escalation_id: str, at_ms: int) -> Delivery:
     """Queue the escalation's callback again: same id, same bytes."""
     row = conn.execute(Q["callback_of_escalation"], (escalation_id,)).fetchone()
     if row is None:

@@ -51,25 +51,30 @@ class SqliteStore(Store):
         content_json: dict,
     ) -> Replay | None:
         return await self._db.write(
-            escalations.create_escalation, escalation, routes, notifications, idempotency, not_before_ms, content_json
-        )
+            escalations.create_escalation,
+            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
+            not_before_ms=not_before_ms, content_json=content_json,
+        )  # fmt: skip
 
     async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
-        return await self._db.write(escalations.acknowledge, escalation_id, by, at_ms)
+        return await self._db.write(escalations.acknowledge, escalation_id=escalation_id, by=by, at_ms=at_ms)
 
     async def resolve(
         self, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
     ) -> None:
-        await self._db.write(escalations.resolve, escalation_id, resolution, history_event, callback)
+        await self._db.write(
+            escalations.resolve,
+            escalation_id=escalation_id, resolution=resolution, history_event=history_event, callback=callback,
+        )  # fmt: skip
 
     async def resolve_many(self, *, items: list[Resolve]) -> list[str]:
-        return await self._db.write(escalations.resolve_many, items)
+        return await self._db.write(escalations.resolve_many, items=items)
 
     async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
-        await self._db.write(escalations.cancel, escalation_id, cancellation, callback)
+        await self._db.write(escalations.cancel, escalation_id=escalation_id, cancellation=cancellation, callback=callback)
 
     async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
-        return await escalations.find_replay(self._db, workspace_id, key, not_before_ms)
+        return await escalations.find_replay(self._db, workspace_id=workspace_id, key=key, not_before_ms=not_before_ms)
 
     async def get_escalation(
         self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
@@ -83,10 +88,10 @@ class SqliteStore(Store):
         return await escalations.list_escalations(self._db, query)
 
     async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
-        return await escalations.count_by_status(self._db, workspace_id, routes)
+        return await escalations.count_by_status(self._db, workspace_id=workspace_id, routes=routes)
 
     async def deadlines_between(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
-        return await escalations.deadlines_between(self._db, after_ms, until_ms, limit=limit)
+        return await escalations.deadlines_between(self._db, after_ms=after_ms, until_ms=until_ms, limit=limit)
 
     # -- the outbox -------------------------------------------------------------
 
@@ -99,10 +104,12 @@ class SqliteStore(Store):
     async def record_attempt(
         self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
     ) -> None:
-        await self._db.write(outbox.record_attempt, delivery_id, attempt, status, next_attempt_ms)
+        await self._db.write(
+            outbox.record_attempt, delivery_id=delivery_id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms
+        )
 
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
-        return await self._db.write(outbox.requeue_callback, escalation_id, at_ms)
+        return await self._db.write(outbox.requeue_callback, escalation_id=escalation_id, at_ms=at_ms)
 
     # -- workspaces, keys, users, policies --------------------------------------
 
@@ -209,23 +216,22 @@ class SqliteStore(Store):
 
     async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None:
         await self._db.write(
-            lambda conn: websessions.start_session(conn, id_hash, user_id=user_id, user_token_hash=user_token_hash, at_ms=at_ms)
+            websessions.start_session, id_hash=id_hash, user_id=user_id, user_token_hash=user_token_hash, at_ms=at_ms
         )
 
     async def touch_session(self, *, id_hash: str, at_ms: int) -> None:
-        await self._db.write(websessions.touch_session, id_hash, at_ms)
+        await self._db.write(websessions.touch_session, id_hash=id_hash, at_ms=at_ms)
 
     async def end_session(self, *, id_hash: str, at_ms: int) -> None:
-        await self._db.write(websessions.end_session, id_hash, at_ms)
+        await self._db.write(websessions.end_session, id_hash=id_hash, at_ms=at_ms)
 
     async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
         await self._db.write(
-            lambda conn: websessions.insert_login_link(
-                conn, secret_hash, workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=expires_ms
-            )
-        )
+            websessions.insert_login_link,
+            secret_hash=secret_hash, workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=expires_ms,
+        )  # fmt: skip
 
     async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
         return await self._db.write(
-            lambda conn: websessions.redeem_login_link(conn, secret_hash, session_hash=session_hash, at_ms=at_ms)
+            websessions.redeem_login_link, secret_hash=secret_hash, session_hash=session_hash, at_ms=at_ms
         )

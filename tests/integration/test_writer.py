@@ -24,12 +24,12 @@ async def db(tmp_path):
         await database.close()
 
 
-def insert(conn: sqlite3.Connection, key: str, value: int = 0) -> str:
+def insert(conn: sqlite3.Connection, *, key: str, value: int = 0) -> str:
     conn.execute("INSERT INTO t (k, v) VALUES (?, ?)", (key, value))
     return key
 
 
-def insert_then_fail(conn: sqlite3.Connection, key: str) -> None:
+def insert_then_fail(conn: sqlite3.Connection, *, key: str) -> None:
     conn.execute("INSERT INTO t (k, v) VALUES (?, ?)", (key, 0))
     raise ValueError(f"job {key} refuses")
 
@@ -48,7 +48,7 @@ def keys_on_disk(database: Database) -> set[str]:
 
 async def test_concurrent_jobs_share_one_commit(db):
     commits_before, jobs_before = db.writer.commits, db.writer.jobs
-    results = await asyncio.gather(*(db.write(insert, f"k{i}") for i in range(50)))
+    results = await asyncio.gather(*(db.write(insert, key=f"k{i}") for i in range(50)))
     assert results == [f"k{i}" for i in range(50)]
     assert db.writer.jobs - jobs_before == 50
     # Submitted in one loop iteration: one group, one COMMIT.
@@ -57,9 +57,9 @@ async def test_concurrent_jobs_share_one_commit(db):
 
 
 async def test_jobs_queued_during_a_commit_form_the_next_group(db):
-    first = asyncio.ensure_future(db.write(insert, "first"))
+    first = asyncio.ensure_future(db.write(insert, key="first"))
     await asyncio.sleep(0)  # the first group starts and its COMMIT goes to the thread
-    later = [asyncio.ensure_future(db.write(insert, f"later{i}")) for i in range(20)]
+    later = [asyncio.ensure_future(db.write(insert, key=f"later{i}")) for i in range(20)]
     commits_before = db.writer.commits
     await asyncio.gather(first, *later)
     assert db.writer.commits - commits_before <= 2
@@ -68,9 +68,9 @@ async def test_jobs_queued_during_a_commit_form_the_next_group(db):
 
 async def test_a_failing_job_is_undone_alone(db):
     outcomes = await asyncio.gather(
-        db.write(insert, "before"),
-        db.write(insert_then_fail, "bad"),
-        db.write(insert, "after"),
+        db.write(insert, key="before"),
+        db.write(insert_then_fail, key="bad"),
+        db.write(insert, key="after"),
         return_exceptions=True,
     )
     assert outcomes[0] == "before" and outcomes[2] == "after"
@@ -82,7 +82,7 @@ async def test_a_caller_resumes_only_after_its_commit(db):
     seen_on_resume = {}
 
     async def create_and_look(key: str) -> None:
-        await db.write(insert, key)
+        await db.write(insert, key=key)
         # Another connection (another process, say) sees the row already.
         seen_on_resume[key] = key in keys_on_disk(db)
 
@@ -103,10 +103,10 @@ async def test_a_failed_commit_fails_every_job_of_its_group_and_the_next_group_w
     def orphan(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO child (parent) VALUES ('nobody')")
 
-    outcomes = await asyncio.gather(db.write(insert, "same-group"), db.write(orphan), return_exceptions=True)
+    outcomes = await asyncio.gather(db.write(insert, key="same-group"), db.write(orphan), return_exceptions=True)
     assert all(isinstance(o, sqlite3.IntegrityError) for o in outcomes), outcomes
     assert "same-group" not in keys_on_disk(db)
-    assert await db.write(insert, "next") == "next"
+    assert await db.write(insert, key="next") == "next"
     assert keys_on_disk(db) == {"next"}
 
 
@@ -114,7 +114,7 @@ async def test_a_lock_held_elsewhere_delays_the_write_without_blocking_the_loop(
     holder = other_connection(db)
     holder.execute("BEGIN IMMEDIATE")  # as the CLI does while it changes a policy
     try:
-        write = asyncio.ensure_future(db.write(insert, "waited"))
+        write = asyncio.ensure_future(db.write(insert, key="waited"))
         started = time.monotonic()
         await asyncio.sleep(0.2)
         # The loop kept running: the sleep was not stretched by a blocked writer.
@@ -134,29 +134,29 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_write(db, monkeypatch
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(DatabaseBusy, match="write lock") as raised:
-            await asyncio.wait_for(db.write(insert, "never"), 5)
+            await asyncio.wait_for(db.write(insert, key="never"), 5)
         assert raised.value.status == 503 and raised.value.extra["retry_after_s"] == 1
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert await db.write(insert, "later") == "later"
+    assert await db.write(insert, key="later") == "later"
 
 
 async def test_close_commits_what_was_queued_then_refuses_new_jobs(db):
-    queued = [asyncio.ensure_future(db.write(insert, f"q{i}")) for i in range(5)]
+    queued = [asyncio.ensure_future(db.write(insert, key=f"q{i}")) for i in range(5)]
     await asyncio.sleep(0)
     await db.close()
     assert [q.result() for q in queued] == [f"q{i}" for i in range(5)]
     assert keys_on_disk(db) == {f"q{i}" for i in range(5)}
     with pytest.raises(RuntimeError, match="closed"):
-        await db.write(insert, "too-late")
+        await db.write(insert, key="too-late")
 
 
 async def test_a_failing_job_alone_leaves_nothing_behind(db):
     with pytest.raises(ValueError, match="alone refuses"):
-        await db.write(insert_then_fail, "alone")
+        await db.write(insert_then_fail, key="alone")
     assert keys_on_disk(db) == set()
-    assert await db.write(insert, "next") == "next"
+    assert await db.write(insert, key="next") == "next"
 
 
 async def test_after_a_failure_each_job_still_sees_the_writes_before_it_in_its_group(db):
@@ -164,10 +164,10 @@ async def test_after_a_failure_each_job_still_sees_the_writes_before_it_in_its_g
         return conn.execute("SELECT COUNT(*) FROM t").fetchone()[0]
 
     outcomes = await asyncio.gather(
-        db.write(insert, "a"),
+        db.write(insert, key="a"),
         db.write(count),
-        db.write(insert_then_fail, "bad"),
-        db.write(insert, "b"),
+        db.write(insert_then_fail, key="bad"),
+        db.write(insert, key="b"),
         db.write(count),
         return_exceptions=True,
     )
