@@ -2,7 +2,7 @@
 part of ``PostgresStore`` the admin surfaces and the web app use.
 
 Reads go to the pool, writes to the replica's writer; the same named
-queries as SQLite's ``store/admin.py`` and ``store/websessions.py``. The
+queries as SQLite's ``store/workspaces.py`` and ``store/websessions.py``. The
 three rows read on every request (key or user by token hash, policy) come
 through the replica's ``Lookups`` (lookups.py); every write that changes
 one of them marks its commit group (``config_changed``) and forgets them
