@@ -148,7 +148,7 @@ class Workspace:
 class Principal:
     """Who is calling: an API key or a user, always inside one workspace."""
 
-    kind: str  # "key" | "user"
+    kind: str  # "key" | "user" | "operator" (the CLI, core/principals.py)
     id: str
     name: str | None
     workspace_id: str

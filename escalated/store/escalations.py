@@ -36,7 +36,7 @@ def insert_deliveries(conn: sqlite3.Connection, deliveries: list[Delivery]) -> N
     )
 
 
-def _history(conn: sqlite3.Connection, escalation_id: str, event: str, by: str, at_ms: int) -> None:
+def _history(conn: sqlite3.Connection, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
     conn.execute(Q["add_history"], (escalation_id, event, by, at_ms))
 
 
@@ -91,7 +91,7 @@ def create_escalation(
         ),
     )
     conn.executemany(Q["add_route"], [(r, esc.id) for r in routes])
-    _history(conn, esc.id, "created", esc.created_by, esc.created_ms)
+    _history(conn, escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)
     insert_deliveries(conn, notifications)
     return None
 
@@ -104,7 +104,7 @@ def _current_status(conn: sqlite3.Connection, escalation_id: str) -> str:
 def acknowledge(conn: sqlite3.Connection, *, escalation_id: str, by: str, at_ms: int) -> bool:
     """Open → acknowledged. Idempotent: True only for the first acknowledger."""
     if conn.execute(Q["acknowledge"], (by, at_ms, escalation_id)).rowcount == 1:
-        _history(conn, escalation_id, "acknowledged", by, at_ms)
+        _history(conn, escalation_id=escalation_id, event="acknowledged", by=by, at_ms=at_ms)
         return True
     status = _current_status(conn, escalation_id)
     if status != "acknowledged":
@@ -112,7 +112,7 @@ def acknowledge(conn: sqlite3.Connection, *, escalation_id: str, by: str, at_ms:
     return False
 
 
-def _finish(conn: sqlite3.Connection, query: str, escalation_id: str, record) -> None:
+def _finish(conn: sqlite3.Connection, *, query: str, escalation_id: str, record) -> None:
     """Open/acknowledged → a terminal status: the compare-and-set every ending goes through."""
     if conn.execute(Q[query], (to_json_text(record), escalation_id)).rowcount != 1:
         current = _current_status(conn, escalation_id)
@@ -123,8 +123,10 @@ def resolve(
     conn: sqlite3.Connection, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
 ) -> None:
     """Open/acknowledged → resolved, with its callback in the same transaction."""
-    _finish(conn, "resolve", escalation_id, resolution)
-    _history(conn, escalation_id, history_event, resolution.answered_by, resolution.answered_at_ms)
+    _finish(conn, query="resolve", escalation_id=escalation_id, record=resolution)
+    _history(
+        conn, escalation_id=escalation_id, event=history_event, by=resolution.answered_by, at_ms=resolution.answered_at_ms
+    )
     if callback is not None:
         insert_deliveries(conn, [callback])
 
@@ -145,8 +147,10 @@ def resolve_many(conn: sqlite3.Connection, *, items: list[tuple[str, Resolution,
 
 def cancel(conn: sqlite3.Connection, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
     """Open/acknowledged → cancelled, with its callback (if the policy asks for one) in the same transaction."""
-    _finish(conn, "cancel", escalation_id, cancellation)
-    _history(conn, escalation_id, "cancelled", cancellation.cancelled_by, cancellation.cancelled_at_ms)
+    _finish(conn, query="cancel", escalation_id=escalation_id, record=cancellation)
+    _history(
+        conn, escalation_id=escalation_id, event="cancelled", by=cancellation.cancelled_by, at_ms=cancellation.cancelled_at_ms
+    )
     if callback is not None:
         insert_deliveries(conn, [callback])
 
