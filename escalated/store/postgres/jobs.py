@@ -59,10 +59,9 @@ async def create_escalation(
         (
             esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, orjson.dumps(content).decode(),
             esc.resume.url if esc.resume else None, esc.resume.secret if esc.resume else None,
-            esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice,
+            esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice, list(routes),
         ),
     )  # fmt: skip
-    await tx.execute(Q["add_route"], (list(routes), esc.id))
     add_history(tx, esc.id, "created", esc.created_by, esc.created_ms)
     await add_deliveries(tx, notifications)
     return None
