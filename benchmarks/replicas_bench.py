@@ -6,11 +6,14 @@
    evenly across the replicas) posting escalations for ``--duration`` s,
    against one SQLite ``serve``, one PostgreSQL replica and two PostgreSQL
    replicas on one database: creates/s, p50/p99.
+   ``--rounds`` repeats the three, interleaved.
 2. Decide -> callback across replicas: create on replica A with a callback
    to a local receiver, decide on replica B, time until the callback
-   arrives (``--decides`` times).
+   arrives (``--decides`` times), sent by whichever replica's sender
+   claimed it; beside it, the same on one SQLite process.
 3. Clock failover: SIGKILL the replica that leads the SLA clock; time until
-   the other logs that it leads.
+   the other logs that it leads; beside it, the contract's bound (5 s) and
+   the candidates' polling interval.
 
 PostgreSQL is the tests' throwaway server (tests/support/postgres.py: Debian's
 initdb/pg_ctl, fsync off), so the durable figures measure the replicas' code
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,8 +34,10 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from harness import _read_response, build_request, load_note, machine, percentile, scratch_dir  # noqa: E402
+from create_bench import run_wrk  # noqa: E402
+from harness import _read_response, build_request, has_tool, load_note, machine, percentile, scratch_dir  # noqa: E402
 
+from escalated.store.postgres.leader import POLL_S  # noqa: E402
 from tests.support.api import escalation_body  # noqa: E402
 from tests.support.postgres import PostgresServer  # noqa: E402
 from tests.support.server import ServerProcess, cli  # noqa: E402
@@ -76,12 +82,30 @@ def token_of(replicas: list[ServerProcess]) -> str:
     return next(r.bootstrap_key for r in replicas if r.bootstrap_key)
 
 
+def wrk_loop(urls: list[str], token: str, *, connections: int, duration_s: float) -> dict:
+    """One wrk per replica, side by side: the sum of their rates; of p50/p99 the worse."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body_file = scratch_dir("replicas-body") / "body.json"
+    body_file.write_bytes(json.dumps(escalation_body()).encode())
+    per = connections // len(urls)
+    with ThreadPoolExecutor(len(urls)) as pool:
+        runs = list(pool.map(lambda u: run_wrk(u, body_file, token, connections=per, duration_s=int(duration_s)), urls))
+    return {
+        "rps": sum(r["rps"] for r in runs),
+        "p50": max(r["p50"] for r in runs),
+        "p99": max(r["p99"] for r in runs),
+        "errors": sum(r["non2xx"] for r in runs),
+    }
+
+
 def create_run(db, count: int, args) -> dict:
     replicas = start(db, count)
+    loop = wrk_loop if has_tool("wrk") else lambda *a, **k: asyncio.run(closed_loop(*a, **k))
     try:
         urls, token = [r.url for r in replicas], token_of(replicas)
-        asyncio.run(closed_loop(urls, token, connections=args.connections, duration_s=2))  # warm-up
-        return asyncio.run(closed_loop(urls, token, connections=args.connections, duration_s=args.duration))
+        loop(urls, token, connections=args.connections, duration_s=2)  # warm-up
+        return loop(urls, token, connections=args.connections, duration_s=args.duration)
     finally:
         for r in replicas:
             r.stop()
@@ -139,10 +163,46 @@ def failover_s(db) -> float:
             r.stop()
 
 
+def callback_figures(pg: PostgresServer, args) -> tuple[list[float], list[float]]:
+    """(one SQLite process: decide and callback on it; two replicas: decide on B) in seconds."""
+    sqlite = start(scratch_dir("replicas") / "e.db", 1)
+    try:
+        alone = asyncio.run(decide_to_callback(sqlite[0].url, sqlite[0].url, token_of(sqlite), count=args.decides))
+    finally:
+        sqlite[0].stop()
+    replicas = start(pg.create_database(migrated=False), 2)
+    try:
+        across = asyncio.run(decide_to_callback(replicas[0].url, replicas[1].url, token_of(replicas), count=args.decides))
+    finally:
+        for r in replicas:
+            r.stop()
+    return alone, across
+
+
+def create_figures(pg: PostgresServer, args) -> None:
+    client = "one wrk -t1 per replica" if has_tool("wrk") else "a Python client (wrk not found)"
+    print(f"\ncreates, closed loop ({client}), {args.connections} connections, {args.duration:g} s, --durability full:")
+    for round_no in range(1, args.rounds + 1):
+        sqlite_rps = None
+        for label, db, count in (
+            ("SQLite, 1 process", scratch_dir("replicas") / "e.db", 1),
+            ("PostgreSQL, 1 replica", pg.create_database(migrated=False), 1),
+            ("PostgreSQL, 2 replicas", pg.create_database(migrated=False), 2),
+        ):
+            load = os.getloadavg()[0]
+            r = create_run(db, count, args)
+            sqlite_rps = sqlite_rps or r["rps"]
+            print(
+                f"  round {round_no}  {label:24} {r['rps']:7.0f} creates/s ({r['rps'] / sqlite_rps:4.2f}x SQLite)  "
+                f"p50 {r['p50']:6.1f} ms  p99 {r['p99']:6.1f} ms  non-201 {r['errors']}  load {load:.1f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of load per run (after 2 s warm-up)")
     parser.add_argument("--connections", type=int, default=48)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--decides", type=int, default=50)
     parser.add_argument("--failovers", type=int, default=3)
     args = parser.parse_args()
@@ -151,26 +211,15 @@ def main() -> None:
     pg = PostgresServer().start()
     try:
         pg.create_template()
-        print(f"\ncreates, closed loop, {args.connections} connections, {args.duration:g} s, --durability full:")
-        for label, db, count in (
-            ("SQLite, 1 process", scratch_dir("replicas") / "e.db", 1),
-            ("PostgreSQL, 1 replica", pg.create_database(migrated=False), 1),
-            ("PostgreSQL, 2 replicas", pg.create_database(migrated=False), 2),
-        ):
-            r = create_run(db, count, args)
-            print(f"  {label:24} {r['rps']:7.0f} creates/s  p50 {r['p50']:6.1f} ms  p99 {r['p99']:6.1f} ms  non-201 {r['errors']}")
-        db = pg.create_database(migrated=False)
-        replicas = start(db, 2)
-        try:
-            waits = asyncio.run(decide_to_callback(replicas[0].url, replicas[1].url, token_of(replicas), count=args.decides))
-        finally:
-            for r in replicas:
-                r.stop()
-        ms = [w * 1000 for w in waits]
-        print(f"\ndecide on B -> callback from either, {len(ms)} times: p50 {percentile(ms, 50):.1f} ms, "
-              f"p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms")  # fmt: skip
+        create_figures(pg, args)
+        alone, across = callback_figures(pg, args)
+        for label, waits in (("SQLite, 1 process (baseline)", alone), ("PostgreSQL, decide on B", across)):
+            ms = [w * 1000 for w in waits]
+            print(f"decide -> callback, {label:28} p50 {percentile(ms, 50):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms  "
+                  f"max {max(ms):6.1f} ms  (n={len(ms)})")  # fmt: skip
         times = [failover_s(pg.create_database(migrated=False)) for _ in range(args.failovers)]
-        print(f"clock failover after SIGKILL of the leader, {len(times)} times: " + ", ".join(f"{t:.2f} s" for t in times))
+        print(f"clock failover after SIGKILL of the leader, {len(times)} times: " + ", ".join(f"{t:.2f} s" for t in times)
+              + f"  (bound 5 s; candidates try the lock every {POLL_S:g} s)")  # fmt: skip
     finally:
         pg.stop()
 
