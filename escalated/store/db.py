@@ -25,11 +25,13 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from escalated.errors import DatabaseBusy, StorageFull
+from escalated.store import queries
 from escalated.store.schema import MIGRATIONS
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Q = queries.load("sqlite")
 MAX_GROUP = 512
 BUSY_RETRY_S = 0.005
 BUSY_TIMEOUT_S = 30.0
@@ -55,8 +57,8 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply what is missing; return the names applied by this call."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER NOT NULL)")
-        done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        conn.execute(Q["create_migrations_table"])
+        done = {row[0] for row in conn.execute(Q["applied_migrations"])}
         applied = []
         for name, sql in MIGRATIONS:
             if name in done:
@@ -64,7 +66,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             for statement in sql.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute("INSERT INTO migrations (name, applied_ms) VALUES (?, ?)", (name, now_ms()))
+            conn.execute(Q["record_migration"], (name, now_ms()))
             applied.append(name)
         from escalated.store.workspaces import ensure_default_workspace
 

@@ -12,31 +12,30 @@ import psycopg
 
 from escalated.ids import new_id
 from escalated.domain.models import DEFAULT_WORKSPACE
+from escalated.store import queries
 from escalated.store.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
 from escalated.timeutil import now_ms
 
-# Any fixed 64-bit number shared by every replica; this one spells "escalate".
-MIGRATION_LOCK = 0x657363616C617465
+Q = queries.load("postgres")
+
 
 def migrate(url: str) -> list[str]:
     """Apply what is missing; return the names applied by this call."""
     with psycopg.connect(url) as conn:
         return migrate_on(conn)
 
+
 def migrate_on(conn: psycopg.Connection) -> list[str]:
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(Q["lock_migrations"])
         conn.execute(MIGRATIONS_TABLE)
-        done = {name for (name,) in conn.execute("SELECT name FROM migrations")}
+        done = {name for (name,) in conn.execute(Q["applied_migrations"])}
         applied = []
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
             conn.execute(sql)
-            conn.execute("INSERT INTO migrations (name, applied_ms) VALUES (%s, %s)", (name, now_ms()))
+            conn.execute(Q["record_migration"], (name, now_ms()))
             applied.append(name)
-        conn.execute(
-            "INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING",
-            (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()),
-        )
+        conn.execute(Q["ensure_workspace"], (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()))
     return applied

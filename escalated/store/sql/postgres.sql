@@ -199,6 +199,21 @@ SELECT {delivery_columns} FROM deliveries WHERE id = %s
 -- name: requeue_delivery
 UPDATE deliveries SET status = 'pending', next_attempt_ms = %s, created_ms = %s WHERE id = %s
 
+-- == migrations (the table itself: schema.py's MIGRATIONS_TABLE) ===========
+
+-- Any fixed 64-bit number shared by every replica; this one spells "escalate".
+-- name: lock_migrations
+SELECT pg_advisory_xact_lock(7310295890233750629)
+
+-- name: applied_migrations
+SELECT name FROM migrations
+
+-- name: record_migration
+INSERT INTO migrations (name, applied_ms) VALUES (%s, %s)
+
+-- name: ensure_workspace
+INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING
+
 -- == workspaces ===============================================================
 
 -- name: workspace_by_name

@@ -155,6 +155,17 @@ SELECT {delivery_columns} FROM deliveries WHERE id = ?
 -- name: requeue_delivery
 UPDATE deliveries SET status = 'pending', next_attempt_ms = ?, created_ms = ? WHERE id = ?
 
+-- == migrations ===============================================================
+
+-- name: create_migrations_table
+CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER NOT NULL)
+
+-- name: applied_migrations
+SELECT name FROM migrations
+
+-- name: record_migration
+INSERT INTO migrations (name, applied_ms) VALUES (?, ?)
+
 -- == workspaces ===============================================================
 
 -- name: workspace_by_name
