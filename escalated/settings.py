@@ -78,3 +78,5 @@ class Settings:
     # A Slack app's signing secret: with it, slack: messages carry decision
     # buttons and POST /integrations/slack/interactions is on (issue #16).
     slack_signing_secret: str | None = attrs.field(default=None, repr=False)
+    # An email decision link works until the escalation's deadline or this long, whichever is first.
+    link_ttl_s: float = 72 * 3600.0

@@ -17,6 +17,7 @@ from escalated.commands.common import converts_errors, db_option, run_admin
 from escalated.commands import logsetup
 from escalated.commands.dbpath import db_path_problem
 from escalated.commands.routing import log_unroutable_policies
+from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.errors import ConfigError
 from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path
 from escalated.core.stores import ServerLock
@@ -30,6 +31,14 @@ def parse_schedule(text: str) -> tuple[float, ...]:
     if not waits:
         raise ConfigError("--retry-schedule needs at least one duration, e.g. 5s,30s,2m")
     return waits
+
+
+def parse_link_ttl_s(text: str) -> float:
+    """--link-ttl: positive and at most 72 h (issue #16 caps a decision link's life)."""
+    ttl_s = parse_duration_s(text)
+    if not 0 < ttl_s <= LINK_TTL_S:
+        raise ConfigError(f"--link-ttl {text!r}: use a duration above 0 and at most 72h")
+    return ttl_s
 
 
 def parse_rate(text: str) -> float:
@@ -93,12 +102,13 @@ def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
 
 async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.app import create_app
-    from escalated.http.appkeys import ADMIN
+    from escalated.http.appkeys import ADMIN, DECISION_LINKS
     from escalated.http.connections import GatedSite, default_max_connections, runner_options
 
     # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
     # nothing is lost by cutting them: clients reconnect and state is in SQLite.
-    runner = web.AppRunner(create_app(settings), access_log=None, handle_signals=False, shutdown_timeout=2.0, **runner_options(settings))
+    app = create_app(settings)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, **runner_options(settings))
     await runner.setup()
     site = GatedSite(runner, settings.host, settings.port, max_connections=settings.max_connections or default_max_connections())
     try:
@@ -113,6 +123,8 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         await runner.app[ADMIN].bootstrap_key(show=show_bootstrap_key)
         port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        if not settings.public_url:  # links in emails lead here
+            app[DECISION_LINKS].listening_at(f"http://{host}:{port}")
         click.echo(f"Listening on http://{host}:{port}")
         click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
         if settings.slack_signing_secret:  # where the Slack app's Interactivity Request URL points (never the secret)
@@ -146,7 +158,8 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--smtp-url", help="SMTP server for email: notify targets, e.g. smtp://127.0.0.1:1025.")
 @click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
-@click.option("--public-url", help="The address people reach this server at (https:// marks web cookies Secure).")
+@click.option("--public-url", help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
+@click.option("--link-ttl", default="72h", show_default=True, help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
 @click.option(
     "--slack-signing-secret",
     envvar="ESCALATED_SLACK_SIGNING_SECRET",
@@ -159,7 +172,7 @@ async def run_server(settings: Settings, *, ready=None) -> None:
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -180,6 +193,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         max_body_bytes=max_body,
         public_url=public_url.rstrip("/") if public_url else None,
         slack_signing_secret=slack_signing_secret or None,  # an empty variable is no secret
+        link_ttl_s=parse_link_ttl_s(link_ttl),
         header_timeout_s=parse_duration_s(header_timeout),
         max_connections=max_connections,
     )

@@ -235,3 +235,27 @@ class Delivery:
     attempts: tuple[Attempt, ...] = ()
     next_attempt_ms: int | None = None
     created_ms: int = 0
+
+
+@attrs.frozen
+class NewDecisionLink:
+    """An email decision link as stored: the hash of its secret, never the secret."""
+
+    secret_hash: str
+    escalation_id: str
+    user_id: str
+    choice: str
+    expires_ms: int
+
+
+@attrs.frozen
+class DecisionLink:
+    """A stored decision link and the user it decides as (issue #16)."""
+
+    escalation_id: str
+    choice: str
+    user: UserInfo
+    created_ms: int
+    expires_ms: int
+    used_ms: int | None = None
+    replaced_ms: int | None = None  # a later attempt of the same email minted new links

@@ -18,6 +18,7 @@ from collections import Counter
 
 import aiohttp
 
+from escalated.core.decisionlinks import DecisionLinks, EmailPlan
 from escalated.core.service import Service
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.engine import transport
@@ -39,8 +40,11 @@ LEASE_MARGIN_S = 30.0
 
 
 class Sender:
-    def __init__(self, service: Service, *, metrics: Metrics, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, service: Service, *, metrics: Metrics, rng: random.Random | None = None, links: DecisionLinks | None = None
+    ) -> None:
         self._service = service
+        self._links = links  # email decision links, minted per attempt (core/decisionlinks.py)
         self._settings = service.settings
         self._metrics = metrics
         self._rng = rng or random.Random()
@@ -145,27 +149,16 @@ class Sender:
 
     async def _deliver(self, delivery: Delivery, origin_slots: asyncio.Semaphore) -> None:
         async with origin_slots, self._slots:  # the receiver's share first: a hung one never holds a global slot waiting
-            # Claimed under the slots, so the lease covers this attempt only.
-            # Several replicas: a delivery another one claimed first is left to it.
-            try:
-                claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
-            except (StorageFull, DatabaseBusy):  # not claimed: still pending, tried again on a later pass
-                return
-            if delivery.id not in claims:
-                return
-            outcome = await transport.attempt(
-                delivery,
-                session=self._session,
-                timeout_s=self._settings.delivery_timeout_s,
-                allowed=self._settings.allow_callback_hosts,
-                smtp_url=self._settings.smtp_url,
-            )
+            tried = await self._attempt_claimed(delivery)
+        if tried is None:
+            return
+        outcome, token = tried
         at_ms = now_ms()
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
         try:
             await self._service.record_attempt(
-                delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=claims[delivery.id]
+                delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=token
             )
         except (StorageFull, DatabaseBusy) as exc:
             # Not recorded: the delivery stays pending and is sent again (at
@@ -187,6 +180,34 @@ class Sender:
                 format_opt(next_ms),
             )  # fmt: skip
             self.wake()
+
+    async def _attempt_claimed(self, delivery: Delivery) -> tuple[transport.Outcome, int | None] | None:
+        """One attempt under a claim: its outcome and the claim's fencing token;
+        None when not attempted (another replica claimed it, or the database
+        could not record the claim or the email's links: it stays pending)."""
+        # Claimed under the slots, so the lease covers this attempt only.
+        try:
+            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
+            if delivery.id not in claims:
+                return None
+            plan = await self._email_plan(delivery)
+        except (StorageFull, DatabaseBusy):  # tried again on a later pass
+            return None
+        outcome = await transport.attempt(
+            delivery,
+            session=self._session,
+            timeout_s=self._settings.delivery_timeout_s,
+            allowed=self._settings.allow_callback_hosts,
+            smtp_url=self._settings.smtp_url,
+            email_plan=plan,
+        )
+        return outcome, claims[delivery.id]
+
+    async def _email_plan(self, delivery: Delivery) -> EmailPlan | None:
+        """Under this attempt's claim, so two replicas never mint for one email."""
+        if self._links is None or not delivery.target.startswith("email:") or not self._settings.smtp_url:
+            return None
+        return await self._links.plan_email(delivery)
 
     def _after(self, delivery: Delivery, outcome: transport.Outcome, at_ms: int) -> tuple[str, int | None]:
         if outcome.ok:

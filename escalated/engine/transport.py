@@ -21,7 +21,9 @@ from aiohttp.abc import AbstractResolver
 from aiohttp.resolver import DefaultResolver
 
 from escalated import __version__
+from escalated.core.decisionlinks import EmailPlan
 from escalated.domain.models import CALLBACK, Delivery
+from escalated.engine import mail
 from escalated.engine.retry import parse_retry_after
 from escalated.domain.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.signing import sign
@@ -195,28 +197,25 @@ async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, 
         return Outcome(ok=False, duration_ms=elapsed(), error=f"{type(exc).__name__}: {exc}")
 
 
-def _send_email(smtp_url: str, address: str, body: bytes) -> None:
+def _send_email(smtp_url: str, message: EmailMessage) -> None:
     parts = urlsplit(smtp_url)
-    payload = orjson.loads(body)
-    message = EmailMessage()
-    message["From"] = "escalated@localhost"
-    message["To"] = address
-    message["Subject"] = payload["text"][:200]
-    esc = payload["escalation"]
-    lines = [payload["text"], "", *(f"- {e}" for e in esc["evidence"]), "", "Choices: " + ", ".join(c["id"] for c in esc["choices"])]
-    message.set_content("\n".join(lines))
     with smtplib.SMTP(parts.hostname or "127.0.0.1", parts.port or 25, timeout=10) as smtp:
         if parts.username:
             smtp.login(parts.username, parts.password or "")
         smtp.send_message(message)
 
 
-async def email(smtp_url: str | None, address: str, body: bytes) -> Outcome:
+async def email(smtp_url: str | None, address: str, body: bytes, *, plan: EmailPlan | None = None) -> Outcome:
+    """``plan``: the links minted for this attempt (engine/mail.py puts them in the message only)."""
     if not smtp_url:
         return Outcome(ok=False, duration_ms=0, error="no SMTP server configured (serve --smtp-url)", permanent=True)
     started = time.perf_counter()
     try:
-        await asyncio.to_thread(_send_email, smtp_url, address, body)
+        message = mail.compose(body, address=address, plan=plan)
+    except ValueError as exc:  # an address the email package refuses (stored before targets were checked)
+        return Outcome(ok=False, duration_ms=0, error=f"unusable email: {exc}", permanent=True)
+    try:
+        await asyncio.to_thread(_send_email, smtp_url, message)
     except (OSError, smtplib.SMTPException) as exc:
         return Outcome(ok=False, duration_ms=int((time.perf_counter() - started) * 1000), error=f"SMTP: {exc}")
     return Outcome(ok=True, duration_ms=int((time.perf_counter() - started) * 1000))
@@ -233,7 +232,15 @@ async def desktop(body: bytes) -> Outcome:
     return Outcome(ok=code == 0, duration_ms=int((time.perf_counter() - started) * 1000), error=None if code == 0 else f"notify-send exited {code}")
 
 
-async def attempt(delivery: Delivery, *, session: aiohttp.ClientSession, timeout_s: float, allowed: tuple[str, ...], smtp_url: str | None) -> Outcome:
+async def attempt(
+    delivery: Delivery,
+    *,
+    session: aiohttp.ClientSession,
+    timeout_s: float,
+    allowed: tuple[str, ...],
+    smtp_url: str | None,
+    email_plan: EmailPlan | None = None,
+) -> Outcome:
     if delivery.kind == CALLBACK:
         return await post(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
     target = delivery.target
@@ -241,7 +248,7 @@ async def attempt(delivery: Delivery, *, session: aiohttp.ClientSession, timeout
         outcome = await post(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
         return slack_verdict(outcome) if target.startswith("slack:") else outcome
     if target.startswith("email:"):
-        return await email(smtp_url, target.removeprefix("email:"), delivery.body)
+        return await email(smtp_url, target.removeprefix("email:"), delivery.body, plan=email_plan)
     if target == "desktop":
         return await desktop(delivery.body)
     return Outcome(ok=False, duration_ms=0, error=f"unknown target {target}", permanent=True)

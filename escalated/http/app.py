@@ -7,10 +7,11 @@ from aiohttp import web
 
 from escalated.http import apikeys, escalations, meta, slack, streams
 from escalated.core.admin import AdminService
+from escalated.core.decisionlinks import DecisionLinks
 from escalated.core.service import Service
 from escalated.core.stores import open_store
 from escalated.core.websessions import WebSessions
-from escalated.http.appkeys import ADMIN, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
+from escalated.http.appkeys import ADMIN, DECISION_LINKS, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
 from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
@@ -46,6 +47,11 @@ async def _service_ctx(app: web.Application):
     app[SERVICE] = Service(store, settings, metrics=app[METRICS])
     app[ADMIN] = AdminService(store)
     app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
+    # Until serve knows the port it bound (--port 0), the configured one.
+    base_url = settings.public_url or f"http://{settings.host}:{settings.port}"
+    app[DECISION_LINKS] = DecisionLinks(
+        store, service=app[SERVICE], admin=app[ADMIN], base_url=base_url, ttl_s=settings.link_ttl_s
+    )
     try:
         yield
     finally:

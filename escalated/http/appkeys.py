@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from escalated.core.admin import AdminService
+from escalated.core.decisionlinks import DecisionLinks
 from escalated.core.slackdecide import SlackDecisions
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
@@ -25,3 +26,4 @@ SENDER = web.AppKey("sender", Sender)
 WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)
 SLACK_DECISIONS = web.AppKey("slack_decisions", SlackDecisions)
 SLACK_REPLIES = web.AppKey("slack_replies", SlackReplies)
+DECISION_LINKS = web.AppKey("decision_links", DecisionLinks)

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
-from escalated.http.appkeys import CLOCK, METRICS, SENDER, SERVICE
+from escalated.http.appkeys import CLOCK, DECISION_LINKS, METRICS, SENDER, SERVICE
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ async def engine_ctx(app: web.Application):
     service = app[SERVICE]
     clock = SlaClock(service)
     stop = asyncio.Event()
-    async with Sender(service, metrics=app[METRICS]) as sender:
+    async with Sender(service, metrics=app[METRICS], links=app[DECISION_LINKS]) as sender:
         app[CLOCK] = clock
         app[SENDER] = sender
         service.bus.add_listener(clock.on_event)

@@ -30,8 +30,10 @@ from escalated.domain.models import (
     ApiKeyInfo,
     Attempt,
     Cancellation,
+    DecisionLink,
     Delivery,
     Escalation,
+    NewDecisionLink,
     Policy,
     Resolution,
     UserInfo,
@@ -257,6 +259,20 @@ class Store(abc.ABC):
     async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
         """Use the link once and start a session with it; None when unknown,
         used, expired or its user's token was rotated."""
+
+    # -- email decision links (issue #16; only hashes of their secrets) ---------
+
+    @abc.abstractmethod
+    async def add_decision_links(self, *, delivery_id: str, links: list[NewDecisionLink], at_ms: int) -> None:
+        """Store an email attempt's links; the unused links of the same
+        delivery's earlier attempts are marked replaced in the same transaction."""
+
+    @abc.abstractmethod
+    async def decision_link(self, *, secret_hash: str) -> DecisionLink | None: ...
+
+    @abc.abstractmethod
+    async def use_decision_link(self, *, secret_hash: str, at_ms: int) -> bool:
+        """Mark it used: False when it already was, was replaced, or expired by ``at_ms``."""
 
     # -- several processes on one database ---------------------------------------
 

@@ -15,6 +15,7 @@ from escalated.domain.models import (
     ApiKeyInfo,
     Attempt,
     Cancellation,
+    DecisionLink,
     Delivery,
     Escalation,
     HistoryEntry,
@@ -130,6 +131,20 @@ def policy_from_row(row: tuple) -> Policy:
         sla_s=sla_s,
         default_choice=default_choice,
         cancel_callback=bool(cancel_callback),
+    )
+
+
+def decision_link_from_row(row: tuple) -> DecisionLink:
+    """A row of the ``decision_link`` query: the link's columns, then its user's."""
+    escalation_id, choice, created_ms, expires_ms, used_ms, replaced_ms = row[:6]
+    return DecisionLink(
+        escalation_id=escalation_id,
+        choice=choice,
+        user=user_from_row(tuple(row[6:])),
+        created_ms=created_ms,
+        expires_ms=expires_ms,
+        used_ms=used_ms,
+        replaced_ms=replaced_ms,
     )
 
 

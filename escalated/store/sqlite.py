@@ -11,13 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from escalated.domain.models import ApiKeyInfo, Attempt, Cancellation, Delivery, Escalation, Policy, Resolution, UserInfo, Workspace
+from escalated.domain.models import (
+    ApiKeyInfo,
+    Attempt,
+    Cancellation,
+    DecisionLink,
+    Delivery,
+    Escalation,
+    NewDecisionLink,
+    Policy,
+    Resolution,
+    UserInfo,
+    Workspace,
+)
 from escalated.errors import ConfigError
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
-from escalated.store import escalations, outbox, queries, websessions, workspaces
+from escalated.store import decisionlinks, escalations, outbox, queries, websessions, workspaces
 from escalated.store.base import Resolve, Store
 from escalated.store.db import Database
-from escalated.store.rows import key_from_row, policy_from_row, user_from_row, workspace_from_row
+from escalated.store.rows import decision_link_from_row, key_from_row, policy_from_row, user_from_row, workspace_from_row
 
 Q = queries.load("sqlite")
 
@@ -235,3 +247,15 @@ class SqliteStore(Store):
         return await self._db.write(
             websessions.redeem_login_link, secret_hash=secret_hash, session_hash=session_hash, at_ms=at_ms
         )
+
+    # -- email decision links -------------------------------------------------------
+
+    async def add_decision_links(self, *, delivery_id: str, links: list[NewDecisionLink], at_ms: int) -> None:
+        await self._db.write(decisionlinks.add_links, delivery_id=delivery_id, links=links, at_ms=at_ms)
+
+    async def decision_link(self, *, secret_hash: str) -> DecisionLink | None:
+        row = await self._db.fetchone(Q["decision_link"], (secret_hash,))
+        return None if row is None else decision_link_from_row(row)
+
+    async def use_decision_link(self, *, secret_hash: str, at_ms: int) -> bool:
+        return await self._db.write(decisionlinks.use_link, secret_hash=secret_hash, at_ms=at_ms)

@@ -15,7 +15,7 @@ import jinja2
 from aiohttp import web
 
 from escalated.errors import EscalatedError, NotFound
-from escalated.web import admin, escalations, live, signin, views
+from escalated.web import admin, decisionlinks, escalations, live, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
 
@@ -63,6 +63,7 @@ def create_web_app() -> web.Application:
     env.filters.update(views.FILTERS)
     env.globals.update(views.GLOBALS)
     signin.add_routes(webapp.router)
+    decisionlinks.add_routes(webapp.router)
     escalations.add_routes(webapp.router)
     live.add_routes(webapp.router)
     admin.add_routes(webapp.router)

@@ -169,4 +169,24 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE UNIQUE INDEX users_slack_id ON users(workspace_id, slack_id) WHERE slack_id IS NOT NULL
         """,
     ),
+    (
+        # Email decision links (issue #16): only a hash of each secret. A link
+        # is bound to one escalation, one user and one choice; an email's
+        # retry replaces the links of its earlier attempt (replaced_ms).
+        "0006_decision_links",
+        """
+        CREATE TABLE decision_links (
+            secret_hash TEXT PRIMARY KEY,
+            delivery_id TEXT NOT NULL,
+            escalation_id TEXT NOT NULL,
+            user_id TEXT NOT NULL REFERENCES users(id),
+            choice TEXT NOT NULL,
+            created_ms BIGINT NOT NULL,
+            expires_ms BIGINT NOT NULL,
+            used_ms BIGINT,
+            replaced_ms BIGINT
+        );
+        CREATE INDEX decision_links_by_delivery ON decision_links(delivery_id)
+        """,
+    ),
 ]

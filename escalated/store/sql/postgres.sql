@@ -342,3 +342,24 @@ UPDATE login_links SET used_ms = %s WHERE secret_hash = %s AND used_ms IS NULL A
 -- name: login_link_user
 SELECT {user_columns_of_u}, u.token_hash FROM login_links l
 JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = %s
+
+-- == email decision links (issue #16) ========================================
+-- Only hashes of the secrets. The sender mints an email's links when it
+-- sends it, replacing those of the email's earlier attempt, if any.
+
+-- name: replace_decision_links
+UPDATE decision_links SET replaced_ms = %s WHERE delivery_id = %s AND used_ms IS NULL AND replaced_ms IS NULL
+
+-- name: add_decision_link
+INSERT INTO decision_links (secret_hash, delivery_id, escalation_id, user_id, choice, created_ms, expires_ms)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+
+-- The link's columns, then its user's row (user_columns).
+-- name: decision_link
+SELECT l.escalation_id, l.choice, l.created_ms, l.expires_ms, l.used_ms, l.replaced_ms, {user_columns_of_u}
+FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = %s
+
+-- The link's compare-and-set: once, unreplaced, unexpired.
+-- name: use_decision_link
+UPDATE decision_links SET used_ms = %s
+WHERE secret_hash = %s AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > %s

@@ -1,0 +1,59 @@
+"""The notification email (issue #16): a multipart/alternative message, plain
+text and HTML, with the question, subject, evidence, deadline, one button per
+choice (decision links, when the recipient is a routed user) and a link to
+the escalation's page.
+
+Built from the outbox body (the escalation as the API shows it) and the
+``EmailPlan`` the sender got from the core at delivery time; the links exist
+only in the message, never in the outbox. Everything the agent wrote is
+escaped in the HTML part (Jinja autoescape) and flattened to one line in
+headers, so hostile content can neither inject markup nor headers.
+"""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+import jinja2
+import orjson
+
+from escalated.core.decisionlinks import EmailPlan
+
+SENDER = "escalated@localhost"
+MAX_SUBJECT = 200
+
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("escalated.engine", "templates"),
+    autoescape=jinja2.select_autoescape(["html"]),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
+
+
+def one_line(text: str, *, limit: int = MAX_SUBJECT) -> str:
+    """Header-safe: every run of whitespace (CR, LF, tabs, U+2028…) becomes one space."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessage:
+    payload = orjson.loads(body)
+    esc = payload["escalation"]
+    context = {
+        "esc": esc,
+        "text": payload["text"],
+        "plan": plan,
+        "links": plan.links if plan else (),
+        "expires": esc.get("deadlineAt"),
+    }
+    message = EmailMessage()
+    message["From"] = SENDER
+    message["To"] = address
+    message["Subject"] = one_line(f"Decision needed: {esc['subject']['label']} — {esc['question']}")
+    message["Date"] = formatdate(usegmt=True)
+    message["Message-ID"] = make_msgid(domain="escalated.localhost")
+    message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to this
+    message.set_content(_env.get_template("email.txt").render(context))
+    message.add_alternative(_env.get_template("email.html").render(context), subtype="html")
+    return message
