@@ -24,7 +24,8 @@ import secrets
 
 import attrs
 
-from escalated.core.admin import AdminService, user_principal
+from escalated.core.admin import AdminService
+from escalated.core.principals import user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
 from escalated.errors import InvalidState, NotFound
