@@ -37,6 +37,7 @@ from escalated.contracts.scan.files import (
     looks_generated,
     might_call_llm,
 )
+from escalated.contracts.scan.flows import ProjectFlow
 from escalated.contracts.scan.index import ModuleIndex
 from escalated.contracts.scan.module import analyse_module
 from escalated.contracts.scan.resolve import Kind
@@ -212,10 +213,11 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         analysable.append((rel, module, index))
     indexes = [(rel, index) for rel, _module, index in analysable]
     table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
+    project = ProjectFlow(analysable, externals=table, tools=tool_table)
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for rel, module, index in analysable:
-        found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=None, options=options)
+        found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=None, options=options, project=project)
         if found is not None:
             by_file[rel] = found.calls
             returned.append((rel, crossref.wrapper_exports(found.returns_output)))
@@ -224,7 +226,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
     for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
         if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
-            found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=wrappers, options=options)
+            found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=wrappers, options=options, project=project)
             if found is not None:
                 by_file[rel] = found.calls
     calls = [
@@ -256,11 +258,11 @@ def _wrapper_callers(tree: _Tree, *, base: Path, options: ScanOptions, wrappers:
     return parsed
 
 
-def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, table, tool_table, wrappers, options: ScanOptions):  # type: ignore[no-untyped-def]
+def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, table, tool_table, wrappers, options: ScanOptions, project: ProjectFlow):  # type: ignore[no-untyped-def]
     try:
         return analyse_module(
             module, index, path=rel, externals=table, imported_tools=tool_table, wrappers=wrappers,
-            deadline=time.monotonic() + options.file_time_s,
+            deadline=time.monotonic() + options.file_time_s, project=project,
         )  # fmt: skip
     except RecursionError:
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))

@@ -20,7 +20,7 @@ from escalated.contracts.calls import Finding, LlmCall, Location
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope
 from escalated.contracts.scan.resolve import Kind, Match, Resolver
-from escalated.contracts.scan.surface import Surface, SurfaceAnalyzer
+from escalated.contracts.scan.surface import ParamFlow, Surface, SurfaceAnalyzer
 from escalated.contracts.scan.syntax import literal
 from escalated.contracts.scan.wrappers import match_local
 
@@ -81,6 +81,7 @@ def analyse_module(
     imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
     deadline: float | None = None,
+    project: ParamFlow | None = None,
 ) -> ModuleCalls:
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
     primitives: list[tuple[cst.Call, Scope, Match]] = []
@@ -90,7 +91,7 @@ def analyse_module(
             primitives.append((call, scope, found))
     if not primitives:
         return ModuleCalls((), {})
-    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline)
+    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline, project=project)
     local: dict[str, tuple[str, str]] = {}
     sites: list[tuple[cst.Call, Scope, Match]] = []
     result = context.analyse(primitives, sites)
@@ -121,8 +122,9 @@ class _Context:
     """One module's analysis, repeatable with more wrapper call sites known."""
 
     def __init__(self, module: cst.Module, index: ModuleIndex, resolver: Resolver, *, path: str,
-                 imported_tools: Mapping[str, tuple[Finding, ...]] | None, deadline: float | None) -> None:  # fmt: skip
-        self.module, self.index, self.resolver, self.path = module, index, resolver, path
+                 imported_tools: Mapping[str, tuple[Finding, ...]] | None, deadline: float | None,
+                 project: ParamFlow | None) -> None:  # fmt: skip
+        self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
         self.imported_tools, self.deadline = imported_tools, deadline
         self.positions = _positions(module)
         self.guards = _Guards(index, resolver)
@@ -142,6 +144,7 @@ class _Context:
         surface = SurfaceAnalyzer(
             self.index, self.resolver, line_of=self.line_of, code_of=self.module.code_for_node,
             llm_calls={id(c) for c, _, _ in matches}, imported_tools=self.imported_tools, wrapper_sites=wrapper_sites,
+            project=self.project,
         )  # fmt: skip
         ordinals: dict[str, int] = {}
         calls = []

@@ -13,6 +13,7 @@ Three sources of evidence, each turned into rule findings:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from typing import Protocol
 
 import attrs
 import libcst as cst
@@ -53,6 +54,12 @@ _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
+class ParamFlow(Protocol):
+    """The project's functions followed by parameter (scan/flows.py)."""
+
+    def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None: ...
+
+
 @attrs.frozen
 class Surface:
     """What the analysis of one call found: facts for the rule table, and how far it could follow."""
@@ -75,6 +82,8 @@ class _Flow:
     returned: set[str] = attrs.Factory(set)
     # Functions the output was passed into: returning it there is a pass-through (truncate), not a wrapper.
     passed_into: set[str] = attrs.Factory(set)
+    # False when the output came in through a parameter from another module: returned, it goes back there.
+    follow_returns: bool = True
     seen: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
     steps: int = 0
@@ -95,10 +104,13 @@ class SurfaceAnalyzer:
         llm_calls: set[int],
         imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
         wrapper_sites: Mapping[str, list[tuple[cst.Call, Scope]]] | None = None,
+        project: ParamFlow | None = None,
     ) -> None:
         self.index = index
         # The module's own wrappers (qualname) -> their call sites here: where a returned output goes.
         self.wrapper_sites = wrapper_sites or {}
+        # Other modules' functions, followed from the parameter the output is passed as.
+        self.project = project
         self.resolver = resolver
         self.line_of = line_of
         self.llm_calls = llm_calls
@@ -139,11 +151,7 @@ class SurfaceAnalyzer:
             if tool is not None and rules.effective_mode(finding) in {"required", "reviewed"}:
                 sites.add(self._site(tool))
         self._follow(origin, scope, flow, depth=0)
-        while flow.pending and flow.steps <= MAX_STEPS:
-            key, current, depth, derived = flow.pending.pop(0)
-            for reference in self._references(current).get(key, ()):
-                if not self._is_binding(reference):
-                    self._follow(reference, current, flow, depth=depth, derived=derived)
+        self._drain(flow)
         findings = tuple(sorted(set(flow.findings)))
         # A tool gate covers the call only when every risky thing the call reaches sits behind it.
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
@@ -151,6 +159,24 @@ class SurfaceAnalyzer:
         return Surface(
             findings, escapes=flow.escapes, tools_gated=tools_gated, returned=flow.returned, risky_tools=tuple(sorted(sites))
         )  # fmt: skip
+
+    def _drain(self, flow: _Flow) -> None:
+        while flow.pending and flow.steps <= MAX_STEPS:
+            key, current, depth, derived = flow.pending.pop(0)
+            for reference in self._references(current).get(key, ()):
+                if not self._is_binding(reference):
+                    self._follow(reference, current, flow, depth=depth, derived=derived)
+
+    def param_findings(self, scope: Scope, param: str) -> tuple[Finding, ...]:
+        """What this function does with parameter ``param`` when it holds a model's output.
+
+        A caller in another module passes the output in: its return goes back to that
+        caller (who follows it there), so the module's own callers are not followed.
+        """
+        flow = _Flow(follow_returns=False)
+        self._taint_key(param, scope, flow, depth=1, derived=True)
+        self._drain(flow)
+        return tuple(sorted(set(flow.findings)))
 
     def _site(self, tool: ToolRef) -> ToolSite:
         """Where a risky tool's function is, and what already gates it."""
@@ -449,7 +475,8 @@ class SurfaceAnalyzer:
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
-        flow.findings.extend(self._classify_call(call, tainted=is_primary(call, arg)))
+        passed = self._passed_on(call, arg)
+        flow.findings.extend(passed if passed is not None else self._classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
             # message.set_content(output), payload.update(output): the receiver now carries it.
@@ -465,6 +492,17 @@ class SurfaceAnalyzer:
         if param is not None:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True)
+
+    def _passed_on(self, call: cst.Call, arg: cst.Arg) -> list[Finding] | None:
+        """The output passed to a function of another project module: what that function does with it."""
+        if self.project is None or id(call) in self.llm_calls:
+            return None
+        qualified = self.resolver.qualified(call.func)
+        found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
+        if found is None:
+            return None
+        label, line = f"{dotted_name(call.func)}()", self.line_of(call)
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
@@ -494,6 +532,8 @@ class SurfaceAnalyzer:
     def _returned(self, scope: Scope, flow: _Flow, *, depth: int, derived: bool) -> None:
         if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:
             flow.returned.add(scope.qualname)
+        if not flow.follow_returns:
+            return  # the output came in as an argument: where it returns to, the caller follows
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
             flow.escapes = True
             return

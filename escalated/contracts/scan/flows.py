@@ -1,0 +1,91 @@
+"""Taint by parameter across the project: what another module does with the output passed in.
+
+``execute_plan(reply)`` with ``execute_plan`` in ``app/executor.py``: the
+reply is followed from that function's parameter through its own module (and
+on into the modules it passes it to, a few levels), so a reply that becomes
+shell commands two modules away is judged by what happens to it there, not
+by every call in that function's body. Summaries are computed on demand, once
+per (function, parameter), with the same flow analysis as a model call's own
+output; deterministic because the scan visits files in sorted order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+import libcst as cst
+
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan import crossref
+from escalated.contracts.scan.index import ModuleIndex
+from escalated.contracts.scan.resolve import Kind, Resolver
+from escalated.contracts.scan.surface import SurfaceAnalyzer
+from escalated.contracts.scan.syntax import param_for
+
+# Modules followed in a row: the caller's, then up to this many more.
+MAX_MODULES = 3
+
+
+class ProjectFlow:
+    def __init__(
+        self,
+        parsed: Sequence[tuple[str, cst.Module, ModuleIndex]],
+        *,
+        externals: Mapping[str, Kind],
+        tools: Mapping[str, tuple[Finding, ...]],
+    ) -> None:
+        by_name: dict[str, tuple[str, cst.Module, ModuleIndex] | None] = {}
+        for entry in parsed:
+            parts = crossref.module_name(entry[0]).split(".")
+            for start in range(len(parts)):
+                name = ".".join(parts[start:])
+                # A name two modules could supply (two utils.py) is not guessed.
+                by_name[name] = entry if name not in by_name else None
+        self._modules = by_name
+        self._externals = externals
+        self._tools = tools
+        self._analyzers: dict[str, SurfaceAnalyzer] = {}
+        self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
+        self._open: list[tuple[str, str, str]] = []
+
+    def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
+        """Findings for the output passed as ``arg`` of ``call`` to project function ``qualified``.
+
+        None when ``qualified`` is not a top-level function of a parsed project module.
+        """
+        module_name, _, name = qualified.rpartition(".")
+        entry = self._modules.get(module_name)
+        if entry is None:
+            return None
+        rel, module, index = entry
+        scope = next((s for s in index.functions_by_name.get(name, ()) if s.parent is index.module_scope), None)
+        if scope is None or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        param = param_for(scope.node, call, arg)
+        if param is None or param not in scope.params:
+            return None
+        key = (rel, scope.qualname, param)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._open or len(self._open) >= MAX_MODULES:
+            return ()  # a cycle, or as far as the chain is followed
+        self._open.append(key)
+        try:
+            found = self._analyzer(rel, module, index).param_findings(scope, param)
+        finally:
+            self._open.pop()
+        # Lines belong to that file: the caller re-lines them to its own call.
+        result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in found}))
+        self._memo[key] = result
+        return result
+
+    def _analyzer(self, rel: str, module: cst.Module, index: ModuleIndex) -> SurfaceAnalyzer:
+        analyzer = self._analyzers.get(rel)
+        if analyzer is None:
+            analyzer = SurfaceAnalyzer(
+                index, Resolver(index, externals=self._externals), line_of=lambda _node: 0, code_of=module.code_for_node,
+                llm_calls=set(), imported_tools=self._tools, project=self,
+            )  # fmt: skip
+            self._analyzers[rel] = analyzer
+        return analyzer

@@ -1,0 +1,22 @@
+"""Point 5: the reply is judged by what other modules do with it (taint by parameter)."""
+from openai import OpenAI
+
+from app.executor import apply_edit, execute_plan, record_plan
+from escalated.guard import guard
+
+client = OpenAI()
+
+
+def plan_and_run(goal: str) -> None:
+    plan = guard("planner.plan_and_run", lambda: client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}]))
+    execute_plan(plan.choices[0].message.content)
+
+
+def plan_and_edit(goal: str) -> None:
+    edit = guard("planner.plan_and_edit", lambda: client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}]))
+    apply_edit(edit.choices[0].message.content)
+
+
+def plan_and_record(goal: str) -> None:
+    plan = guard("planner.plan_and_record", lambda: client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}]))
+    record_plan(goal, plan.choices[0].message.content)
