@@ -99,6 +99,23 @@ def test_every_applied_file_parses_and_compiles(applied):
         compile(ast.parse(source), str(path), "exec")
 
 
+def test_every_required_agent_run_is_guarded_at_its_risky_tools_after_apply(applied):
+    project = applied[0]
+    contracts = load_contracts(project)
+    required = {cid for cid, c in contracts.contracts.items() if c.mode == "required"}
+    runs = [c for c in scan_tree(project).calls if c.runner and getattr(contracts.match(c), "id", None) in required]
+    assert {(c.location.path, c.function) for c in runs} >= {
+        ("real/app/support_agent.py", "answer"),  # its refund tool lives in support_tools.py
+        ("real/app/handoffs.py", "run_triage"),  # the refund tool is the hand-off's
+        ("real/app/streaming.py", "stream_ops"),
+        ("real/app/streaming.py", "graph_events"),
+        ("real/app/streaming.py", "crew_async"),
+    }
+    assert [(c.function, c.unguarded_tools) for c in runs if c.unguarded_tools] == []
+    assert '@function_tool\n@guard_tool("support_agent.answer")\ndef refund_order(' in (project / "real/app/support_tools.py").read_text()
+    assert "@function_tool\ndef lookup_order(" in (project / "real/app/support_tools.py").read_text()
+
+
 def test_a_realtime_session_is_skipped_with_the_reason_not_wrapped(applied):
     project, _before, output = applied
     assert "client.beta.realtime.connect(" in (project / "real/app/streaming.py").read_text()

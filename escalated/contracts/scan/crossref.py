@@ -18,10 +18,10 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
-from escalated.contracts.calls import Finding
+from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.resolve import PROJECT_CLASS, Kind, Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
-from escalated.contracts.scan.tools import ToolRef
+from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 _T = TypeVar("_T")
 
@@ -88,6 +88,22 @@ def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, 
                 if returned is not None:
                     found[f"{name}()"] = returned
     return {name: tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings})) for name, findings in found.items()}
+
+
+def tool_site_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, ToolSite]:
+    """Name -> where each top-level function is, should another module offer it as a tool.
+
+    The line is 0 here (positions cost a pass over the file); the scan fills in
+    the lines of the few sites it reports.
+    """
+    tools = ToolResolver(index, lambda _node: 0, module.code_for_node)
+    found: dict[str, ToolSite] = {}
+    for name, scopes in index.functions_by_name.items():
+        for scope in scopes:
+            if scope.parent is index.module_scope and scope.class_name is None:
+                site = ToolSite(tools.tool_name(scope) or name, rel, scope.qualname, 0, tools.guard_id(scope), tools.needs_approval(scope))
+                found[name] = site
+    return found
 
 
 def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, tuple[str, str]]]:

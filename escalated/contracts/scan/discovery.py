@@ -26,7 +26,7 @@ from pathlib import Path
 import attrs
 import libcst as cst
 
-from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult
+from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref
 from escalated.contracts.scan.config import ScanOptions
@@ -54,6 +54,7 @@ class ScanContext:
     tools: Mapping[str, tuple[Finding, ...]]
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
     sdk: Mapping[str, str]
+    tool_sites: Mapping[str, ToolSite] = attrs.field(factory=dict)
 
 
 def scan_source(source: str, path: str, *, context: ScanContext | None = None) -> tuple[LlmCall, ...]:
@@ -69,7 +70,7 @@ def scan_source(source: str, path: str, *, context: ScanContext | None = None) -
         try:
             return analyse_module(
                 module, index, path=path, externals=context.externals, imported_tools=context.tools,
-                wrappers=context.wrappers,
+                wrappers=context.wrappers, tool_sites=context.tool_sites,
             ).calls  # fmt: skip
         finally:
             apis.EXTRA_SDK.reset(token)
@@ -200,6 +201,7 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
 def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
     kinds: list[tuple[str, Mapping[str, Kind]]] = []
     tools: list[tuple[str, Mapping[str, tuple[Finding, ...]]]] = []
+    sites: list[tuple[str, Mapping[str, ToolSite]]] = []
     analysable: list[_Parsed] = []
     for rel, module, index in tree.parsed:
         crossref.absolutise(index, rel)
@@ -210,14 +212,16 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
             continue
         kinds.append((rel, exported[0]))
         tools.append((rel, exported[1]))
+        sites.append((rel, crossref.tool_site_exports(rel, module, index)))
         analysable.append((rel, module, index))
     indexes = [(rel, index) for rel, _module, index in analysable]
     table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
+    context = ScanContext(table, tool_table, {}, dict(options.sdk), crossref.with_reexports(sites, indexes))
     project = ProjectFlow(analysable, externals=table, tools=tool_table)
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for rel, module, index in analysable:
-        found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=None, options=options, project=project)
+        found = _analyse_one(tree, rel, module, index, context=context, options=options, project=project)
         if found is not None:
             by_file[rel] = found.calls
             returned.append((rel, crossref.wrapper_exports(found.returns_output)))
@@ -226,15 +230,35 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
     for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
         if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
-            found = _analyse_one(tree, rel, module, index, table=table, tool_table=tool_table, wrappers=wrappers, options=options, project=project)
+            found = _analyse_one(tree, rel, module, index, context=attrs.evolve(context, wrappers=wrappers), options=options, project=project)
             if found is not None:
                 by_file[rel] = found.calls
     calls = [
         attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
         for rel in sorted(by_file)
-        for call in by_file[rel]
+        for call in _with_tool_lines(by_file[rel], base=base)
     ]
-    return calls, ScanContext(table, tool_table, wrappers, dict(options.sdk))
+    return calls, attrs.evolve(context, wrappers=wrappers)
+
+
+def _with_tool_lines(calls: tuple[LlmCall, ...], *, base: Path) -> list[LlmCall]:
+    """Tools of other modules are exported without a line: find their ``def`` in their file."""
+    out = []
+    for call in calls:
+        if any(t.line == 0 and t.function for t in call.risky_tools):
+            sites = tuple(attrs.evolve(t, line=_def_line(base / t.path, t.function)) if t.line == 0 and t.function else t for t in call.risky_tools)
+            call = attrs.evolve(call, risky_tools=tuple(sorted(sites)))
+        out.append(call)
+    return out
+
+
+def _def_line(path: Path, function: str) -> int:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0
+    found = re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(function.rpartition('.')[2])}\b", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
 def _wrapper_callers(tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]) -> list[_Parsed]:
@@ -258,11 +282,12 @@ def _wrapper_callers(tree: _Tree, *, base: Path, options: ScanOptions, wrappers:
     return parsed
 
 
-def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, table, tool_table, wrappers, options: ScanOptions, project: ProjectFlow):  # type: ignore[no-untyped-def]
+def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, context: ScanContext, options: ScanOptions, project: ProjectFlow):  # type: ignore[no-untyped-def]
     try:
         return analyse_module(
-            module, index, path=rel, externals=table, imported_tools=tool_table, wrappers=wrappers,
-            deadline=time.monotonic() + options.file_time_s, project=project,
+            module, index, path=rel, externals=context.externals, imported_tools=context.tools,
+            wrappers=context.wrappers or None, deadline=time.monotonic() + options.file_time_s, project=project,
+            tool_sites=context.tool_sites,
         )  # fmt: skip
     except RecursionError:
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))

@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from escalated.contracts import rules
-from escalated.contracts.calls import Finding, LlmCall, Location
+from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope
 from escalated.contracts.scan.resolve import Kind, Match, Resolver
@@ -82,6 +82,7 @@ def analyse_module(
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
     deadline: float | None = None,
     project: ParamFlow | None = None,
+    tool_sites: Mapping[str, ToolSite] | None = None,
 ) -> ModuleCalls:
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
     primitives: list[tuple[cst.Call, Scope, Match]] = []
@@ -91,7 +92,8 @@ def analyse_module(
             primitives.append((call, scope, found))
     if not primitives:
         return ModuleCalls((), {})
-    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline, project=project)
+    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline, project=project,
+                       tool_sites=tool_sites)
     local: dict[str, tuple[str, str]] = {}
     sites: list[tuple[cst.Call, Scope, Match]] = []
     result = context.analyse(primitives, sites)
@@ -123,9 +125,9 @@ class _Context:
 
     def __init__(self, module: cst.Module, index: ModuleIndex, resolver: Resolver, *, path: str,
                  imported_tools: Mapping[str, tuple[Finding, ...]] | None, deadline: float | None,
-                 project: ParamFlow | None) -> None:  # fmt: skip
+                 project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None) -> None:  # fmt: skip
         self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
-        self.imported_tools, self.deadline = imported_tools, deadline
+        self.imported_tools, self.deadline, self.tool_sites = imported_tools, deadline, tool_sites
         self.positions = _positions(module)
         self.guards = _Guards(index, resolver)
         self.gates = _Gates(index, resolver)
@@ -144,7 +146,7 @@ class _Context:
         surface = SurfaceAnalyzer(
             self.index, self.resolver, line_of=self.line_of, code_of=self.module.code_for_node,
             llm_calls={id(c) for c, _, _ in matches}, imported_tools=self.imported_tools, wrapper_sites=wrapper_sites,
-            project=self.project,
+            project=self.project, tool_sites=self.tool_sites,
         )  # fmt: skip
         ordinals: dict[str, int] = {}
         calls = []

@@ -103,6 +103,7 @@ class SurfaceAnalyzer:
         code_of: Callable[[cst.CSTNode], str],
         llm_calls: set[int],
         imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
+        tool_sites: Mapping[str, ToolSite] | None = None,
         wrapper_sites: Mapping[str, list[tuple[cst.Call, Scope]]] | None = None,
         project: ParamFlow | None = None,
     ) -> None:
@@ -114,7 +115,7 @@ class SurfaceAnalyzer:
         self.resolver = resolver
         self.line_of = line_of
         self.llm_calls = llm_calls
-        self.tools = ToolResolver(index, line_of, code_of, imported_tools or {})
+        self.tools = ToolResolver(index, line_of, code_of, imported_tools or {}, tool_sites or {})
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._open_bodies: set[int] = set()
@@ -180,6 +181,8 @@ class SurfaceAnalyzer:
 
     def _site(self, tool: ToolRef) -> ToolSite:
         """Where a risky tool's function is, and what already gates it."""
+        if tool.site is not None:
+            return tool.site
         if self._scope_of is None:
             self._scope_of = {id(s.node): s for s in self.index.scopes.values()}
         scope = self._scope_of.get(id(tool.body)) if isinstance(tool.body, cst.FunctionDef) else None
@@ -327,6 +330,8 @@ class SurfaceAnalyzer:
                     yield from tools_in_args(agent.origin.args)
 
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
+        if tool.known is not None:
+            return list(tool.known)  # a tool function of another module, classified there
         named = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
             return named or [rules.fact("tool-body-unseen", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]

@@ -16,7 +16,7 @@ import libcst as cst
 from escalated.contracts import rules
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
-from escalated.contracts.calls import Finding
+from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.syntax import literal
 
 # Tool "type" values of hosted tools, and what they can do.
@@ -38,6 +38,9 @@ class ToolRef:
     where: str = ""  # "imported from x" when the body lives elsewhere
     # The framework asks a human before this tool runs (OpenAI Agents needs_approval=...).
     gated: bool = False
+    # A tool function of another project module: classified there, and where it is.
+    known: tuple[Finding, ...] | None = attrs.field(default=None, eq=False)
+    site: ToolSite | None = attrs.field(default=None, eq=False)
 
 
 @attrs.define
@@ -47,6 +50,8 @@ class ToolResolver:
     code_of: Callable[[cst.CSTNode], str]
     # Tools and tool lists of other project modules, already classified there.
     imported: Mapping[str, tuple[Finding, ...]] = attrs.Factory(dict)
+    # Tool functions of other project modules: where each is (line 0: filled in later).
+    imported_sites: Mapping[str, ToolSite] = attrs.Factory(dict)
     _depth: int = 0
 
     def _imported(self, node: cst.BaseExpression) -> tuple[Finding, ...] | None:
@@ -153,8 +158,11 @@ class ToolResolver:
                 return
             target = self.function(name, scope)
             known = self._imported(value) if target is None else None
+            site = self.imported_sites.get(self.index.qualified(value) or "") if known is not None else None
             if target is not None:
                 tools.append(ToolRef(self.tool_name(target) or name, target.node, line, gated=self.needs_approval(target)))
+            elif site is not None:
+                tools.append(ToolRef(site.name, None, line, f"in {site.path}", gated=site.approval, known=known, site=site))
             elif known is not None:
                 findings.extend(known)
             elif name in self.index.imports:
