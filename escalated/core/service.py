@@ -87,6 +87,15 @@ class Service:
         self.bus = bus or EventBus()
         self.metrics = metrics or Metrics()
         self._sender_wakers: list[Callable[[], None]] = []
+        # Where people open the web app, for links in Slack messages: --public-url,
+        # else the address serve listens on (``listening_at`` once it is bound).
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        self.web_url = settings.public_url or f"http://{host}:{settings.port}"
+
+    def listening_at(self, url: str) -> None:
+        """The address ``serve`` bound (with ``--port 0`` known only then)."""
+        if not self.settings.public_url:
+            self.web_url = url.rstrip("/")
 
     # -- the sender ---------------------------------------------------------
 
@@ -145,7 +154,7 @@ class Service:
             at_ms=at_ms,
             content_json=content_json,
             slack_buttons=self.settings.slack_signing_secret is not None,
-            base_url=self.settings.public_url,
+            base_url=self.web_url,
         )
         replay = await self.store.create_escalation(
             escalation=esc,
