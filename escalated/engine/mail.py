@@ -37,6 +37,11 @@ def one_line(text: str, *, limit: int = MAX_SUBJECT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def deadline_text(deadline_at: str | None) -> str | None:
+    """``2026-11-23T19:47:42.456Z`` (the API's form) as ``2026-11-23 19:47 UTC``: read by people."""
+    return None if deadline_at is None else f"{deadline_at[:10]} {deadline_at[11:16]} UTC"
+
+
 def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessage:
     payload = orjson.loads(body)
     esc = payload["escalation"]
@@ -45,7 +50,7 @@ def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessag
         "text": payload["text"],
         "plan": plan,
         "links": plan.links if plan else (),
-        "expires": esc.get("deadlineAt"),
+        "deadline": deadline_text(esc.get("deadlineAt")),
     }
     message = EmailMessage()
     message["From"] = SENDER
