@@ -101,6 +101,9 @@ class LlmCall:
     # the call, and these are the risky ones (rules that set required or reviewed).
     runner: bool = False
     risky_tools: tuple[ToolSite, ...] = ()
+    # The framework calls sync tools inside its running event loop (OpenAI Agents SDK): a
+    # guard at such a tool must be awaitable, or it could not wait for the reviewer.
+    tools_in_loop: bool = False
 
     @property
     def unguarded_tools(self) -> tuple[ToolSite, ...]:

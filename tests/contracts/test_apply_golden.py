@@ -112,7 +112,7 @@ def test_every_required_agent_run_is_guarded_at_its_risky_tools_after_apply(appl
         ("real/app/streaming.py", "crew_async"),
     }
     assert [(c.function, c.unguarded_tools) for c in runs if c.unguarded_tools] == []
-    assert '@function_tool\n@guard_tool("support_agent.answer")\ndef refund_order(' in (project / "real/app/support_tools.py").read_text()
+    assert '@function_tool\n@guard_tool("support_agent.answer", awaitable=True)\ndef refund_order(' in (project / "real/app/support_tools.py").read_text()
     assert "@function_tool\ndef lookup_order(" in (project / "real/app/support_tools.py").read_text()
 
 

@@ -262,3 +262,24 @@ def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(tmp_path: 
     document = json.loads(done.stdout)
     assert [(e["path"], e["message"].startswith("syntax error at line 3")) for e in document["parseErrors"]] == [("truncated.py", True)]
     assert [c["path"] for c in document["calls"]] == ["agent.py"]
+
+
+REALTIME = """\
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def console():
+    async with client.beta.realtime.connect(model="gpt-4o-realtime-preview") as connection:
+        async for event in connection:
+            print(event.type)
+"""
+
+
+def test_a_contracted_realtime_session_is_uncovered_saying_why_it_cannot_be_wrapped(tmp_path: Path) -> None:
+    contracts = CONTRACT.replace('"support.reply"', '"voice.console"').replace('"reply"', '"console"')
+    contracts = contracts.replace('"chat.completions.create"', '"beta.realtime.connect"')
+    code, out = scan(str(project(tmp_path, source=REALTIME, contracts=contracts)))
+    assert code == 1
+    assert "beta.realtime.connect" in out and "a realtime session (websocket) is a connection, not an answer" in out

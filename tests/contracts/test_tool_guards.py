@@ -82,7 +82,8 @@ def test_apply_guards_the_refund_tool_under_the_framework_decorator_and_leaves_t
     assert result.exit_code == 0, result.output
     assert "Wrapped 1 call(s) and 1 tool(s) guarded at the tool in 1 file(s)" in result.output
     source = (root / "agent" / "billing.py").read_text()
-    assert '@function_tool\n@guard_tool("billing.run")\ndef issue_refund(' in source
+    # The Agents SDK calls a sync tool inside its event loop: the guard there must be awaitable.
+    assert '@function_tool\n@guard_tool("billing.run", awaitable=True)\ndef issue_refund(' in source
     assert "@function_tool\ndef order_status(" in source
     assert "from escalated.guard_tools import guard_tool\n" in source
     assert run_cli("scan", str(root)).exit_code == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import os
 import subprocess
 import sys
@@ -405,3 +406,23 @@ async def test_a_rejected_async_tool_call_never_runs(env):
     with pytest.raises(EscalationRejected):
         await asyncio.wait_for(pending, 15)
     assert ran == []
+
+
+async def test_an_awaitable_guard_on_a_sync_tool_waits_for_the_reviewer_without_blocking_the_loop(env):
+    from escalated.guard_tools import guard_tool
+
+    ran: list[str] = []
+
+    @guard_tool("billing.required", awaitable=True)
+    def issue_refund(charge_id: str) -> str:
+        ran.append(charge_id)
+        return f"refunded {charge_id}"
+
+    # What the OpenAI Agents SDK does: await a coroutine tool inside its own running loop.
+    assert inspect.iscoroutinefunction(issue_refund)
+    pending = asyncio.ensure_future(issue_refund("ch_2"))
+    escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
+    assert escalation["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_2')"
+    assert ran == [] and not pending.done()
+    await _decide(env, escalation["id"], "approve")
+    assert await asyncio.wait_for(pending, 15) == "refunded ch_2" and ran == ["ch_2"]

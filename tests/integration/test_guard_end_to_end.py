@@ -122,12 +122,22 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
 
 # Stand-ins for the OpenAI Agents SDK and Stripe (third-party parts, not ours): the same
 # import paths and call shapes. The "model" of this Runner always chooses the agent's first
-# tool with the request as its argument, and runs it inside the call, as the real one does.
+# tool with the request as its argument, and runs it inside the call as the real one does:
+# in its event loop, awaiting a coroutine tool and calling a sync one directly.
 FAKE_AGENTS = '''
+import asyncio
+import inspect
+
+
 class FunctionTool:
     def __init__(self, fn):
         self.name = fn.__name__
-        self.on_invoke_tool = fn
+        self._fn = fn
+
+    async def on_invoke_tool(self, request):
+        if inspect.iscoroutinefunction(self._fn):
+            return await self._fn(request)
+        return self._fn(request)
 
 
 def function_tool(fn=None, **options):
@@ -146,9 +156,13 @@ class RunResult:
 
 class Runner:
     @staticmethod
-    def run_sync(agent, request):
+    async def run(agent, request):
         tool = agent.tools[0]
-        return RunResult(f"{tool.name}: {tool.on_invoke_tool(request)}")
+        return RunResult(f"{tool.name}: {await tool.on_invoke_tool(request)}")
+
+    @staticmethod
+    def run_sync(agent, request):
+        return asyncio.run(Runner.run(agent, request))
 '''
 
 FAKE_STRIPE = '''
@@ -195,7 +209,7 @@ def _applied_agent_run(tmp_path, server) -> tuple[Path, subprocess.Popen]:
     assert contract.mode == "required"
     result = CliRunner().invoke(apply, [str(project), "--yes"])
     assert result.exit_code == 0, result.output
-    assert '@function_tool\n@guard_tool("billing.handle")\ndef issue_refund(' in (project / "billing.py").read_text()
+    assert '@function_tool\n@guard_tool("billing.handle", awaitable=True)\ndef issue_refund(' in (project / "billing.py").read_text()
     server.cli("policy", "set", contract.policy)
     env = {
         **os.environ,

@@ -127,10 +127,12 @@ def tool_targets_for(
                 reason = f"tool {site.name} is not a function of the project: guard it at the tool by hand"
                 skipped.append(Skip(where, contract.id, reason))
                 continue
-            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id)
+            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop)
             key = (site.path, site.function)
-            if key not in chosen or target.contract_id < chosen[key].contract_id:
-                chosen[key] = target
+            if key in chosen:
+                earlier = chosen[key]
+                target = attrs.evolve(min(earlier, target, key=lambda t: t.contract_id), awaitable=earlier.awaitable or target.awaitable)
+            chosen[key] = target
     by_path: dict[str, list[ToolTarget]] = defaultdict(list)
     for key in sorted(chosen):
         by_path[key[0]].append(chosen[key])

@@ -38,6 +38,8 @@ class ToolTarget:
     line: int
     name: str
     contract_id: str
+    # @guard_tool(..., awaitable=True): the framework calls sync tools inside its event loop.
+    awaitable: bool = False
 
 
 @attrs.frozen
@@ -97,9 +99,14 @@ class _Decorator(cst.CSTTransformer):
             self.already.append(target)
             return updated_node
         self.guarded.append(target)
-        decorator = cst.Decorator(
-            decorator=cst.Call(func=cst.Name(GUARD_TOOL_NAME), args=[cst.Arg(cst.SimpleString(json.dumps(target.contract_id)))])
-        )
+        args = [cst.Arg(cst.SimpleString(json.dumps(target.contract_id)))]
+        if target.awaitable:
+            args = [
+                cst.Arg(args[0].value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(cst.Name("True"), keyword=cst.Name("awaitable"), equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))),
+            ]  # fmt: skip
+        decorator = cst.Decorator(decorator=cst.Call(func=cst.Name(GUARD_TOOL_NAME), args=args))
         return updated_node.with_changes(decorators=[*updated_node.decorators, decorator])
 
 

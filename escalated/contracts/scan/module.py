@@ -211,8 +211,15 @@ def _build(
         recommendation=rules.recommend(findings, confidence=confidence),
         source=module.code_for_node(call),
         runner=runner,
+        tools_in_loop=runner and _awaits_tools(found),
         risky_tools=tuple(attrs.evolve(t, path=t.path or path) for t in result.risky_tools) if runner else (),
     )
+
+
+def _awaits_tools(found: Match) -> bool:
+    """The OpenAI Agents SDK runs sync tools inside its event loop (Runner.run*, the realtime runner)."""
+    kind = found.receiver
+    return found.api.startswith("agents.Runner") or (kind is not None and kind.kind == "agents-realtime")
 
 
 def _is_runner(found: Match) -> bool:

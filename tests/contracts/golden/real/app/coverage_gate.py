@@ -6,7 +6,7 @@ from escalated.guard_tools import guard_tool
 
 
 @function_tool
-@guard_tool("coverage_gate.run_refunds")
+@guard_tool("coverage_gate.run_refunds", awaitable=True)
 def issue_refund(charge_id: str) -> str:
     stripe.Refund.create(charge=charge_id)
     return "refunded"

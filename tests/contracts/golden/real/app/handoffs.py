@@ -7,7 +7,7 @@ from escalated.guard_tools import guard_tool
 
 
 @function_tool
-@guard_tool("handoffs.run_triage")
+@guard_tool("handoffs.run_triage", awaitable=True)
 def issue_refund(charge_id: str) -> str:
     return refund_charge(charge_id)
 

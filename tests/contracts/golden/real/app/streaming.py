@@ -15,7 +15,7 @@ gemini = genai.Client()
 
 
 @function_tool
-@guard_tool("streaming.crew_async")
+@guard_tool("streaming.crew_async", awaitable=True)
 def run_shell(command: str) -> str:
     return subprocess.run(command, shell=True, capture_output=True, text=True, check=False).stdout
 

@@ -5,7 +5,7 @@ from escalated.guard_tools import guard_tool
 
 
 @function_tool
-@guard_tool("support_agent.answer")
+@guard_tool("support_agent.answer", awaitable=True)
 def refund_order(payment_intent: str) -> str:
     stripe.Refund.create(payment_intent=payment_intent)
     return "refunded"
