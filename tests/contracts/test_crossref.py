@@ -90,3 +90,31 @@ def test_names_re_exported_by_a_package_resolve(tmp_path: Path) -> None:
         ("draft", "langchain", "invoke", "high", ("R2",)),
         ("run", "openai", "beta.threads.runs.create", "high", ("R11",)),
     ]
+
+
+def test_output_handed_to_a_method_of_another_modules_class_is_followed_from_that_parameter(tmp_path: Path) -> None:
+    write(tmp_path, "app/__init__.py", "")
+    write(
+        tmp_path, "app/runner.py",
+        "import os\nimport shutil\n"
+        "class Runner:\n"
+        "    def run(self, plan, scratch):\n"
+        "        shutil.rmtree(scratch)\n"
+        "        os.system(plan)\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "app/agent.py",
+        "from openai import OpenAI\nfrom app.runner import Runner\n"
+        "class Agent:\n"
+        "    def __init__(self):\n        self.client = OpenAI()\n        self.runner = Runner()\n"
+        "    def act(self, goal):\n"
+        "        plan = self.client.responses.create(model='m', input=goal).output_text\n"
+        "        self.runner.run(plan, '/tmp/scratch')\n"
+        "    def note(self, goal):\n"
+        "        note = self.client.responses.create(model='m', input=goal).output_text\n"
+        "        Runner().run('true', note)\n",
+    )  # fmt: skip
+    act, note = scan_tree(tmp_path).calls
+    assert act.recommendation.rules == ("R1",)  # the plan reaches os.system; the rmtree is of something else
+    assert act.recommendation.reasons[0].startswith("R1 output reaches code execution: self.runner.run() -> os.system()")
+    assert note.recommendation.rules == ("R3",)  # here the reply is the folder removed

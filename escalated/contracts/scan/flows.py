@@ -18,7 +18,7 @@ import libcst as cst
 
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan import crossref
-from escalated.contracts.scan.index import ModuleIndex
+from escalated.contracts.scan.index import ModuleIndex, Scope
 from escalated.contracts.scan.resolve import Kind, Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.syntax import param_for
@@ -52,16 +52,13 @@ class ProjectFlow:
     def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for the output passed as ``arg`` of ``call`` to project function ``qualified``.
 
-        None when ``qualified`` is not a top-level function of a parsed project module.
+        None when ``qualified`` is not a top-level function, or a method of a top-level
+        class, of a parsed project module.
         """
-        module_name, _, name = qualified.rpartition(".")
-        entry = self._modules.get(module_name)
-        if entry is None:
+        found = self._function(qualified)
+        if found is None:
             return None
-        rel, module, index = entry
-        scope = next((s for s in index.functions_by_name.get(name, ()) if s.parent is index.module_scope), None)
-        if scope is None or not isinstance(scope.node, cst.FunctionDef):
-            return None
+        (rel, module, index), scope = found
         param = param_for(scope.node, call, arg)
         if param is None or param not in scope.params:
             return None
@@ -79,6 +76,20 @@ class ProjectFlow:
         result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in found}))
         self._memo[key] = result
         return result
+
+    def _function(self, qualified: str) -> tuple[tuple[str, cst.Module, ModuleIndex], Scope] | None:
+        """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module and scope."""
+        for cut in (1, 2):
+            parts = qualified.rsplit(".", cut)
+            entry = self._modules.get(parts[0]) if len(parts) == cut + 1 else None
+            if entry is None:
+                continue
+            index = entry[2]
+            scope = index.scopes.get(".".join(parts[1:]))
+            top = scope is not None and (scope.parent is index.module_scope if cut == 1 else scope.class_name == parts[1])
+            if top and isinstance(scope.node, cst.FunctionDef):
+                return entry, scope
+        return None
 
     def _analyzer(self, rel: str, module: cst.Module, index: ModuleIndex) -> SurfaceAnalyzer:
         analyzer = self._analyzers.get(rel)

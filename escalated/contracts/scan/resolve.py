@@ -216,7 +216,7 @@ class Resolver:
             if found is not None:
                 return Kind(self._provider_of(node, scope, default=found[0], kind=found[1]), found[1], origin=node)
             if self.externals.get(qualified) == PROJECT_CLASS:
-                return Kind("project", "object:", origin=node)  # a class of another project module
+                return Kind("project", f"object:{qualified}", origin=node)  # a class of another project module
             if "langchain" in qualified:
                 # RunnableWithMessageHistory(agent, ...), ConversationChain(llm=llm): a
                 # LangChain wrapper around a model still calls the model.

@@ -480,7 +480,7 @@ class SurfaceAnalyzer:
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: _Flow, *, depth: int) -> None:
-        passed = self._passed_on(call, arg)
+        passed = self._passed_on(call, arg, scope)
         flow.findings.extend(passed if passed is not None else self._classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
@@ -498,15 +498,21 @@ class SurfaceAnalyzer:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True)
 
-    def _passed_on(self, call: cst.Call, arg: cst.Arg) -> list[Finding] | None:
-        """The output passed to a function of another project module: what that function does with it."""
+    def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+        """The output passed to a function (or a method of a class) of another project module:
+        what that function does with it."""
         if self.project is None or id(call) in self.llm_calls:
             return None
         qualified = self.resolver.qualified(call.func)
+        if qualified is None and isinstance(call.func, cst.Attribute):
+            # PlanRunner().run(reply), self.runner.run(reply): a class of another module.
+            owner = self.resolver.kind_of(call.func.value, scope)
+            cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
+            qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
         if found is None:
             return None
-        label, line = f"{dotted_name(call.func)}()", self.line_of(call)
+        label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
         return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:

@@ -18,6 +18,12 @@ def apply_edit(edit: str) -> None:
     Path(path).write_text(body)
 
 
+class PlanRunner:
+    def run(self, plan: str) -> None:
+        for line in plan.splitlines():
+            run_line(line)
+
+
 def record_plan(goal: str, plan: str) -> None:
     log.info("plan for %s: %s", goal, plan)
     shutil.rmtree(Path("/tmp/plans") / goal, ignore_errors=True)  # the goal's scratch folder, not the plan's

@@ -1,7 +1,7 @@
 """Point 5: the reply is judged by what other modules do with it (taint by parameter)."""
 from openai import OpenAI
 
-from app.executor import apply_edit, execute_plan, record_plan
+from app.executor import PlanRunner, apply_edit, execute_plan, record_plan
 from escalated.guard import guard
 
 client = OpenAI()
@@ -10,6 +10,11 @@ client = OpenAI()
 def plan_and_run(goal: str) -> None:
     plan = guard("planner.plan_and_run", lambda: client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}]))
     execute_plan(plan.choices[0].message.content)
+
+
+def plan_with_a_runner(goal: str) -> None:
+    plan = guard("planner.plan_with_a_runner", lambda: client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}]))
+    PlanRunner().run(plan.choices[0].message.content)
 
 
 def plan_and_edit(goal: str) -> None:
