@@ -36,6 +36,7 @@ class ChangeFeed:
 
     async def run(self, stop: asyncio.Event) -> None:
         stopping = asyncio.ensure_future(stop.wait())
+        rung: asyncio.Future | None = None
         try:
             while not stop.is_set():
                 rung = asyncio.ensure_future(self._rung.wait())
@@ -45,7 +46,13 @@ class ChangeFeed:
                 if not stop.is_set():
                     await self.catch_up()
         finally:
-            stopping.cancel()
+            # asyncio.wait leaves its futures running when the caller is
+            # cancelled: without this, every stop left a pending waiter
+            # behind ("Task was destroyed but it is pending!" at loop close).
+            waiters = [f for f in (stopping, rung) if f is not None]
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
 
     async def catch_up(self) -> None:
         """Hand on everything committed after ``seq``."""
