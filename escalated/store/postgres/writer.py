@@ -37,6 +37,11 @@ MAX_GROUP = 512
 DOORBELL_CHANNEL = "escalated_changes"
 CONFIG_CHANGED = "config"  # the doorbell's payload after a change to keys, users or policies
 SYNCHRONOUS_COMMIT = {"full": "on", "normal": "off"}  # --durability -> synchronous_commit
+# How long a group waits for a lock another session holds (a stuck psql
+# session, a long migration) before its writes fail as 503 busy, as the
+# SQLite writer does after BUSY_TIMEOUT_S; without it every write of the
+# replica would queue behind that session for as long as it lives.
+LOCK_TIMEOUT_S = 30.0
 
 Job = Callable[..., Awaitable[Any]]
 
@@ -178,7 +183,7 @@ class PgWriter:
         try:
             async with conn.pipeline() as pipeline:
                 tx = GroupTx(conn, pipeline)
-                await conn.execute("BEGIN")
+                await self._begin(conn)
                 outcomes, raised = await self._run_jobs(tx, batch, careful=False)
                 if raised is None:
                     await self._end_group(tx)
@@ -189,7 +194,15 @@ class PgWriter:
         if raised is None:
             return outcomes
         await self._rollback(conn)
-        await conn.execute("BEGIN")
+        if isinstance(raised, psycopg.errors.LockNotAvailable):
+            # Not this group's fault, and the careful path would wait again per job.
+            log.warning("a lock held elsewhere for over %g s; failing %d writes", LOCK_TIMEOUT_S, len(batch))
+            busy = DatabaseBusy(
+                f"another session has held a lock these writes need for over {LOCK_TIMEOUT_S:g} s; try again",
+                retry_after_s=1,
+            )
+            return [(future, None, busy) for _, _, future in batch]
+        await self._begin(conn)
         tx = GroupTx(conn)
         try:
             outcomes, _ = await self._run_jobs(tx, batch, careful=True)
@@ -198,6 +211,10 @@ class PgWriter:
             await self._rollback(conn)
             raise
         return outcomes
+
+    async def _begin(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.execute("BEGIN")
+        await conn.execute(f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_S * 1000)}")
 
     async def _end_group(self, tx: GroupTx) -> None:
         conn = tx.conn
