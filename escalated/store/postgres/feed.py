@@ -10,6 +10,7 @@ now. Rings that arrive while a read runs are merged into one more read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -49,10 +50,12 @@ class ChangeFeed:
             # asyncio.wait leaves its futures running when the caller is
             # cancelled: without this, every stop left a pending waiter
             # behind ("Task was destroyed but it is pending!" at loop close).
-            waiters = [f for f in (stopping, rung) if f is not None]
-            for waiter in waiters:
-                waiter.cancel()
-            await asyncio.gather(*waiters, return_exceptions=True)
+            # No await here: a task collected after its loop closed runs this
+            # too, and cancelling then is refused by the closed loop.
+            with contextlib.suppress(RuntimeError):
+                for waiter in (stopping, rung):
+                    if waiter is not None:
+                        waiter.cancel()
 
     async def catch_up(self) -> None:
         """Hand on everything committed after ``seq``."""
