@@ -11,8 +11,8 @@ def parse_key_request(body: dict, *, default_scopes: frozenset[str]) -> tuple[st
     """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
     name = body.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200):
-        problems.append(field_error("name", "must be a non-empty string of at most 200 characters"))
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200 or "\x00" in name):
+        problems.append(field_error("name", "must be a non-empty string of at most 200 characters, without NUL"))
     requested = body.get("scopes")
     scopes = default_scopes
     if requested is not None:

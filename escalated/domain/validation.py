@@ -31,6 +31,7 @@ POLICY_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 CHOICE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MAX_CHOICES = 20
 MAX_TEXT = 10_000
+NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_EVIDENCE = 200
 
 CREATE_FIELDS = frozenset(
@@ -103,6 +104,9 @@ class _Problems:
             return None
         if len(value) > MAX_TEXT:
             self.add(prefix + name, f"must be at most {MAX_TEXT} characters")
+            return None
+        if "\x00" in value:  # PostgreSQL text cannot hold it: refused alike on either backend
+            self.add(prefix + name, NUL_MESSAGE)
             return None
         return value
 

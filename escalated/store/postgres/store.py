@@ -70,10 +70,14 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
         await self._pool.close()
 
     async def _fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        if _holds_nul(params):
+            return []
         async with self._pool.connection() as conn:
             return await (await conn.execute(sql, params)).fetchall()
 
     async def _fetchone(self, sql: str, params: tuple | list = ()) -> tuple | None:
+        if _holds_nul(params):
+            return None
         async with self._pool.connection() as conn:
             return await (await conn.execute(sql, params)).fetchone()
 
@@ -170,3 +174,13 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
 
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
         return await self._writer.submit(jobs.requeue_callback, escalation_id, at_ms)
+
+
+def _holds_nul(params: tuple | list) -> bool:
+    """True when a text parameter holds NUL: PostgreSQL text cannot, so such
+    a value equals nothing stored, and psycopg would refuse to send it (a
+    500 for ``GET /escalations/%00`` or ``?runId=%00`` where SQLite said
+    404 or an empty page)."""
+    return any(
+        ("\x00" in p) if isinstance(p, str) else isinstance(p, (list, tuple)) and _holds_nul(p) for p in params
+    )
