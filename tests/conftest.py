@@ -1,18 +1,82 @@
+"""Shared fixtures: the real PostgreSQL server, and the backend parameter.
+
+The integration, security, fault and web suites run their servers on both
+backends: a fixture that takes ``backend`` (module-scoped) or
+``fn_backend`` (per test) is parametrized over ``sqlite`` and ``postgres``,
+and the test ids say which (``test_x[sqlite]``, ``test_x[postgres]``).
+``fresh_db`` gives such a server its database: a SQLite file in a temporary
+directory, or a ``CREATE DATABASE ... TEMPLATE`` copy of the migrated
+template (one per server, dropped afterwards). A test of something only
+SQLite has (the ``<db>.serve.lock`` file, database-path errors, a full
+disk, WAL) is marked ``only_on("sqlite", reason=...)`` or takes no backend
+at all, and says why; its PostgreSQL twin, where the behaviour exists
+there, is marked ``only_on("postgres", ...)``. docs/reliability.md lists
+which suites run where.
+"""
+
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.server import ServerProcess, start_server
 
+# The postgres param carries the ``postgres`` mark, so ``-m 'not postgres'``
+# runs the SQLite half alone.
+BACKENDS = (pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the other backend's runs of tests marked ``only_on(backend, reason=...)``:
+    the behaviour they test exists on that backend alone (the reason says why)."""
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        running = params.get("backend", params.get("fn_backend"))
+        mark = item.get_closest_marker("only_on")
+        (drop if mark and running and running != mark.args[0] else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request) -> str:
+    """``sqlite`` or ``postgres``: a module's servers run once on each."""
+    return request.param
+
+
+@pytest.fixture(params=BACKENDS)
+def fn_backend(request) -> str:
+    """``sqlite`` or ``postgres``, per test (for servers a test starts itself)."""
+    return request.param
+
+
+@contextlib.contextmanager
+def fresh_db(request: pytest.FixtureRequest, backend: str, directory: Path) -> Iterator[Path | str]:
+    """A new, empty database: a SQLite file path, or a migrated PostgreSQL URL."""
+    if backend == "sqlite":
+        yield directory / "escalated.db"
+        return
+    postgres = request.getfixturevalue("postgres_server")
+    url = postgres.create_database()
+    try:
+        yield url
+    finally:
+        postgres.drop_database(url)
+
 
 @pytest.fixture
-def server(tmp_path) -> ServerProcess:
-    """A real ``escalated serve`` subprocess on a fresh database."""
-    proc = start_server(tmp_path)
-    yield proc
-    proc.stop()
+def server(request, fn_backend, tmp_path) -> ServerProcess:
+    """A real ``escalated serve`` subprocess on a fresh database of either backend."""
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        proc = ServerProcess(db=db).start()
+        yield proc
+        proc.stop()
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,9 @@ receiver that fails in every way it can, then prove nothing was lost or doubled.
 
 CI runs a bounded form; ``ESCALATED_FAULTS_LONG=1 .venv/bin/python -m pytest
 tests/faults -s`` runs the long one. The figures are printed at the end.
+Both loops run on each backend: one server process on a SQLite file, and
+one on a PostgreSQL database (killed with its connections, as a replica
+would be; several replicas at once are the multi-replica loop's business).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from tests.faults.checks import Figures, check, drain
 from tests.faults.conftest import LONG
 from tests.faults.receiver import FlakyReceiver
 from tests.faults.workload import MANUAL_POLICY, SLA_POLICY, Api, Killer, Workload
-from tests.support.server import ServerProcess, start_server
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
 
 SERVE_ARGS = ("--retry-schedule", "200ms,500ms,1s", "--retry-for", "10m", "--delivery-timeout", "1s")
 
@@ -47,14 +51,15 @@ def rng() -> random.Random:
 
 
 @pytest.fixture(params=["full"])
-def server(tmp_path, request):
+def server(tmp_path, request, fn_backend):
     """``--durability`` is the fixture's param; SIGKILL is a process crash,
     which both levels must survive (only power loss separates them)."""
-    proc = start_server(tmp_path, *SERVE_ARGS, "--durability", request.param)
-    proc.cli("policy", "set", SLA_POLICY, "--sla", "1s", "--default-choice", "deny")
-    proc.cli("policy", "set", MANUAL_POLICY)
-    yield proc
-    proc.kill()
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        proc = ServerProcess(db=db, args=(*SERVE_ARGS, "--durability", request.param)).start()
+        proc.cli("policy", "set", SLA_POLICY, "--sla", "1s", "--default-choice", "deny")
+        proc.cli("policy", "set", MANUAL_POLICY)
+        yield proc
+        proc.kill()
 
 
 @pytest.fixture
@@ -62,6 +67,10 @@ async def receiver(rng):
     receiver = await FlakyReceiver(rng=rng).start()
     yield receiver
     await receiver.close()
+
+
+def named(what: str, server: ServerProcess) -> str:
+    return f"{what}; {'postgres' if str(server.db).startswith('postgresql://') else 'sqlite'}"
 
 
 async def crash_loop(name: str, server: ServerProcess, receiver: FlakyReceiver, rng: random.Random, *, outage: bool) -> tuple[Figures, list[str]]:
@@ -96,7 +105,7 @@ async def _outage(receiver: FlakyReceiver, killer: Killer) -> None:
 
 async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, receiver, rng, record_figures):
     receiver.flap()
-    figures, problems = await crash_loop("flaky receiver; --durability full", server, receiver, rng, outage=False)
+    figures, problems = await crash_loop(named("flaky receiver; --durability full", server), server, receiver, rng, outage=False)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills
@@ -111,7 +120,7 @@ async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server
 async def test_crash_loop_with_the_receiver_down_for_a_while_delivers_everything_once_it_is_back(
     server, receiver, rng, record_figures
 ):
-    figures, problems = await crash_loop("receiver down, then back; --durability normal", server, receiver, rng, outage=True)
+    figures, problems = await crash_loop(named("receiver down, then back; --durability normal", server), server, receiver, rng, outage=True)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills

@@ -1,11 +1,14 @@
-"""A real server for the API tests, shared per module.
+"""A real server for the API tests, shared per module, on either backend.
 
 ``LiveServer`` runs the real app (``create_app``, SLA clock and sender
 included) on port 0 in a thread of its own, against a SQLite file in a
-temporary directory. Tests talk to it over real HTTP with ``Api`` (stdlib
-``http.client``, so a test can send any bytes, headers or chunking it
-likes). Set-up goes through the same store functions the CLI uses, on the
-same database file: nothing of ours is mocked.
+temporary directory or a PostgreSQL database (the module-scoped ``live``
+runs each module once per backend: see tests/conftest.py). Tests talk to it
+over real HTTP with ``Api`` (stdlib ``http.client``, so a test can send any
+bytes, headers or chunking it likes). Set-up goes through the running app's
+core (``AdminService``, as the operator of a workspace) on the server's own
+event loop (tests/support/setup.py): nothing of ours is mocked, and nothing
+is SQLite-only.
 """
 
 from __future__ import annotations
@@ -23,21 +26,14 @@ import attrs
 import pytest
 from aiohttp import web
 
-from escalated.domain import tokens
-from escalated.domain.policies import build_policy
+from escalated.core.admin import PolicyRequest
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.settings import Settings
-from escalated.store import admin
-from escalated.store.db import connect, run_in_transaction
+from escalated.http.appkeys import ADMIN
+from escalated.settings import Settings, parse_db
+from tests.conftest import fresh_db
+from tests.support import setup
 from tests.support.api import escalation_body, unique
 
-
-def transact(db: Path, fn):
-    conn = connect(db)
-    try:
-        return run_in_transaction(conn, fn)
-    finally:
-        conn.close()
 
 @attrs.frozen
 class Response:
@@ -111,9 +107,9 @@ class Api:
 class LiveServer:
     """The real app on 127.0.0.1:0 in a background thread with its own loop."""
 
-    def __init__(self, db_path: Path, **settings: Any) -> None:
-        self.db = db_path
-        self.settings = Settings(db_path=db_path, port=0, **settings)
+    def __init__(self, db: Path | str, **settings: Any) -> None:
+        self.db = db  # a SQLite file or a postgresql:// URL, as --db takes it
+        self.settings = Settings(db_path=parse_db(db), port=0, **settings)
         self.url = ""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="live-server", daemon=True)
@@ -146,37 +142,27 @@ class LiveServer:
         assert self._runner is not None
         return self._runner.app
 
-    # -- set-up through the store, as the CLI does it -------------------------
+    # -- set-up through the running app's core, as an admin of the workspace ---
+
+    def _run(self, make: Any) -> Any:
+        """Run the coroutine ``make()`` on the server's loop; its result."""
+        return asyncio.run_coroutine_threadsafe(make(), self._loop).result(30)
 
     def workspace(self, name: str | None = None) -> str:
         name = name or unique("ws")
-        transact(self.db, lambda conn: admin.create_workspace(conn, name))
+        self._run(lambda: setup.add_workspace(self.app, name))
         return name
 
     def key(self, *scopes: str, workspace: str = "default", name: str | None = None, expires_ms: int | None = None) -> str:
-        def job(conn):
-            ws = admin.workspace_by_name(conn, workspace)
-            secret, _ = admin.issue_api_key(
-                conn, ws.id, name=name, scopes=frozenset(scopes or ALL_SCOPES), expires_ms=expires_ms
-            )
-            return secret
-
-        return transact(self.db, job)
+        wanted = frozenset(scopes or ALL_SCOPES)
+        return self._run(lambda: setup.add_key(self.app, workspace=workspace, name=name, scopes=wanted, expires_ms=expires_ms))
 
     def key_id(self, secret: str) -> str:
-        digest = tokens.hash_token(secret)
-        row = transact(self.db, lambda conn: conn.execute("SELECT id FROM api_keys WHERE token_hash = ?", (digest,)).fetchone())
-        return row[0]
+        """The id of a live key (revoked or expired ones are not found)."""
+        return self._run(lambda: self.app[ADMIN].principal_for(secret)).id
 
     def user(self, name: str, *groups: str, role: str = "reviewer", workspace: str = "default") -> str:
-        secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
-
-        def job(conn):
-            ws = admin.workspace_by_name(conn, workspace)
-            admin.insert_user(conn, ws.id, name=name, role=role, groups=tuple(groups), token_hash=tokens.hash_token(secret))
-
-        transact(self.db, job)
-        return secret
+        return self._run(lambda: setup.add_user(self.app, name, workspace=workspace, role=role, groups=tuple(groups)))
 
     def policy(
         self,
@@ -188,14 +174,10 @@ class LiveServer:
         default_choice: str | None = None,
     ) -> str:
         key = key or f"{unique('p')}.test"
-
-        def job(conn):
-            ws = admin.workspace_by_name(conn, workspace)
-            admin.upsert_policy(
-                conn, build_policy(ws.id, key, reviewers=reviewers, sla=sla, default_choice=default_choice)
-            )
-
-        transact(self.db, job)
+        request = PolicyRequest(
+            key=key, reviewers=reviewers, sla=sla, default_choice=default_choice, allow_unknown_reviewers=True
+        )
+        self._run(lambda: setup.set_policy(self.app, request, workspace=workspace))
         return key
 
     # -- escalations ----------------------------------------------------------
@@ -207,12 +189,13 @@ class LiveServer:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory) -> LiveServer:
-    """One real server per test module, with policy ``refunds.large`` (no SLA, no reviewers)."""
-    server = LiveServer(tmp_path_factory.mktemp("live") / "escalated.db").start()
-    server.policy("refunds.large")
-    yield server
-    server.stop()
+def live(request, backend, tmp_path_factory) -> LiveServer:
+    """One real server per test module and backend, with policy ``refunds.large`` (no SLA, no reviewers)."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("live")) as db:
+        server = LiveServer(db).start()
+        server.policy("refunds.large")
+        yield server
+        server.stop()
 
 
 @pytest.fixture(scope="module")

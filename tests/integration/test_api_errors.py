@@ -239,6 +239,7 @@ def test_error_bodies_never_carry_a_stack_trace(api, admin_key):
         assert b"Traceback" not in resp.body and b'File "' not in resp.body
 
 
+@pytest.mark.only_on("sqlite", reason="SQLite's database-wide write lock; the twin below holds a table lock on PostgreSQL")
 def test_a_write_lock_held_elsewhere_too_long_is_503_busy_with_retry_after(live, api, admin_key, monkeypatch):
     import sqlite3
 
@@ -255,4 +256,23 @@ def test_a_write_lock_held_elsewhere_too_long_is_503_busy_with_retry_after(live,
     body = resp.problem(503, "busy")
     assert resp.headers["Retry-After"] == "1"
     assert "write lock" in body["detail"] and "Traceback" not in resp.body.decode()
+    assert api.post("/escalations", token=admin_key, json_body=escalation_body()).status == 201
+
+
+@pytest.mark.only_on("postgres", reason="the twin of the SQLite write-lock test: a lock another session holds")
+def test_a_table_lock_held_elsewhere_too_long_is_503_busy_with_retry_after(live, api, admin_key, monkeypatch):
+    """Found running this suite on PostgreSQL: a write waited for the lock
+    for as long as the other session lived, and every write of the replica
+    (one writer connection) queued behind it."""
+    import psycopg
+
+    from escalated.store.postgres import writer
+
+    monkeypatch.setattr(writer, "LOCK_TIMEOUT_S", 0.2)
+    with psycopg.connect(live.db) as holder:  # another session, say a stuck psql shell
+        holder.execute("LOCK TABLE escalations IN EXCLUSIVE MODE")
+        resp = api.post("/escalations", token=admin_key, json_body=escalation_body())
+    body = resp.problem(503, "busy")
+    assert resp.headers["Retry-After"] == "1"
+    assert "lock" in body["detail"] and "Traceback" not in resp.body.decode()
     assert api.post("/escalations", token=admin_key, json_body=escalation_body()).status == 201

@@ -9,9 +9,10 @@ import aiohttp
 import pytest
 
 from escalated.signing import verify
+from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
-from tests.support.server import start_server
+from tests.support.server import ServerProcess
 
 FAST_RETRY = ("--retry-schedule", "100ms,200ms", "--retry-for", "1h")
 
@@ -23,12 +24,14 @@ async def receiver():
     await rcv.stop()
 
 
-@pytest.fixture
-def fast_server(tmp_path):
-    proc = start_server(tmp_path, *FAST_RETRY)
-    proc.cli("policy", "set", "refunds.large")
-    yield proc
-    proc.stop()
+@pytest.fixture(scope="module")
+def fast_server(request, backend, tmp_path_factory):
+    """One server per module and backend; each test has its own receiver and escalations."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("callbacks")) as db:
+        proc = ServerProcess(db=db, args=FAST_RETRY).start()
+        proc.cli("policy", "set", "refunds.large")
+        yield proc
+        proc.stop()
 
 
 @pytest.fixture
@@ -97,8 +100,13 @@ async def test_retries_after_5xx_and_401_keep_delivery_id_and_bytes(api, receive
     assert all(a["durationMs"] >= 0 for a in delivery["attempts"])
 
 
-async def test_exhausted_delivery_is_failed_and_can_be_retried_by_hand(tmp_path, receiver):
-    proc = start_server(tmp_path, "--retry-schedule", "50ms", "--retry-for", "300ms")
+async def test_exhausted_delivery_is_failed_and_can_be_retried_by_hand(request, fn_backend, tmp_path, receiver):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await _exhausted_delivery(ServerProcess(db=db, args=("--retry-schedule", "50ms", "--retry-for", "300ms")), receiver)
+
+
+async def _exhausted_delivery(proc: ServerProcess, receiver: Receiver) -> None:
+    proc.start()
     try:
         proc.cli("policy", "set", "refunds.large")
         async with aiohttp.ClientSession() as session:
@@ -147,11 +155,16 @@ async def test_metadata_callback_url_is_refused_at_create(api):
     assert status == 422 and body["errors"][0]["field"] == "resume.url"
 
 
-async def test_receiver_down_across_kill_9_still_gets_the_callback(tmp_path):
+async def test_receiver_down_across_kill_9_still_gets_the_callback(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await _receiver_down_across_kill_9(ServerProcess(db=db, args=FAST_RETRY))
+
+
+async def _receiver_down_across_kill_9(proc: ServerProcess) -> None:
     receiver = await Receiver().start()
     port = receiver.port
     await receiver.stop()  # down: connection refused
-    proc = start_server(tmp_path, *FAST_RETRY)
+    proc.start()
     try:
         proc.cli("policy", "set", "refunds.large")
         async with aiohttp.ClientSession() as session:

@@ -100,10 +100,11 @@ def test_keys_list_never_shows_a_secret(runner, live):
 def test_keys_revoke_stops_the_key_on_a_running_server(runner, live):
     key = run(runner, live.db, "keys", "create").stdout.strip()
     assert live.api.get("/escalations", token=key).status == 200
-    run(runner, live.db, "keys", "revoke", live.key_id(key))
+    key_id = live.key_id(key)
+    run(runner, live.db, "keys", "revoke", key_id)
     resp = live.api.get("/escalations", token=key)
     resp.problem(401, "unauthenticated")
-    line = next(ln for ln in run(runner, live.db, "keys", "list").stdout.splitlines() if ln.startswith(live.key_id(key)))
+    line = next(ln for ln in run(runner, live.db, "keys", "list").stdout.splitlines() if ln.startswith(key_id))
     assert "revoked" in line
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from escalated.client import ApiError, EscalatedClient, SyncClient
 from escalated.receiver import Callback, make_receiver_app, start_receiver
-from tests.support.server import ServerProcess, start_server
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
 
 POLICY = "refunds.large"
 SECRET = "whsec_client_test"
@@ -18,11 +19,12 @@ _runs = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def shared_server(tmp_path_factory) -> ServerProcess:
-    proc = start_server(tmp_path_factory.mktemp("client"))
-    proc.cli("policy", "set", POLICY)
-    yield proc
-    proc.stop()
+def shared_server(request, backend, tmp_path_factory) -> ServerProcess:
+    with fresh_db(request, backend, tmp_path_factory.mktemp("client")) as db:
+        proc = ServerProcess(db=db).start()
+        proc.cli("policy", "set", POLICY)
+        yield proc
+        proc.stop()
 
 
 @pytest.fixture

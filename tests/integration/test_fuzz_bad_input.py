@@ -156,3 +156,41 @@ def test_create_with_random_idempotency_keys_never_500s(live, admin_key, key):
     except UnicodeEncodeError:
         key = key.encode("utf-8").decode("latin-1")  # what a client sending UTF-8 bytes puts on the wire
     check(live.api.post("/escalations", token=admin_key, json_body=escalation_body(), headers={"Idempotency-Key": key}))
+
+
+# -- the NUL character: PostgreSQL text cannot hold it ---------------------------
+# Found running this module on PostgreSQL: each of these was a 500 there.
+
+NUL = "a\x00b"
+
+
+@pytest.mark.parametrize("name", ["policy", "agentId", "runId"])
+def test_a_list_filter_holding_nul_matches_nothing(live, admin_key, name):
+    resp = live.api.get("/escalations", token=admin_key, query={name: NUL})
+    assert resp.status == 200 and resp.json()["data"] == [], resp.body
+
+
+def test_a_list_cursor_holding_nul_is_answered_without_a_500(live, admin_key):
+    check(live.api.get("/escalations", token=admin_key, query={"cursor": NUL}))
+
+
+@pytest.mark.parametrize("route", ["", "/wait?timeout=0", "/deliveries"])
+def test_an_escalation_id_holding_nul_is_404(live, admin_key, route):
+    live.api.get(f"/escalations/esc_%00{route}", token=admin_key).problem(404, "not_found")
+
+
+@pytest.mark.parametrize("field", ["agentId", "runId", "policy", "question"])
+def test_a_create_text_field_holding_nul_is_422_naming_it(live, admin_key, field):
+    body = live.api.post("/escalations", token=admin_key, json_body=escalation_body(**{field: NUL})).problem(422, "validation_failed")
+    assert [e["field"] for e in body["errors"]] == [field]
+
+
+def test_a_decide_reason_holding_nul_is_422(live, admin_key):
+    esc = live.create(admin_key)
+    body = live.api.post(f"/escalations/{esc['id']}/decide", token=admin_key, json_body={"choice": "approve", "reason": NUL})
+    assert [e["field"] for e in body.problem(422, "validation_failed")["errors"]] == ["reason"]
+
+
+def test_an_api_key_name_holding_nul_is_422(live, admin_key):
+    body = live.api.post("/api-keys", token=admin_key, json_body={"name": NUL}).problem(422, "validation_failed")
+    assert [e["field"] for e in body["errors"]] == ["name"]

@@ -4,34 +4,51 @@ process with time as an argument (no sleeping through real deadlines)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 
+from escalated.core.admin import AdminService, PolicyRequest
+from escalated.core.service import Service
+from escalated.core.stores import open_store
 from escalated.domain.models import Principal
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.clock import SlaClock
-from escalated.core.service import Service
-from escalated.settings import Settings
-from escalated.store.sqlite import SqliteStore
-from escalated.domain.policies import build_policy
+from escalated.settings import Settings, parse_db
 from escalated.signing import verify
+from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
 from escalated.timeutil import now_ms
-from tests.support.server import start_server
+from tests.support.server import ServerProcess
+
+
+@contextlib.asynccontextmanager
+async def service_on(db) -> AsyncIterator[Service]:
+    """The core on a real store, with policy ``refunds.large`` (10 s SLA, default deny)."""
+    settings = Settings(db_path=parse_db(db))
+    store = await open_store(settings)
+    try:
+        admin = AdminService(store)
+        operator = await admin.operator(workspace="default")
+        await admin.set_policy(operator, request=PolicyRequest(key="refunds.large", sla="10s", default_choice="deny"))
+        svc = Service(store, settings)
+        svc.test_principal = Principal(
+            kind="key", id="key_test", name="test", workspace_id=operator.workspace_id, scopes=frozenset(ALL_SCOPES)
+        )
+        yield svc
+    finally:
+        await store.close()
 
 
 @pytest.fixture
 async def service(tmp_path):
-    store = await SqliteStore.open(tmp_path / "clock.db")
-    ws = await store.workspace_by_name(name="default")
-    await store.put_policy(policy=build_policy(ws.id, "refunds.large", sla="10s", default_choice="deny"))
-    svc = Service(store, Settings(db_path=tmp_path / "clock.db"))
-    svc.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
-    yield svc
-    await store.close()
+    """The clock's logic, in process: its heap and windows are the same on either backend."""
+    async with service_on(tmp_path / "clock.db") as svc:
+        yield svc
 
 
 async def _create(service: Service, **overrides) -> str:
@@ -100,9 +117,14 @@ async def test_far_deadlines_stay_in_the_database_until_the_window_reaches_them(
     assert await clock.tick(esc.deadline_ms) == 1
 
 
-async def test_deadlines_passed_while_down_breach_at_start_up(tmp_path):
+async def test_deadlines_passed_while_down_breach_at_start_up(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await _deadlines_passed_while_down_breach_at_start_up(ServerProcess(db=db, args=("--retry-schedule", "100ms")))
+
+
+async def _deadlines_passed_while_down_breach_at_start_up(proc: ServerProcess) -> None:
     receiver = await Receiver().start()
-    proc = start_server(tmp_path, "--retry-schedule", "100ms")
+    await asyncio.to_thread(proc.start)
     try:
         proc.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
         async with aiohttp.ClientSession() as session:
@@ -127,9 +149,14 @@ async def test_deadlines_passed_while_down_breach_at_start_up(tmp_path):
         await receiver.stop()
 
 
-async def test_decisions_racing_deadlines_resolve_once_with_one_callback(tmp_path):
+async def test_decisions_racing_deadlines_resolve_once_with_one_callback(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await _decisions_racing_deadlines_resolve_once_with_one_callback(ServerProcess(db=db, args=("--retry-schedule", "100ms")))
+
+
+async def _decisions_racing_deadlines_resolve_once_with_one_callback(proc: ServerProcess) -> None:
     receiver = await Receiver().start()
-    proc = start_server(tmp_path, "--retry-schedule", "100ms")
+    await asyncio.to_thread(proc.start)
     try:
         proc.cli("policy", "set", "refunds.large", "--sla", "1500ms", "--default-choice", "deny")
         async with aiohttp.ClientSession() as session:
@@ -180,6 +207,30 @@ async def test_a_breach_whose_write_fails_is_retried_with_backoff_until_it_commi
     assert await clock.tick(deadline_ms + 2 * clockmod.RETRY_FIRST_MS) == 0  # not before its backoff
     assert await clock.tick(deadline_ms + 3 * clockmod.RETRY_FIRST_MS) == 1
     assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
+
+
+@pytest.mark.postgres
+async def test_a_breach_blocked_by_a_lock_held_elsewhere_is_retried_with_backoff_until_it_commits(postgres_url, monkeypatch):
+    """The PostgreSQL twin of the test above: a session holding a lock on the
+    escalations past the writer's lock timeout. Before that timeout existed,
+    the breach (and the clock with it) waited for as long as that session lived."""
+    import psycopg
+
+    from escalated.engine import clock as clockmod
+    from escalated.store.postgres import writer
+
+    monkeypatch.setattr(writer, "LOCK_TIMEOUT_S", 0.1)
+    async with service_on(postgres_url) as service:
+        clock = SlaClock(service)
+        esc_id = await _create(service)
+        deadline_ms = (await service.get(service.test_principal, esc_id)).deadline_ms
+        async with await psycopg.AsyncConnection.connect(postgres_url) as holder:
+            await holder.execute("LOCK TABLE escalations IN EXCLUSIVE MODE")  # held until the block ends
+            assert await clock.tick(deadline_ms) == 0
+            assert clock.next_wake_ms(deadline_ms) == deadline_ms + clockmod.RETRY_FIRST_MS
+            await holder.rollback()
+        assert await clock.tick(deadline_ms + clockmod.RETRY_FIRST_MS) == 1
+        assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
 
 
 async def test_the_periodic_sweep_breaches_a_past_deadline_the_heap_never_held(service):

@@ -8,39 +8,32 @@ import time
 
 import pytest
 
+from escalated.core.admin import PolicyRequest
 from escalated.http.app import create_app
-from escalated.settings import Settings
-from escalated.store import admin
-from escalated.store.db import connect, run_in_transaction
-from escalated.domain import tokens
-from escalated.domain.policies import build_policy
-from escalated.domain.scopes import ALL_SCOPES
+from escalated.settings import Settings, parse_db
+from tests.conftest import fresh_db
+from tests.support import setup
 from tests.support.api import escalation_body
 
 
-def _setup(db_path) -> dict[str, str]:
-    conn = connect(db_path)
-    secrets = {"key": tokens.mint(tokens.API_KEY_PREFIX), "alice": tokens.mint(tokens.USER_TOKEN_PREFIX), "bob": tokens.mint(tokens.USER_TOKEN_PREFIX)}
-
-    def job(conn):
-        ws = admin.workspace_by_name(conn, "default")
-        admin.insert_api_key(conn, ws.id, token_hash=tokens.hash_token(secrets["key"]), name="agent", scopes=frozenset(ALL_SCOPES))
-        admin.insert_user(conn, ws.id, name="alice", role="reviewer", groups=(), token_hash=tokens.hash_token(secrets["alice"]))
-        admin.insert_user(conn, ws.id, name="bob", role="reviewer", groups=(), token_hash=tokens.hash_token(secrets["bob"]))
-        admin.upsert_policy(conn, build_policy(ws.id, "refunds.large", reviewers=("alice",)))
-        admin.upsert_policy(conn, build_policy(ws.id, "everyone.sees"))  # no reviewers: every user
-
-    run_in_transaction(conn, job)
-    conn.close()
+async def _setup(app) -> dict[str, str]:
+    secrets = {
+        "key": await setup.add_key(app, name="agent"),
+        "alice": await setup.add_user(app, "alice"),
+        "bob": await setup.add_user(app, "bob"),
+    }
+    await setup.set_policy(app, PolicyRequest(key="refunds.large", reviewers=("alice",)))
+    await setup.set_policy(app, PolicyRequest(key="everyone.sees"))  # no reviewers: every user
     return secrets
 
 
 @pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    secrets = _setup(tmp_path / "w.db")
-    c = await aiohttp_client(create_app(Settings(db_path=tmp_path / "w.db")))
-    c.secrets = secrets
-    return c
+async def client(aiohttp_client, request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        c = await aiohttp_client(create_app(Settings(db_path=parse_db(db))))
+        c.secrets = await _setup(c.app)
+        yield c
+        await c.close()  # before its database is dropped
 
 
 def auth(client, who="key") -> dict:

@@ -1,4 +1,5 @@
-"""The security suite runs against the real ``escalated serve`` subprocess.
+"""The security suite runs against the real ``escalated serve`` subprocess,
+once on each backend (``served`` is parametrized by tests/conftest.py's ``backend``).
 
 ``Http`` is a plain stdlib client (any bytes, any headers) that remembers
 every response body, so a test can scan what the API ever said. Receivers
@@ -20,7 +21,8 @@ import pytest
 from aiohttp import web
 
 from tests.support.api import escalation_body
-from tests.support.server import ServerProcess, start_server
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
 
 @attrs.frozen
 class Response:
@@ -141,13 +143,15 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Served:
-    """One ``escalated serve`` per module, policy ``sec.open`` (no reviewers, no SLA);
-    a failed callback waits an hour for its next attempt."""
-    proc = start_server(tmp_path_factory.mktemp("sec"), "--log-level", "debug", "--retry-schedule", "1h", "--retry-for", "2h")
-    proc.cli("policy", "set", "sec.open")
-    yield Served(proc=proc, http=Http(proc.url), key=proc.bootstrap_key)
-    proc.kill()  # a clean shutdown is not what these tests are about
+def served(request, backend, tmp_path_factory) -> Served:
+    """One ``escalated serve`` per module and backend, policy ``sec.open`` (no
+    reviewers, no SLA); a failed callback waits an hour for its next attempt."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("sec")) as db:
+        args = ("--log-level", "debug", "--retry-schedule", "1h", "--retry-for", "2h")
+        proc = ServerProcess(db=db, args=args).start()
+        proc.cli("policy", "set", "sec.open")
+        yield Served(proc=proc, http=Http(proc.url), key=proc.bootstrap_key)
+        proc.kill()  # a clean shutdown is not what these tests are about
 
 
 def cli_all(proc: ServerProcess, *commands: tuple[str, ...]) -> list[str]:

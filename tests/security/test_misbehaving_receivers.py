@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from tests.conftest import fresh_db
 from tests.security.conftest import Http, Receiver, create, poll
-from tests.support.server import start_server
+from tests.support.server import ServerProcess
 
 HUNG_CALLBACKS = 40
 HUGE_BODY_BYTES = 512 * 1024 * 1024
@@ -104,11 +105,12 @@ def _decide(http: Http, key: str, url: str) -> str:
 
 
 @pytest.fixture
-def server(tmp_path):
-    proc = start_server(tmp_path, "--delivery-timeout", "60s", "--retry-schedule", "1h", "--retry-for", "2h")
-    proc.cli("policy", "set", "sec.open")
-    yield proc
-    proc.kill()
+def server(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        proc = ServerProcess(db=db, args=("--delivery-timeout", "60s", "--retry-schedule", "1h", "--retry-for", "2h")).start()
+        proc.cli("policy", "set", "sec.open")
+        yield proc
+        proc.kill()
 
 
 async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(server):

@@ -1,5 +1,6 @@
 """Secrets never leak: not in API responses, not in the server's output, and
-API keys and user tokens not in the SQLite files in clear.
+API keys and user tokens not in the database in clear (the SQLite files, or
+every row of every PostgreSQL table).
 
 One scenario exercises every path that handles a secret (keys minted by the
 CLI and the API, revoked and expired keys, user tokens and their rotation,
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import aiohttp
 
+from tests.conftest import fresh_db
 from tests.security.conftest import Http, Receiver, poll
 from tests.support.api import escalation_body
-from tests.support.server import start_server
+from tests.support.server import ServerProcess
 
 
 def _variants(secret: str) -> list[bytes]:
@@ -46,8 +48,13 @@ def refused_url() -> str:
         return f"http://127.0.0.1:{s.getsockname()[1]}/hook"
 
 
-async def test_no_secret_appears_in_responses_output_or_the_database(tmp_path):
-    proc = start_server(tmp_path, "--log-level", "debug", "--retry-schedule", "100ms", "--retry-for", "1s")
+async def test_no_secret_appears_in_responses_output_or_the_database(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await scenario(ServerProcess(db=db, args=("--log-level", "debug", "--retry-schedule", "100ms", "--retry-for", "1s")))
+
+
+async def scenario(proc: ServerProcess) -> None:
+    await asyncio.to_thread(proc.start)
     http = Http(proc.url)
     call = lambda *a, **kw: asyncio.to_thread(http.request, *a, **kw)  # noqa: E731 - the receiver shares this loop
     cli_output: list[str] = []
@@ -183,6 +190,17 @@ async def test_no_secret_appears_in_responses_output_or_the_database(tmp_path):
     )
 
 
-def _db_bytes(db: Path) -> dict[str, bytes]:
+def _db_bytes(db: Path | str) -> dict[str, bytes]:
+    if isinstance(db, str):
+        return _table_bytes(db)
     files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
     return {f.name: f.read_bytes() for f in files if f.exists()}
+
+
+def _table_bytes(url: str) -> dict[str, bytes]:
+    """Every row of every table of a PostgreSQL database, as text."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        return {t: "\n".join(r[0] for r in conn.execute(f'SELECT t::text FROM "{t}" t')).encode() for t in tables}

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from escalated.domain import tokens
+from tests.conftest import fresh_db
 from tests.security.conftest import Http
-from tests.support.server import start_server
+from tests.support.server import ServerProcess, start_server
 
 README_REGEX = r"ain_(live|user)_[0-9A-Za-z]{38}"
 BASE62 = set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -72,20 +73,36 @@ def test_malformed_shapes_are_not_well_formed(bad):
     assert not tokens.well_formed(bad)
 
 
-def test_a_mistyped_key_is_401_without_a_database_look_up(tmp_path):
+def test_a_mistyped_key_is_401_without_a_database_look_up(request, fn_backend, tmp_path):
     """Hide the key and user tables from the running server: a well-formed
     unknown token now fails inside the look-up (500), while a mistyped one is
     still a clean 401, so it never reached the database."""
-    proc = start_server(tmp_path)
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        _mistyped_key_never_reaches(ServerProcess(db=db).start())
+
+
+def _execute(db: Path | str, *statements: str) -> None:
+    """Statements from another connection, as an operator's shell would."""
+    if isinstance(db, str):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as conn:
+            for sql in statements:
+                conn.execute(sql)
+        return
+    with sqlite3.connect(db) as conn:
+        for sql in statements:
+            conn.execute(sql)
+
+
+def _mistyped_key_never_reaches(proc: ServerProcess) -> None:
     http = Http(proc.url)
     key = proc.bootstrap_key
     typo = key[:15] + ("x" if key[15] != "x" else "y") + key[16:]
     unknown = tokens.mint(tokens.API_KEY_PREFIX)
     try:
         assert http.get("/escalations", token=key).status == 200
-        with sqlite3.connect(proc.db) as conn:
-            conn.execute("ALTER TABLE api_keys RENAME TO api_keys_hidden")
-            conn.execute("ALTER TABLE users RENAME TO users_hidden")
+        _execute(proc.db, "ALTER TABLE api_keys RENAME TO api_keys_hidden", "ALTER TABLE users RENAME TO users_hidden")
         try:
             assert http.get("/escalations", token=unknown).status == 500  # the look-up path really is broken now
             for token in (typo, "ain_live_short", "ain_user_" + "0" * 38):
@@ -93,9 +110,7 @@ def test_a_mistyped_key_is_401_without_a_database_look_up(tmp_path):
                 resp.problem(401, "unauthenticated")
                 assert resp.headers["www-authenticate"].startswith("Bearer")
         finally:
-            with sqlite3.connect(proc.db) as conn:
-                conn.execute("ALTER TABLE api_keys_hidden RENAME TO api_keys")
-                conn.execute("ALTER TABLE users_hidden RENAME TO users")
+            _execute(proc.db, "ALTER TABLE api_keys_hidden RENAME TO api_keys", "ALTER TABLE users_hidden RENAME TO users")
         assert http.get("/escalations", token=key).status == 200
         http.get("/escalations", token=typo).problem(401, "unauthenticated")
     finally:

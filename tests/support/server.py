@@ -1,7 +1,8 @@
 """A real ``escalated serve`` subprocess on an ephemeral port, for tests.
 
 Every suite that needs "the server" uses this: it runs the real CLI against
-a SQLite file in ``tmp_path``, so nothing of ours is mocked.
+a SQLite file in ``tmp_path`` or a PostgreSQL URL (tests/conftest.py's
+``fresh_db``), so nothing of ours is mocked.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _LISTEN = re.compile(r"Listening on (http://\S+)")
 _BOOTSTRAP = re.compile(r"(ain_live_\w+)")
 
 
-def cli(db: Path, *args: str, input: str | None = None, check: bool = True) -> str:
+def cli(db: Path | str, *args: str, input: str | None = None, check: bool = True) -> str:
     """Run ``escalated <args> --db <db>`` and return its stdout (stripped)."""
     env = {**os.environ, "ESCALATED_DB": str(db)}
     proc = subprocess.run(
@@ -33,7 +34,7 @@ def cli(db: Path, *args: str, input: str | None = None, check: bool = True) -> s
 
 @attrs.define
 class ServerProcess:
-    db: Path
+    db: Path | str  # a SQLite file, or a postgresql:// URL (what --db takes)
     args: tuple[str, ...] = ()
     url: str = ""
     bootstrap_key: str | None = None

@@ -1,10 +1,11 @@
-"""One real ``escalated serve`` per module, with an admin, two reviewers and policies."""
+"""One real ``escalated serve`` per module and backend, with an admin, two reviewers and policies."""
 
 from __future__ import annotations
 
 import attrs
 import pytest
 
+from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
 
 RESUME_SECRET = "resume-secret-never-shown-0123456789"
@@ -24,9 +25,12 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory) -> World:
-    db = tmp_path_factory.mktemp("web") / "escalated.db"
-    server = ServerProcess(db=db).start()
+def world(request, backend, tmp_path_factory) -> World:
+    with fresh_db(request, backend, tmp_path_factory.mktemp("web")) as db:
+        yield from _world(ServerProcess(db=db).start())
+
+
+def _world(server: ServerProcess):
     try:
         admin = server.cli("users", "add", "root", "--role", "admin")
         alice = server.cli("users", "add", "alice", "--group", "finance")

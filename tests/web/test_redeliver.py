@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.conftest import fresh_db
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
-from tests.support.server import start_server
+from tests.support.server import ServerProcess
 from tests.web.support import WebClient, api
 
 
@@ -21,9 +22,14 @@ async def _attempts_recorded(server, escalation_id: str, count: int, *, timeout_
             await asyncio.sleep(0.05)
 
 
-async def test_a_callback_redelivered_from_the_web_page_is_sent_at_once(tmp_path):
+async def test_a_callback_redelivered_from_the_web_page_is_sent_at_once(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        await _redeliver_from_the_page(ServerProcess(db=db, args=("--retry-schedule", "1h")))
+
+
+async def _redeliver_from_the_page(server: ServerProcess) -> None:
     receiver = await Receiver(script=[500]).start()  # the first attempt fails
-    server = await asyncio.to_thread(start_server, tmp_path, "--retry-schedule", "1h")
+    await asyncio.to_thread(server.start)
     try:
         await asyncio.to_thread(server.cli, "policy", "set", "refunds")
         alice = await asyncio.to_thread(server.cli, "users", "add", "alice")
