@@ -15,9 +15,12 @@ from escalated.domain.validation import MAX_CHOICES, MAX_EVIDENCE, MAX_TEXT
 _STR = {"type": "string"}
 # Required text: not blank, bounded. "Blank" is what Python's str.strip()
 # removes, spelled out: regex engines disagree on what \s covers (\x1c-\x1f).
-NOT_BLANK = "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+# Nowhere the NUL character: PostgreSQL text cannot hold it, so the server
+# refuses it on either backend.
+NOT_BLANK = "^[^\\x00]*[^\\x00\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00]*$"
+NO_NUL = "^[^\\x00]*$"
 _TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": NOT_BLANK}
-_NULL_TEXT = {"type": ["string", "null"], "maxLength": MAX_TEXT}
+_NULL_TEXT = {"type": ["string", "null"], "maxLength": MAX_TEXT, "pattern": NO_NUL}
 _NUM = r"\d+(\.\d+)?"
 # 90s, 15m, 4h, 2d, 250ms, or ISO 8601 (PT15M, P1DT2H), any case for ISO.
 DURATION_PATTERN = (
