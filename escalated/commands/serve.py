@@ -35,7 +35,10 @@ def parse_schedule(text: str) -> tuple[float, ...]:
 
 def parse_link_ttl_s(text: str) -> float:
     """--link-ttl: positive and at most 72 h (issue #16 caps a decision link's life)."""
-    ttl_s = parse_duration_s(text)
+    try:
+        ttl_s = parse_duration_s(text)
+    except ConfigError:
+        ttl_s = 0.0
     if not 0 < ttl_s <= LINK_TTL_S:
         raise ConfigError(f"--link-ttl {text!r}: use a duration above 0 and at most 72h")
     return ttl_s

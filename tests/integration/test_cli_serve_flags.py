@@ -19,6 +19,9 @@ from escalated.cli import main
         (["--rate-limit", "5/fortnight"], "rate-limit"),
         (["--durability", "maybe"], "durability"),
         (["--port", "http"], "port"),
+        (["--link-ttl", "73h"], "at most 72h"),
+        (["--link-ttl", "0s"], "link-ttl"),
+        (["--link-ttl", "soon"], "link-ttl"),
     ],
 )
 def test_bad_serve_flag_exits_non_zero_with_a_message_and_no_traceback(tmp_path, args, word):

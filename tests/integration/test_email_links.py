@@ -199,6 +199,8 @@ async def test_hostile_content_is_escaped_in_the_html_and_kept_out_of_headers(wo
     assert "&lt;script&gt;" in html and "&lt;img src=x onerror=" in html
     assert message["Bcc"] is None and message["X-Test-Rcpt"] == "alice@example.com"
     assert "\n" not in message["Subject"] and "Order <b>1</b> Bcc: mallory@example.com" in message["Subject"]
+    status, page = await follow(http, decision_links(message)[0])  # the confirm page escapes it too
+    assert status == 200 and "<script>alert" not in page and "&lt;script&gt;alert" in page
 
 
 # -- following the links ---------------------------------------------------------------
@@ -236,6 +238,16 @@ async def test_a_link_works_once(world, http, hook):
     assert status == 410 and "already decided" in page and "approve, by alice" in page
     await hook.wait_for(1)
     assert (await agent(world, http).get(esc["id"]))["resolution"]["choice"] == "approve"
+    assert len(hook.received) == 1
+
+
+async def test_a_link_posted_many_times_at_once_decides_once(world, http, hook):
+    esc = await create(world, http, hook)
+    approve, _ = decision_links(await world.inbox.message_about(esc["id"], "alice@example.com"))
+    answers = await asyncio.gather(*(follow(http, approve, "POST") for _ in range(6)))
+    assert sorted(status for status, _ in answers) == [200] + [410] * 5
+    await hook.wait_for(1)
+    await asyncio.sleep(0.3)  # a second callback would have come by now
     assert len(hook.received) == 1
 
 
