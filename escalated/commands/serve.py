@@ -105,7 +105,7 @@ def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
 
 async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.app import create_app
-    from escalated.http.appkeys import ADMIN, DECISION_LINKS, SERVICE
+    from escalated.http.appkeys import ADMIN, SERVICE
     from escalated.http.connections import GatedSite, default_max_connections, runner_options
 
     # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
@@ -127,7 +127,6 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         if not settings.public_url:  # links in emails and Slack messages lead here
-            app[DECISION_LINKS].listening_at(f"http://{host}:{port}")
             app[SERVICE].listening_at(f"http://{host}:{port}")
         click.echo(f"Listening on http://{host}:{port}")
         click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")

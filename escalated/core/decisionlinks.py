@@ -86,17 +86,16 @@ def link_url(base_url: str, secret: str) -> str:
 
 
 class DecisionLinks:
-    def __init__(self, store: Store, *, service: Service, admin: AdminService, base_url: str, ttl_s: float = LINK_TTL_S) -> None:
+    def __init__(self, store: Store, *, service: Service, admin: AdminService, ttl_s: float = LINK_TTL_S) -> None:
         self.store = store
         self._service = service
         self._admin = admin
-        self.base_url = base_url.rstrip("/")
         self._ttl_ms = int(ttl_s * 1000)
 
-    def listening_at(self, url: str) -> None:
-        """The address ``serve`` bound (known only then with ``--port 0``); links
-        use it unless ``--public-url`` was given."""
-        self.base_url = url.rstrip("/")
+    @property
+    def base_url(self) -> str:
+        """``serve --public-url``, else the address it listens on (``Service.web_url``, as Slack's links)."""
+        return self._service.web_url
 
     # -- minting (the sender, once per email attempt) ------------------------------
 

@@ -47,11 +47,7 @@ async def _service_ctx(app: web.Application):
     app[SERVICE] = Service(store, settings, metrics=app[METRICS])
     app[ADMIN] = AdminService(store)
     app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
-    # Until serve knows the port it bound (--port 0), the configured one.
-    base_url = settings.public_url or f"http://{settings.host}:{settings.port}"
-    app[DECISION_LINKS] = DecisionLinks(
-        store, service=app[SERVICE], admin=app[ADMIN], base_url=base_url, ttl_s=settings.link_ttl_s
-    )
+    app[DECISION_LINKS] = DecisionLinks(store, service=app[SERVICE], admin=app[ADMIN], ttl_s=settings.link_ttl_s)
     try:
         yield
     finally:
