@@ -2,8 +2,8 @@
 
 Three sources of evidence, each turned into rule findings:
 
-- the tools the call offers (names and bodies: a tool runs with arguments
-  the model chose);
+- the tools the call offers (found by ``offered.py``; classified here by
+  names and bodies: a tool runs with arguments the model chose);
 - where the output flows: a small flow-insensitive taint pass over the
   enclosing function, into module-local helpers it is passed to, and back
   to the module-local callers it is returned to;
@@ -23,34 +23,24 @@ from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dot
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.resolve import Match, Resolver, dotted_tail
 from escalated.contracts.scan.syntax import (
-    McpServers,
     branch_bodies,
     is_formatted,
     is_primary,
-    literal,
     param_for,
     short_name,
     short_name_or_none,
     string_text,
-    tools_in_args,
     trivial_test,
 )
+from escalated.contracts.scan.offered import OfferedTools
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
 MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
-# Agent builders whose second positional argument is the tool list.
-_TOOLS_SECOND = frozenset({
-    "create_react_agent", "create_agent", "create_tool_calling_agent", "create_openai_tools_agent",
-    "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
-    "create_function_calling_executor", "create_tool_calling_executor",
-})  # fmt: skip
 _PURE_CALLS = frozenset({
     "str", "int", "float", "bool", "len", "abs", "round", "min", "max", "sum", "sorted", "range", "pow",
     "divmod", "format", "list", "dict", "tuple", "set", "enumerate", "zip", "isinstance", "ValueError",
 })  # fmt: skip
-# Flags that let the model's output run as code (LangChain, CrewAI).
-_CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
@@ -93,7 +83,7 @@ class _Flow:
     pending: list[tuple[str, Scope, int, bool]] = attrs.Factory(list)
 
 
-class SurfaceAnalyzer:
+class SurfaceAnalyzer(OfferedTools):
     def __init__(
         self,
         index: ModuleIndex,
@@ -178,156 +168,6 @@ class SurfaceAnalyzer:
         self._taint_key(param, scope, flow, depth=1, derived=True)
         self._drain(flow)
         return tuple(sorted(set(flow.findings)))
-
-    def _site(self, tool: ToolRef) -> ToolSite:
-        """Where a risky tool's function is, and what already gates it."""
-        if tool.site is not None:
-            return tool.site
-        if self._scope_of is None:
-            self._scope_of = {id(s.node): s for s in self.index.scopes.values()}
-        scope = self._scope_of.get(id(tool.body)) if isinstance(tool.body, cst.FunctionDef) else None
-        if scope is None:
-            return ToolSite(tool.name, "", None, tool.line, approval=tool.gated)
-        line = self.line_of(tool.body) if tool.body is not None else tool.line
-        return ToolSite(tool.name, "", scope.qualname, line, self.tools.guard_id(scope), tool.gated)
-
-    # -- tools -------------------------------------------------------------
-    def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[tuple[Finding, ToolRef | None]]:
-        for finding in self._dangerous_code(call, scope, match):
-            yield finding, None
-        for expr in self._tool_exprs(call, scope, match):
-            if isinstance(expr, McpServers):
-                yield rules.fact("tools-unresolved", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node)), None
-                continue
-            tools, findings = self.tools.resolve(expr, scope)
-            for finding in findings:
-                yield finding, None
-            for tool in tools:
-                for finding in self.classify_tool(tool):
-                    yield finding, tool
-        for tool in self._decorated_tools(match):
-            for finding in self.classify_tool(tool):
-                yield finding, tool
-
-    def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
-        """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
-        agent = match.receiver
-        if agent is None or agent.kind != "pydantic-agent":
-            return
-        for qualname, decorators in self.index.decorators.items():
-            for decorator in decorators:
-                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-                if isinstance(target, cst.Attribute) and target.attr.value in {"tool", "tool_plain"}:
-                    owner = self.resolver.kind_of(target.value, self.index.module_scope)
-                    if owner is not None and owner.origin is agent.origin:
-                        scope = self.index.scopes[qualname]
-                        yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node))
-
-    def _dangerous_code(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
-        """allow_dangerous_code=True where the model or its agent is built: it runs model-written code."""
-        roots: list[cst.CSTNode] = [scope.node] if scope.qualname != MODULE_SCOPE else [call]
-        kind = match.receiver
-        while kind is not None:
-            if kind.kind == "smol-code-agent":
-                yield rules.fact("runs-model-code", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
-            if kind.origin is not None:
-                roots.append(kind.origin)
-            kind = kind.base
-        for root in roots:
-            for node in self._walk(root):
-                if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _CODE_FLAGS:
-                    if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
-                        yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))
-
-    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
-        yield from tools_in_args(call.args)
-        yield from self._spread_tools(call, scope)
-        if match.api.startswith("agents.Runner") and call.args:
-            yield from self._agent_tools(call.args[0].value, scope, seen=set())
-        kind = match.receiver
-        if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
-            yield from self._crew_tools(kind.origin, scope)
-        if kind is not None and kind.kind == "agents-realtime" and isinstance(kind.origin, cst.Call) and kind.origin.args:
-            yield from self._agent_tools(kind.origin.args[0].value, scope, seen=set())  # RealtimeRunner(agent)
-        while kind is not None:
-            origin = kind.origin
-            if isinstance(origin, cst.Call):
-                method = origin.func.attr.value if isinstance(origin.func, cst.Attribute) else ""
-                if method == "bind_tools" and origin.args and origin.args[0].keyword is None:
-                    yield origin.args[0].value
-                elif kind.kind == "agent":
-                    positional = [a.value for a in origin.args if a.keyword is None]
-                    callee = (dotted_name(origin.func) or "").rpartition(".")[2]
-                    if callee == "initialize_agent" and positional:
-                        yield positional[0]
-                    elif len(positional) > 1 and callee in _TOOLS_SECOND:
-                        yield positional[1]
-                yield from tools_in_args(origin.args)
-                if kind.kind == "agents-agent":
-                    yield from self._handoff_tools(origin, scope, seen={id(origin)})
-            kind = kind.base
-
-    def _agent_tools(self, expr: cst.BaseExpression, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
-        """The tools an OpenAI Agents agent offers, and those of every agent it can hand off to."""
-        agent = self.resolver.kind_of(expr, scope)
-        if agent is None or not isinstance(agent.origin, cst.Call) or id(agent.origin) in seen:
-            return
-        seen.add(id(agent.origin))
-        yield from tools_in_args(agent.origin.args)
-        yield from self._handoff_tools(agent.origin, scope, seen=seen)
-
-    def _handoff_tools(self, agent: cst.Call, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
-        """Agent(handoffs=[refunds, handoff(billing)]): running this agent can run theirs."""
-        for arg in agent.args:
-            if arg.keyword is None or arg.keyword.value != "handoffs":
-                continue
-            targets = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
-            if not isinstance(targets, cst.List | cst.Tuple):
-                continue
-            for element in targets.elements:
-                value = element.value
-                if isinstance(value, cst.Call) and value.args and (dotted_name(value.func) or "").endswith("handoff"):
-                    value = value.args[0].value
-                yield from self._agent_tools(value, scope, seen=seen)
-
-    def _spread_tools(self, call: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression]:
-        """create(**params) with params = {"tools": TOOLS, ...} or params = build_params(...)."""
-        for arg in call.args:
-            if arg.star != "**":
-                continue
-            for table in self._dicts_of(arg.value, scope):
-                for element in table.elements:
-                    if isinstance(element, cst.DictElement) and literal(element.key) in {"tools", "functions"}:
-                        yield element.value
-                    elif isinstance(element, cst.StarredDictElement):
-                        yield from self._spread_tools(cst.Call(func=call.func, args=[cst.Arg(element.value, star="**")]), scope)
-
-    def _dicts_of(self, expr: cst.BaseExpression, scope: Scope) -> list[cst.Dict]:
-        if isinstance(expr, cst.Dict):
-            return [expr]
-        if isinstance(expr, cst.Name | cst.Attribute):
-            value = self.tools.value_of(expr, scope)
-            return [value] if isinstance(value, cst.Dict) else []
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name | cst.Attribute):
-            helper = self.tools.function(short_name(expr.func), scope)
-            if helper is None or not isinstance(helper.node, cst.FunctionDef):
-                return []
-            returns = [n.value for n in self.index.subtree(helper.node) if isinstance(n, cst.Return) and n.value is not None]
-            return [d for value in returns for d in self._dicts_of(value, helper) if value is not expr]
-        return []
-
-    def _crew_tools(self, crew: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression | McpServers]:
-        """Crew(agents=[...]): the crew runs every agent's tools."""
-        for arg in crew.args:
-            if arg.keyword is None or arg.keyword.value != "agents":
-                continue
-            agents = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
-            if not isinstance(agents, cst.List | cst.Tuple):
-                continue
-            for element in agents.elements:
-                agent = self.resolver.kind_of(element.value, scope)
-                if agent is not None and isinstance(agent.origin, cst.Call):
-                    yield from tools_in_args(agent.origin.args)
 
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         if tool.known is not None:
