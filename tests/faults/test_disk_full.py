@@ -64,6 +64,8 @@ def test_a_full_disk_logs_one_line_and_no_traceback_however_many_requests_fail(s
     until_full(api, server.bootstrap_key)
     for _ in range(20):
         create(api, server.bootstrap_key).problem(503, "unavailable")
+    # The log arrives through a pipe read by another thread: wait for the line before counting.
+    poll(lambda: any("disk is full" in line for line in server.output), timeout_s=5, what="the disk-full log line")
     log = "".join(server.output)
     assert sum("disk is full" in line for line in log.splitlines()) == 1, log[-3000:]
     assert "Traceback" not in log
