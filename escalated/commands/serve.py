@@ -112,7 +112,13 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     # nothing is lost by cutting them: clients reconnect and state is in SQLite.
     app = create_app(settings)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, **runner_options(settings))
-    await runner.setup()
+    try:
+        await runner.setup()
+    except BaseException:
+        # A start-up step failed: undo the ones that ran (the store above all),
+        # so the process exits instead of hanging on the store's threads.
+        await runner.cleanup()
+        raise
     site = GatedSite(runner, settings.host, settings.port, max_connections=settings.max_connections or default_max_connections())
     try:
         await site.start()

@@ -44,11 +44,13 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
 async def _service_ctx(app: web.Application):
     settings = app[SETTINGS]
     store = await open_store(settings)
-    app[SERVICE] = Service(store, settings, metrics=app[METRICS])
-    app[ADMIN] = AdminService(store)
-    app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
-    app[DECISION_LINKS] = DecisionLinks(store, service=app[SERVICE], admin=app[ADMIN], ttl_s=settings.link_ttl_s)
+    # From here the store is closed whatever happens: its connection threads
+    # would otherwise keep a failed start-up's process alive.
     try:
+        app[SERVICE] = Service(store, settings, metrics=app[METRICS])
+        app[ADMIN] = AdminService(store)
+        app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
+        app[DECISION_LINKS] = DecisionLinks(store, service=app[SERVICE], admin=app[ADMIN], ttl_s=settings.link_ttl_s)
         yield
     finally:
         await store.close()
