@@ -12,6 +12,12 @@ disk, WAL) is marked ``only_on("sqlite", reason=...)`` or takes no backend
 at all, and says why; its PostgreSQL twin, where the behaviour exists
 there, is marked ``only_on("postgres", ...)``. docs/reliability.md lists
 which suites run where.
+
+The time budget (about 12 minutes for the whole suite on 2 cores) does not
+hold every test twice, so two deliberate choices run on SQLite only: the
+browser tests (Chromium drives the same pages; the page tests run on both)
+and the receiver-outage crash loop (the flaky-receiver loop runs on both;
+``ESCALATED_FAULTS_LONG=1`` runs the outage loop on PostgreSQL too).
 """
 
 from __future__ import annotations

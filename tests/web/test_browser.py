@@ -8,6 +8,10 @@ from tests.web.browser import start_chromium, stop_chromium
 from tests.web.support import api
 from tests.web.test_escalations import AMOUNT, TIER, create
 
+# Chromium drives the same pages on either backend; their PostgreSQL runs are
+# the page tests (test_pages, test_escalations, test_admin, test_signin).
+pytestmark = pytest.mark.only_on("sqlite", reason="a browser adds nothing backend-specific; saves CI time")
+
 WAIT_S = 15
 
 
