@@ -53,7 +53,9 @@ class Inbox:
         self.messages.append(message)
         return "250 OK"
 
-    async def message_about(self, escalation_id: str, to: str, *, timeout_s: float = 15.0) -> email.message.EmailMessage:
+    # A deadline, not a speed figure: under a fully loaded 2-core machine the first
+    # email of a freshly started server took more than 15 s once.
+    async def message_about(self, escalation_id: str, to: str, *, timeout_s: float = 30.0) -> email.message.EmailMessage:
         async with asyncio.timeout(timeout_s):
             while True:
                 for m in self.messages:
