@@ -31,6 +31,7 @@ from escalated.domain.contacts import checked_contacts, email_problem, normal_em
 from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, UserInfo, Workspace
 from escalated.domain.policies import build_policy, unknown_reviewers
 from escalated.domain.scopes import ALL_SCOPES, ROLES
+from escalated.domain.validation import NUL_MESSAGE
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
@@ -113,6 +114,7 @@ class AdminService:
         return await self.store.workspaces()
 
     async def create_workspace(self, *, name: str) -> Workspace:
+        refuse_nul(workspace_name=name)
         return await self.store.create_workspace(name=name)
 
     # -- API keys ----------------------------------------------------------------
@@ -130,6 +132,7 @@ class AdminService:
         """A new key in the principal's workspace (its secret returned this
         once): at most the principal's scopes, never outliving it."""
         require_key_manager(principal)
+        refuse_nul(key_name=name)
         if not scopes <= principal.scopes:
             missing = ", ".join(sorted(scopes - principal.scopes))
             raise InsufficientScope(f"a key cannot grant scopes its issuer lacks: {missing}")
@@ -210,6 +213,8 @@ class AdminService:
         reviewer matches no user, unless allowed); with ``prune``, delete the
         workspace's others."""
         require_admin(principal)
+        for policy in policies:
+            refuse_nul(reviewers=policy.reviewers, notify_targets=policy.notify, default_choice=policy.default_choice)
         if any(p.workspace_id != principal.workspace_id for p in policies):
             raise InsufficientScope("a policy of another workspace")
         # Users are never deleted, so a check that passes here still holds at the write.
@@ -263,6 +268,7 @@ class AdminService:
     ) -> str:
         """The new user's token, shown this once."""
         require_admin(principal)
+        refuse_nul(user_name=name, groups=groups)
         name = name.strip()
         if not name or "," in name or name.startswith("group:") or role not in ROLES:
             raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
@@ -277,6 +283,7 @@ class AdminService:
     async def rotate_token(self, principal: Principal, *, name: str) -> str:
         """A new token for ``name``; the old one, and every web session it started, end at once."""
         require_admin(principal)
+        refuse_nul(user_name=name)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
         await self.store.rotate_user_token(workspace_id=principal.workspace_id, name=name, token_hash=tokens.hash_token(secret))
         return secret
@@ -284,6 +291,7 @@ class AdminService:
     async def login_link(self, principal: Principal, *, name: str, ttl_s: float) -> str:
         """A single-use sign-in secret for ``name`` (the caller makes it a URL)."""
         require_admin(principal)
+        refuse_nul(user_name=name)
         return await WebSessions(self.store).add_login_link(principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
 
     # -- where users are reached (issue #16: email links, Slack buttons) -------
@@ -307,3 +315,15 @@ class AdminService:
 def _unroutable(policies: list[Policy], users: list[UserInfo]) -> list[Unroutable]:
     found = ((p, unknown_reviewers(p.reviewers, users)) for p in policies)
     return [Unroutable(policy=p, unknown=unknown) for p, unknown in found if unknown]
+
+
+def refuse_nul(**texts: str | tuple[str, ...] | None) -> None:
+    """``ConfigError`` naming the first text holding NUL (U+0000).
+
+    PostgreSQL text cannot hold it (psycopg refuses to send it: a 500), so it
+    is refused in words on either backend, before the store, as the API
+    already refuses it in escalations and key names."""
+    for what, value in texts.items():
+        values = value if isinstance(value, tuple) else (value,)
+        if any(v is not None and "\x00" in v for v in values):
+            raise ConfigError(f"{what.replace('_', ' ')} {NUL_MESSAGE}")

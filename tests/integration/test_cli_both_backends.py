@@ -203,6 +203,14 @@ def test_policy_apply_refused_for_one_policy_applies_none(db, tmp_path):
     assert run(db, "policy", "list").stdout == ""
 
 
+def test_policy_apply_with_nul_in_a_reviewer_exits_1_in_words(db, tmp_path):
+    # PostgreSQL text cannot hold NUL (it was a traceback there); refused alike on SQLite.
+    file = tmp_path / "policies.toml"
+    file.write_text('[policies."refunds.large"]\nreviewers = ["al\\u0000ice"]\n')
+    assert "reviewers must not contain the NUL character" in refused(db, "policy", "apply", str(file), "--allow-unknown-reviewers")
+    assert run(db, "policy", "list").stdout == ""
+
+
 # -- migrate -------------------------------------------------------------------
 
 

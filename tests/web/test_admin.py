@@ -164,3 +164,27 @@ def test_another_workspaces_admin_sees_none_of_this_one(world):
     for path, mine in (("/app/policies", "everyone"), ("/app/users", "alice")):
         assert mine not in other.get(path).text, path
     assert "bootstrap" not in other.get("/app/keys").text
+
+
+# NUL (U+0000) cannot be stored in PostgreSQL text, so every admin form
+# refuses it in words on both backends (it was a 500 on PostgreSQL).
+@pytest.mark.parametrize(
+    ("page_path", "action", "fields"),
+    [
+        ("/app/users", "/app/users", {"name": "nul\x00user", "role": "reviewer"}),
+        ("/app/users", "/app/users", {"name": "nulgroups", "role": "reviewer", "groups": "fin\x00ance"}),
+        ("/app/keys", "/app/keys", {"name": "nul\x00key", "scopes": "escalations:read"}),
+        ("/app/policies", "/app/policies", policy_form(key="web.nul", reviewers="al\x00ice")),
+    ],
+    ids=["user-name", "user-groups", "key-name", "policy-reviewer"],
+)
+def test_an_admin_form_holding_nul_is_refused_in_words(world, root, page_path, action, fields):
+    page = root.submit(page_path, action, fields)
+    assert page.status == 422 and "NUL" in page.text, (page.status, page.text[-500:])
+    assert "nul" not in world.server.cli("users", "list").lower()
+
+
+@pytest.mark.parametrize("action", ["/app/users/bo%00b/token", "/app/users/bo%00b/login-link"])
+def test_a_user_path_holding_nul_is_refused_in_words(root, action):
+    page = root.submit("/app/users", action, {"ttl": "5m"})
+    assert page.status == 422 and "NUL" in page.text, (page.status, page.text[-500:])
