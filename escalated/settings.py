@@ -41,6 +41,11 @@ class PostgresUrl:
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
+def http_url(host: str, port: int) -> str:
+    """The address a server on ``host``:``port`` answers at (an IPv6 host in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def parse_db(text: str | Path) -> Path | PostgresUrl:
     """--db / ESCALATED_DB: a SQLite file path or a PostgreSQL URL."""
     if isinstance(text, str) and text.startswith(POSTGRES_SCHEMES):

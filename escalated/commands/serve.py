@@ -19,7 +19,7 @@ from escalated.commands.dbpath import db_path_problem
 from escalated.commands.routing import log_unroutable_policies
 from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.errors import ConfigError
-from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path
+from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
 from escalated.core.stores import ServerLock
 from escalated.timeutil import parse_duration_s
 
@@ -130,16 +130,15 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         # would be recorded as shown and never printed again.
         # Shown inside the transaction that stores it (AdminService.bootstrap_key).
         await runner.app[ADMIN].bootstrap_key(show=show_bootstrap_key)
-        port = site._server.sockets[0].getsockname()[1]  # the real port when --port 0
-        host = f"[{settings.host}]" if ":" in settings.host else settings.host
-        if not settings.public_url:  # links in emails and Slack messages lead here
-            app[SERVICE].listening_at(f"http://{host}:{port}")
-        click.echo(f"Listening on http://{host}:{port}")
-        click.echo(f"Web app: {settings.public_url or f'http://{host}:{port}'}/app/")
+        listening = http_url(settings.host, site._server.sockets[0].getsockname()[1])  # the real port when --port 0
+        service = app[SERVICE]
+        service.listening_at(listening)  # links in emails and Slack messages lead here unless --public-url
+        click.echo(f"Listening on {listening}")
+        click.echo(f"Web app: {service.web_url}/app/")
         if settings.slack_signing_secret:  # where the Slack app's Interactivity Request URL points (never the secret)
-            click.echo(f"Slack interactions: {settings.public_url or f'http://{host}:{port}'}/integrations/slack/interactions")
+            click.echo(f"Slack interactions: {service.web_url}/integrations/slack/interactions")
         if ready is not None:
-            ready(f"http://{host}:{port}")
+            ready(listening)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -28,6 +28,7 @@ from escalated.core.admin import AdminService
 from escalated.core.principals import user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
+from escalated.domain.scopes import DECIDE
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
@@ -35,7 +36,6 @@ from escalated.timeutil import now_ms
 LINK_TTL_S = 72 * 3600.0
 _SECRET_BYTES = 32
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")  # token_urlsafe(32)
-DECIDE_SCOPE = "escalations:decide"
 
 # What a link's page says (the web app words them).
 READY = "ready"  # GET: the confirm page
@@ -100,9 +100,7 @@ class DecisionLinks:
     # -- minting (the sender, once per email attempt) ------------------------------
 
     async def plan_email(self, delivery: Delivery) -> EmailPlan:
-        esc = await self.store.get_escalation(escalation_id=delivery.escalation_id, workspace_id=None, routes=None)
-        if esc is None:
-            raise NotFound(f"no escalation {delivery.escalation_id}")
+        esc = await self._fresh(delivery.escalation_id)
         page_url = f"{self.base_url}/app/escalations/{esc.id}"
         address = delivery.target.removeprefix("email:")
         user = await self._admin.user_by_email(workspace_id=esc.workspace_id, email=address)
@@ -161,10 +159,12 @@ class DecisionLinks:
         return page, principal
 
     async def _fresh(self, escalation_id: str) -> Escalation:
-        esc = await self.store.get_escalation(escalation_id=escalation_id, workspace_id=None, routes=None)
+        # Unscoped: the link (or the email being sent) names its user, whose
+        # routing ``_may_decide`` checks.
+        esc = await self._service.escalation_for_integration(escalation_id)
         if esc is None:
             raise NotFound(f"no escalation {escalation_id}")
         return esc
 
     async def _may_decide(self, principal: Principal, esc: Escalation) -> bool:
-        return DECIDE_SCOPE in principal.scopes and await self._service.can_see(principal, esc)
+        return DECIDE in principal.scopes and await self._service.can_see(principal, esc)

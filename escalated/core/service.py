@@ -52,7 +52,7 @@ from escalated.errors import (
 )
 from escalated.ids import new_id
 from escalated.metrics import Metrics
-from escalated.settings import Settings
+from escalated.settings import Settings, http_url
 from escalated.store.base import Store
 from escalated.timeutil import format_ms, now_ms
 
@@ -89,8 +89,7 @@ class Service:
         self._sender_wakers: list[Callable[[], None]] = []
         # Where people open the web app, for links in Slack messages: --public-url,
         # else the address serve listens on (``listening_at`` once it is bound).
-        host = f"[{settings.host}]" if ":" in settings.host else settings.host
-        self.web_url = settings.public_url or f"http://{host}:{settings.port}"
+        self.web_url = settings.public_url or http_url(settings.host, settings.port)
 
     def listening_at(self, url: str) -> None:
         """The address ``serve`` bound (with ``--port 0`` known only then)."""

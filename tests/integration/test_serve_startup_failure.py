@@ -33,7 +33,9 @@ main()
     ("module", "name"),
     [
         ("escalated.http.app", "DecisionLinks"),  # after the store opened, in the same start-up step
-        ("escalated.http.lifecycle", "SlaClock"),  # in a later start-up step (the engine)
+        # In a later start-up step (the engine). This one already exited before
+        # the fix; it stays so the engine's step is held to the same promise.
+        ("escalated.http.lifecycle", "SlaClock"),
     ],
 )
 def test_a_failing_start_up_step_exits_1_instead_of_hanging(tmp_path, module, name):
