@@ -19,7 +19,6 @@ import orjson
 from escalated.domain.convert import content_to_json
 from escalated.domain.models import (
     ACTIVE_STATUSES,
-    CALLBACK,
     EVENT_ACKNOWLEDGED,
     EVENT_BREACHED,
     EVENT_CANCELLED,
@@ -54,7 +53,7 @@ from escalated.ids import new_id
 from escalated.metrics import Metrics
 from escalated.settings import Settings, http_url
 from escalated.store.base import Store
-from escalated.timeutil import format_ms, now_ms
+from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000

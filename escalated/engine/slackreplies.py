@@ -29,6 +29,7 @@ from escalated.engine import transport
 log = logging.getLogger(__name__)
 TRIES = 3
 FIRST_WAIT_S = 0.5
+HEADERS = {"Content-Type": "application/json", "User-Agent": f"escalated/{__version__}"}
 
 
 class SlackReplies:
@@ -59,36 +60,19 @@ class SlackReplies:
         task.add_done_callback(self._tasks.discard)
 
     async def _post(self, url: str, body: bytes, *, escalation_id: str) -> None:
+        assert self._session is not None
         wait_s = FIRST_WAIT_S
         for attempt in range(1, TRIES + 1):
-            error = await self._try(url, body)
-            if error is None:
+            outcome = await transport.post(
+                self._session, url, body=body, headers=HEADERS, timeout_s=self._timeout_s, allowed=self._allowed
+            )
+            if outcome.ok:
                 return
             # Never the URL itself: it lets whoever holds it rewrite the message.
+            error = (outcome.error or "").replace(url, "<response_url>")
             log.warning("escalation %s: Slack reply attempt %d of %d failed: %s", escalation_id, attempt, TRIES, error)
-            if error.startswith("refused"):
+            if outcome.permanent:  # a refused address: trying again cannot help
                 return
             if attempt < TRIES:
                 await asyncio.sleep(wait_s)
                 wait_s *= 4
-
-    async def _try(self, url: str, body: bytes) -> str | None:
-        """None when Slack took the reply; otherwise why not."""
-        if problem := transport.literal_problem(url, self._allowed):
-            return f"refused: {problem}"
-        assert self._session is not None
-        headers = {"Content-Type": "application/json", "User-Agent": f"escalated/{__version__}"}
-        try:
-            async with self._session.post(
-                url, data=body, headers=headers, allow_redirects=False, timeout=aiohttp.ClientTimeout(total=self._timeout_s)
-            ) as response:
-                await transport.read_capped(response)
-                return None if 200 <= response.status < 300 else f"HTTP {response.status}"
-        except aiohttp.ClientConnectorError as exc:
-            if isinstance(exc.os_error, transport.RefusedAddress):
-                return f"refused: {exc.os_error}"
-            return f"connection failed: {exc.os_error}"
-        except TimeoutError:
-            return f"timed out after {self._timeout_s:g}s"
-        except aiohttp.ClientError as exc:
-            return f"{type(exc).__name__}"

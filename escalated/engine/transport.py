@@ -162,7 +162,17 @@ def callback_headers(delivery: Delivery) -> dict[str, str]:
     return headers
 
 
-async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, allowed: tuple[str, ...]) -> Outcome:
+async def post(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    timeout_s: float,
+    allowed: tuple[str, ...],
+) -> Outcome:
+    """One POST by the sender's rules: the URL judged first, redirects not
+    followed, at most ``MAX_ANSWER_BYTES`` of the answer read, errors in words."""
     started = time.perf_counter()
 
     def elapsed() -> int:
@@ -173,8 +183,8 @@ async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, 
     try:
         async with session.post(
             url,
-            data=delivery.body,
-            headers=callback_headers(delivery),
+            data=body,
+            headers=headers,
             allow_redirects=False,
             timeout=aiohttp.ClientTimeout(total=timeout_s),
         ) as response:
@@ -195,6 +205,14 @@ async def post(session: aiohttp.ClientSession, delivery: Delivery, url: str, *, 
         return Outcome(ok=False, duration_ms=elapsed(), error=f"timed out after {timeout_s:g}s")
     except aiohttp.ClientError as exc:
         return Outcome(ok=False, duration_ms=elapsed(), error=f"{type(exc).__name__}: {exc}")
+
+
+async def post_delivery(
+    session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, allowed: tuple[str, ...]
+) -> Outcome:
+    return await post(
+        session, url, body=delivery.body, headers=callback_headers(delivery), timeout_s=timeout_s, allowed=allowed
+    )
 
 
 def _send_email(smtp_url: str, message: EmailMessage) -> None:
@@ -242,10 +260,10 @@ async def attempt(
     email_plan: EmailPlan | None = None,
 ) -> Outcome:
     if delivery.kind == CALLBACK:
-        return await post(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
+        return await post_delivery(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
     target = delivery.target
     if url := webhook_url(target):
-        outcome = await post(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
+        outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
         return slack_verdict(outcome) if target.startswith("slack:") else outcome
     if target.startswith("email:"):
         return await email(smtp_url, target.removeprefix("email:"), delivery.body, plan=email_plan)
