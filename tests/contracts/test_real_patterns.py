@@ -87,6 +87,18 @@ def test_building_credentials_to_read_a_calendar_is_not_a_permission_change() ->
     assert "R4" not in call.recommendation.rules
 
 
+def test_params_helpers_that_return_each_others_call_do_not_hide_the_files_call() -> None:
+    # Before: the helpers were followed without end and the file was "too deeply nested to analyse".
+    source = (
+        "from openai import OpenAI\n"
+        "def f():\n    return g()\n"
+        "def g():\n    return f()\n"
+        "def run(q):\n    return OpenAI().chat.completions.create(model='m', messages=q, **f())\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.function == "run"
+
+
 def test_a_patch_applying_tool_is_not_read_only() -> None:
     source = (
         "from openai import OpenAI\nfrom vendor.tools import apply_patch\n"

@@ -169,7 +169,10 @@ class OfferedTools:
                     elif isinstance(element, cst.StarredDictElement):
                         yield from self._spread_tools(cst.Call(func=call.func, args=[cst.Arg(element.value, star="**")]), scope)
 
-    def _dicts_of(self, expr: cst.BaseExpression, scope: Scope) -> list[cst.Dict]:
+    def _dicts_of(self, expr: cst.BaseExpression, scope: Scope, *, seen: frozenset[int] = frozenset()) -> list[cst.Dict]:
+        """The dict literals ``expr`` can be, through names and helpers that
+        return one; ``seen`` holds the helpers on the way, so helpers that
+        return each other's call end instead of recursing without end."""
         if isinstance(expr, cst.Dict):
             return [expr]
         if isinstance(expr, cst.Name | cst.Attribute):
@@ -177,10 +180,11 @@ class OfferedTools:
             return [value] if isinstance(value, cst.Dict) else []
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name | cst.Attribute):
             helper = self.tools.function(short_name(expr.func), scope)
-            if helper is None or not isinstance(helper.node, cst.FunctionDef):
+            if helper is None or not isinstance(helper.node, cst.FunctionDef) or id(helper.node) in seen:
                 return []
+            inner = seen | {id(helper.node)}
             returns = [n.value for n in self.index.subtree(helper.node) if isinstance(n, cst.Return) and n.value is not None]
-            return [d for value in returns for d in self._dicts_of(value, helper) if value is not expr]
+            return [d for value in returns for d in self._dicts_of(value, helper, seen=inner)]
         return []
 
     def _crew_tools(self, crew: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression | McpServers]:
