@@ -13,6 +13,12 @@
    from each request's due time) against ``--durability full``: p50/p99/max.
 3. The writer's group commit: jobs vs commits in each server run.
 
+``--against DIR`` also runs another checkout of escalated (a git worktree
+of an older commit, say) in every round, right after this one, against the
+same baseline: two versions compared in the same minutes. On a shared
+machine the baseline moves by 10-20 % between runs minutes apart, which is
+more than most changes to the create path.
+
 Needs wrk (Debian: apt-get install wrk); without it step 1 uses the paced
 client's connections in a closed loop instead (slower client, lower figures).
 """
@@ -122,12 +128,22 @@ def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
 
 
 def escalated_run(
-    work: Path, durability: str, body_file: Path, args, *, round_no: int = 1, stub_service: bool = False
+    work: Path,
+    durability: str,
+    body_file: Path,
+    args,
+    *,
+    round_no: int = 1,
+    stub_service: bool = False,
+    checkout: Path | None = None,
 ) -> tuple[dict, Server]:
+    """``checkout``: run that directory's escalated (its CLI and its server) instead of this one."""
     # A fresh database per run: the bootstrap key is only printed for a new one.
-    db = work / f"{durability}{'-stub' if stub_service else ''}-{round_no}.db"
-    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny")
-    env = {"BENCH_STUB_SERVICE": "1"} if stub_service else {}
+    db = work / f"{durability}{'-stub' if stub_service else ''}{'-against' if checkout else ''}-{round_no}.db"
+    env = {"PYTHONPATH": str(checkout)} if checkout else {}
+    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny", env=env)
+    if stub_service:
+        env["BENCH_STUB_SERVICE"] = "1"
     server = Server(db=db, args=("--durability", durability), env=env).start()
     try:
         result = load(server.url, body_file, server.key, args, pid=server.pid)
@@ -168,9 +184,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of baseline, full, normal")
     parser.add_argument("--http-only", action="store_true",
                         help="also run escalated with Service.create stubbed out (an experiment: what the HTTP layer costs alone)")  # fmt: skip
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout of escalated to run in every round beside this one (same baseline)")  # fmt: skip
     parser.add_argument("--rate", default="1000,250", help="paced requests per second (comma-separated list)")
     parser.add_argument("--paced-duration", type=float, default=10.0)
     args = parser.parse_args()
+    if args.against is not None and not (args.against / "escalated" / "__init__.py").is_file():
+        parser.error(f"--against {args.against}: not a checkout of escalated (no escalated/__init__.py there)")
+    against = args.against.resolve() if args.against else None
 
     work = scratch_dir("escalated-create-")
     body = create_body()
@@ -187,6 +208,10 @@ def main() -> None:
         normal, normal_server = escalated_run(work, "normal", body_file, args, round_no=round_no)
         runs = [("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
                 ("escalated --durability normal", normal)]  # fmt: skip
+        if against:
+            for durability in ("full", "normal"):
+                other, _ = escalated_run(work, durability, body_file, args, round_no=round_no, checkout=against)
+                runs.append((f"--against: --durability {durability}", other))
         if args.http_only:
             stub, _ = escalated_run(work, "full", body_file, args, round_no=round_no, stub_service=True)
             runs.append(("escalated, Service.create stubbed", stub))
@@ -212,6 +237,17 @@ def main() -> None:
     normal_ratios = sorted(r[2]["rps"] / r[0]["rps"] for r in rounds)
     print(f"\nover {len(rounds)} round(s): full/bare median {statistics.median(full_ratios):.2f}x "
           f"(range {full_ratios[0]:.2f}-{full_ratios[-1]:.2f}); normal/bare median {statistics.median(normal_ratios):.2f}x")  # fmt: skip
+    if against:
+        print(f"--against {against}:")
+        for durability, ours in (("full", 1), ("normal", 2)):
+            theirs = [dict(rnd[5])[f"--against: --durability {durability}"] for rnd in rounds]
+            ratios = sorted(t["rps"] / rnd[0]["rps"] for t, rnd in zip(theirs, rounds))
+            # this version's req/s over the other's, round by round (same minutes, same baseline)
+            rel = sorted(rnd[ours]["rps"] / t["rps"] for t, rnd in zip(theirs, rounds))
+            cpu = sorted(rnd[ours]["cpu_us"] / t["cpu_us"] for t, rnd in zip(theirs, rounds))
+            print(f"  {durability}/bare median {statistics.median(ratios):.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
+                  f"this/against req/s median {statistics.median(rel):.2f} (range {rel[0]:.2f}-{rel[-1]:.2f}), "
+                  f"CPU per create {statistics.median(cpu):.2f}")  # fmt: skip
     print()
     for rate, (lat, statuses, achieved), server in paced_runs:
         print(f"paced create at {rate:.0f} req/s for {args.paced_duration:.0f} s (--durability full, open loop): "

@@ -104,10 +104,11 @@ def load_note() -> str:
     return f"load average {one:.2f} at start{warn}"
 
 
-def cli(db: Path, *args: str) -> str:
+def cli(db: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """``escalated ARGS`` on ``db``; ``env``: extra environment (e.g. another checkout's PYTHONPATH)."""
     proc = subprocess.run(
         [sys.executable, "-m", "escalated", *args],
-        env={**os.environ, "ESCALATED_DB": str(db)},
+        env={**os.environ, **(env or {}), "ESCALATED_DB": str(db)},
         capture_output=True,
         text=True,
         timeout=120,
