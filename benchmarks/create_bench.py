@@ -140,8 +140,8 @@ def escalated_run(
     """``checkout``: run that directory's escalated (its CLI and its server) instead of this one."""
     # A fresh database per run: the bootstrap key is only printed for a new one.
     db = work / f"{durability}{'-stub' if stub_service else ''}{'-against' if checkout else ''}-{round_no}.db"
-    env = {"PYTHONPATH": str(checkout)} if checkout else {}
-    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny", env=env)
+    cli(db, "policy", "set", POLICY, "--sla", "1h", "--default-choice", "deny", checkout=checkout)
+    env = {"PYTHONPATH": str(checkout)} if checkout else {}  # the server runs a script: PYTHONPATH comes first
     if stub_service:
         env["BENCH_STUB_SERVICE"] = "1"
     server = Server(db=db, args=("--durability", durability), env=env).start()

@@ -104,11 +104,18 @@ def load_note() -> str:
     return f"load average {one:.2f} at start{warn}"
 
 
-def cli(db: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    """``escalated ARGS`` on ``db``; ``env``: extra environment (e.g. another checkout's PYTHONPATH)."""
+def cli(db: Path, *args: str, checkout: Path | None = None) -> str:
+    """``escalated ARGS`` on ``db``; ``checkout``: another checkout's escalated instead of this one.
+
+    It runs from inside that checkout: ``python -m`` puts the current
+    directory first on the path, before PYTHONPATH, so from anywhere else
+    an ``escalated`` package there would win.
+    """
+    extra = {"PYTHONPATH": str(checkout)} if checkout else {}
     proc = subprocess.run(
         [sys.executable, "-m", "escalated", *args],
-        env={**os.environ, **(env or {}), "ESCALATED_DB": str(db)},
+        cwd=checkout,
+        env={**os.environ, **extra, "ESCALATED_DB": str(Path(db).resolve()) if checkout else str(db)},
         capture_output=True,
         text=True,
         timeout=120,
