@@ -4,12 +4,10 @@ and the ``/events`` Server-Sent Events stream."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
-import orjson
 from aiohttp import web
 
-from escalated.core.visibility import Visibility
+from escalated.core.bus import BusEvent
 from escalated.domain import scopes
 from escalated.domain.models import TERMINAL_STATUSES
 from escalated.domain.resource import delivery_resource, escalation_resource
@@ -17,11 +15,11 @@ from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
 from escalated.http.escalations import json_response
+from escalated.http.eventstream import frame, stream_events
 from escalated.timeutil import format_ms
 
 MAX_WAIT_S = 60.0
 DEFAULT_WAIT_S = 30.0
-PING_S = 15.0
 
 
 def _timeout_s(request: web.Request) -> float:
@@ -81,34 +79,12 @@ async def retry(request: web.Request) -> web.Response:
 
 async def events(request: web.Request) -> web.StreamResponse:
     principal = await require(request, scopes.READ)
-    service = request.app[SERVICE]
-    response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    )
-    await response.prepare(request)
-    queue = service.bus.stream()
-    visibility = Visibility(service, principal)
-    try:
-        await response.write(b": connected\n\n")
-        while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), PING_S)
-            except TimeoutError:
-                await response.write(b": ping\n\n")
-                continue
-            if not await visibility.sees(event.escalation):
-                continue
-            data = orjson.dumps(
-                {"event": event.event, "at": format_ms(event.at_ms), "escalation": escalation_resource(event.escalation)}
-            )
-            await response.write(b"id: %d\nevent: %s\ndata: %s\n\n" % (event.seq, event.event.encode(), data))
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    finally:
-        service.bus.close_stream(queue)
-        with contextlib.suppress(Exception):
-            await response.write_eof()
-    return response
+
+    def render(event: BusEvent) -> bytes:
+        data = {"event": event.event, "at": format_ms(event.at_ms), "escalation": escalation_resource(event.escalation)}
+        return frame(event=event.event, data=data, event_id=event.seq)
+
+    return await stream_events(request, principal=principal, render=render, cache_control="no-cache")
 
 
 def add_routes(app: web.Application) -> None:
