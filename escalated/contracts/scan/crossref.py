@@ -19,7 +19,8 @@ import libcst as cst
 
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.resolve import PROJECT_CLASS, Kind, Resolver
+from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
+from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 

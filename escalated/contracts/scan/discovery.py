@@ -40,7 +40,7 @@ from escalated.contracts.scan.files import (
 from escalated.contracts.scan.flows import ProjectFlow
 from escalated.contracts.scan.index import ModuleIndex
 from escalated.contracts.scan.module import analyse_module
-from escalated.contracts.scan.resolve import Kind
+from escalated.contracts.scan.kinds import Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
 _Parsed = tuple[str, cst.Module, ModuleIndex]

@@ -19,7 +19,8 @@ import libcst as cst
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan import crossref
 from escalated.contracts.scan.index import ModuleIndex, Scope
-from escalated.contracts.scan.resolve import Kind, Resolver
+from escalated.contracts.scan.kinds import Kind
+from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.syntax import param_for
 

@@ -19,7 +19,8 @@ from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope
-from escalated.contracts.scan.resolve import Kind, Match, Resolver
+from escalated.contracts.scan.kinds import Kind, Match
+from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import ParamFlow, Surface, SurfaceAnalyzer
 from escalated.contracts.scan.syntax import literal
 from escalated.contracts.scan.wrappers import match_local

@@ -17,7 +17,8 @@ import libcst as cst
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name
-from escalated.contracts.scan.resolve import Match, Resolver
+from escalated.contracts.scan.kinds import Match
+from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import McpServers, literal, short_name, tools_in_args
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 

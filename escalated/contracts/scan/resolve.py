@@ -5,46 +5,24 @@ Resolution follows import aliases, assignments (local, module-level and
 what the module's own call sites pass and its own helpers return. It is
 deliberately flow-insensitive: a name that is ever bound to a client is
 treated as that client, because missing a call costs more than a false hit.
+Which model API a call is, given what its receiver is: ``call_match.py``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import attrs
 import libcst as cst
 
 from escalated.contracts.scan import apis
+from escalated.contracts.scan.call_match import CallMatcher
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.scan.syntax import literal
+from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind, weaker
+from escalated.contracts.scan.syntax import dotted_tail, literal
 
 
-@attrs.frozen
-class Kind:
-    provider: str
-    kind: str  # client | module | chat | runnable | agent | model | genai-chat | router | ...: see apis.apis_for
-    confidence: str = "high"
-    # The expression that built it, so the surface analysis can read tools= etc.
-    origin: cst.CSTNode | None = attrs.field(default=None, eq=False)
-    base: Kind | None = attrs.field(default=None, eq=False)
-
-
-@attrs.frozen
-class Match:
-    provider: str
-    api: str
-    confidence: str
-    receiver: Kind | None
-
-
-# What crossref exports for a class defined at the top of a project module.
-PROJECT_CLASS = Kind("project", "class")
-
-_LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
-
-
-class Resolver:
+class Resolver(CallMatcher):
     def __init__(
         self,
         index: ModuleIndex,
@@ -96,7 +74,7 @@ class Resolver:
                     continue
                 kind = self.kind_of(arg.value, scope)
                 if kind is not None:
-                    self.bindings.setdefault((target.qualname, name), attrs.evolve(kind, confidence=_weaker(kind.confidence, "medium")))
+                    self.bindings.setdefault((target.qualname, name), attrs.evolve(kind, confidence=weaker(kind.confidence, "medium")))
 
     def _callee_function(self, call: cst.Call, scope: Scope) -> Scope | None:
         func = call.func
@@ -173,7 +151,7 @@ class Resolver:
             # prompt | llm | parser: the chain calls the model.
             inner = self.kind_of(node.left, scope) or self.kind_of(node.right, scope)
             if inner is not None and inner.provider == "langchain":
-                return Kind("langchain", "runnable", _weaker(inner.confidence, "medium"), origin=node, base=inner)
+                return Kind("langchain", "runnable", weaker(inner.confidence, "medium"), origin=node, base=inner)
             return None
         if isinstance(node, cst.IfExp):
             return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
@@ -223,7 +201,7 @@ class Resolver:
                 for arg in node.args:
                     inner = self.kind_of(arg.value, scope)
                     if inner is not None and inner.provider == "langchain":
-                        return Kind("langchain", "runnable", _weaker(inner.confidence, "medium"), origin=node, base=inner)
+                        return Kind("langchain", "runnable", weaker(inner.confidence, "medium"), origin=node, base=inner)
         if isinstance(node.func, cst.Name) and self._depth < 3:
             # client = get_client(): read what the module's own helper returns.
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
@@ -317,141 +295,3 @@ class Resolver:
             return None
         finally:
             self._depth -= 1
-
-    # -- calls -----------------------------------------------------------
-    def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
-        found = self._match_callee(node.func, node, scope)
-        if found is not None:
-            return found
-        # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...) and
-        # loop.run_in_executor(None, fn, ...) run the model call: the deferring call is the one to guard.
-        deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
-        position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute | cst.Name):
-            return None
-        inner = self._match_callee(positional[position], node, scope)
-        return attrs.evolve(inner, confidence=_weaker(inner.confidence, "medium")) if inner is not None else None
-
-    def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
-        qualified = self.qualified(callee)
-        if qualified is not None:
-            found = self._qualified_match(qualified)
-            if found is not None:
-                return found
-        chain: list[str] = []
-        func = callee
-        while isinstance(func, cst.Attribute):
-            chain.insert(0, func.attr.value)
-            func = func.value
-            kind = self.kind_of(func, scope)
-            if kind is not None and kind.kind.startswith("object:") and len(chain) > 1:
-                # llm.client.chat.completions.create with llm = LLM() and LLM setting self.client = OpenAI()
-                inner = self.bindings.get((kind.kind.partition(":")[2], f"self.{chain[0]}"))
-                if inner is not None:
-                    kind, chain = inner, chain[1:]
-            if kind is not None and kind.kind.startswith("wrapper:"):
-                # self.llm.completion(...) with self.llm = LLM() from another module of the project.
-                owner = kind.kind.partition(":")[2]
-                method = ".".join(chain)
-                if method not in self.wrappers.get(owner, {}):
-                    return None
-                return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
-            if kind is not None:
-                api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
-                if api in apis.apis_for(kind.provider, kind.kind):
-                    return Match(kind.provider, api, kind.confidence, kind)
-                return None  # a known object, but not a model call (e.g. llm.bind_tools)
-        if isinstance(callee, cst.Name | cst.Attribute):
-            kind = self.kind_of(callee, scope)
-            if kind is not None and kind.kind.startswith("callable:"):
-                return Match(kind.provider, kind.kind.partition(":")[2], kind.confidence, kind)
-            # llm("prompt") on a model built here (old LangChain); a typed
-            # parameter may be any callable, so annotations do not count.
-            if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
-                return Match("langchain", "__call__", "medium", kind)
-        if self._stands_in(callee, scope):
-            return None
-        return self._shape_match(callee, node)
-
-    def _stands_in(self, callee: cst.BaseExpression, scope: Scope) -> bool:
-        """The receiver is a mock or an object of a project class: a lookalike, not an SDK client."""
-        node = callee
-        while isinstance(node, cst.Attribute) and target_key(node) is None:
-            node = node.value
-        if node is callee or not isinstance(node, cst.Name | cst.Attribute):
-            return False
-        kind = self.kind_of(node, scope)
-        return kind is not None and kind.provider in {"mock", "project"}
-
-    def _qualified_match(self, qualified: str) -> Match | None:
-        wrapped = self.wrappers.get(qualified, {}).get("")
-        if wrapped is not None:  # ask(...) where ask, in another module, returns a model's output
-            return Match(wrapped[0], qualified.rpartition(".")[2], "medium", None)
-        module, _, name = qualified.rpartition(".")
-        if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
-            return Match("litellm", name, "high", None)
-        if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
-            return Match("openai", f"agents.Runner.{name}", "high", None)
-        for root, provider in apis.module_clients().items():
-            if qualified.startswith(root + "."):
-                api = qualified[len(root) + 1 :]
-                if api in apis.apis_for(provider, "module"):
-                    return Match(provider, api, "high", None)
-        return None
-
-    def _shape_match(self, callee: cst.BaseExpression, node: cst.Call) -> Match | None:
-        """An SDK-shaped call on a receiver we could not resolve (a parameter, an import)."""
-        written = dotted_name(callee)
-        head, _, rest = (written or "").partition(".")
-        clients = apis.module_clients()
-        if head in clients and rest in apis.apis_for(clients[head], "module"):
-            # "from .llm import litellm" (a lazy wrapper): named like the SDK, used like the SDK.
-            return Match(clients[head], rest, "medium", None)
-        tail = dotted_tail(callee)
-        if tail is None:
-            return None
-        tail = ".".join(p for p in tail.split(".") if p not in apis.TRANSPARENT_SEGMENTS)
-        for shape, provider in apis.SHAPE_FALLBACKS:
-            if tail == shape or tail.endswith("." + shape):
-                # OpenAI-compatible SDKs (Groq, Together, …) share the shape: still a model call.
-                confidence = "medium"
-                if provider == "anthropic" and not _looks_like_model_request(node):
-                    return None  # Twilio and others have client.messages.create too
-                if shape.startswith("generate_content") and "." not in tail:
-                    confidence = "low"
-                return Match(provider, shape, confidence, None)
-        if isinstance(callee, cst.Attribute) and callee.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
-            receiver = _last_identifier(callee.value)
-            if receiver is not None and _LLM_WORDS.search(receiver):
-                return Match("langchain", callee.attr.value, "low", None)
-        return None
-
-
-def dotted_tail(node: cst.BaseExpression) -> str | None:
-    """The attribute chain after the receiver: ``self.client.chat.create`` -> ``client.chat.create``."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    return ".".join(reversed(parts)) if parts else None
-
-
-def _last_identifier(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
-
-
-def _looks_like_model_request(node: cst.Call) -> bool:
-    names = {arg.keyword.value for arg in node.args if arg.keyword is not None}
-    if names & {"to", "from_", "body", "media_url"}:
-        return False
-    return bool(names & {"messages", "max_tokens", "model", "system"}) or any(arg.star == "**" for arg in node.args)
-
-
-def _weaker(a: str, b: str) -> str:
-    order = ("low", "medium", "high")
-    return order[min(order.index(a), order.index(b))]

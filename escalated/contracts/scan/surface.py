@@ -21,9 +21,11 @@ import libcst as cst
 from escalated.contracts import rules
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.resolve import Match, Resolver, dotted_tail
+from escalated.contracts.scan.kinds import Match
+from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import (
     branch_bodies,
+    dotted_tail,
     is_formatted,
     is_primary,
     param_for,

@@ -148,3 +148,12 @@ def literal(node: cst.BaseExpression) -> str | None:
         except (ValueError, SyntaxError):
             return None
     return value if isinstance(value, str) else value.decode("latin-1")
+
+
+def dotted_tail(node: cst.BaseExpression) -> str | None:
+    """The attribute chain after the receiver: ``self.client.chat.create`` -> ``client.chat.create``."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    return ".".join(reversed(parts)) if parts else None

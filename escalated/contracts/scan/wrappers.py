@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import libcst as cst
 
 from escalated.contracts.scan.index import Scope
-from escalated.contracts.scan.resolve import Match, Resolver
+from escalated.contracts.scan.kinds import Match
+from escalated.contracts.scan.resolve import Resolver
 
 # qualified name in the module ("ask", "LLM.completion") -> (provider, api of the call inside)
 LocalWrappers = Mapping[str, tuple[str, str]]

@@ -1,0 +1,161 @@
+"""Which model API a call is: the callee resolved through the receiver's kind, or its shape.
+
+``match_call`` is the question the scan asks of every call in a module. The
+callee's receiver is resolved (``resolve.py``) and its attribute chain looked
+up in the SDK tables (``apis.py``); a receiver that cannot be resolved (a
+parameter, an import) still matches on an unmistakable SDK shape, with lower
+confidence. A mixin of ``Resolver``, which provides what an expression is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+import libcst as cst
+
+from escalated.contracts.scan import apis
+from escalated.contracts.scan.index import Scope, dotted_name, target_key
+from escalated.contracts.scan.kinds import Kind, Match, weaker
+from escalated.contracts.scan.syntax import dotted_tail
+
+_LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
+
+
+class CallMatcher:
+    """Matches calls against the SDK tables; ``Resolver`` provides the bindings and ``kind_of``."""
+
+    bindings: dict[tuple[str, str], Kind]
+    # Project functions and classes of other modules that return a model's output (see Resolver).
+    wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
+
+    if TYPE_CHECKING:
+
+        def qualified(self, node: cst.BaseExpression) -> str | None: ...
+
+        def kind_of(self, node: cst.BaseExpression, scope: Scope) -> Kind | None: ...
+
+    def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
+        found = self._match_callee(node.func, node, scope)
+        if found is not None:
+            return found
+        # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...) and
+        # loop.run_in_executor(None, fn, ...) run the model call: the deferring call is the one to guard.
+        deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
+        position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute | cst.Name):
+            return None
+        inner = self._match_callee(positional[position], node, scope)
+        return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
+
+    def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
+        qualified = self.qualified(callee)
+        if qualified is not None:
+            found = self._qualified_match(qualified)
+            if found is not None:
+                return found
+        chain: list[str] = []
+        func = callee
+        while isinstance(func, cst.Attribute):
+            chain.insert(0, func.attr.value)
+            func = func.value
+            kind = self.kind_of(func, scope)
+            if kind is not None and kind.kind.startswith("object:") and len(chain) > 1:
+                # llm.client.chat.completions.create with llm = LLM() and LLM setting self.client = OpenAI()
+                inner = self.bindings.get((kind.kind.partition(":")[2], f"self.{chain[0]}"))
+                if inner is not None:
+                    kind, chain = inner, chain[1:]
+            if kind is not None and kind.kind.startswith("wrapper:"):
+                # self.llm.completion(...) with self.llm = LLM() from another module of the project.
+                owner = kind.kind.partition(":")[2]
+                method = ".".join(chain)
+                if method not in self.wrappers.get(owner, {}):
+                    return None
+                return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
+            if kind is not None:
+                api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
+                if api in apis.apis_for(kind.provider, kind.kind):
+                    return Match(kind.provider, api, kind.confidence, kind)
+                return None  # a known object, but not a model call (e.g. llm.bind_tools)
+        if isinstance(callee, cst.Name | cst.Attribute):
+            kind = self.kind_of(callee, scope)
+            if kind is not None and kind.kind.startswith("callable:"):
+                return Match(kind.provider, kind.kind.partition(":")[2], kind.confidence, kind)
+            # llm("prompt") on a model built here (old LangChain); a typed
+            # parameter may be any callable, so annotations do not count.
+            if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
+                return Match("langchain", "__call__", "medium", kind)
+        if self._stands_in(callee, scope):
+            return None
+        return self._shape_match(callee, node)
+
+    def _stands_in(self, callee: cst.BaseExpression, scope: Scope) -> bool:
+        """The receiver is a mock or an object of a project class: a lookalike, not an SDK client."""
+        node = callee
+        while isinstance(node, cst.Attribute) and target_key(node) is None:
+            node = node.value
+        if node is callee or not isinstance(node, cst.Name | cst.Attribute):
+            return False
+        kind = self.kind_of(node, scope)
+        return kind is not None and kind.provider in {"mock", "project"}
+
+    def _qualified_match(self, qualified: str) -> Match | None:
+        wrapped = self.wrappers.get(qualified, {}).get("")
+        if wrapped is not None:  # ask(...) where ask, in another module, returns a model's output
+            return Match(wrapped[0], qualified.rpartition(".")[2], "medium", None)
+        module, _, name = qualified.rpartition(".")
+        if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
+            return Match("litellm", name, "high", None)
+        if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
+            return Match("openai", f"agents.Runner.{name}", "high", None)
+        for root, provider in apis.module_clients().items():
+            if qualified.startswith(root + "."):
+                api = qualified[len(root) + 1 :]
+                if api in apis.apis_for(provider, "module"):
+                    return Match(provider, api, "high", None)
+        return None
+
+    def _shape_match(self, callee: cst.BaseExpression, node: cst.Call) -> Match | None:
+        """An SDK-shaped call on a receiver we could not resolve (a parameter, an import)."""
+        written = dotted_name(callee)
+        head, _, rest = (written or "").partition(".")
+        clients = apis.module_clients()
+        if head in clients and rest in apis.apis_for(clients[head], "module"):
+            # "from .llm import litellm" (a lazy wrapper): named like the SDK, used like the SDK.
+            return Match(clients[head], rest, "medium", None)
+        tail = dotted_tail(callee)
+        if tail is None:
+            return None
+        tail = ".".join(p for p in tail.split(".") if p not in apis.TRANSPARENT_SEGMENTS)
+        for shape, provider in apis.SHAPE_FALLBACKS:
+            if tail == shape or tail.endswith("." + shape):
+                # OpenAI-compatible SDKs (Groq, Together, …) share the shape: still a model call.
+                confidence = "medium"
+                if provider == "anthropic" and not _looks_like_model_request(node):
+                    return None  # Twilio and others have client.messages.create too
+                if shape.startswith("generate_content") and "." not in tail:
+                    confidence = "low"
+                return Match(provider, shape, confidence, None)
+        if isinstance(callee, cst.Attribute) and callee.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
+            receiver = _last_identifier(callee.value)
+            if receiver is not None and _LLM_WORDS.search(receiver):
+                return Match("langchain", callee.attr.value, "low", None)
+        return None
+
+
+def _last_identifier(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _looks_like_model_request(node: cst.Call) -> bool:
+    names = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+    if names & {"to", "from_", "body", "media_url"}:
+        return False
+    return bool(names & {"messages", "max_tokens", "model", "system"}) or any(arg.star == "**" for arg in node.args)

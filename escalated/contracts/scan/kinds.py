@@ -1,0 +1,35 @@
+"""What the resolver says an expression is (``Kind``) and which model API a call is (``Match``)."""
+
+from __future__ import annotations
+
+import attrs
+import libcst as cst
+
+
+@attrs.frozen
+class Kind:
+    provider: str
+    kind: str  # client | module | chat | runnable | agent | model | genai-chat | router | ...: see apis.apis_for
+    confidence: str = "high"
+    # The expression that built it, so the surface analysis can read tools= etc.
+    origin: cst.CSTNode | None = attrs.field(default=None, eq=False)
+    base: Kind | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class Match:
+    provider: str
+    api: str
+    confidence: str
+    receiver: Kind | None
+
+
+# What crossref exports for a class defined at the top of a project module.
+PROJECT_CLASS = Kind("project", "class")
+
+_CONFIDENCES = ("low", "medium", "high")
+
+
+def weaker(a: str, b: str) -> str:
+    """The lower of two confidences."""
+    return _CONFIDENCES[min(_CONFIDENCES.index(a), _CONFIDENCES.index(b))]
