@@ -7,6 +7,7 @@ the syntax tree is walked once per file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -85,6 +86,23 @@ class ModuleIndex:
         if span is None:
             return [node]
         return self.order[span[0] : span[1]]
+
+    def walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
+        """``subtree``, or without the functions and classes nested in ``node`` (``skip_defs``)."""
+        if node is None:
+            return
+        if not skip_defs:
+            yield from self.subtree(node)
+            return
+        nodes = self.subtree(node)
+        i = 0
+        while i < len(nodes):
+            current = nodes[i]
+            yield current
+            if current is not node and isinstance(current, cst.FunctionDef | cst.ClassDef):
+                i += len(self.subtree(current))
+            else:
+                i += 1
 
     @property
     def module_scope(self) -> Scope:

@@ -4,7 +4,7 @@
 agent and every agent it hands off to carry, a crew's agents, a RealtimeRunner's
 agent, ``bind_tools`` and agent builders along the receiver chain, Pydantic AI's
 ``@agent.tool``, and flags that let the model's output run as code. A mixin of
-``SurfaceAnalyzer`` (surface.py), which classifies what is found.
+``SurfaceAnalyzer`` (surface.py), whose ``classify_tool`` (effects.py) judges what is found.
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ class OfferedTools:
     if TYPE_CHECKING:
 
         def classify_tool(self, tool: ToolRef) -> list[Finding]: ...
-
-        def _walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]: ...
 
     def _site(self, tool: ToolRef) -> ToolSite:
         """Where a risky tool's function is, and what already gates it."""
@@ -102,7 +100,7 @@ class OfferedTools:
                 roots.append(kind.origin)
             kind = kind.base
         for root in roots:
-            for node in self._walk(root):
+            for node in self.index.walk(root):
                 if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _CODE_FLAGS:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))

@@ -1,0 +1,149 @@
+"""What a call or a function body does, as rule findings.
+
+A call is judged by its callee (``rules.classify_callee``: ``subprocess.run``,
+``stripe.Refund.create``), by the body of a function of this module it calls,
+by what another project module found its function does, and by the SQL text it
+is given. A tool is judged by its name and its body. The decision surface
+(``surface.py``) asks this of the tools a call offers and of the calls its
+output reaches (``output_flow.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import libcst as cst
+
+from escalated.contracts import rules
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.index import ModuleIndex, dotted_name
+from escalated.contracts.scan.resolve import Resolver
+from escalated.contracts.scan.syntax import dotted_tail, is_formatted, short_name, string_text
+from escalated.contracts.scan.tools import ToolRef, ToolResolver
+
+_PURE_CALLS = frozenset({
+    "str", "int", "float", "bool", "len", "abs", "round", "min", "max", "sum", "sorted", "range", "pow",
+    "divmod", "format", "list", "dict", "tuple", "set", "enumerate", "zip", "isinstance", "ValueError",
+})  # fmt: skip
+_SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
+
+
+class CallEffects:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        resolver: Resolver,
+        tools: ToolResolver,
+        *,
+        line_of: Callable[[cst.CSTNode], int],
+        llm_calls: set[int],
+    ) -> None:
+        self.index = index
+        self.resolver = resolver
+        self.tools = tools
+        self.line_of = line_of
+        # The model calls themselves: reached by the output, they are not its effects.
+        self.llm_calls = llm_calls
+        self._open_bodies: set[int] = set()
+        self._constructed: dict[str, str] | None = None
+
+    def classify_tool(self, tool: ToolRef) -> list[Finding]:
+        if tool.known is not None:
+            return list(tool.known)  # a tool function of another module, classified there
+        named = rules.classify_name(tool.name, line=tool.line, subject="tool")
+        if tool.body is None:
+            return named or [rules.fact("tool-body-unseen", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
+        body = self.body_findings(tool.body, via=f"tool {tool.name}")
+        if any(f.basis == "code" and f.rule not in rules.NOT_SIDE_EFFECTS for f in body):
+            # What the body does confirms what the name says: refund_order calling stripe.
+            named = [attrs.evolve(f, basis="code") for f in named]
+        out = named + body
+        if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
+            return out
+        if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
+            return out  # add(a, b): computes from its arguments, reads no data
+        out.append(rules.fact("tool-reads-only", f"tool {tool.name} (no side effect found in its body)", tool.line))
+        return out
+
+    def body_findings(self, body: cst.CSTNode, *, via: str) -> list[Finding]:
+        """What a function body does: its calls (project functions followed) and its SQL text."""
+        if id(body) in self._open_bodies or len(self._open_bodies) > 2:
+            return []
+        self._open_bodies.add(id(body))
+        try:
+            out: list[Finding] = []
+            for node in self.index.walk(body):
+                if isinstance(node, cst.Call):
+                    out.extend(self.classify_call(node, tainted=False, via=via))
+                elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+                    out.extend(attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in rules.classify_sql(string_text(node), line=self.line_of(node)))
+            return out
+        finally:
+            self._open_bodies.discard(id(body))
+
+    def _built_by(self, func: cst.BaseExpression) -> str | None:
+        """smtp.send_message with smtp = smtplib.SMTP(...): ``smtplib.SMTP.send_message``.
+
+        Flow-insensitive: the first binding of the receiver's name in the module to a call
+        of an imported name. What built the receiver is evidence; its name is not.
+        """
+        if self._constructed is None:
+            self._constructed = {}
+            for _scope, key, value in self.index.assignments:
+                if isinstance(value, cst.Call) and key not in self._constructed:
+                    built = self.index.qualified(value.func)
+                    if built is not None:
+                        self._constructed[key] = built
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        built = self._constructed.get(head)
+        return f"{built}.{rest}" if built is not None and rest else None
+
+    def _project_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """f(...) or self.f(...) on a function of this module: its body is the evidence, not its name."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
+            return None
+        if not isinstance(func, cst.Name | cst.Attribute):
+            return None
+        target = self.tools.function(short_name(func), self.index.module_scope)
+        return target.node if target is not None and isinstance(target.node, cst.FunctionDef) else None
+
+    def _is_pure(self, function: cst.FunctionDef) -> bool:
+        """A tool body that only computes: no calls beyond pure builtins and math."""
+        for node in self.index.walk(function.body):
+            if isinstance(node, cst.Call):
+                callee = dotted_name(node.func) or ""
+                if callee not in _PURE_CALLS and not callee.startswith("math."):
+                    return False
+        return True
+
+    def classify_call(self, call: cst.Call, *, tainted: bool, via: str = "") -> list[Finding]:
+        if id(call) in self.llm_calls:
+            return []
+        dotted = dotted_name(call.func) or dotted_tail(call.func)
+        if not dotted:
+            return []
+        line = self.line_of(call)
+        label = f"{via} -> {dotted}()" if via else f"{dotted}()"
+        local = self._project_function(call)
+        if local is not None:
+            return self.body_findings(local, via=label)
+        qualified = self.resolver.qualified(call.func) or self._built_by(call.func)
+        imported = self.tools.imported.get(qualified) if qualified is not None else None
+        if imported is not None:  # a project function of another module, classified there
+            return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in imported]
+        found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
+        if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
+            found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))
+        for arg in call.args:
+            if isinstance(arg.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+                found.extend(rules.classify_sql(string_text(arg.value), line=line))
+            if arg.keyword and arg.keyword.value == "unsafe_allow_html" and tainted:
+                found.append(rules.fact("html-from-output", f"HTML: {dotted}(unsafe_allow_html=True)", line))
+        if via:
+            found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
+        return found

@@ -1,0 +1,293 @@
+"""Where one model call's output flows, and what it decides there.
+
+A small flow-insensitive taint pass over the enclosing function, into the
+module-local helpers the output is passed to, and back to the module-local
+callers it is returned to; passed to a function of another project module, it
+is followed there (``ParamFlow``: scan/flows.py). Each use found becomes rule
+findings: the calls it reaches (``effects.py``), the branches it drives and
+the side effects inside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+import attrs
+import libcst as cst
+
+from escalated.contracts import rules
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.effects import CallEffects
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.scan.resolve import Resolver
+from escalated.contracts.scan.syntax import branch_bodies, is_primary, param_for, short_name, short_name_or_none, trivial_test
+from escalated.contracts.scan.tools import ToolResolver
+
+MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
+MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
+
+
+class ParamFlow(Protocol):
+    """The project's functions followed by parameter (scan/flows.py)."""
+
+    def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None: ...
+
+
+@attrs.define
+class FlowState:
+    """One trace: what it found so far, and what is still to follow."""
+
+    findings: list[Finding] = attrs.Factory(list)
+    escapes: bool = False
+    gated_tools: int = 0
+    returned: set[str] = attrs.Factory(set)
+    # Functions the output was passed into: returning it there is a pass-through (truncate), not a wrapper.
+    passed_into: set[str] = attrs.Factory(set)
+    # False when the output came in through a parameter from another module: returned, it goes back there.
+    follow_returns: bool = True
+    seen: set[tuple[str, str]] = attrs.Factory(set)
+    seen_calls: set[int] = attrs.Factory(set)
+    steps: int = 0
+    # Names found to carry the output, still to follow. A worklist rather than
+    # recursion: a long chain of assignments must not exhaust the stack.
+    # The flag: the name holds something built from the output (a list of answers), not the output.
+    pending: list[tuple[str, Scope, int, bool]] = attrs.Factory(list)
+
+
+class OutputFlow:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        resolver: Resolver,
+        effects: CallEffects,
+        tools: ToolResolver,
+        *,
+        line_of: Callable[[cst.CSTNode], int],
+        llm_calls: set[int],
+        wrapper_sites: Mapping[str, list[tuple[cst.Call, Scope]]],
+        project: ParamFlow | None,
+    ) -> None:
+        self.index = index
+        self.resolver = resolver
+        self.effects = effects
+        self.tools = tools
+        self.line_of = line_of
+        self.llm_calls = llm_calls
+        # The module's own wrappers (qualname) -> their call sites here: where a returned output goes.
+        self.wrapper_sites = wrapper_sites
+        # Other modules' functions, followed from the parameter the output is passed as.
+        self.project = project
+        self._parents = index.parents
+        self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
+
+    def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
+        """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
+        self._follow(origin, scope, flow, depth=0)
+        self._drain(flow)
+
+    def follow_param(self, param: str, scope: Scope, flow: FlowState) -> None:
+        """Everything parameter ``param`` of function ``scope`` reaches when it holds the output."""
+        self._taint_key(param, scope, flow, depth=1, derived=True)
+        self._drain(flow)
+
+    def _drain(self, flow: FlowState) -> None:
+        while flow.pending and flow.steps <= MAX_STEPS:
+            key, current, depth, derived = flow.pending.pop(0)
+            for reference in self._references(current).get(key, ()):
+                if not self._is_binding(reference):
+                    self._follow(reference, current, flow, depth=depth, derived=derived)
+
+    def _follow(self, node: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+        """Walk up from an expression carrying the output to the statement using it.
+
+        ``derived``: what is carried was built from the output (passed through a call or
+        into a list, a string, a loop) rather than being the output or a field of it; a
+        function returning such a thing is not a wrapper of the model.
+        """
+        child, parent = node, self._parents.get(id(node))
+        while parent is not None:
+            flow.steps += 1
+            if flow.steps > MAX_STEPS:
+                flow.escapes = True
+                return
+            if isinstance(parent, cst.Arg) and parent.value is child:
+                consumer = self._parents.get(id(parent))
+                if isinstance(consumer, cst.Call):
+                    self._consume(consumer, parent, scope, flow, depth=depth)
+            elif isinstance(parent, cst.Assign) and parent.value is child:
+                for target in parent.targets:
+                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived)
+                return
+            elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign))
+                return
+            elif isinstance(parent, cst.NamedExpr) and parent.value is child:
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived)
+            elif isinstance(parent, cst.For | cst.CompFor) and parent.iter is child:
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=True)
+                if isinstance(parent, cst.For):
+                    return
+            elif isinstance(parent, cst.WithItem) and parent.item is child:
+                if parent.asname is not None:
+                    self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived)
+                return
+            elif isinstance(parent, cst.Return | cst.Yield):
+                self._returned(scope, flow, depth=depth, derived=derived)
+                return
+            elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
+                self._branch(parent, child, flow)
+                if not isinstance(parent, cst.IfExp):
+                    return
+            elif isinstance(parent, cst.Match) and parent.subject is child:
+                self._branch(parent, child, flow)
+                return
+            elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
+                return
+            derived = derived or not _projects(parent, child)
+            child, parent = parent, self._parents.get(id(parent))
+
+    def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int) -> None:
+        passed = self._passed_on(call, arg, scope)
+        flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
+            # message.set_content(output), payload.update(output): the receiver now carries it.
+            self._taint_target(receiver, scope, flow, depth=depth, derived=True)
+        if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
+            return
+        if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
+            return
+        target = self.tools.function(short_name(call.func), scope)
+        if target is None or not isinstance(target.node, cst.FunctionDef):
+            return
+        param = param_for(target.node, call, arg)
+        if param is not None:
+            flow.passed_into.add(target.qualname)
+            self._taint_key(param, target, flow, depth=depth + 1, derived=True)
+
+    def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+        """The output passed to a function (or a method of a class) of another project module:
+        what that function does with it."""
+        if self.project is None or id(call) in self.llm_calls:
+            return None
+        qualified = self.resolver.qualified(call.func)
+        if qualified is None and isinstance(call.func, cst.Attribute):
+            # PlanRunner().run(reply), self.runner.run(reply): a class of another module.
+            owner = self.resolver.kind_of(call.func.value, scope)
+            cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
+            qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
+        found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
+        if found is None:
+            return None
+        label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
+
+    def _is_local_object(self, node: cst.BaseExpression) -> bool:
+        # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
+        return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
+
+    def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+        if isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._taint_target(element.value, scope, flow, depth=depth, derived=derived)
+            return
+        if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
+            # out["x"] = output / obj.field = output: the container now carries it.
+            self._taint_target(target.value, scope, flow, depth=depth, derived=True)
+            return
+        key = target_key(target)
+        if key is not None:
+            self._taint_key(key, scope, flow, depth=depth, derived=derived)
+
+    def _taint_key(self, key: str, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+        scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
+        for current in scopes:
+            if (current.qualname, key) in flow.seen:
+                continue
+            flow.seen.add((current.qualname, key))
+            flow.pending.append((key, current, depth, derived))
+
+    def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
+        if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:
+            flow.returned.add(scope.qualname)
+        if not flow.follow_returns:
+            return  # the output came in as an argument: where it returns to, the caller follows
+        if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
+            flow.escapes = True
+            return
+        name = scope.qualname.rpartition(".")[2]
+        callers = [
+            (call, caller)
+            for call, caller in self.index.calls
+            if short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
+        ]
+        named = {id(call) for call, _caller in callers}
+        callers += [
+            (call, caller)
+            for call, caller in self.wrapper_sites.get(scope.qualname, ())
+            if id(call) not in named and caller is not scope and id(call) not in flow.seen_calls
+        ]  # fmt: skip
+        if not callers:
+            flow.escapes = True
+        for call, caller in callers:
+            flow.seen_calls.add(id(call))
+            parent = self._parents.get(id(call))
+            origin = parent if isinstance(parent, cst.Await) else call
+            self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
+
+    def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState) -> None:
+        # A match compares its subject with every case: always a choice, even on a bare name.
+        if not isinstance(statement, cst.Match) and trivial_test(test):
+            return
+        line = self.line_of(statement)
+        flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
+        for part in branch_bodies(statement):
+            for node in self.index.walk(part):
+                if isinstance(node, cst.Call):
+                    flow.findings.extend(self.effects.classify_call(node, tainted=False, via="in a branch on the output"))
+
+    def _class_scopes(self, scope: Scope) -> list[Scope]:
+        if scope.class_name is None:
+            return [scope]
+        return [s for s in self.index.scopes.values() if s.class_name == scope.class_name]
+
+    def _references(self, scope: Scope) -> dict[str, list[cst.CSTNode]]:
+        cached = self._names.get(id(scope))
+        if cached is not None:
+            return cached
+        names: dict[str, list[cst.CSTNode]] = {}
+        for node in self.index.walk(scope.node, skip_defs=scope.qualname == MODULE_SCOPE):
+            key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
+            if key is not None and not self._is_label(node):
+                names.setdefault(key, []).append(node)
+        self._names[id(scope)] = names
+        return names
+
+    def _is_label(self, node: cst.CSTNode) -> bool:
+        """A name that is not a variable: the ``answer`` of ``order.answer`` or of ``f(answer=1)``."""
+        parent = self._parents.get(id(node))
+        if isinstance(parent, cst.Attribute):
+            return parent.attr is node
+        return isinstance(parent, cst.Arg) and parent.keyword is node
+
+    def _is_binding(self, node: cst.CSTNode) -> bool:
+        parent = self._parents.get(id(node))
+        if isinstance(parent, cst.AssignTarget | cst.AsName | cst.Param):
+            return True
+        if isinstance(parent, cst.Attribute) and parent.value is node and target_key(parent) is not None:
+            return True  # "self" inside self.x: the attribute is the reference
+        if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr) and parent.target is node:
+            return True
+        return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
+
+
+def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``parent`` is still the output (or a field of it): ``out.text``, ``out[0]``, ``await out``, ``out.strip()``."""
+    if isinstance(parent, cst.Attribute | cst.Subscript):
+        return parent.value is child
+    if isinstance(parent, cst.Call):
+        return parent.func is child
+    if isinstance(parent, cst.IfExp):
+        return parent.test is not child
+    return isinstance(parent, cst.Await | cst.BooleanOperation)
