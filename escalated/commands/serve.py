@@ -16,6 +16,7 @@ from aiohttp import web
 from escalated.commands.common import converts_errors, db_option, run_admin
 from escalated.commands import logsetup
 from escalated.commands.dbpath import db_path_problem
+from escalated.commands.gctuning import tune_for_serving
 from escalated.commands.routing import log_unroutable_policies
 from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.errors import ConfigError
@@ -137,6 +138,7 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         click.echo(f"Web app: {service.web_url}/app/")
         if settings.slack_signing_secret:  # where the Slack app's Interactivity Request URL points (never the secret)
             click.echo(f"Slack interactions: {service.web_url}/integrations/slack/interactions")
+        tune_for_serving()
         if ready is not None:
             ready(listening)
         stop = asyncio.Event()
