@@ -29,11 +29,14 @@ async def test_a_sender_claiming_while_another_claim_is_uncommitted_skips_those_
     ids = await add_deliveries(a, 10)
     await a.execute("BEGIN")
     await b.execute("BEGIN")
-    mine = await jobs.claim_deliveries(GroupTx(a), ids[:7], 1_000, LEASE_MS)  # uncommitted: rows locked
-    theirs = await jobs.claim_deliveries(GroupTx(b), ids, 1_000, LEASE_MS)  # returns at once, without them
+    # uncommitted: rows locked
+    mine = await jobs.claim_deliveries(GroupTx(a), delivery_ids=ids[:7], at_ms=1_000, lease_ms=LEASE_MS)
+    # returns at once, without them
+    theirs = await jobs.claim_deliveries(GroupTx(b), delivery_ids=ids, at_ms=1_000, lease_ms=LEASE_MS)
     await a.execute("COMMIT")
     await b.execute("COMMIT")
-    late = await jobs.claim_deliveries(GroupTx(b), ids, 2_000, LEASE_MS)  # every lease still runs
+    # every lease still runs
+    late = await jobs.claim_deliveries(GroupTx(b), delivery_ids=ids, at_ms=2_000, lease_ms=LEASE_MS)
     await a.close()
     await b.close()
     assert set(mine) == set(ids[:7])

@@ -13,7 +13,7 @@ from escalated.store.postgres.writer import DOORBELL_CHANNEL, LastRows, PgWriter
 pytestmark = pytest.mark.postgres
 
 
-async def insert_workspace(tx, name: str) -> str:
+async def insert_workspace(tx, *, name: str) -> str:
     await tx.execute("INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, 0)", (f"wsp_{name}", name))
     return name
 
@@ -25,7 +25,7 @@ async def count_workspaces(url: str) -> int:
 
 async def test_concurrent_jobs_commit_together_in_fewer_transactions_than_jobs(postgres_url):
     writer = await PgWriter(postgres_url).start()
-    names = await asyncio.gather(*(writer.submit(insert_workspace, f"w{i}") for i in range(200)))
+    names = await asyncio.gather(*(writer.submit(insert_workspace, name=f"w{i}") for i in range(200)))
     await writer.close()
     assert names == [f"w{i}" for i in range(200)]
     assert writer.jobs == 200 and writer.commits < 20
@@ -35,9 +35,9 @@ async def test_concurrent_jobs_commit_together_in_fewer_transactions_than_jobs(p
 async def test_a_failing_job_fails_alone_and_the_rest_of_its_group_commits(postgres_url):
     writer = await PgWriter(postgres_url).start()
     results = await asyncio.gather(
-        writer.submit(insert_workspace, "a"),
-        writer.submit(insert_workspace, "default"),  # taken by the migration: a unique violation
-        writer.submit(insert_workspace, "b"),
+        writer.submit(insert_workspace, name="a"),
+        writer.submit(insert_workspace, name="default"),  # taken by the migration: a unique violation
+        writer.submit(insert_workspace, name="b"),
         return_exceptions=True,
     )
     await writer.close()
@@ -50,7 +50,7 @@ async def test_each_commit_group_rings_the_doorbell_once(postgres_url):
     listener = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
     await listener.execute(f"LISTEN {DOORBELL_CHANNEL}")
     writer = await PgWriter(postgres_url).start()
-    await asyncio.gather(*(writer.submit(insert_workspace, f"w{i}") for i in range(50)))
+    await asyncio.gather(*(writer.submit(insert_workspace, name=f"w{i}") for i in range(50)))
     await writer.close()
     rings = 0
     async for _ in listener.notifies(timeout=1.0):
@@ -79,8 +79,8 @@ async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reco
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
         await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(DatabaseBusy):
-        await writer.submit(insert_workspace, "lost")
-    assert await writer.submit(insert_workspace, "after") == "after"
+        await writer.submit(insert_workspace, name="lost")
+    assert await writer.submit(insert_workspace, name="after") == "after"
     await writer.close()
     assert await count_workspaces(postgres_url) == 2
 
@@ -91,7 +91,7 @@ LAST = LastRows(
 )
 
 
-async def add_event(tx, escalation_id: str, fail: bool = False) -> str:
+async def add_event(tx, *, escalation_id: str, fail: bool = False) -> str:
     tx.write_last((escalation_id, "created", "test", 0))
     if fail:
         raise ValueError("this job fails after asking for a row")
@@ -105,7 +105,7 @@ async def events(url: str) -> list[tuple[int, str]]:
 
 async def test_rows_asked_for_last_are_written_with_their_group_in_job_order(postgres_url):
     writer = await PgWriter(postgres_url, last_rows=LAST).start()
-    await asyncio.gather(*(writer.submit(add_event, f"esc_{i}") for i in range(5)))
+    await asyncio.gather(*(writer.submit(add_event, escalation_id=f"esc_{i}") for i in range(5)))
     await writer.close()
     assert [eid for _, eid in await events(postgres_url)] == [f"esc_{i}" for i in range(5)]
 
@@ -113,9 +113,9 @@ async def test_rows_asked_for_last_are_written_with_their_group_in_job_order(pos
 async def test_the_rows_of_a_job_that_fails_are_not_written(postgres_url):
     writer = await PgWriter(postgres_url, last_rows=LAST).start()
     results = await asyncio.gather(
-        writer.submit(add_event, "esc_a"),
-        writer.submit(add_event, "esc_b", True),
-        writer.submit(add_event, "esc_c"),
+        writer.submit(add_event, escalation_id="esc_a"),
+        writer.submit(add_event, escalation_id="esc_b", fail=True),
+        writer.submit(add_event, escalation_id="esc_c"),
         return_exceptions=True,
     )
     await writer.close()
@@ -124,10 +124,10 @@ async def test_the_rows_of_a_job_that_fails_are_not_written(postgres_url):
 
 
 async def test_a_job_in_a_pipelined_group_reads_how_many_rows_its_update_changed(postgres_url):
-    async def rename_default(tx, new_name: str) -> int:
+    async def rename_default(tx, *, new_name: str) -> int:
         return await tx.changed("UPDATE workspaces SET name = %s WHERE name = 'default'", (new_name,))
 
     writer = await PgWriter(postgres_url).start()
-    counts = await asyncio.gather(writer.submit(rename_default, "first"), writer.submit(rename_default, "second"))
+    counts = await asyncio.gather(writer.submit(rename_default, new_name="first"), writer.submit(rename_default, new_name="second"))
     await writer.close()
     assert counts == [1, 0]  # never -1 ("not known yet") read as "nothing changed"

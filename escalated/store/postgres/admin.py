@@ -26,11 +26,11 @@ from escalated.timeutil import now_ms
 Q = queries.load("postgres")
 
 
-async def _execute(tx, sql: str, params: tuple) -> None:
+async def _execute(tx, *, sql: str, params: tuple) -> None:
     await tx.execute(sql, params)
 
 
-async def _change_config(tx, sql: str, params: tuple) -> int:
+async def _change_config(tx, *, sql: str, params: tuple) -> int:
     tx.config_changed = True
     return await tx.changed(sql, params)
 
@@ -51,10 +51,10 @@ def _policy_params(policy: Policy) -> tuple:
 class AdminQueries:
     """Mixed into ``PostgresStore``: uses its ``_writer``, ``_lookups``, ``_fetchone`` and ``_fetchall``."""
 
-    async def _config_write(self, job, *args):
+    async def _config_write(self, job, /, **kwargs):
         """A write that changes what ``_lookups`` holds: forgotten here once committed."""
         try:
-            return await self._writer.submit(job, *args)
+            return await self._writer.submit(job, **kwargs)
         finally:
             self._lookups.forget()
 
@@ -94,7 +94,7 @@ class AdminQueries:
         info = ApiKeyInfo(
             id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms(), expires_ms=expires_ms
         )
-        await self._writer.submit(_execute, Q["create_key"], _key_params(info, token_hash))
+        await self._writer.submit(_execute, sql=Q["create_key"], params=_key_params(info, token_hash))
         return info
 
     async def add_first_api_key(
@@ -115,9 +115,11 @@ class AdminQueries:
     async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
         async def job(tx) -> None:
             if workspace_id is None:
-                changed = await _change_config(tx, Q["revoke_key"], (now_ms(), key_id))
+                changed = await _change_config(tx, sql=Q["revoke_key"], params=(now_ms(), key_id))
             else:
-                changed = await _change_config(tx, Q["revoke_key_in_workspace"], (now_ms(), key_id, workspace_id))
+                changed = await _change_config(
+                    tx, sql=Q["revoke_key_in_workspace"], params=(now_ms(), key_id, workspace_id)
+                )
             if changed == 0:
                 if await (await tx.execute(Q["key_exists"], (key_id,))).fetchone() is None:
                     raise NotFound(f"no API key {key_id}")
@@ -145,7 +147,7 @@ class AdminQueries:
         return await self._writer.submit(job)
 
     async def put_policy(self, *, policy: Policy) -> None:
-        await self._config_write(_change_config, Q["put_policy"], _policy_params(policy))
+        await self._config_write(_change_config, sql=Q["put_policy"], params=_policy_params(policy))
 
     async def put_policies(self, *, workspace_id: str, policies: list[Policy], prune: bool) -> list[str]:
         async def job(tx) -> list[str]:
@@ -168,7 +170,7 @@ class AdminQueries:
 
     async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
         async def job(tx) -> bool:
-            return await _change_config(tx, Q["delete_policy"], (workspace_id, key)) > 0
+            return await _change_config(tx, sql=Q["delete_policy"], params=(workspace_id, key)) > 0
 
         return await self._config_write(job)
 
@@ -216,7 +218,7 @@ class AdminQueries:
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
         async def job(tx) -> None:
-            if await _change_config(tx, Q["rotate_user_token"], (token_hash, workspace_id, name)) == 0:
+            if await _change_config(tx, sql=Q["rotate_user_token"], params=(token_hash, workspace_id, name)) == 0:
                 raise ConfigError(f"no user named {name!r} in this workspace")
 
         await self._config_write(job)
@@ -228,13 +230,15 @@ class AdminQueries:
         return None if row is None else (user_from_row(row[:-1]), row[-1])
 
     async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None:
-        await self._writer.submit(_execute, Q["start_session"], (id_hash, user_id, user_token_hash, at_ms, at_ms))
+        await self._writer.submit(
+            _execute, sql=Q["start_session"], params=(id_hash, user_id, user_token_hash, at_ms, at_ms)
+        )
 
     async def touch_session(self, *, id_hash: str, at_ms: int) -> None:
-        await self._writer.submit(_execute, Q["touch_session"], (at_ms, id_hash))
+        await self._writer.submit(_execute, sql=Q["touch_session"], params=(at_ms, id_hash))
 
     async def end_session(self, *, id_hash: str, at_ms: int) -> None:
-        await self._writer.submit(_execute, Q["end_session"], (at_ms, id_hash))
+        await self._writer.submit(_execute, sql=Q["end_session"], params=(at_ms, id_hash))
 
     async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
         async def job(tx) -> None:

@@ -1,7 +1,8 @@
 """The PostgreSQL store's write jobs, run by ``PgWriter`` in commit groups.
 
-Each is ``async def job(tx, ...)`` over a ``GroupTx``. Their SQL is the
-named queries of ``sql/postgres.sql``; rows become objects in rows.py.
+Each is ``async def job(tx, *, ...)`` over a ``GroupTx``, its arguments
+keyword-only as the SQLite store's are. Their SQL is the named queries of
+``sql/postgres.sql``; rows become objects in rows.py.
 Transitions are compare-and-set on ``status``: under READ COMMITTED an
 update that meets a concurrent one waits for its COMMIT and re-checks the
 condition, so whichever replica commits first wins and the other raises
@@ -23,7 +24,7 @@ from escalated.store.rows import delivery_from_row, replay_from_row, to_json_tex
 Q = queries.load("postgres")
 
 
-async def add_deliveries(tx: GroupTx, deliveries: list[Delivery]) -> None:
+async def add_deliveries(tx: GroupTx, *, deliveries: list[Delivery]) -> None:
     if deliveries:
         async with tx.conn.cursor() as cur:
             await cur.executemany(
@@ -35,13 +36,14 @@ async def add_deliveries(tx: GroupTx, deliveries: list[Delivery]) -> None:
             )
 
 
-def add_history(tx: GroupTx, escalation_id: str, event: str, by: str, at_ms: int) -> None:
+def add_history(tx: GroupTx, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
     tx.write_last((escalation_id, event, by, at_ms))  # numbered at COMMIT (see writer.LastRows)
 
 
 async def create_escalation(
     tx: GroupTx,
-    esc: Escalation,
+    *,
+    escalation: Escalation,
     routes: tuple[str, ...],
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
@@ -50,7 +52,8 @@ async def create_escalation(
 ) -> Replay | None:
     """Insert an escalation with its routes, history and notifications; a
     live Idempotency-Key (from any replica) wins and is returned instead."""
-    if idempotency is not None and not await _claim_key(tx, esc, idempotency, not_before_ms):
+    esc = escalation
+    if idempotency is not None and not await _claim_key(tx, esc=esc, idem=idempotency, not_before_ms=not_before_ms):
         cur = await tx.execute(Q["find_replay"], (idempotency.workspace_id, idempotency.key, not_before_ms))
         return replay_from_row(await cur.fetchone())
     content = content_json if content_json is not None else content_to_json(esc.content)
@@ -62,12 +65,12 @@ async def create_escalation(
             esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice, list(routes),
         ),
     )  # fmt: skip
-    add_history(tx, esc.id, "created", esc.created_by, esc.created_ms)
-    await add_deliveries(tx, notifications)
+    add_history(tx, escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)
+    await add_deliveries(tx, deliveries=notifications)
     return None
 
 
-async def _claim_key(tx: GroupTx, esc: Escalation, idem: IdempotencyRecord, not_before_ms: int) -> bool:
+async def _claim_key(tx: GroupTx, *, esc: Escalation, idem: IdempotencyRecord, not_before_ms: int) -> bool:
     """INSERT ... ON CONFLICT: True when this create owns the key now."""
     cur = await tx.execute(
         Q["remember_idempotency_key"],
@@ -79,69 +82,79 @@ async def _claim_key(tx: GroupTx, esc: Escalation, idem: IdempotencyRecord, not_
     return await cur.fetchone() is not None
 
 
-async def _current_status(tx: GroupTx, escalation_id: str) -> str:
+async def _current_status(tx: GroupTx, *, escalation_id: str) -> str:
     row = await (await tx.execute(Q["escalation_status"], (escalation_id,))).fetchone()
     return row[0] if row else "missing"
 
 
-async def acknowledge(tx: GroupTx, escalation_id: str, by: str, at_ms: int) -> bool:
+async def acknowledge(tx: GroupTx, *, escalation_id: str, by: str, at_ms: int) -> bool:
     """Open → acknowledged. Idempotent: True only for the first acknowledger."""
     if await tx.changed(Q["acknowledge"], (by, at_ms, escalation_id)) == 1:
-        add_history(tx, escalation_id, "acknowledged", by, at_ms)
+        add_history(tx, escalation_id=escalation_id, event="acknowledged", by=by, at_ms=at_ms)
         return True
-    status = await _current_status(tx, escalation_id)
+    status = await _current_status(tx, escalation_id=escalation_id)
     if status != "acknowledged":
         raise InvalidState(f"escalation is {status}", current_status=status)
     return False
 
 
-async def _finish(tx: GroupTx, query: str, escalation_id: str, record) -> None:
+async def _finish(tx: GroupTx, *, query: str, escalation_id: str, record) -> None:
     if await tx.changed(Q[query], (to_json_text(record), escalation_id)) != 1:
-        current = await _current_status(tx, escalation_id)
+        current = await _current_status(tx, escalation_id=escalation_id)
         raise InvalidState(f"escalation is {current}", current_status=current)
 
 
 async def resolve(
-    tx: GroupTx, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
+    tx: GroupTx, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
 ) -> None:
-    await _finish(tx, "resolve", escalation_id, resolution)
-    add_history(tx, escalation_id, history_event, resolution.answered_by, resolution.answered_at_ms)
+    await _finish(tx, query="resolve", escalation_id=escalation_id, record=resolution)
+    _resolved(tx, escalation_id=escalation_id, resolution=resolution, history_event=history_event)
     if callback is not None:
-        await add_deliveries(tx, [callback])
+        await add_deliveries(tx, deliveries=[callback])
 
 
-async def resolve_many(tx: GroupTx, items: list) -> list[str]:
+def _resolved(tx: GroupTx, *, escalation_id: str, resolution: Resolution, history_event: str) -> None:
+    add_history(
+        tx, escalation_id=escalation_id, event=history_event, by=resolution.answered_by, at_ms=resolution.answered_at_ms
+    )
+
+
+async def resolve_many(tx: GroupTx, *, items: list) -> list[str]:
     """Resolve each in order, skipping those already ended; the ids resolved."""
     done = []
     for escalation_id, resolution, history_event, callback in items:
         if await tx.changed(Q["resolve"], (to_json_text(resolution), escalation_id)) != 1:
             continue
-        add_history(tx, escalation_id, history_event, resolution.answered_by, resolution.answered_at_ms)
+        _resolved(tx, escalation_id=escalation_id, resolution=resolution, history_event=history_event)
         if callback is not None:
-            await add_deliveries(tx, [callback])
+            await add_deliveries(tx, deliveries=[callback])
         done.append(escalation_id)
     return done
 
 
-async def cancel(tx: GroupTx, escalation_id: str, cancellation: Cancellation, callback: Delivery | None = None) -> None:
-    await _finish(tx, "cancel", escalation_id, cancellation)
-    add_history(tx, escalation_id, "cancelled", cancellation.cancelled_by, cancellation.cancelled_at_ms)
+async def cancel(
+    tx: GroupTx, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None = None
+) -> None:
+    await _finish(tx, query="cancel", escalation_id=escalation_id, record=cancellation)
+    add_history(
+        tx, escalation_id=escalation_id, event="cancelled", by=cancellation.cancelled_by, at_ms=cancellation.cancelled_at_ms
+    )
     if callback is not None:
-        await add_deliveries(tx, [callback])
+        await add_deliveries(tx, deliveries=[callback])
 
 
 # -- the outbox -------------------------------------------------------------------
 
 
-async def claim_deliveries(tx: GroupTx, ids: list[str], now_ms: int, lease_ms: int) -> dict[str, int]:
+async def claim_deliveries(tx: GroupTx, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int]:
     """The ids this replica won, each with its fencing token (the lease's end)."""
-    token = now_ms + lease_ms
-    cur = await tx.execute(Q["claim_deliveries"], (token, ids, now_ms, now_ms))
+    token = at_ms + lease_ms
+    cur = await tx.execute(Q["claim_deliveries"], (token, delivery_ids, at_ms, at_ms))
     return {row[0]: token for row in await cur.fetchall()}
 
 
 async def record_attempt(
-    tx: GroupTx, delivery_id: str, token: int, attempt: Attempt, status: str, next_attempt_ms: int | None
+    tx: GroupTx, *, delivery_id: str, token: int, attempt: Attempt, status: str, next_attempt_ms: int | None
 ) -> bool:
     """False when the claim was fenced out (its lease lapsed and was re-claimed)."""
     changed = await tx.changed(
@@ -154,7 +167,7 @@ async def record_attempt(
     return changed == 1
 
 
-async def requeue_callback(tx: GroupTx, escalation_id: str, at_ms: int) -> Delivery:
+async def requeue_callback(tx: GroupTx, *, escalation_id: str, at_ms: int) -> Delivery:
     """Queue the escalation's callback again: same id, same bytes."""
     row = await (await tx.execute(Q["callback_of_escalation"], (escalation_id,))).fetchone()
     if row is None:

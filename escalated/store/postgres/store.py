@@ -94,22 +94,27 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
         content_json: dict,
     ) -> Replay | None:
         return await self._writer.submit(
-            jobs.create_escalation, escalation, routes, notifications, idempotency, not_before_ms, content_json
-        )
+            jobs.create_escalation,
+            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
+            not_before_ms=not_before_ms, content_json=content_json,
+        )  # fmt: skip
 
     async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
-        return await self._writer.submit(jobs.acknowledge, escalation_id, by, at_ms)
+        return await self._writer.submit(jobs.acknowledge, escalation_id=escalation_id, by=by, at_ms=at_ms)
 
     async def resolve(
         self, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
     ) -> None:
-        await self._writer.submit(jobs.resolve, escalation_id, resolution, history_event, callback)
+        await self._writer.submit(
+            jobs.resolve,
+            escalation_id=escalation_id, resolution=resolution, history_event=history_event, callback=callback,
+        )  # fmt: skip
 
     async def resolve_many(self, *, items: list[Resolve]) -> list[str]:
-        return await self._writer.submit(jobs.resolve_many, items)
+        return await self._writer.submit(jobs.resolve_many, items=items)
 
     async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
-        await self._writer.submit(jobs.cancel, escalation_id, cancellation, callback)
+        await self._writer.submit(jobs.cancel, escalation_id=escalation_id, cancellation=cancellation, callback=callback)
 
     # -- escalations: reads -----------------------------------------------------
 
@@ -165,15 +170,20 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
 
     async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int]:
         """Those of ``delivery_ids`` this replica may send now, with their fencing tokens."""
-        return await self._writer.submit(jobs.claim_deliveries, delivery_ids, at_ms, lease_ms)
+        return await self._writer.submit(
+            jobs.claim_deliveries, delivery_ids=delivery_ids, at_ms=at_ms, lease_ms=lease_ms
+        )
 
     async def record_attempt(
         self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
     ) -> None:
-        await self._writer.submit(jobs.record_attempt, delivery_id, token, attempt, status, next_attempt_ms)
+        await self._writer.submit(
+            jobs.record_attempt,
+            delivery_id=delivery_id, token=token, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms,
+        )  # fmt: skip
 
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
-        return await self._writer.submit(jobs.requeue_callback, escalation_id, at_ms)
+        return await self._writer.submit(jobs.requeue_callback, escalation_id=escalation_id, at_ms=at_ms)
 
 
 def _holds_nul(params: tuple | list) -> bool:
