@@ -10,8 +10,10 @@ import time
 import aiohttp
 import pytest
 
+from escalated.domain.policies import build_policy
 from escalated.store.postgres.doorbell import Doorbell
 from escalated.store.postgres.lookups import TTL_S, Lookups
+from escalated.store.postgres.store import PostgresStore
 from escalated.store.postgres.writer import PgWriter
 from tests.support.api import Api
 from tests.support.server import ServerProcess, cli
@@ -130,3 +132,80 @@ async def test_an_escalation_committed_by_another_replica_keeps_the_cache(postgr
     await other.close()
     stop.set()
     await task
+
+
+# Every admin write to keys, users or policies, as replica A makes it; the
+# set-up writes commit before replica B listens, so only the write counts.
+async def _set_up_nothing(store, workspace_id: str) -> None:
+    pass
+
+
+async def _add_key(store, workspace_id: str) -> None:
+    await store.add_api_key(workspace_id=workspace_id, token_hash="h-key", name="a", scopes=frozenset(), expires_ms=None)
+
+
+async def _add_first_key(store, workspace_id: str) -> None:
+    info = await store.add_first_api_key(
+        workspace_id=workspace_id, token_hash="h-first", name="bootstrap", scopes=frozenset(), before_commit=lambda: None
+    )
+    assert info is not None
+
+
+async def _revoke_key(store, workspace_id: str) -> None:
+    (key,) = await store.api_keys(workspace_id=workspace_id)
+    await store.revoke_api_key(key_id=key.id, workspace_id=workspace_id)
+
+
+async def _put_policy(store, workspace_id: str) -> None:
+    await store.put_policy(policy=build_policy(workspace_id, "refunds.large"))
+
+
+async def _put_policies(store, workspace_id: str) -> None:
+    await store.put_policies(workspace_id=workspace_id, policies=[build_policy(workspace_id, "a.b")], prune=True)
+
+
+async def _delete_policy(store, workspace_id: str) -> None:
+    assert await store.delete_policy(workspace_id=workspace_id, key="refunds.large")
+
+
+async def _add_user(store, workspace_id: str) -> None:
+    await store.add_user(workspace_id=workspace_id, name="bob", role="reviewer", groups=(), token_hash="h-bob")
+
+
+async def _rotate_user_token(store, workspace_id: str) -> None:
+    await store.rotate_user_token(workspace_id=workspace_id, name="bob", token_hash="h-bob-2")
+
+
+CONFIG_WRITES = {
+    "add_api_key": (_set_up_nothing, _add_key),
+    "add_first_api_key": (_set_up_nothing, _add_first_key),
+    "revoke_api_key": (_add_key, _revoke_key),
+    "put_policy": (_set_up_nothing, _put_policy),
+    "put_policies": (_set_up_nothing, _put_policies),
+    "delete_policy": (_put_policy, _delete_policy),
+    "add_user": (_set_up_nothing, _add_user),
+    "rotate_user_token": (_add_user, _rotate_user_token),
+}
+
+
+@pytest.mark.parametrize("write", list(CONFIG_WRITES))
+async def test_each_admin_write_to_keys_users_or_policies_empties_the_other_replicas_cache(postgres_url, write):
+    set_up, change = CONFIG_WRITES[write]
+    store = await PostgresStore.open(postgres_url)
+    workspace_id = (await store.workspace_by_name(name="default")).id
+    await set_up(store, workspace_id)
+    stop = asyncio.Event()
+    lookups = Lookups(ttl_s=600)  # the other replica's: only its doorbell can empty it within this test
+    task = await _doorbell_forgetting(postgres_url, lookups, stop)
+    await _cache(lookups)
+    await change(store, workspace_id)
+
+    async def emptied() -> bool:
+        return not await _still_cached(lookups)
+
+    try:
+        await seconds_until(emptied, bound_s=1.0)
+    finally:
+        await store.close()
+        stop.set()
+        await task

@@ -4,9 +4,11 @@ part of ``PostgresStore`` the admin surfaces and the web app use.
 Reads go to the pool, writes to the replica's writer; the same named
 queries as SQLite's ``store/workspaces.py`` and ``store/websessions.py``. The
 three rows read on every request (key or user by token hash, policy) come
-through the replica's ``Lookups`` (lookups.py); every write that changes
-one of them marks its commit group (``config_changed``) and forgets them
-here at once.
+through the replica's ``Lookups`` (lookups.py); every write to keys, users
+or policies (``_config_write``) marks its commit group (``config_changed``,
+so every other replica forgets them) and forgets them here at once. Adds
+too: a miss is never cached today, but the rule is "the table changed",
+not a guess about what the caches hold.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class AdminQueries:
         info = ApiKeyInfo(
             id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms(), expires_ms=expires_ms
         )
-        await self._writer.submit(_execute, sql=Q["create_key"], params=_key_params(info, token_hash))
+        await self._config_write(_change_config, sql=Q["create_key"], params=_key_params(info, token_hash))
         return info
 
     async def add_first_api_key(
@@ -106,11 +108,11 @@ class AdminQueries:
             await tx.execute(Q["lock_bootstrap"], ())  # replicas starting together: one key, not one each
             if await (await tx.execute(Q["workspace_has_key"], (workspace_id,))).fetchone() is not None:
                 return None
-            await tx.execute(Q["create_key"], _key_params(info, token_hash))
+            await _change_config(tx, sql=Q["create_key"], params=_key_params(info, token_hash))
             before_commit()
             return info
 
-        return await self._writer.submit(job)
+        return await self._config_write(job)
 
     async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
         async def job(tx) -> None:
@@ -203,10 +205,10 @@ class AdminQueries:
                 user.id, workspace_id, name, role, orjson.dumps(list(groups)).decode(), token_hash, user.created_ms,
                 email, slack_id,
             )  # fmt: skip
-            await tx.execute(Q["create_user"], params)
+            await _change_config(tx, sql=Q["create_user"], params=params)
             return user
 
-        return await self._writer.submit(job)
+        return await self._config_write(job)
 
     async def user_by_email(self, *, workspace_id: str, email: str) -> UserInfo | None:
         row = await self._fetchone(Q["user_by_email"], (workspace_id, email))

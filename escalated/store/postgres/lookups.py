@@ -2,9 +2,10 @@
 kept per replica for at most ``TTL_S``.
 
 Reading them from the pool cost a third of a replica's CPU per create
-(two pool round trips). A change to any of them (a key revoked, a user's
-token rotated, a policy set or deleted) is seen by every replica within
-``TTL_S`` whatever happens, and usually within milliseconds:
+(two pool round trips). A change to any of them (a key added or revoked,
+a user added or its token rotated, a policy set or deleted) is seen by
+every replica within ``TTL_S`` whatever happens, and usually within
+milliseconds:
 
 - the replica that commits the change forgets everything at once;
 - its commit group sends ``pg_notify(channel, 'config')`` and every other
