@@ -28,7 +28,6 @@ from escalated.core.admin import AdminService
 from escalated.core.principals import user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
-from escalated.domain.scopes import DECIDE
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
@@ -104,7 +103,7 @@ class DecisionLinks:
         page_url = f"{self.base_url}/app/escalations/{esc.id}"
         address = delivery.target.removeprefix("email:")
         user = await self._admin.user_by_email(workspace_id=esc.workspace_id, email=address)
-        if user is None or not await self._may_decide(user_principal(user), esc):
+        if user is None or not await self._service.may_decide(user_principal(user), esc):
             return EmailPlan(page_url=page_url)
         at_ms = now_ms()
         expires_ms = min(at_ms + self._ttl_ms, esc.deadline_ms or at_ms + self._ttl_ms)
@@ -154,17 +153,14 @@ class DecisionLinks:
             return attrs.evolve(page, state=REPLACED), principal
         if link.expires_ms <= now_ms():
             return attrs.evolve(page, state=EXPIRED), principal
-        if not await self._may_decide(principal, esc):
+        if not await self._service.may_decide(principal, esc):
             return attrs.evolve(page, state=REFUSED), principal
         return page, principal
 
     async def _fresh(self, escalation_id: str) -> Escalation:
         # Unscoped: the link (or the email being sent) names its user, whose
-        # routing ``_may_decide`` checks.
+        # routing ``Service.may_decide`` checks.
         esc = await self._service.escalation_for_integration(escalation_id)
         if esc is None:
             raise NotFound(f"no escalation {escalation_id}")
         return esc
-
-    async def _may_decide(self, principal: Principal, esc: Escalation) -> bool:
-        return DECIDE in principal.scopes and await self._service.can_see(principal, esc)

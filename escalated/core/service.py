@@ -36,6 +36,7 @@ from escalated.domain.models import (
 )
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
 from escalated.domain.resource import escalation_resource
+from escalated.domain.scopes import DECIDE
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
 from escalated.core.bus import EventBus
 from escalated.core.callbacks import callback_body, callback_delivery, cancelled_callback_body
@@ -44,7 +45,9 @@ from escalated.core.notifications import notification_deliveries
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
     DefaultChoiceNotOffered,
+    EscalatedError,
     IdempotencyKeyReused,
+    InsufficientScope,
     InvalidState,
     NotFound,
     UnknownPolicy,
@@ -193,10 +196,10 @@ class Service:
         return esc
 
     async def escalation_for_integration(self, escalation_id: str) -> Escalation | None:
-        """Any workspace's escalation, unscoped: for an integration (Slack)
-        that authenticated its caller itself and checks who may act on it
-        with ``get`` once it knows the user. Never answer its content to a
-        caller from this alone."""
+        """Any workspace's escalation, unscoped: for an integration (Slack,
+        email links) that authenticated its caller itself and checks who may
+        act on it with ``may_decide`` once it knows the user. Never answer its
+        content to a caller from this alone."""
         return await self.store.get_escalation(escalation_id=escalation_id, workspace_id=None, routes=None)
 
     async def list(self, query: ListQuery) -> tuple[list[Escalation], str | None]:
@@ -232,6 +235,12 @@ class Service:
         )
         return found is not None
 
+    async def may_decide(self, principal: Principal, escalation: Escalation) -> bool:
+        """Whether the principal may decide this escalation: it holds
+        ``escalations:decide`` and the escalation is routed to it. The one rule
+        for every surface (API, web app, email links, Slack), and ``decide``'s own."""
+        return DECIDE in principal.scopes and await self.can_see(principal, escalation)
+
     async def due_deadlines(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
         """(deadline_ms, id) of live escalations due in (after, until], oldest first (the SLA clock)."""
         return await self.store.deadlines_between(after_ms=after_ms, until_ms=until_ms, limit=limit)
@@ -255,6 +264,8 @@ class Service:
         return esc
 
     async def decide(self, principal: Principal, esc: Escalation, body: dict) -> Escalation:
+        if not await self.may_decide(principal, esc):
+            raise _not_decidable_by(principal, esc)
         _require_active(esc)
         request = validate_decide(body, esc)
         at_ms = now_ms()
@@ -392,6 +403,14 @@ def _replayed(replay: Replay, body_sha: str) -> Created:
         raise IdempotencyKeyReused("this Idempotency-Key was used with a different body")
     esc_id = orjson.loads(replay.response_json)["id"]
     return Created(escalation_id=esc_id, resource_json=replay.response_json, replayed=True)
+
+
+def _not_decidable_by(principal: Principal, esc: Escalation) -> EscalatedError:
+    """What the API answers for it: each surface checks ``may_decide`` first
+    (in its own words), so this is the backstop for a caller that did not."""
+    if DECIDE not in principal.scopes:
+        return InsufficientScope(f"deciding needs the scope {DECIDE}", scope=DECIDE)
+    return NotFound(f"no escalation {esc.id}")
 
 
 def _require_active(esc: Escalation) -> None:

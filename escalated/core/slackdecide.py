@@ -18,9 +18,8 @@ from escalated.core import slackmessages
 from escalated.core.admin import AdminService, user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Escalation
-from escalated.domain.scopes import DECIDE
 from escalated.domain.slack import Click, escape
-from escalated.errors import InvalidState, NotFound, ValidationFailed
+from escalated.errors import InvalidState, ValidationFailed
 
 # The same words for an escalation that does not exist, one in another
 # workspace and one not routed to the clicker: a button says nothing more.
@@ -35,21 +34,19 @@ class SlackDecisions:
     async def click(self, click: Click) -> dict:
         """The reply for ``click.response_url``; decides when the clicker may."""
         service = self._service
-        found = await service.escalation_for_integration(click.escalation_id)
-        if found is None:
+        esc = await service.escalation_for_integration(click.escalation_id)
+        if esc is None:
             return slackmessages.ephemeral(NOT_ROUTED)
-        user = await self._admin.user_by_slack_id(workspace_id=found.workspace_id, slack_id=click.user_id)
+        user = await self._admin.user_by_slack_id(workspace_id=esc.workspace_id, slack_id=click.user_id)
         if user is None:
             return slackmessages.ephemeral(
                 "Your Slack account is not linked to a user of escalated, so your click cannot decide anything."
                 f" An admin can link it with: escalated users add NAME --slack-id {escape(click.user_id)}"
             )
         principal = user_principal(user)
-        try:
-            esc = await service.get(principal, found.id)  # routed to this user?
-        except NotFound:
-            return slackmessages.ephemeral(NOT_ROUTED)
-        if DECIDE not in principal.scopes:
+        if not await service.may_decide(principal, esc):
+            if not await service.can_see(principal, esc):
+                return slackmessages.ephemeral(NOT_ROUTED)
             return slackmessages.ephemeral("Your role in escalated cannot decide escalations. Nothing was changed.")
         if esc.status not in ACTIVE_STATUSES:
             return _too_late(esc)
