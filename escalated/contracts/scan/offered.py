@@ -144,17 +144,10 @@ class OfferedTools:
 
     def _handoff_tools(self, agent: cst.Call, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
         """Agent(handoffs=[refunds, handoff(billing)]): running this agent can run theirs."""
-        for arg in agent.args:
-            if arg.keyword is None or arg.keyword.value != "handoffs":
-                continue
-            targets = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
-            if not isinstance(targets, cst.List | cst.Tuple):
-                continue
-            for element in targets.elements:
-                value = element.value
-                if isinstance(value, cst.Call) and value.args and (dotted_name(value.func) or "").endswith("handoff"):
-                    value = value.args[0].value
-                yield from self._agent_tools(value, scope, seen=seen)
+        for value in self._listed(agent, "handoffs", scope):
+            if isinstance(value, cst.Call) and value.args and (dotted_name(value.func) or "").endswith("handoff"):
+                value = value.args[0].value
+            yield from self._agent_tools(value, scope, seen=seen)
 
     def _spread_tools(self, call: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression]:
         """create(**params) with params = {"tools": TOOLS, ...} or params = build_params(...)."""
@@ -188,13 +181,17 @@ class OfferedTools:
 
     def _crew_tools(self, crew: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression | McpServers]:
         """Crew(agents=[...]): the crew runs every agent's tools."""
-        for arg in crew.args:
-            if arg.keyword is None or arg.keyword.value != "agents":
+        for value in self._listed(crew, "agents", scope):
+            agent = self.resolver.kind_of(value, scope)
+            if agent is not None and isinstance(agent.origin, cst.Call):
+                yield from tools_in_args(agent.origin.args)
+
+    def _listed(self, call: cst.Call, keyword: str, scope: Scope) -> Iterator[cst.BaseExpression]:
+        """The elements of ``keyword=[...]`` in ``call``, the list written there or bound to a name."""
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != keyword:
                 continue
-            agents = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
-            if not isinstance(agents, cst.List | cst.Tuple):
-                continue
-            for element in agents.elements:
-                agent = self.resolver.kind_of(element.value, scope)
-                if agent is not None and isinstance(agent.origin, cst.Call):
-                    yield from tools_in_args(agent.origin.args)
+            listed = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+            if isinstance(listed, cst.List | cst.Tuple):
+                for element in listed.elements:
+                    yield element.value
