@@ -9,7 +9,7 @@ or above the scanned path)::
     sdk = { "mycorp.llm" = "openai" }  # extra SDK names: module or client class -> provider
     fail-on-tests = false              # calls in test folders never fail the scan by default
     max-file-kb = 2048                 # larger files are skipped with a note
-    file-time-s = 30                   # analysis time per file before the rest of it is marked R7
+    file-time-s = 30                   # analysis per file (in steps: module.STEPS_PER_S) before the rest is marked R7
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ files that fail to parse instead of dropping them.
 
 The project is indexed once: the candidate files, plus the project modules
 they import (so a tool's helper in ``payments.py`` is classified by what it
-does). Each file is parsed once; a per-file deadline bounds the analysis.
+does). Each file is parsed once; a per-file budget of analysis steps bounds the analysis.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import ast
 import io
 import itertools
 import re
-import time
 import tokenize
 import warnings
 from collections.abc import Callable, Mapping
@@ -38,8 +37,8 @@ from escalated.contracts.scan.files import (
     might_call_llm,
 )
 from escalated.contracts.scan.flows import ProjectFlow
-from escalated.contracts.scan.index import ModuleIndex
-from escalated.contracts.scan.module import analyse_module
+from escalated.contracts.scan.index import ModuleIndex, WorkMeter
+from escalated.contracts.scan.module import FileBudget, analyse_module
 from escalated.contracts.scan.kinds import Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
@@ -215,6 +214,10 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         sites.append((rel, crossref.tool_site_exports(rel, module, index)))
         analysable.append((rel, module, index))
     indexes = [(rel, index) for rel, _module, index in analysable]
+    # One meter for the scan: following the output into another module counts against the file followed from.
+    meter = WorkMeter()
+    for _rel, index in indexes:
+        index.meter = meter
     table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
     context = ScanContext(table, tool_table, {}, dict(options.sdk), crossref.with_reexports(sites, indexes))
     project = ProjectFlow(analysable, externals=table, tools=tool_table)
@@ -230,6 +233,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
     for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
         if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
+            index.meter = meter
             found = _analyse_one(tree, rel, module, index, context=attrs.evolve(context, wrappers=wrappers), options=options, project=project)
             if found is not None:
                 by_file[rel] = found.calls
@@ -286,7 +290,7 @@ def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, 
     try:
         return analyse_module(
             module, index, path=rel, externals=context.externals, imported_tools=context.tools,
-            wrappers=context.wrappers or None, deadline=time.monotonic() + options.file_time_s, project=project,
+            wrappers=context.wrappers or None, budget=FileBudget.starting(index.meter, file_time_s=options.file_time_s), project=project,
             tool_sites=context.tool_sites,
         )  # fmt: skip
     except RecursionError:

@@ -3,7 +3,7 @@
 ``analyse_module`` is the per-file half of a scan (``discovery`` is the tree
 half): match calls against the SDK tables, number them per function, find
 guards and existing gates, and ask the surface analysis what each output
-controls. A deadline bounds the time one file may take.
+controls. A budget of analysis steps bounds the work one file may take.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
-from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.index import ModuleIndex, Scope, WorkMeter
 from escalated.contracts.scan.kinds import Kind, Match
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import ParamFlow, Surface, SurfaceAnalyzer
@@ -27,6 +27,35 @@ from escalated.contracts.scan.wrappers import match_local
 
 _CONFIDENCE_ORDER = ("low", "medium", "high")
 _TOO_DEEP = "too deeply nested to analyse"
+# file-time-s is counted in analysis steps, not read off the clock, so the same file is cut
+# at the same call on every machine. A loaded 2-core machine takes 500,000-900,000 steps a
+# second: a second of file-time-s is a fifth of a real one or less, far inside the clock below.
+STEPS_PER_S = 100_000
+# The clock stops a file only for work the steps do not count (it should never be reached).
+_CLOCK_FACTOR = 4
+_CLOCK_FLOOR_S = 30.0
+
+
+@attrs.frozen
+class FileBudget:
+    """How much analysis one file may take: steps on the scan's meter, and the clock behind them."""
+
+    meter: WorkMeter
+    until_steps: int
+    until_s: float  # time.monotonic()
+
+    @classmethod
+    def starting(cls, meter: WorkMeter, *, file_time_s: float) -> FileBudget:
+        clock_s = max(_CLOCK_FACTOR * file_time_s, _CLOCK_FLOOR_S)
+        return cls(meter, meter.steps + int(file_time_s * STEPS_PER_S), time.monotonic() + clock_s)
+
+    def ran_out(self) -> str | None:
+        """Why the file's analysis stops here, or None while it may go on."""
+        if self.meter.steps > self.until_steps:
+            return "not analysed: the file's analysis time limit ran out (file-time-s, counted in analysis steps)"
+        if time.monotonic() > self.until_s:
+            return "not analysed: the file's analysis time limit ran out (on the clock, for work the steps do not count)"
+        return None
 
 
 class _Guards:
@@ -81,7 +110,7 @@ def analyse_module(
     externals: Mapping[str, Kind] | None,
     imported_tools: Mapping[str, tuple[Finding, ...]] | None = None,
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
-    deadline: float | None = None,
+    budget: FileBudget | None = None,
     project: ParamFlow | None = None,
     tool_sites: Mapping[str, ToolSite] | None = None,
 ) -> ModuleCalls:
@@ -93,7 +122,7 @@ def analyse_module(
             primitives.append((call, scope, found))
     if not primitives:
         return ModuleCalls((), {})
-    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, deadline=deadline, project=project,
+    context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, budget=budget, project=project,
                        tool_sites=tool_sites)
     local: dict[str, tuple[str, str]] = {}
     sites: list[tuple[cst.Call, Scope, Match]] = []
@@ -125,10 +154,10 @@ class _Context:
     """One module's analysis, repeatable with more wrapper call sites known."""
 
     def __init__(self, module: cst.Module, index: ModuleIndex, resolver: Resolver, *, path: str,
-                 imported_tools: Mapping[str, tuple[Finding, ...]] | None, deadline: float | None,
+                 imported_tools: Mapping[str, tuple[Finding, ...]] | None, budget: FileBudget | None,
                  project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None) -> None:  # fmt: skip
         self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
-        self.imported_tools, self.deadline, self.tool_sites = imported_tools, deadline, tool_sites
+        self.imported_tools, self.budget, self.tool_sites = imported_tools, budget, tool_sites
         self.positions = _positions(module)
         self.guards = _Guards(index, resolver)
         self.gates = _Gates(index, resolver)
@@ -155,10 +184,10 @@ class _Context:
         for call, scope, found in matches:
             ordinal = ordinals.get(scope.qualname, 0)
             ordinals[scope.qualname] = ordinal + 1
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                # The file's time is up: the call is still reported, as something not followed.
-                fact = rules.fact("not-analysed", "not analysed: the file's analysis time limit ran out", self.line_of(call))
-                result = Surface((fact,), escapes=True, tools_gated=False)
+            ran_out = self.budget.ran_out() if self.budget is not None else None
+            if ran_out is not None:
+                # The file's budget is spent: the call is still reported, as something not followed.
+                result = Surface((rules.fact("not-analysed", ran_out, self.line_of(call)),), escapes=True, tools_gated=False)
             else:
                 result = surface.analyze(call, scope, found, origin=_origin(call, self.guards, self.index))
             for qualname in sorted(result.returned):

@@ -85,11 +85,13 @@ class OutputFlow:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
         self._follow(origin, scope, flow, depth=0)
         self._drain(flow)
+        self.index.meter.steps += flow.steps
 
     def follow_param(self, param: str, scope: Scope, flow: FlowState) -> None:
         """Everything parameter ``param`` of function ``scope`` reaches when it holds the output."""
         self._taint_key(param, scope, flow, depth=1, derived=True)
         self._drain(flow)
+        self.index.meter.steps += flow.steps
 
     def _drain(self, flow: FlowState) -> None:
         while flow.pending and flow.steps <= MAX_STEPS:
@@ -217,6 +219,7 @@ class OutputFlow:
             flow.escapes = True
             return
         name = scope.qualname.rpartition(".")[2]
+        self.index.meter.steps += len(self.index.calls)
         callers = [
             (call, caller)
             for call, caller in self.index.calls
@@ -250,6 +253,7 @@ class OutputFlow:
     def _class_scopes(self, scope: Scope) -> list[Scope]:
         if scope.class_name is None:
             return [scope]
+        self.index.meter.steps += len(self.index.scopes)
         return [s for s in self.index.scopes.values() if s.class_name == scope.class_name]
 
     def _references(self, scope: Scope) -> dict[str, list[cst.CSTNode]]:
