@@ -27,6 +27,7 @@ import attrs
 from escalated.core.admin import AdminService
 from escalated.core.principals import user_principal
 from escalated.core.service import Service
+from escalated.core.weblinks import escalation_url
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
@@ -100,7 +101,7 @@ class DecisionLinks:
 
     async def plan_email(self, delivery: Delivery) -> EmailPlan:
         esc = await self._fresh(delivery.escalation_id)
-        page_url = f"{self.base_url}/app/escalations/{esc.id}"
+        page_url = escalation_url(self.base_url, esc.id)
         address = delivery.target.removeprefix("email:")
         user = await self._admin.user_by_email(workspace_id=esc.workspace_id, email=address)
         if user is None or not await self._service.may_decide(user_principal(user), esc):

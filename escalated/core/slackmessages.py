@@ -16,6 +16,7 @@ Slack's length limit but not escaped.
 
 from __future__ import annotations
 
+from escalated.core.weblinks import escalation_url
 from escalated.domain.models import Escalation
 from escalated.domain.slack import DECIDE_ACTION, button_value, escape
 from escalated.timeutil import format_ms
@@ -44,7 +45,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def page_url(esc: Escalation, *, base_url: str | None) -> str | None:
-    return f"{base_url}/app/escalations/{esc.id}" if base_url else None
+    return escalation_url(base_url, esc.id) if base_url else None
 
 
 def _when(at_ms: int) -> str:

@@ -14,13 +14,14 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from escalated.core.weblinks import APP_PREFIX
 from escalated.errors import EscalatedError, NotFound
 from escalated.web import admin, decisionlinks, escalations, live, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
 
 HERE = Path(__file__).parent
-PREFIX = "/app"
+PREFIX = APP_PREFIX  # the core builds links to pages under it (core/weblinks.py)
 # Pages and their assets come from this process only; no inline script, no framing.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",

@@ -17,6 +17,7 @@ from escalated.domain.models import Escalation, NumberField
 from escalated.errors import InsufficientScope, InvalidState, ValidationFailed
 from escalated.http.appkeys import SERVICE
 from escalated.core.inbox import INBOX_SORTS, INBOX_STATUSES, InboxQuery
+from escalated.core.weblinks import escalation_path
 from escalated.web import session
 from escalated.web.render import page, see_other
 
@@ -77,7 +78,7 @@ async def _act(request: web.Request, scope: str, action) -> web.Response:
         errors = {_form_field(e["field"]): e["message"] for e in exc.errors or ()}
         message = "Please correct the marked field" + ("s." if len(errors) != 1 else ".")
         return await _detail_page(request, who.principal, error=message, errors=errors, values=data, status=422)
-    return see_other(f"/app/escalations/{esc.id}")
+    return see_other(escalation_path(esc.id))
 
 
 def _too_late(exc: InvalidState) -> str:

@@ -193,6 +193,11 @@ def test_without_buttons_the_message_links_to_the_web_page():
     assert "<https://esc.example/app/escalations/esc_1|" in _texts(message)
 
 
+def test_a_public_url_ending_in_a_slash_links_to_the_page_without_a_double_slash():
+    message = slackmessages.notification(_escalation(), buttons=False, base_url="https://esc.example/")
+    assert "<https://esc.example/app/escalations/esc_1|" in _texts(message)
+
+
 def test_response_fields_get_a_link_not_buttons():
     esc = _escalation()
     esc = _escalation(content=Content(
