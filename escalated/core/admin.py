@@ -29,9 +29,9 @@ from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
 from escalated.domain.contacts import checked_contacts, email_problem, normal_email, slack_id_problem
 from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, UserInfo, Workspace
+from escalated.domain.nul import NUL_MESSAGE, nul_fields
 from escalated.domain.policies import build_policy, unknown_reviewers
 from escalated.domain.scopes import ALL_SCOPES, ROLES
-from escalated.domain.validation import NUL_MESSAGE
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
@@ -318,12 +318,7 @@ def _unroutable(policies: list[Policy], users: list[UserInfo]) -> list[Unroutabl
 
 
 def refuse_nul(**texts: str | tuple[str, ...] | None) -> None:
-    """``ConfigError`` naming the first text holding NUL (U+0000).
-
-    PostgreSQL text cannot hold it (psycopg refuses to send it: a 500), so it
-    is refused in words on either backend, before the store, as the API
-    already refuses it in escalations and key names."""
-    for what, value in texts.items():
-        values = value if isinstance(value, tuple) else (value,)
-        if any(v is not None and "\x00" in v for v in values):
-            raise ConfigError(f"{what.replace('_', ' ')} {NUL_MESSAGE}")
+    """``ConfigError`` naming the first text holding NUL (U+0000): the
+    domain's rule (``domain/nul.py``), in words for the CLI and the web admin."""
+    if found := nul_fields(**texts):
+        raise ConfigError(f"{found[0].replace('_', ' ')} {NUL_MESSAGE}")

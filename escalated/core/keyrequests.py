@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from escalated.domain.nul import NUL_MESSAGE, nul_fields
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError, ValidationFailed, field_error
 from escalated.timeutil import now_ms, parse_duration_s
@@ -11,8 +12,10 @@ def parse_key_request(body: dict, *, default_scopes: frozenset[str]) -> tuple[st
     """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
     name = body.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200 or "\x00" in name):
-        problems.append(field_error("name", "must be a non-empty string of at most 200 characters, without NUL"))
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200):
+        problems.append(field_error("name", "must be a non-empty string of at most 200 characters"))
+    else:
+        problems += [field_error(field, NUL_MESSAGE) for field in nul_fields(name=name)]
     requested = body.get("scopes")
     scopes = default_scopes
     if requested is not None:

@@ -25,13 +25,13 @@ from escalated.domain.models import (
     SelectOption,
     Subject,
 )
+from escalated.domain.nul import NUL_MESSAGE, holds_nul
 from escalated.errors import ValidationFailed, field_error
 
 POLICY_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 CHOICE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MAX_CHOICES = 20
 MAX_TEXT = 10_000
-NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_EVIDENCE = 200
 
 CREATE_FIELDS = frozenset(
@@ -105,7 +105,7 @@ class _Problems:
         if len(value) > MAX_TEXT:
             self.add(prefix + name, f"must be at most {MAX_TEXT} characters")
             return None
-        if "\x00" in value:  # PostgreSQL text cannot hold it: refused alike on either backend
+        if holds_nul(value):  # PostgreSQL text cannot hold it: refused alike on either backend
             self.add(prefix + name, NUL_MESSAGE)
             return None
         return value
