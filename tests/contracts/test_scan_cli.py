@@ -81,6 +81,17 @@ def test_exit_1_when_a_contract_is_stale(tmp_path: Path) -> None:
     assert json.loads(out)["staleContracts"] == [{"contract": "support.gone", "path": "agent/support.py", "function": "gone", "index": 0}]
 
 
+def test_a_contract_whose_index_another_call_took_is_stale(tmp_path: Path) -> None:
+    # A wrapper call site added above the contracted call shifts it to index 1; the
+    # wrapper's call (another API) now has index 0, which the contract still names.
+    shifted = GUARDED.replace(
+        "def reply(text):\n", "def ask(text):\n    return client.responses.create(model=\"m\", input=text)\n\n\ndef reply(text):\n    text = ask(text)\n"
+    )
+    code, out = scan(str(project(tmp_path, source=shifted)), "--format", "json")
+    assert code == 1
+    assert json.loads(out)["staleContracts"] == [{"contract": "support.reply", "path": "agent/support.py", "function": "reply", "index": 0}]
+
+
 def test_exit_2_when_a_file_cannot_be_parsed(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "agent" / "broken.py").write_text("import openai\ndef f(:\n    openai.responses.create()\n")

@@ -65,14 +65,15 @@ def project_contracts(root: Path) -> tuple[ContractSet, str, str | None]:
 
 def check(result: ScanResult, contracts: ContractSet, *, prefix: str = "", single_file: str | None = None) -> Coverage:
     statuses = tuple(_status(call, contracts, prefix) for call in result.calls)
-    found = {_project_key(c, prefix) for c in result.calls}
+    # A contract names its call's provider and API too: another call now at its index is not its call.
+    found = {(*_project_key(c, prefix), c.provider, c.api) for c in result.calls}
     scanned = {f"{prefix}/{p}" if prefix else p for p in ((single_file,) if single_file else ())}
     stale = []
     for contract in sorted(contracts.contracts.values(), key=lambda c: c.id):
         inside = contract.path.startswith(prefix + "/") if prefix else True
         if single_file is not None:
             inside = contract.path in scanned
-        if inside and contract.key not in found:
+        if inside and (*contract.key, contract.provider, contract.api) not in found:
             scan_path = contract.path[len(prefix) + 1 :] if prefix else contract.path
             stale.append(StaleContract(contract.id, contract.path, contract.function, contract.index, scan_path))
     return Coverage(statuses, tuple(stale))
