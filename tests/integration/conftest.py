@@ -13,10 +13,8 @@ is SQLite-only.
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from escalated.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
 from tests.support.api import escalation_body, unique
+from tests.support.threaded import ThreadedServer
 
 
 @attrs.frozen
@@ -111,42 +110,27 @@ class LiveServer:
         self.db = db  # a SQLite file or a postgresql:// URL, as --db takes it
         self.settings = Settings(db_path=parse_db(db), port=0, **settings)
         self.url = ""
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="live-server", daemon=True)
-        self._runner: web.AppRunner | None = None
+        self._server = ThreadedServer("live-server")
 
     def start(self) -> LiveServer:
         from escalated.http.app import create_app
 
-        async def up() -> str:
-            self._runner = web.AppRunner(create_app(self.settings), access_log=None, handle_signals=False)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            return f"http://127.0.0.1:{self._runner.addresses[0][1]}"
-
-        self._thread.start()
-        self.url = asyncio.run_coroutine_threadsafe(up(), self._loop).result(30)
+        self.url = self._server.start(lambda: create_app(self.settings), handle_signals=False)
         self.api = Api(self.url)
         return self
 
     def stop(self) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(30)
-        self._loop.close()
+        self._server.stop()
 
     @property
     def app(self) -> web.Application:
-        assert self._runner is not None
-        return self._runner.app
+        return self._server.app
 
     # -- set-up through the running app's core, as an admin of the workspace ---
 
     def _run(self, make: Any) -> Any:
         """Run the coroutine ``make()`` on the server's loop; its result."""
-        return asyncio.run_coroutine_threadsafe(make(), self._loop).result(30)
+        return self._server.run(make)
 
     def workspace(self, name: str | None = None) -> str:
         name = name or unique("ws")

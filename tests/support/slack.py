@@ -1,9 +1,10 @@
 """A local stand-in for Slack's side of an app, for tests (issue #16).
 
 - ``SlackStandIn`` is a real HTTP server (its own thread and loop, so one
-  can serve a whole test module) playing Slack's two receiving ends: the
-  incoming webhooks escalated posts messages to, and the ``response_url``
-  of each click, where escalated posts its reply. It records both.
+  can serve a whole test module: tests/support/threaded.py) playing
+  Slack's two receiving ends: the incoming webhooks escalated posts
+  messages to, and the ``response_url`` of each click, where escalated
+  posts its reply. It records both.
 - ``click`` sends the interaction request Slack sends when someone presses
   a button of a recorded message: ``application/x-www-form-urlencoded`` with
   one ``payload`` field holding the JSON, signed as Slack documents
@@ -27,6 +28,8 @@ from urllib.parse import urlencode
 import aiohttp
 import attrs
 from aiohttp import web
+
+from tests.support.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 
@@ -58,32 +61,21 @@ class SlackStandIn:
         self._posts: list[Posted] = []
         self.failing: dict[str, tuple[int, int]] = {}  # path -> (posts left to refuse, with this status)
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="slack-stand-in", daemon=True)
-        self._runner: web.AppRunner | None = None
+        self._server = ThreadedServer("slack-stand-in")
 
     # -- the server -------------------------------------------------------------
 
     def start(self) -> SlackStandIn:
-        async def up() -> str:
+        def make_app() -> web.Application:
             app = web.Application()
             app.router.add_post("/{tail:.*}", self._record)
-            self._runner = web.AppRunner(app, access_log=None)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            return f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+            return app
 
-        self._thread.start()
-        self.url = asyncio.run_coroutine_threadsafe(up(), self._loop).result(30)
+        self.url = self._server.start(make_app)
         return self
 
     def stop(self) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(30)
-        self._loop.close()
+        self._server.stop()
 
     async def _record(self, request: web.Request) -> web.Response:
         # Slack answers an incoming webhook with the text "ok".
