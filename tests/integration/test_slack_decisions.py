@@ -19,6 +19,7 @@ import pytest
 
 from escalated.signing import verify
 from escalated.timeutil import now_ms, parse_timestamp_ms
+from tests.conftest import fresh_db
 from tests.support.api import Api, unique
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
@@ -36,24 +37,18 @@ def slack():
     stand_in.stop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def server(request, tmp_path_factory):
-    if request.param == "postgres":
-        postgres = request.getfixturevalue("postgres_server")
-        db = postgres.create_database()
-    else:
-        db = tmp_path_factory.mktemp("slack") / "escalated.db"
-    proc = ServerProcess(
-        db=db,
-        args=("--retry-schedule", "100ms", "--public-url", PUBLIC_URL),
-        env={"ESCALATED_SLACK_SIGNING_SECRET": SECRET},
-    ).start()
-    proc.cli("users", "add", "alice", "--slack-id", ALICE)
-    proc.cli("users", "add", "bob", "--slack-id", BOB)
-    yield proc
-    proc.stop()
-    if request.param == "postgres":
-        postgres.drop_database(db)
+@pytest.fixture(scope="module")
+def server(request, backend, tmp_path_factory):
+    with fresh_db(request, backend, tmp_path_factory.mktemp("slack")) as db:
+        proc = ServerProcess(
+            db=db,
+            args=("--retry-schedule", "100ms", "--public-url", PUBLIC_URL),
+            env={"ESCALATED_SLACK_SIGNING_SECRET": SECRET},
+        ).start()
+        proc.cli("users", "add", "alice", "--slack-id", ALICE)
+        proc.cli("users", "add", "bob", "--slack-id", BOB)
+        yield proc
+        proc.stop()
 
 
 @pytest.fixture
