@@ -36,7 +36,21 @@ SCAN_PAST_BUSY = 256
 # is already queued behind it. A hung receiver queues at most this many per
 # slot of its own share, never in front of another receiver.
 QUEUED_PER_SLOT = 4
-LEASE_MARGIN_S = 30.0
+# A claim (on PostgreSQL, where replicas share the outbox) is a lease: the
+# attempt's timeout plus a margin for committing the claim before it and
+# the record after it (milliseconds on a healthy database). A replica killed
+# mid-attempt leaves the delivery to the others when the lease ends, so the
+# margin is what such a crash adds to a callback's delay.
+LEASE_MARGIN_S = 5.0
+# An email or desktop notification does not end within --delivery-timeout
+# (transport.ends_within_timeout): its lease keeps a long margin, so that a
+# slow SMTP server does not get the email twice, each with its own links.
+UNBOUNDED_LEASE_MARGIN_S = 30.0
+# After losing a claim to another replica: when to read the outbox again. By
+# then the winner's claim has committed, and the head shows when its lease
+# ends (the time to try again if that replica dies mid-attempt); without the
+# look, the next could be IDLE_WAKE_S away, past the lease.
+LOST_CLAIM_LOOK_S = 0.2
 
 
 class Sender:
@@ -59,10 +73,8 @@ class Sender:
         # Whether a pass should read past deliveries to receivers at their cap:
         # not again until new work comes, after a look found nothing behind them.
         self._look_past_busy = True
-        # A claim outlives the attempt's timeout by a margin for recording it;
-        # a replica that dies mid-attempt leaves its deliveries to the others after it.
-        self._lease_ms = int((self._settings.delivery_timeout_s + LEASE_MARGIN_S) * 1000)
         self._wakes = 0  # new work signalled so far (a look that raced with new work proves nothing)
+        self._look_again: asyncio.TimerHandle | None = None  # after a lost claim
 
     def wake(self) -> None:
         self._look_past_busy = True
@@ -74,6 +86,8 @@ class Sender:
         return self
 
     async def __aexit__(self, *exc) -> None:
+        if self._look_again is not None:
+            self._look_again.cancel()
         for task in list(self._in_flight.values()):
             task.cancel()
         await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
@@ -187,8 +201,10 @@ class Sender:
         could not record the claim or the email's links: it stays pending)."""
         # Claimed under the slots, so the lease covers this attempt only.
         try:
-            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=self._lease_ms)
+            lease_ms = self._lease_ms(delivery)
+            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=lease_ms)
             if delivery.id not in claims:
+                self._look_again_soon()
                 return None
             plan = await self._email_plan(delivery)
         except (StorageFull, DatabaseBusy):  # tried again on a later pass
@@ -202,6 +218,18 @@ class Sender:
             email_plan=plan,
         )
         return outcome, claims[delivery.id]
+
+    def _look_again_soon(self) -> None:
+        if self._look_again is None:
+            self._look_again = asyncio.get_running_loop().call_later(LOST_CLAIM_LOOK_S, self._looked_again)
+
+    def _looked_again(self) -> None:
+        self._look_again = None
+        self._wake.set()
+
+    def _lease_ms(self, delivery: Delivery) -> int:
+        margin_s = LEASE_MARGIN_S if transport.ends_within_timeout(delivery) else UNBOUNDED_LEASE_MARGIN_S
+        return int((self._settings.delivery_timeout_s + margin_s) * 1000)
 
     async def _email_plan(self, delivery: Delivery) -> EmailPlan | None:
         """Under this attempt's claim, so two replicas never mint for one email."""

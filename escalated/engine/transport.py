@@ -140,6 +140,14 @@ def webhook_url(target: str) -> str | None:
     return None
 
 
+def ends_within_timeout(delivery: Delivery) -> bool:
+    """True when an attempt of ``delivery`` is one POST, which aiohttp ends
+    within ``timeout_s`` whatever the receiver does. An email is bounded by
+    its SMTP server's pace (10 s per operation), a desktop notification not
+    at all."""
+    return delivery.kind == CALLBACK or webhook_url(delivery.target) is not None
+
+
 def slack_verdict(outcome: Outcome) -> Outcome:
     """Slack answers a webhook it will never take with a 4xx (``invalid_blocks``,
     ``no_service``, ``channel_is_archived``, ``action_prohibited``): retrying

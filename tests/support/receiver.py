@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 
 import attrs
 from aiohttp import web
@@ -20,13 +22,15 @@ class Receiver:
     """Answers each POST with the next scripted status (default 200) and records it.
 
     ``hold``: when set to an event, each answer waits for it (an attempt
-    stays in flight until the test releases it).
+    stays in flight until the test releases it). ``peer_ports``: the client
+    port of each request, in order (which process sent it: ``sender_pid``).
     """
 
     received: list[Received] = attrs.field(factory=list)
     hold: asyncio.Event | None = None
     script: list[int] = attrs.field(factory=list)
     extra_headers: dict[str, str] = attrs.field(factory=dict)
+    peer_ports: list[int] = attrs.field(factory=list)
     port: int = 0
     _runner: web.AppRunner | None = None
     _changed: asyncio.Event = attrs.field(factory=asyncio.Event)
@@ -36,7 +40,9 @@ class Receiver:
         return f"http://127.0.0.1:{self.port}/resume"
 
     async def _handle(self, request: web.Request) -> web.Response:
-        self.received.append(Received(request.path, {k.lower(): v for k, v in request.headers.items()}, await request.read()))
+        body = await request.read()
+        self.peer_ports.append(request.transport.get_extra_info("peername")[1])
+        self.received.append(Received(request.path, {k.lower(): v for k, v in request.headers.items()}, body))
         self._changed.set()
         if self.hold is not None:
             await self.hold.wait()
@@ -66,3 +72,21 @@ class Receiver:
                 self._changed.clear()
                 await self._changed.wait()
         return self.received
+
+
+def sender_pid(port: int, pids: list[int]) -> int | None:
+    """Which of ``pids`` owns the local TCP socket on ``port`` (Linux /proc):
+    the process that sent a request the receiver saw from that port."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    for pid in pids:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}").removeprefix("socket:[").removesuffix("]") in inodes:
+                    return pid
+    return None
