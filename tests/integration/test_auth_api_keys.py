@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from escalated.domain import scopes
+from escalated.domain.nul import NUL_MESSAGE
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.timeutil import parse_timestamp_ms
 
@@ -54,6 +55,11 @@ def test_post_api_keys_with_an_unknown_scope_is_422(api, admin_key):
         422, "validation_failed"
     )
     assert problem["errors"][0]["field"] == "scopes[0]"
+
+
+def test_post_api_keys_with_a_name_holding_nul_is_422_saying_so(api, admin_key):
+    problem = api.post("/api-keys", token=admin_key, json_body={"name": "k\x00"}).problem(422, "validation_failed")
+    assert problem["errors"] == [{"field": "name", "message": NUL_MESSAGE}]
 
 
 def test_post_api_keys_expires_in_sets_expires_at(api, admin_key):
