@@ -236,9 +236,8 @@ class Service:
         return found is not None
 
     async def may_decide(self, principal: Principal, escalation: Escalation) -> bool:
-        """Whether the principal may decide this escalation: it holds
-        ``escalations:decide`` and the escalation is routed to it. The one rule
-        for every surface (API, web app, email links, Slack), and ``decide``'s own."""
+        """It holds ``escalations:decide`` and the escalation is routed to it:
+        the rule ``decide`` enforces, asked first by email links and Slack."""
         return DECIDE in principal.scopes and await self.can_see(principal, escalation)
 
     async def due_deadlines(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
@@ -406,8 +405,8 @@ def _replayed(replay: Replay, body_sha: str) -> Created:
 
 
 def _not_decidable_by(principal: Principal, esc: Escalation) -> EscalatedError:
-    """What the API answers for it: each surface checks ``may_decide`` first
-    (in its own words), so this is the backstop for a caller that did not."""
+    """As the API answers (403 before 404). Each surface refuses first, in its
+    own words: this is the backstop for a caller that did not."""
     if DECIDE not in principal.scopes:
         return InsufficientScope(f"deciding needs the scope {DECIDE}", scope=DECIDE)
     return NotFound(f"no escalation {esc.id}")
