@@ -24,7 +24,6 @@ from escalated.domain.models import (
     EVENT_CANCELLED,
     EVENT_CREATED,
     EVENT_DECIDED,
-    OPEN,
     Attempt,
     Cancellation,
     Delivery,
@@ -34,50 +33,30 @@ from escalated.domain.models import (
     Principal,
     Resolution,
 )
-from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
+from escalated.domain.records import Change, IdempotencyRecord, ListQuery
 from escalated.domain.resource import escalation_resource
 from escalated.domain.scopes import DECIDE
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
 from escalated.core.bus import EventBus
 from escalated.core.callbacks import callback_body, callback_delivery, cancelled_callback_body
+from escalated.core.creation import IDEMPOTENCY_WINDOW_MS, Created, new_escalation, replayed, routes_for
 from escalated.core.inbox import INBOX_LIMIT, Inbox, InboxQuery, matches_text, sort_inbox
 from escalated.core.notifications import notification_deliveries
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
     DefaultChoiceNotOffered,
     EscalatedError,
-    IdempotencyKeyReused,
     InsufficientScope,
     InvalidState,
     NotFound,
     UnknownPolicy,
 )
-from escalated.ids import new_id
 from escalated.metrics import Metrics
 from escalated.settings import Settings, http_url
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
-IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
-
-
-@attrs.frozen
-class Created:
-    """What a create did. ``resource_json`` is the escalation as first
-    answered, rendered once: an Idempotency-Key stores these bytes and a
-    replay answers them again, whatever happened to the escalation since."""
-
-    escalation_id: str
-    resource_json: bytes
-    replayed: bool
-    escalation: Escalation | None = None  # None for a replay: the stored answer stands in
-
-
-def routes_for(policy: Policy) -> tuple[str, ...]:
-    if not policy.reviewers:
-        return ("*",)
-    return tuple(r if r.startswith("group:") else f"user:{r}" for r in policy.reviewers)
 
 
 class Service:
@@ -135,7 +114,7 @@ class Service:
                 workspace_id=principal.workspace_id, key=idempotency_key, not_before_ms=not_before_ms
             )
             if replay is not None:
-                return _replayed(replay, body_sha)
+                return replayed(replay, body_sha)
         request = validate_create(body, check_url=self._callback_url_problem)
         policy = await self.policy(principal.workspace_id, request.policy)
         if policy.sla_s is not None and policy.default_choice not in {c.id for c in request.content.choices}:
@@ -143,7 +122,7 @@ class Service:
                 f"policy {policy.key} times out to {policy.default_choice!r}, which is not among the choices",
                 errors=[{"field": "choices", "message": f"must include the policy's default choice {policy.default_choice!r}"}],
             )
-        esc = _new_escalation(principal, request, policy, at_ms=at_ms)
+        esc = new_escalation(principal, request, policy, at_ms=at_ms)
         content_json = content_to_json(esc.content)
         response = orjson.dumps(escalation_resource(esc, content_json=content_json))
         idem = (
@@ -166,7 +145,7 @@ class Service:
             content_json=content_json,
         )
         if replay is not None:  # lost a race with an identical retry
-            return _replayed(replay, body_sha)
+            return replayed(replay, body_sha)
         self._publish(EVENT_CREATED, esc, at_ms, deliveries=len(notices))
         if notices:
             self.wake_sender()
@@ -377,31 +356,6 @@ class Service:
         await self.store.record_attempt(
             delivery_id=delivery.id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms, token=token
         )
-
-
-def _new_escalation(principal: Principal, request, policy: Policy, *, at_ms: int) -> Escalation:
-    return Escalation(
-        id=new_id("esc"),
-        workspace_id=principal.workspace_id,
-        status=OPEN,
-        policy=policy.key,
-        agent_id=request.agent_id,
-        run_id=request.run_id,
-        content=request.content,
-        created_ms=at_ms,
-        created_by=principal.actor,
-        resume=request.resume,
-        deadline_ms=at_ms + int(policy.sla_s * 1000) if policy.sla_s is not None else None,
-        default_choice=policy.default_choice,
-        history=(HistoryEntry(event="created", by=principal.actor, at_ms=at_ms),),
-    )
-
-
-def _replayed(replay: Replay, body_sha: str) -> Created:
-    if replay.body_sha256 != body_sha:
-        raise IdempotencyKeyReused("this Idempotency-Key was used with a different body")
-    esc_id = orjson.loads(replay.response_json)["id"]
-    return Created(escalation_id=esc_id, resource_json=replay.response_json, replayed=True)
 
 
 def _not_decidable_by(principal: Principal, esc: Escalation) -> EscalatedError:
