@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,8 @@ class _Session:
     accept_all: bool = False
     accepted: int = 0
     skipped: int = 0
+    # Why calls were left without a contract because one already in the file was in the way.
+    blocked: list[str] = attrs.field(factory=list)
     contracts: ContractSet = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -145,30 +148,49 @@ class _Session:
         """Prompt until the call is accepted or skipped (True), or the user quits (False)."""
         from escalated.contracts.edit import initialise
 
-        variant = 0
+        variant, blocked = 0, None
         while True:
             click.echo()
             click.echo(initialise.describe(candidate, draft, number=number, total=total))
             action = "accept" if self.accept_all else _ask_action()
             if action == "accept":
-                conflict = initialise.id_conflict(self.contracts, draft)
-                if conflict is None:
+                blocked = self._refusal(draft)
+                if blocked is None:
                     self._accept(draft)
                     return True
-                click.echo(f"Cannot accept: {conflict}. Edit the id first.")
-                if self.accept_all:  # nobody to edit it: skip, and say so
-                    self.skipped += 1
-                    return True
+                click.echo(f"Cannot accept: {blocked}.")
+                if self.accept_all:  # nobody to edit or move anything: skip, and say so
+                    return self._skip(blocked)
             elif action == "edit":
                 draft = _edit(draft)
             elif action == "regenerate":
                 variant += 1
                 draft = self._regenerate(candidate, draft, self.contracts, variant)
             elif action == "skip":
-                self.skipped += 1
-                return True
+                return self._skip(blocked)
             else:
+                self._left_blocked(blocked)
                 return False
+
+    def _refusal(self, draft: Contract) -> str | None:
+        """Why ``draft`` cannot be accepted: a contract already in the file is in its way."""
+        from escalated.contracts.edit import initialise
+
+        blocking = initialise.blocking_contract(self.contracts, draft, stale_ids=self.plan.stale_ids)
+        if blocking is not None:
+            return blocking
+        conflict = initialise.id_conflict(self.contracts, draft)
+        return None if conflict is None else f"{conflict}. Edit the id first"
+
+    def _skip(self, blocked: str | None) -> bool:
+        self.skipped += 1
+        self._left_blocked(blocked)
+        return True
+
+    def _left_blocked(self, blocked: str | None) -> None:
+        # The call leaves without a contract because an existing one was in its way: say so at the end.
+        if blocked is not None:
+            self.blocked.append(blocked)
 
     def _accept(self, draft: Contract) -> None:
         # Written at once, so a later quit or crash keeps every accepted draft.
@@ -203,6 +225,12 @@ class _Session:
         click.echo(f"{self.accepted} accepted, {self.skipped} skipped.")
         if self.accepted:
             click.echo("Next: escalated contracts apply  (wraps the accepted calls with their guards)")
+        if self.blocked:
+            # Exit 1 like scan's stale contract: the file needs a person before every call is covered.
+            click.echo(f"error: {len(self.blocked)} call(s) left without a contract; nothing was overwritten:", err=True)
+            for reason in self.blocked:
+                click.echo(f"  - {reason}.", err=True)
+            sys.exit(1)
 
 
 def _ask_action() -> str:

@@ -17,6 +17,7 @@ import attrs
 import libcst as cst
 
 from escalated.guard_contracts import (
+    CONTRACTS_FILENAME,
     Choice,
     Contract,
     ContractFileError,
@@ -54,6 +55,8 @@ class InitPlan:
     total_calls: int
     # Calls a contract locates but that are not wrapped in its guard yet.
     awaiting_apply: int = 0
+    # Contracts that locate no call any more (an index shifted, or the call is gone).
+    stale_ids: frozenset[str] = frozenset()
 
 
 def plan_init(path: Path) -> InitPlan:
@@ -75,7 +78,9 @@ def plan_init(path: Path) -> InitPlan:
         located = attrs.evolve(call, location=attrs.evolve(call.location, path=_join(prefix, call.location.path)))
         candidates.append(Candidate(located, base / call.location.path))
     candidates = _with_wrap_problems(candidates)
-    return InitPlan(project_root, contracts, tuple(candidates), result.errors, len(result.calls), awaiting_apply)
+    stale_ids = frozenset(s.id for s in coverage.stale)
+    total = len(result.calls)
+    return InitPlan(project_root, contracts, tuple(candidates), result.errors, total, awaiting_apply, stale_ids)
 
 
 def _with_wrap_problems(candidates: list[Candidate]) -> list[Candidate]:
@@ -258,4 +263,36 @@ def id_conflict(contracts: ContractSet, draft: Contract) -> str | None:
     other = contracts.get(draft.id)
     if other is not None and other.key != draft.key:
         return f"id {draft.id!r} is already used by the contract for {other.function} in {other.path}"
+    return None
+
+
+def blocking_contract(contracts: ContractSet, draft: Contract, *, stale_ids: Iterable[str]) -> str | None:
+    """Why accepting ``draft`` would overwrite or orphan a contract already in the file, if it would.
+
+    Contracts are located by (path, function, index), so a call added before a
+    contracted call (a wrapper call site, say) shifts its index: the old
+    contract's location then names the new call. Replacing that contract would
+    lose the user's reviewed text and the id its guard uses, so ``init`` never
+    does; moving it is the user's call.
+    """
+    stale = set(stale_ids)
+    for other in sorted(contracts.contracts.values(), key=lambda c: c.id):
+        if other.key == draft.key:
+            return (
+                f"contract {other.id!r} ({other.provider} {other.api}) is at index {other.index} of "
+                f"{other.function} in {other.path}, where the call is now {draft.provider} {draft.api}: "
+                "a call added before its call shifted the indexes. It is kept as it is, not replaced. "
+                f"Set its index in {CONTRACTS_FILENAME} to where its call is now "
+                "(or delete it if its call is gone), then re-run init"
+            )
+        same_api = (other.path, other.function, other.provider, other.api) == (
+            draft.path, draft.function, draft.provider, draft.api
+        )  # fmt: skip
+        if other.id in stale and same_api:
+            return (
+                f"contract {other.id!r} ({other.provider} {other.api}, index {other.index} of {other.function} "
+                f"in {other.path}) locates no call any more and may be this call's, now at index {draft.index}. "
+                f"Set its index to {draft.index} in {CONTRACTS_FILENAME} "
+                "(or delete it if it belongs to no call), then re-run init"
+            )
     return None
