@@ -8,7 +8,8 @@ from escalated.commands.common import shared_group_options, converts_errors, db_
 from escalated.domain.scopes import ROLES
 from escalated.settings import DEFAULT_PORT
 from escalated.timeutil import parse_duration_s
-from escalated.core.websessions import DEFAULT_LINK_TTL_S, login_url
+from escalated.core.weblinks import login_url
+from escalated.core.websessions import DEFAULT_LINK_TTL_S
 
 
 @click.group()

@@ -27,7 +27,7 @@ import attrs
 from escalated.core.admin import AdminService
 from escalated.core.principals import user_principal
 from escalated.core.service import Service
-from escalated.core.weblinks import escalation_url
+from escalated.core.weblinks import decision_link_url, escalation_url
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
@@ -81,10 +81,6 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def link_url(base_url: str, secret: str) -> str:
-    return f"{base_url.rstrip('/')}/app/d/{secret}"
-
-
 class DecisionLinks:
     def __init__(self, store: Store, *, service: Service, admin: AdminService, ttl_s: float = LINK_TTL_S) -> None:
         self.store = store
@@ -116,7 +112,7 @@ class DecisionLinks:
             for s, c in minted
         ]
         await self.store.add_decision_links(delivery_id=delivery.id, links=stored, at_ms=at_ms)
-        links = tuple(ChoiceLink(choice=c, url=link_url(self.base_url, s)) for s, c in minted)
+        links = tuple(ChoiceLink(choice=c, url=decision_link_url(self.base_url, s)) for s, c in minted)
         return EmailPlan(page_url=page_url, recipient=user.name, links=links)
 
     # -- following a link (the web app) --------------------------------------------

@@ -110,7 +110,3 @@ class WebSessions:
             secret_hash=_hash(secret), workspace_id=workspace_id, name=name, at_ms=at_ms, expires_ms=at_ms + int(ttl_s * 1000)
         )
         return secret
-
-
-def login_url(base_url: str, secret: str) -> str:
-    return f"{base_url.rstrip('/')}/app/login/{secret}"

@@ -10,8 +10,8 @@ import re
 
 from aiohttp import web
 
-from escalated.core.websessions import login_url
 from escalated.core.admin import PolicyRequest, UnknownReviewers
+from escalated.core.weblinks import login_url
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError
 from escalated.http.appkeys import ADMIN, SETTINGS
