@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from escalated.core.weblinks import escalation_path
 from escalated.domain.models import Escalation
 
 # The last share of an SLA in which the countdown is marked urgent.
@@ -64,4 +65,5 @@ def number_attr(value: float | None) -> str:
 
 
 FILTERS = {"when": when, "iso": iso, "number_attr": number_attr}
-GLOBALS = {"age": age, "sla": sla, "urgent": urgent}
+# escalation_path: the templates link to an escalation where the core does (core/weblinks.py).
+GLOBALS = {"age": age, "sla": sla, "urgent": urgent, "escalation_path": escalation_path}
