@@ -74,9 +74,9 @@
   }
   // In the inbox, a/d/c act on the selected row, as in the terminal UI.
   function onSelected(key) {
-    var id = selectedId();
-    if (!id) return false;
-    var page = "/app/escalations/" + encodeURIComponent(id);
+    var row = document.querySelector(".row.selected");
+    if (!row) return false;
+    var page = row.querySelector("a.row-link").getAttribute("href");  // the server spells the path
     if (key === "a") {
       var form = document.createElement("form");
       form.method = "post";
