@@ -61,7 +61,14 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
         self._writer.on_commit = feed.ring  # our own commits: no need to wait for the doorbell
         bell = Doorbell(self._url, on_ring=feed.ring, on_config=self._lookups.forget)
         try:
-            await asyncio.gather(feed.run(stop), bell.run(stop))
+            # A task group, not gather: cancelled, gather returns as soon as
+            # one of them has stopped, while the other may still be cancelling
+            # a query (psycopg waits for the server to confirm). That one
+            # outlived follow() and the store's close, and its query was cut
+            # when the loop closed ("query cancellation interrupted").
+            async with asyncio.TaskGroup() as group:
+                group.create_task(feed.run(stop), name="escalated-change-feed")
+                group.create_task(bell.run(stop), name="escalated-doorbell")
         finally:
             self._writer.on_commit = None
 
