@@ -152,6 +152,14 @@ def escalated_run(
     return result, server
 
 
+def _against_runs(work: Path, body_file: Path, args, *, round_no: int, checkout: Path) -> list[tuple[str, dict]]:
+    runs = []
+    for durability in ("full", "normal"):
+        other, _ = escalated_run(work, durability, body_file, args, round_no=round_no, checkout=checkout)
+        runs.append((f"--against: --durability {durability}", other))
+    return runs
+
+
 def bare_run(work: Path, body_file: Path, args) -> dict:
     proc, text, _ = spawn_listening([sys.executable, str(ROOT / "benchmarks" / "_bare_aiohttp.py")], work / "bare.log")
     try:
@@ -204,14 +212,18 @@ def main() -> None:
     rounds = []
     for round_no in range(1, args.rounds + 1):
         bare = bare_run(work, body_file, args)
+        # With --against, every other round runs the other checkout first:
+        # a run's place in the round (right after the baseline, or last) must
+        # not favour either version.
+        against_first = against is not None and round_no % 2 == 0
+        others = _against_runs(work, body_file, args, round_no=round_no, checkout=against) if against_first else []
         full, full_server = escalated_run(work, "full", body_file, args, round_no=round_no)
         normal, normal_server = escalated_run(work, "normal", body_file, args, round_no=round_no)
         runs = [("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
                 ("escalated --durability normal", normal)]  # fmt: skip
-        if against:
-            for durability in ("full", "normal"):
-                other, _ = escalated_run(work, durability, body_file, args, round_no=round_no, checkout=against)
-                runs.append((f"--against: --durability {durability}", other))
+        if against is not None and not against_first:
+            others = _against_runs(work, body_file, args, round_no=round_no, checkout=against)
+        runs += others
         if args.http_only:
             stub, _ = escalated_run(work, "full", body_file, args, round_no=round_no, stub_service=True)
             runs.append(("escalated, Service.create stubbed", stub))

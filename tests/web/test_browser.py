@@ -30,13 +30,26 @@ def browser(chromium, world):
     return chromium
 
 
+# chromedriver's words when a page navigates between finding a node and reading it
+# (a form's submit loading the next page): the same race as a stale element.
+_NAVIGATED_AWAY = "does not belong to the document"
+
+
 def wait_for(driver, condition, message: str):
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def look(d):
+        try:
+            return condition(d)
+        except WebDriverException as exc:
+            if _NAVIGATED_AWAY in (exc.msg or ""):
+                return False  # look again, on the page that replaced it
+            raise
 
     # Live updates replace parts of the page between a look-up and a read: look again.
     ignored = (NoSuchElementException, StaleElementReferenceException)
-    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05, ignored_exceptions=ignored).until(condition, message)
+    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05, ignored_exceptions=ignored).until(look, message)
 
 
 def sign_in_by_link(browser, world, name: str = "alice") -> None:
