@@ -159,10 +159,8 @@ def _run(project: Path, *, stderr: list[str] | None = None) -> str:
 
 
 @pytest.mark.parametrize("mode", ["autonomous", "reviewed"])
-def test_an_applied_program_prints_exactly_what_it_printed_before(tmp_path, monkeypatch, mode):
+def test_an_applied_program_prints_exactly_what_it_printed_before(tmp_path, mode):
     """Reviewed, with no server configured: results (streams included) pass through; failures are logged."""
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
     project = tmp_path / "project"
     for package, text in (("openai", FAKE_OPENAI), ("anthropic", FAKE_ANTHROPIC)):
         (project / package).mkdir(parents=True)

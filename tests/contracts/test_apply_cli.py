@@ -28,9 +28,7 @@ class Prompts:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
+def project(tmp_path) -> Path:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "agent.py").write_text(AGENT)
     result = CliRunner().invoke(init, [str(tmp_path)], input="a\na\n")
@@ -125,10 +123,8 @@ async def title(text):
 '''
 
 
-def test_a_call_whose_wrapped_form_would_not_compile_is_skipped_and_the_rest_applied(tmp_path, monkeypatch):
+def test_a_call_whose_wrapped_form_would_not_compile_is_skipped_and_the_rest_applied(tmp_path):
     # lambda: <call with an async comprehension> is a SyntaxError: that call alone is skipped.
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
     (tmp_path / "agent.py").write_text(ASYNC_COMPREHENSION)
     assert CliRunner().invoke(init, [str(tmp_path)], input="a\na\n").exit_code == 0
     result = CliRunner().invoke(apply, [str(tmp_path), "--yes"])

@@ -41,9 +41,7 @@ def route(text: str) -> str:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
+def project(tmp_path) -> Path:
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "billing.py").write_text(AGENT)
     return tmp_path

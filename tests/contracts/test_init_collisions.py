@@ -35,9 +35,7 @@ REVIEWED_QUESTION = 'question = "Refund this ticket? (checked by finance)"'
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
+def project(tmp_path) -> Path:
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "billing.py").write_text(AGENT)
     result = CliRunner().invoke(init, [str(tmp_path), "--accept-all"], input="")

@@ -105,9 +105,7 @@ class BillingAgent:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("EDITOR", raising=False)
-    monkeypatch.delenv("VISUAL", raising=False)
+def project(tmp_path) -> Path:
     (tmp_path / "billing.py").write_text(AGENT)
     return tmp_path
 
