@@ -1,0 +1,98 @@
+"""The held-out figure: ``escalated contracts scan`` against hand labels of real repositories.
+
+    python benchmarks/heldout.py CHECKOUTS [--labels DIR] [--show]
+
+CHECKOUTS holds one checkout per labelled repository, named ``owner+name``
+(``git clone https://github.com/owner/name owner+name``, then ``git checkout``
+the commit the label file names). The repositories' code never enters this
+repository; only the labels do (tests/contracts/heldout/*.json: every real
+model call with the mode a careful engineer would sign, and why).
+
+A labelled call is found when a reported call's span covers its line (calls
+in test folders are left out on both sides). Printed per repository and in
+total: recall (labelled calls found), precision (reported calls that are
+labelled), modes agreed among the calls found, and how many calls labelled
+``required`` the scan recommends ``required``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+LABELS = Path(__file__).resolve().parent.parent / "tests" / "contracts" / "heldout"
+
+
+def scan(root: Path) -> list[dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "escalated", "contracts", "scan", str(root), "--format", "json", "--exit-zero"],
+        capture_output=True, text=True, check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"scan of {root} failed ({out.returncode}): {out.stderr.strip()}")
+    return [c for c in json.loads(out.stdout)["calls"] if not c.get("inTests")]
+
+
+def covers(call: dict, label: dict) -> bool:
+    return call["path"] == label["path"] and call["line"] <= label["line"] <= call["endLine"]
+
+
+def measure(label_file: Path, checkouts: Path, *, show: bool) -> dict[str, int]:
+    spec = json.loads(label_file.read_text())
+    root = checkouts / spec["repo"].replace("/", "+") / spec["scan"]
+    if not root.is_dir():
+        raise SystemExit(f"{root}: no checkout (clone {spec['repo']} at {spec['commit']})")
+    calls = scan(root)
+    found = agreed = required = required_said = 0
+    for label in spec["calls"]:
+        match = next((c for c in calls if covers(c, label)), None)
+        required += label["mode"] == "required"
+        if match is None:
+            if show:
+                print(f"  MISSED {label['path']}:{label['line']} (labelled {label['mode']})")
+            continue
+        found += 1
+        agreed += match["mode"] == label["mode"]
+        required_said += label["mode"] == "required" and match["mode"] == "required"
+        if show and match["mode"] != label["mode"]:
+            print(f"  MODE   {label['path']}:{label['line']} scan {match['mode']} {match['rules']}, label {label['mode']}")
+    labelled_reported = sum(any(covers(c, lab) for lab in spec["calls"]) for c in calls)
+    if show:
+        for c in calls:
+            if not any(covers(c, lab) for lab in spec["calls"]):
+                print(f"  EXTRA  {c['path']}:{c['line']} {c['api']} {c['mode']}")
+    return {
+        "labelled": len(spec["calls"]), "found": found, "reported": len(calls),
+        "true_reports": labelled_reported, "agreed": agreed,
+        "required": required, "required_said": required_said,
+    }
+
+
+def line(name: str, m: dict[str, int]) -> str:
+    return (
+        f"{name:<36} recall {m['found']}/{m['labelled']}  precision {m['true_reports']}/{m['reported']}"
+        f"  modes {m['agreed']}/{m['found']}  required {m['required_said']}/{m['required']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkouts", type=Path)
+    parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--show", action="store_true", help="list misses, disagreements and extra reports")
+    args = parser.parse_args()
+    total: dict[str, int] = {}
+    for label_file in sorted(args.labels.glob("*.json")):
+        if args.show:
+            print(label_file.stem)
+        m = measure(label_file, args.checkouts, show=args.show)
+        print(line(label_file.stem, m))
+        total = {k: total.get(k, 0) + v for k, v in m.items()}
+    print(line("all", total))
+
+
+if __name__ == "__main__":
+    main()
