@@ -52,8 +52,10 @@ def csrf_token(session_secret: str) -> str:
     return hmac.new(session_secret.encode(), b"escalated csrf", hashlib.sha256).hexdigest()
 
 
-def csrf_ok(session_secret: str, presented: str | None) -> bool:
-    return bool(presented) and hmac.compare_digest(csrf_token(session_secret), presented)
+def csrf_ok(session_secret: str | None, presented: str | None) -> bool:
+    """No secret, no valid token: the token of an empty secret is an HMAC
+    with an empty key, which anyone can compute."""
+    return bool(session_secret) and bool(presented) and hmac.compare_digest(csrf_token(session_secret), presented)
 
 
 class WebSessions:

@@ -3,7 +3,9 @@
 Every state-changing form carries ``csrf``; ``form()`` refuses (403) a post
 without the right one. Before sign-in, a short-lived pre-session cookie
 plays the same part for the sign-in form, so nobody can sign a browser in
-to their own account from another site.
+to their own account from another site: a sign-in post without that cookie
+is refused, whatever its token (the token of no cookie would be an HMAC
+with an empty key, which anyone can compute).
 """
 
 from __future__ import annotations
@@ -96,8 +98,10 @@ def prelogin_csrf(secret: str) -> str:
 
 
 async def login_form(request: web.Request) -> MultiDictProxy:
+    """The sign-in form, posted with the token bound to the pre-session
+    cookie this browser received with it."""
     data = await request.post()
-    if not csrf_ok(request.cookies.get(PRELOGIN_COOKIE, ""), _field(data, "csrf")):
+    if not csrf_ok(request.cookies.get(PRELOGIN_COOKIE), _field(data, "csrf")):
         raise CsrfRefused("the sign-in form expired or did not come from this site; reload it and try again")
     return data
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 
 from click.testing import CliRunner
@@ -153,3 +155,37 @@ def test_cookies_are_secure_when_the_public_url_is_https(tmp_path):
         assert "Secure" in page.set_cookies()["escalated_session"]
     finally:
         server.stop()
+
+
+def _token_of_no_cookie() -> str:
+    """What the sign-in form's token would be without a pre-login cookie: an
+    HMAC with an empty key, which any site can compute."""
+    return hmac.new(b"", b"escalated csrf", hashlib.sha256).hexdigest()
+
+
+def test_a_sign_in_post_without_the_pre_login_cookie_is_refused(world):
+    """Login CSRF: another site posts the attacker's token from the victim's
+    browser, which never received the sign-in form and so has no cookie."""
+    victim = WebClient(world.url)
+    page = victim.post("/app/login", {"csrf": _token_of_no_cookie(), "token": world.alice})
+    assert page.status == 403 and "escalated_session" not in victim.cookies
+    stranger = WebClient(world.url)
+    stranger.cookies["escalated_prelogin"] = ""  # an empty cookie is no cookie
+    assert stranger.post("/app/login", {"csrf": _token_of_no_cookie(), "token": world.alice}).status == 403
+
+
+def test_a_sign_in_link_post_without_the_pre_login_cookie_is_refused(world):
+    link = world.server.cli("users", "login-link", "alice", "--url", world.url)
+    victim = WebClient(world.url)
+    page = victim.post(link.removeprefix(world.url), {"csrf": _token_of_no_cookie()})
+    assert page.status == 403 and "escalated_session" not in victim.cookies
+    assert WebClient(world.url).follow_link(link).status == 303  # not used up by the refused post
+
+
+def test_the_token_of_another_browsers_cookie_is_refused(world):
+    """The token is bound to this browser's cookie, not to any cookie."""
+    attacker = WebClient(world.url)
+    token = attacker.get("/app/login").csrf()
+    victim = WebClient(world.url)
+    victim.get("/app/login")  # the victim has a pre-login cookie of its own
+    assert victim.post("/app/login", {"csrf": token, "token": world.alice}).status == 403
