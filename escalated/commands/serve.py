@@ -148,6 +148,17 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         await stop.wait()
     finally:
         await runner.cleanup()
+    stopped_by_engine(app)
+
+
+def stopped_by_engine(app: web.Application) -> None:
+    """Exit 1 when a background task's death stopped the server (it signalled
+    SIGTERM to stop like any other stop): a supervisor must see a failure."""
+    from escalated.http.lifecycle import ENGINE_HEALTH
+
+    health = app.get(ENGINE_HEALTH)
+    if health is not None and health.died:
+        raise click.ClickException(f"the server stopped because {health.died}")
 
 
 @click.command()

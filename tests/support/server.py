@@ -106,6 +106,13 @@ class ServerProcess:
         assert self._proc is not None
         return self._proc.pid
 
+    def wait_exit(self, *, timeout_s: float = 30.0) -> int:
+        """The exit status of a server that stops by itself."""
+        assert self._proc is not None
+        code = self._proc.wait(timeout=timeout_s)
+        self._reap()
+        return code
+
     def stop(self) -> None:
         if self._proc and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGTERM)
