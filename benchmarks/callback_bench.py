@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/callback_bench.py [-n 1000] [--rate 0] [--durability full]
 
 Creates N escalations whose ``resume.url`` is a local receiver (aiohttp, in
-this process, verifying every signature with escalated.signing), then
+this process, verifying every signature with escalated.agent.signing), then
 decides them one after another (or at ``--rate`` per second, open loop) and
 times each from the moment the decide request is sent to the moment the
 receiver has verified its callback. Baseline, same run, same receiver: a
@@ -25,8 +25,8 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms  # noqa: E402
 
-from escalated.receiver import RunningReceiver, start_receiver  # noqa: E402
-from escalated.signing import sign, verify  # noqa: E402
+from escalated.agent.receiver import RunningReceiver, start_receiver  # noqa: E402
+from escalated.agent.signing import sign, verify  # noqa: E402
 
 POLICY = "bench.callback"
 SECRET = "whsec_bench_callback_0123456789"

@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Server, cli, load_note, machine, rss_mb, scratch_dir  # noqa: E402
 from seed import arm_from, seed  # noqa: E402
 
-from escalated.receiver import RunningReceiver, start_receiver  # noqa: E402
-from escalated.signing import verify  # noqa: E402
+from escalated.agent.receiver import RunningReceiver, start_receiver  # noqa: E402
+from escalated.agent.signing import verify  # noqa: E402
 from escalated.timeutil import now_ms, parse_timestamp_ms  # noqa: E402
 
 POLICY = "bench.clock"
@@ -55,7 +55,7 @@ async def memory_per_deadline(n: int, work: Path) -> tuple[float, float, int]:
     include what they keep of each row (its id string and deadline int)."""
     from escalated.engine.clock import SlaClock
     from escalated.core.service import Service
-    from escalated.settings import Settings
+    from escalated.core.settings import Settings
     from escalated.store.sqlite import SqliteStore
 
     path = work / "memory.db"

@@ -18,7 +18,7 @@ from escalated.commands.options import shared_group_options
 COMMANDS: dict[str, str] = {
     "serve": "escalated.commands.serve:serve",
     "migrate": "escalated.commands.migrate:migrate",
-    "demo": "escalated.demo:demo",
+    "demo": "escalated.commands.demo:demo",
     "review": "escalated.tui.command:review",
     "keys": "escalated.commands.keys:keys",
     "users": "escalated.commands.users:users",

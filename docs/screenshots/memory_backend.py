@@ -13,7 +13,7 @@ import copy
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from escalated.client import ApiError, Event
+from escalated.agent.client import ApiError, Event
 from escalated.timeutil import format_ms, now_ms
 from escalated.tui.samples import REQUESTS
 

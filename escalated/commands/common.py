@@ -24,7 +24,7 @@ from escalated.commands.options import (  # noqa: F401  (re-exported for the com
 )
 from escalated.commands.dbpath import DB_ERRORS, db_path_problem
 from escalated.errors import ConfigError, EscalatedError
-from escalated.settings import PostgresUrl, Settings, default_db_path
+from escalated.core.settings import PostgresUrl, Settings, default_db_path
 
 T = TypeVar("T")
 

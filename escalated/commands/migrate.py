@@ -10,7 +10,7 @@ import click
 
 from escalated.commands.common import converts_errors, db_option
 from escalated.core import stores
-from escalated.settings import PostgresUrl, default_db_path
+from escalated.core.settings import PostgresUrl, default_db_path
 
 
 def apply_migrations(target) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from escalated.settings import PostgresUrl, parse_db
+from escalated.core.settings import PostgresUrl, parse_db
 
 DB_ENV = "ESCALATED_DB"
 DEFAULT_WORKSPACE = "default"

@@ -20,7 +20,7 @@ from escalated.commands.gctuning import tune_for_serving
 from escalated.commands.routing import log_unroutable_policies
 from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.errors import ConfigError
-from escalated.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
+from escalated.core.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
 from escalated.core.stores import ServerLock
 from escalated.timeutil import parse_duration_s
 
@@ -105,7 +105,7 @@ def cannot_listen(settings: Settings, exc: OSError) -> click.ClickException:
 
 
 async def run_server(settings: Settings, *, ready=None) -> None:
-    from escalated.http.app import create_app
+    from escalated.server import create_app
     from escalated.http.appkeys import ADMIN, SERVICE
     from escalated.http.connections import GatedSite, default_max_connections, runner_options
 

@@ -6,7 +6,7 @@ import click
 
 from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin, workspace_option
 from escalated.domain.scopes import ROLES
-from escalated.settings import DEFAULT_PORT
+from escalated.core.settings import DEFAULT_PORT
 from escalated.timeutil import parse_duration_s
 from escalated.core.weblinks import login_url
 from escalated.core.websessions import DEFAULT_LINK_TTL_S

@@ -14,12 +14,12 @@ import click
 
 from escalated.contracts.deep import with_deep_stack
 
-from escalated.guard_contracts import ContractFileError
+from escalated.guard.contracts import ContractFileError
 from escalated.contracts.report.coverage import check, project_contracts
 from escalated.contracts.scan.config import load_options
 from escalated.contracts.scan.discovery import scan_tree
 from escalated.errors import ConfigError
-from escalated.contracts.modes import MODE_NAMES, MODES, get_mode
+from escalated.guard.modes import MODE_NAMES, MODES, get_mode
 from escalated.contracts.report.formats import Report, render_json, render_text
 from escalated.contracts.report.sarif import render_sarif
 
@@ -117,7 +117,7 @@ _WHERE_GUARDED = (
     "smolagents agents) run their tools inside the call, so a guard around the call sees "
     "only the final answer, after the refund or the shell command already ran. For those, "
     "the tools are guarded: for a run under a required contract, apply adds @guard_tool(\"id\") "
-    "(escalated.guard_tools) to each risky tool function the run reaches, under the "
+    "(escalated.guard) to each risky tool function the run reaches, under the "
     "framework's decorator (awaitable=True for OpenAI Agents tools, which the SDK calls inside "
     "its event loop), and the tool runs only after a reviewer approves the call the "
     "model chose; scan reports such a run uncovered while a risky tool is not guarded. "

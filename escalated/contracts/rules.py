@@ -13,7 +13,7 @@ import re
 import attrs
 
 from escalated.contracts.calls import Finding, Recommendation
-from escalated.contracts.modes import rank, strictest
+from escalated.guard.modes import rank, strictest
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from escalated.domain.models import CALLBACK, Cancellation, Delivery, Escalation, Resolution
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 from escalated.timeutil import format_ms
 
 

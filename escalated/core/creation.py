@@ -14,7 +14,7 @@ from escalated.domain.models import OPEN, Escalation, HistoryEntry, Policy, Prin
 from escalated.domain.records import Replay
 from escalated.domain.validation import CreateRequest
 from escalated.errors import IdempotencyKeyReused
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 
 IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
 

@@ -14,7 +14,7 @@ import orjson
 from escalated.core import slackmessages
 from escalated.domain.models import EVENT_CREATED, NOTIFICATION, Delivery, Escalation
 from escalated.domain.resource import escalation_resource
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 
 SLACK_PREFIX = "slack:"
 

@@ -51,8 +51,8 @@ from escalated.errors import (
     NotFound,
     UnknownPolicy,
 )
-from escalated.metrics import Metrics
-from escalated.settings import Settings, http_url
+from escalated.core.metrics import Metrics
+from escalated.core.settings import Settings, http_url
 from escalated.store.base import Store
 from escalated.timeutil import now_ms
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from escalated.settings import PostgresUrl, Settings
+from escalated.core.settings import PostgresUrl, Settings
 from escalated.store.base import Store
 from escalated.store.serverlock import AlreadyServing, ServerLock  # noqa: F401  (for ``serve``)
 from escalated.store.sqlite import SqliteStore

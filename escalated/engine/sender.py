@@ -24,7 +24,7 @@ from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Deliver
 from escalated.engine import transport
 from escalated.engine.retry import next_attempt_ms
 from escalated.errors import DatabaseBusy, StorageFull
-from escalated.metrics import Metrics
+from escalated.core.metrics import Metrics
 from escalated.timeutil import format_opt, now_ms
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from escalated.domain.models import CALLBACK, Delivery
 from escalated.engine import mail
 from escalated.engine.retry import parse_retry_after
 from escalated.domain.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
-from escalated.signing import sign
+from escalated.agent.signing import sign
 
 
 # A receiver's answer matters only for its status and headers; read at most

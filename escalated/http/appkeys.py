@@ -11,9 +11,9 @@ from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
 from escalated.engine.slackreplies import SlackReplies
 from escalated.http.ratelimit import RateLimiter
-from escalated.metrics import Metrics
+from escalated.core.metrics import Metrics
 from escalated.core.service import Service
-from escalated.settings import Settings
+from escalated.core.settings import Settings
 from escalated.core.websessions import WebSessions
 
 SERVICE = web.AppKey("service", Service)

@@ -25,7 +25,7 @@ import time
 
 from aiohttp import web
 
-from escalated.settings import Settings
+from escalated.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import orjson
 from escalated.domain.contacts import contact_taken
 from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 from escalated.store import queries
 from escalated.store.rows import policy_from_row, user_from_row, workspace_from_row
 from escalated.timeutil import now_ms

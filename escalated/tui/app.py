@@ -18,7 +18,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 
-from escalated.client import ApiError
+from escalated.agent.client import ApiError
 from escalated.timeutil import now_ms
 from escalated.tui import views
 from escalated.tui.backend import Backend, describe_error

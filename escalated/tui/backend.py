@@ -1,8 +1,8 @@
 """What the TUI needs from the server, as a Protocol.
 
-``escalated.client.EscalatedClient`` satisfies it (that is what ``escalated
+``escalated.agent.client.EscalatedClient`` satisfies it (that is what ``escalated
 review`` injects, and what the tests drive against a real server).
-Errors are ``escalated.client.ApiError``.
+Errors are ``escalated.agent.client.ApiError``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
-from escalated.client import ApiError, Event, ServerUnreachable
+from escalated.agent.client import ApiError, Event, ServerUnreachable
 
 __all__ = ["ApiError", "Backend", "Event", "ServerUnreachable", "describe_error"]
 

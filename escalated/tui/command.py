@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from escalated.client import DEFAULT_URL, EscalatedClient
+from escalated.agent.client import DEFAULT_URL, EscalatedClient
 
 
 async def run_review(url: str, token: str) -> None:

@@ -28,8 +28,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from escalated.client import EscalatedClient
-from escalated.outcome import Outcome
+from escalated.agent.client import EscalatedClient
+from escalated.agent.outcome import Outcome
 
 POLICY = "refunds.large"
 AUTO_APPROVE_LIMIT_EUR = 100

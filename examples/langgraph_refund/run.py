@@ -19,8 +19,8 @@ import asyncio
 import os
 import secrets
 
-from escalated.client import EscalatedClient
-from escalated.receiver import make_receiver_app, start_receiver
+from escalated.agent.client import EscalatedClient
+from escalated.agent.receiver import make_receiver_app, start_receiver
 from examples.langgraph_refund.refund_graph import Resumer, build_graph, resume_by_waiting, thread_config
 
 

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import apply, init
-from escalated.guard_contracts import ContractSet, load_contracts, save_contracts
+from escalated.guard.contracts import ContractSet, load_contracts, save_contracts
 from escalated.contracts.scan.discovery import scan_tree
 
 FAKE_OPENAI = '''

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from escalated.contracts.cli import contracts as contracts_group
 from escalated.contracts.edit.cli import apply, init
-from escalated.guard_contracts import ContractSet, load_contracts, save_contracts
+from escalated.guard.contracts import ContractSet, load_contracts, save_contracts
 
 AGENT = '''\
 from openai import OpenAI

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import apply, init
 from escalated.contracts.scan.apis import SESSION_APIS
-from escalated.guard_contracts import load_contracts, parse_contracts
+from escalated.guard.contracts import load_contracts, parse_contracts
 from escalated.contracts.scan.discovery import scan_source, scan_tree
 from escalated.contracts.edit.apply import FileChangedOnDisk, build_change_set, write_change_set
 

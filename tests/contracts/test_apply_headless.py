@@ -13,9 +13,9 @@ import sys
 import pytest
 
 ENGINE = (
-    "escalated.guard_contracts", "escalated.contracts.edit.rewrite", "escalated.contracts.edit.redact",
+    "escalated.guard.contracts", "escalated.contracts.edit.rewrite", "escalated.contracts.edit.redact",
     "escalated.contracts.edit.remote", "escalated.contracts.edit.drafts", "escalated.contracts.edit.apply",
-    "escalated.contracts.edit.initialise", "escalated.guard_render",
+    "escalated.contracts.edit.initialise", "escalated.guard.render",
 )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import init
-from escalated.guard_contracts import Choice, load_contracts
+from escalated.guard.contracts import Choice, load_contracts
 from escalated.contracts.scan.discovery import scan_tree
 
 AGENT = '''\

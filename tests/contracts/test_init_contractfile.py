@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from escalated.guard_contracts import (
+from escalated.guard.contracts import (
     Choice,
     Contract,
     ContractFileError,

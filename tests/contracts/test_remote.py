@@ -12,7 +12,7 @@ from aiohttp import web
 from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import init
-from escalated.guard_contracts import load_contracts
+from escalated.guard.contracts import load_contracts
 from tests.contracts.test_redact import PRIVATE_KEY, SECRETS
 
 

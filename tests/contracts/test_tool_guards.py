@@ -85,7 +85,7 @@ def test_apply_guards_the_refund_tool_under_the_framework_decorator_and_leaves_t
     # The Agents SDK calls a sync tool inside its event loop: the guard there must be awaitable.
     assert '@function_tool\n@guard_tool("billing.run", awaitable=True)\ndef issue_refund(' in source
     assert "@function_tool\ndef order_status(" in source
-    assert "from escalated.guard_tools import guard_tool\n" in source
+    assert "from escalated.guard import guard_tool\n" in source
     assert run_cli("scan", str(root)).exit_code == 0
 
 

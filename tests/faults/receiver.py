@@ -20,7 +20,7 @@ import attrs
 import orjson
 from aiohttp import web
 
-from escalated.signing import verify
+from escalated.agent.signing import verify
 
 OK = "ok"
 FAILURE_MODES = ("http500", "http503", "hang", "drop")

@@ -27,7 +27,7 @@ from aiohttp import web
 from escalated.core.admin import PolicyRequest
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.http.appkeys import ADMIN
-from escalated.settings import Settings, parse_db
+from escalated.core.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
 from tests.support.api import escalation_body, unique
@@ -113,7 +113,7 @@ class LiveServer:
         self._server = ThreadedServer("live-server")
 
     def start(self) -> LiveServer:
-        from escalated.http.app import create_app
+        from escalated.server import create_app
 
         self.url = self._server.start(lambda: create_app(self.settings), handle_signals=False)
         self.api = Api(self.url)

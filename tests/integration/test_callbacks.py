@@ -8,7 +8,7 @@ import json
 import aiohttp
 import pytest
 
-from escalated.signing import verify
+from escalated.agent.signing import verify
 from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver

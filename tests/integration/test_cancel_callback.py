@@ -12,9 +12,9 @@ import sys
 import aiohttp
 import pytest
 
-from escalated.client import EscalatedClient
-from escalated.receiver import Callback, Cancelled, make_receiver_app, start_receiver
-from escalated.signing import verify
+from escalated.agent.client import EscalatedClient
+from escalated.agent.receiver import Callback, Cancelled, make_receiver_app, start_receiver
+from escalated.agent.signing import verify
 from tests.conftest import fresh_db
 from tests.support.api import Api
 from tests.support.receiver import Receiver
@@ -126,7 +126,7 @@ def test_a_policy_file_with_a_non_boolean_cancel_callback_is_refused(server, tmp
 
 
 class Collected:
-    """A user handler for ``escalated.receiver``: records what it is handed."""
+    """A user handler for ``escalated.agent.receiver``: records what it is handed."""
 
     def __init__(self) -> None:
         self.got: list = []

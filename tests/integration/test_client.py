@@ -8,8 +8,8 @@ import itertools
 
 import pytest
 
-from escalated.client import ApiError, EscalatedClient, SyncClient
-from escalated.receiver import Callback, make_receiver_app, start_receiver
+from escalated.agent.client import ApiError, EscalatedClient, SyncClient
+from escalated.agent.receiver import Callback, make_receiver_app, start_receiver
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
 

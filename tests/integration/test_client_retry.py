@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from escalated.client import ApiError, EscalatedClient
-from escalated.receiver import start_receiver
+from escalated.agent.client import ApiError, EscalatedClient
+from escalated.agent.receiver import start_receiver
 
 POLICY = "refunds.large"
 REQUEST = dict(

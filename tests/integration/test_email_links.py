@@ -23,7 +23,7 @@ import orjson
 import pytest
 from aiosmtpd.controller import Controller
 
-from escalated.signing import verify
+from escalated.agent.signing import verify
 from escalated.timeutil import parse_timestamp_ms
 from tests.support.api import Api, escalation_body, unique
 from tests.support.receiver import Receiver

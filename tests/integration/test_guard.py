@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import escalated.guard
-from escalated.client import EscalatedClient
-from escalated.guard_contracts import Choice, Contract, ContractSet, save_contracts
+from escalated.agent.client import EscalatedClient
+from escalated.guard.contracts import Choice, Contract, ContractSet, save_contracts
 from escalated.guard import EscalationRejected, GuardFailedClosed, guard, guard_async, run_context
 
 POLICY = "agents.billing.decide-refund"
@@ -371,7 +371,7 @@ async def test_a_required_sync_call_inside_a_running_loop_fails_closed_instead_o
 
 
 async def test_a_guarded_tool_runs_only_after_the_reviewer_approves_the_call_the_model_chose(env):
-    from escalated.guard_tools import guard_tool
+    from escalated.guard import guard_tool
 
     ran: list[str] = []
 
@@ -391,7 +391,7 @@ async def test_a_guarded_tool_runs_only_after_the_reviewer_approves_the_call_the
 
 
 async def test_a_rejected_async_tool_call_never_runs(env):
-    from escalated.guard_tools import guard_tool
+    from escalated.guard import guard_tool
 
     ran: list[str] = []
 
@@ -409,7 +409,7 @@ async def test_a_rejected_async_tool_call_never_runs(env):
 
 
 async def test_an_awaitable_guard_on_a_sync_tool_waits_for_the_reviewer_without_blocking_the_loop(env):
-    from escalated.guard_tools import guard_tool
+    from escalated.guard import guard_tool
 
     ran: list[str] = []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import apply, init
-from escalated.guard_contracts import load_contracts
+from escalated.guard.contracts import load_contracts
 
 # A stand-in for the OpenAI SDK (a third-party part, not ours): same import
 # path and call shape, a canned answer instead of a network call.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from escalated.guard_render import buffer_sync, render_output
+from escalated.guard.render import buffer_sync, render_output
 
 
 def test_openai_chat_completion_shows_the_message_and_its_tool_calls():

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from escalated.client import EscalatedClient  # noqa: E402
-from escalated.receiver import make_receiver_app, start_receiver  # noqa: E402
-from escalated.signing import sign  # noqa: E402
+from escalated.agent.client import EscalatedClient  # noqa: E402
+from escalated.agent.receiver import make_receiver_app, start_receiver  # noqa: E402
+from escalated.agent.signing import sign  # noqa: E402
 from examples.langgraph_refund.refund_graph import (  # noqa: E402
     Resumer,
     build_graph,

@@ -99,7 +99,7 @@ def test_the_readme_sections_every_contracts_command_and_guard_variable():
     text = section("## Guarding an agent's LLM calls")
     for command in ("contracts scan", "contracts explain", "contracts init", "contracts apply"):
         assert f"escalated {command}" in text
-    guard_source = (ROOT / "escalated" / "guard.py").read_text(encoding="utf-8")
+    guard_source = (ROOT / "escalated" / "guard" / "runtime.py").read_text(encoding="utf-8")
     for variable in set(re.findall(r"ESCALATED_[A-Z_]+", guard_source)):
         assert variable in text, f"{variable} is read by the guard but not in the README"
 

@@ -8,8 +8,8 @@ import json
 import aiohttp
 import pytest
 
-from escalated.receiver import Callback, SeenDeliveries, make_receiver_app, start_receiver
-from escalated.signing import sign
+from escalated.agent.receiver import Callback, SeenDeliveries, make_receiver_app, start_receiver
+from escalated.agent.signing import sign
 
 SECRET = "whsec_receiver_test"
 BODY = json.dumps(

@@ -12,9 +12,9 @@ from escalated.domain.models import Principal
 from escalated.domain.policies import build_policy
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.sender import Sender
-from escalated.metrics import Metrics
+from escalated.core.metrics import Metrics
 from escalated.core.service import Service
-from escalated.settings import Settings
+from escalated.core.settings import Settings
 from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver

@@ -32,7 +32,7 @@ main()
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("escalated.http.app", "DecisionLinks"),  # after the store opened, in the same start-up step
+        ("escalated.server", "DecisionLinks"),  # after the store opened, in the same start-up step
         # In a later start-up step (the engine). This one already exited before
         # the fix; it stays so the engine's step is held to the same promise.
         ("escalated.http.lifecycle", "SlaClock"),

@@ -17,8 +17,8 @@ from escalated.core.stores import open_store
 from escalated.domain.models import Principal
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.clock import SlaClock
-from escalated.settings import Settings, parse_db
-from escalated.signing import verify
+from escalated.core.settings import Settings, parse_db
+from escalated.agent.signing import verify
 from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver

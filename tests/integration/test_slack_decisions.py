@@ -17,7 +17,7 @@ import time
 import aiohttp
 import pytest
 
-from escalated.signing import verify
+from escalated.agent.signing import verify
 from escalated.timeutil import now_ms, parse_timestamp_ms
 from tests.conftest import fresh_db
 from tests.support.api import Api, unique

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from escalated.cli import main
 from escalated.core.admin import AdminService
 from escalated.core.stores import open_store
-from escalated.settings import PostgresUrl, Settings
+from escalated.core.settings import PostgresUrl, Settings
 
 
 def cli(db, *args, ok=True):

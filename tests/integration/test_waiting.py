@@ -9,8 +9,8 @@ import time
 import pytest
 
 from escalated.core.admin import PolicyRequest
-from escalated.http.app import create_app
-from escalated.settings import Settings, parse_db
+from escalated.server import create_app
+from escalated.core.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
 from tests.support.api import escalation_body

@@ -22,7 +22,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from escalated.receiver import make_receiver_app, start_receiver
+from escalated.agent.receiver import make_receiver_app, start_receiver
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_zipapp_smoke"

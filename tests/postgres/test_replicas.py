@@ -9,7 +9,7 @@ import time
 import aiohttp
 import pytest
 
-from escalated.signing import verify
+from escalated.agent.signing import verify
 from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess, cli

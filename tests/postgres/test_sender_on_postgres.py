@@ -10,8 +10,8 @@ from escalated.domain.models import Principal
 from escalated.domain.policies import build_policy
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.sender import Sender
-from escalated.metrics import Metrics
-from escalated.settings import PostgresUrl, Settings
+from escalated.core.metrics import Metrics
+from escalated.core.settings import PostgresUrl, Settings
 from escalated.store.postgres.store import PostgresStore
 from tests.support.api import escalation_body
 

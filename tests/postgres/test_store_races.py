@@ -23,7 +23,7 @@ from escalated.domain.models import (
 )
 from escalated.domain.records import IdempotencyRecord, ListQuery
 from escalated.errors import InvalidState
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 from escalated.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres

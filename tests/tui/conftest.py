@@ -14,7 +14,7 @@ from collections.abc import Callable
 import attrs
 import pytest
 
-from escalated.client import EscalatedClient
+from escalated.agent.client import EscalatedClient
 from escalated.tui.app import ReviewApp
 from tests.support.server import ServerProcess, start_server
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, RadioSet, Select
 
-from escalated.receiver import make_receiver_app, start_receiver
+from escalated.agent.receiver import make_receiver_app, start_receiver
 from escalated.tui.components.escalation_table import EscalationTable
 from escalated.tui.components.status_line import StatusLine
 from escalated.tui.screens.decide import DecideScreen

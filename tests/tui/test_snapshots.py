@@ -15,8 +15,8 @@ import asyncio
 
 import pytest
 
-from escalated.client import EscalatedClient
-from escalated.demo import post_samples, set_up
+from escalated.agent.client import EscalatedClient
+from escalated.commands.demo import post_samples, set_up
 from escalated.timeutil import parse_timestamp_ms
 from escalated.tui.app import ReviewApp
 from tests.support.server import start_server

@@ -17,8 +17,8 @@ import time
 import pytest
 from aiohttp import web
 
-from escalated.client import ApiError, EscalatedClient, Event, ServerUnreachable, SseParser
-from escalated.receiver import start_receiver
+from escalated.agent.client import ApiError, EscalatedClient, Event, ServerUnreachable, SseParser
+from escalated.agent.receiver import start_receiver
 
 PROBLEM = {
     "type": "urn:escalated:error:validation_failed",

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ulid import ULID
 
-from escalated.ids import new_id, ulid_text
+from escalated.domain.ids import new_id, ulid_text
 
 
 def test_ids_made_one_after_another_sort_in_that_order():

@@ -10,7 +10,7 @@ from escalated.core.admin import AdminService, PolicyRequest
 from escalated.core.service import Service
 from escalated.domain.scopes import READ
 from escalated.errors import InsufficientScope, NotFound
-from escalated.settings import Settings
+from escalated.core.settings import Settings
 from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 

@@ -8,12 +8,12 @@ import hmac
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from escalated.signing import sign, verify
+from escalated.agent.signing import sign, verify
 
 BODY = b'{"escalationId":"esc_01","choice":"approve"}'
 SECRET = "whsec_test"
 
-# Computed independently of escalated.signing so a wrong key/message order is caught.
+# Computed independently of escalated.agent.signing so a wrong key/message order is caught.
 KNOWN_VECTOR = "v1=" + hmac.new(b"key", b"The quick brown fox jumps over the lazy dog", hashlib.sha256).hexdigest()
 
 

@@ -25,7 +25,7 @@ import libcst as cst
 
 from escalated.contracts.deep import with_deep_stack
 from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
-from escalated.guard_contracts import ContractSet
+from escalated.guard.contracts import ContractSet
 from escalated.contracts.calls import Location, LlmCall
 from escalated.contracts.edit.rewrite import Rewritten, Skip, Target, rewrite_source
 from escalated.contracts.edit.tool_guard import ToolTarget, decorate_tools

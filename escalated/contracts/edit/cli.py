@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from escalated.guard_contracts import Contract, ContractFileError, save_contracts
-from escalated.contracts.modes import MODE_NAMES
+from escalated.guard.contracts import Contract, ContractFileError, save_contracts
+from escalated.guard.modes import MODE_NAMES
 from escalated.contracts.deep import with_deep_stack
 from escalated.errors import EscalatedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from escalated.guard_contracts import ContractSet
+    from escalated.guard.contracts import ContractSet
     from escalated.contracts.report.coverage import StaleContract
     from escalated.contracts.edit.apply import ChangeSet
     from escalated.contracts.edit.initialise import Candidate, InitPlan

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from escalated.guard_contracts import Choice, Contract
+from escalated.guard.contracts import Choice, Contract
 from escalated.contracts.calls import LlmCall
 from escalated.contracts.rules import RULES_BY_ID
 

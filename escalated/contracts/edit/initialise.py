@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import libcst as cst
 
-from escalated.guard_contracts import (
+from escalated.guard.contracts import (
     CONTRACTS_FILENAME,
     Choice,
     Contract,
@@ -31,7 +31,7 @@ from escalated.contracts.scan.config import load_options
 from escalated.contracts.scan.discovery import scan_tree
 from escalated.contracts.edit.drafts import draft_contract
 from escalated.contracts.calls import LlmCall, Location, ParseProblem
-from escalated.contracts.modes import MODE_NAMES
+from escalated.guard.modes import MODE_NAMES
 from escalated.contracts.edit.remote import call_context
 from escalated.contracts.edit.rewrite import Target, rewrite_source
 

@@ -21,7 +21,7 @@ import attrs
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from escalated.guard_contracts import Choice, Contract, validate_contract
+from escalated.guard.contracts import Choice, Contract, validate_contract
 from escalated.contracts.edit.drafts import module_stem
 from escalated.contracts.calls import LlmCall
 from escalated.contracts.edit.redact import is_safe_name, redact_code

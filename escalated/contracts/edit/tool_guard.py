@@ -26,7 +26,9 @@ import libcst as cst
 from escalated.contracts.edit.rewrite import import_position
 
 GUARD_TOOL_NAME = "guard_tool"
-GUARD_TOOL_IMPORT = f"from escalated.guard_tools import {GUARD_TOOL_NAME}"
+GUARD_TOOL_IMPORT = f"from escalated.guard import {GUARD_TOOL_NAME}"
+# Where guard_tool has lived: apply recognises an import from any of them as its own.
+GUARD_TOOL_MODULES = frozenset({"escalated.guard", "escalated.guard.tools", "escalated.guard_tools"})
 
 
 @attrs.frozen(order=True)
@@ -131,7 +133,7 @@ def _binds_name(module: cst.Module, name: str) -> bool:
                 for alias in small.names:
                     local = alias.asname.name if alias.asname is not None else alias.name
                     if isinstance(local, cst.Name) and local.value == name:
-                        ours = module_name == "escalated.guard_tools" and not small.relative and alias.asname is None
+                        ours = module_name in GUARD_TOOL_MODULES and not small.relative and alias.asname is None
                         if not ours:
                             return True
             elif isinstance(small, cst.Assign):
@@ -141,7 +143,7 @@ def _binds_name(module: cst.Module, name: str) -> bool:
 
 
 def _ensure_import(module: cst.Module) -> cst.Module:
-    """``from escalated.guard_tools import guard_tool`` once, after the leading imports."""
+    """``from escalated.guard import guard_tool`` once, after the leading imports."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from escalated.guard_contracts import ContractSet, find_contracts_file, load_contracts_file
+from escalated.guard.contracts import ContractSet, find_contracts_file, load_contracts_file
 from escalated.contracts.calls import LlmCall, ScanResult
 from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
 

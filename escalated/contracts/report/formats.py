@@ -14,7 +14,7 @@ import attrs
 
 from escalated.contracts.report.coverage import CallStatus, Coverage
 from escalated.contracts.calls import ScanResult
-from escalated.contracts.modes import MODE_NAMES
+from escalated.guard.modes import MODE_NAMES
 
 JSON_SCHEMA_VERSION = 1
 

@@ -139,7 +139,8 @@ SESSION_REASON = (
 )
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
-GUARD_TOOL_NAMES = frozenset({"escalated.guard_tools.guard_tool"})
+# guard_tool under every name it has had (escalated.guard_tools is the pre-0.2 shim).
+GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.tools.guard_tool", "escalated.guard_tools.guard_tool"})
 # Receivers whose call runs the agent's tools inside it (besides agents.Runner.*): a guard
 # around the call decides too late for those tools, so they are guarded at the tool.
 RUNNER_KINDS = frozenset({

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import psycopg
 
-from escalated.ids import new_id
+from escalated.domain.ids import new_id
 from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.store import queries
 from escalated.store.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE

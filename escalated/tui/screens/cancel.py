@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from escalated.client import ApiError
+from escalated.agent.client import ApiError
 
 SendCancel = Callable[[str | None], Awaitable[dict]]
 

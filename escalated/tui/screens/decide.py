@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
 
-from escalated.client import ApiError
+from escalated.agent.client import ApiError
 from escalated.tui.validation import NULL, check_form, number_hint
 
 Send = Callable[[str, str | None, dict | None], Awaitable[dict]]

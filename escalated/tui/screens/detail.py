@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from escalated.client import ApiError
+from escalated.agent.client import ApiError
 from escalated.tui import detail_text
 from escalated.tui.components.status_line import StatusLine
 from escalated.tui.messages import EscalationsChanged, StatusChanged

@@ -2,7 +2,7 @@
 import stripe
 from agents import Agent, Runner, function_tool
 from escalated.guard import guard
-from escalated.guard_tools import guard_tool
+from escalated.guard import guard_tool
 
 
 @function_tool

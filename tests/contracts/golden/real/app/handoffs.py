@@ -3,7 +3,7 @@ from agents import Agent, Runner, function_tool
 
 from app.payments import refund_charge
 from escalated.guard import guard
-from escalated.guard_tools import guard_tool
+from escalated.guard import guard_tool
 
 
 @function_tool

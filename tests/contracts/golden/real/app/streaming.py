@@ -8,7 +8,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
 from openai import AsyncOpenAI
 from escalated.guard import guard
-from escalated.guard_tools import guard_tool
+from escalated.guard import guard_tool
 
 client = AsyncOpenAI()
 gemini = genai.Client()

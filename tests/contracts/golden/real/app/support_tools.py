@@ -1,7 +1,7 @@
 """Point 11: the tools live in their own module; apply guards the risky one where it is defined."""
 import stripe
 from agents import function_tool
-from escalated.guard_tools import guard_tool
+from escalated.guard import guard_tool
 
 
 @function_tool

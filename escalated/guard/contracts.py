@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from escalated.contracts.modes import MODE_NAMES
+from escalated.guard.modes import MODE_NAMES
 from escalated.errors import ConfigError
 
 CONTRACTS_FILENAME = "escalated.contracts.toml"

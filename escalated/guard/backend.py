@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from escalated.errors import EscalatedError
-from escalated.guard_errors import GuardFailedClosed
+from escalated.guard.errors import GuardFailedClosed
 
 log = logging.getLogger("escalated.guard")
 
@@ -104,7 +104,7 @@ class _Backend:
         return await self._client().create_escalation(**request.fields, idempotency_key=request.idempotency_key)
 
     async def _create_and_wait(self, request: Any) -> dict:
-        from escalated.client import DONE_STATUSES, ApiError
+        from escalated.agent.client import DONE_STATUSES, ApiError
 
         wait_s = _wait_cap_s()
         try:
@@ -124,7 +124,7 @@ class _Backend:
             raise GuardFailedClosed(f"contract {request.contract_id!r}: {error}; the result is not used") from error
 
     def _client(self) -> Any:
-        from escalated.client import DEFAULT_URL, EscalatedClient
+        from escalated.agent.client import DEFAULT_URL, EscalatedClient
 
         token = os.environ.get("ESCALATED_API_KEY") or os.environ.get("ESCALATED_TOKEN")
         if not token:

@@ -3,7 +3,7 @@
 It runs the real server as a subprocess (``python -m escalated serve --port
 0``) on a temporary database, sets up demo policies and a reviewer with the
 real CLI, posts sample escalations whose callbacks go to a receiver in this
-process (``escalated.receiver``: it verifies the signature before anything
+process (``escalated.agent.receiver``: it verifies the signature before anything
 else), and opens the reviewer TUI. Quitting the TUI stops everything.
 
 ``--no-tui`` replaces the human with an automatic reviewer deciding over
@@ -29,9 +29,9 @@ from pathlib import Path
 import attrs
 import click
 
-from escalated.client import ApiError, EscalatedClient
+from escalated.agent.client import ApiError, EscalatedClient
 from escalated.errors import EscalatedError
-from escalated.receiver import Callback, make_receiver_app, start_receiver
+from escalated.agent.receiver import Callback, make_receiver_app, start_receiver
 from escalated.timeutil import now_ms, parse_duration_s, parse_timestamp_ms
 from escalated.tui.samples import DEFAULT_CHOICE, REQUESTS, SCRIPTED_ANSWERS
 

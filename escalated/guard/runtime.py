@@ -43,10 +43,10 @@ from typing import Any, TypeVar
 
 import attrs
 
-from escalated.guard_contracts import CONTRACTS_FILENAME, Contract, ContractCache
-from escalated.guard_render import GuardedContext, GuardedRunStream, buffer_async, buffer_sync, is_context_manager
-from escalated import guard_backend
-from escalated.guard_errors import ContractNotFound, EscalationRejected, GuardError, GuardFailedClosed
+from escalated.guard.contracts import CONTRACTS_FILENAME, Contract, ContractCache
+from escalated.guard.render import GuardedContext, GuardedRunStream, buffer_async, buffer_sync, is_context_manager
+from escalated.guard import backend as guard_backend
+from escalated.guard.errors import ContractNotFound, EscalationRejected, GuardError, GuardFailedClosed
 
 __all__ = [
     "ContractNotFound",

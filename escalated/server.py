@@ -1,5 +1,9 @@
-"""The app factory. Background work (SLA clock, sender) runs in ``cleanup_ctx``
-so it starts and stops with the server, and a crash of one stops the rest."""
+"""The app factory: the JSON API (escalated.http) and the browser app
+(escalated.web) on one aiohttp application, over one Service.
+
+It sits above both so neither imports the other's wiring. Background work
+(SLA clock, sender) runs in ``cleanup_ctx`` so it starts and stops with the
+server, and a crash of one stops the rest."""
 
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from escalated.http.appkeys import ADMIN, DECISION_LINKS, METRICS, RATE_LIMITER,
 from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter
-from escalated.metrics import Metrics
-from escalated.settings import Settings
+from escalated.core.metrics import Metrics
+from escalated.core.settings import Settings
 from escalated.web import add_to as add_web_app
 
 

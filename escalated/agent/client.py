@@ -1,0 +1,422 @@
+"""The async HTTP client an agent (or the TUI, or the guard) uses.
+
+One method per route of CONTRACT §3. Every non-2xx answer becomes an
+``ApiError`` parsed from the problem+json body; a server that cannot be
+reached becomes ``ServerUnreachable``. Creates are retried only when the
+caller gave an ``idempotency_key``: the server replays the original answer
+for a repeated key, so a retry can never make a second escalation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import inspect
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from escalated.errors import EscalatedError
+from escalated.agent.outcome import Outcome, outcome_of
+from escalated.agent.sse import Event, SseParser
+
+DEFAULT_URL = "http://127.0.0.1:8470"
+DONE_STATUSES = frozenset({"resolved", "cancelled"})
+# The server caps one wait at 60 s (CONTRACT §3); longer waits are loops.
+MAX_WAIT_S = 60.0
+# How long a Retry-After may hold a create retry back: an agent would rather
+# see the error than hang for an hour.
+MAX_RETRY_AFTER_S = 30.0
+# The server sends ": ping" every 15 s; three missed pings mean a dead link.
+EVENTS_READ_TIMEOUT_S = 45.0
+
+
+class ApiError(EscalatedError):
+    """A non-2xx answer from the server, as its problem+json body told it."""
+
+    def __init__(
+        self,
+        status: int,
+        *,
+        code: str,
+        title: str,
+        detail: str = "",
+        errors: list[dict] | None = None,
+        retry_after_s: float | None = None,
+    ):
+        super().__init__(detail or title, errors=errors)
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail or title
+        self.retry_after_s = retry_after_s
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.code}: {self.detail}"
+
+
+class ServerUnreachable(ApiError):
+    """Connection refused, name resolution failed or the request timed out."""
+
+    def __init__(self, detail: str):
+        super().__init__(0, code="unreachable", title="Server unreachable", detail=detail)
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    """Retry-After is either delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_from(status: int, reason: str, body: bytes, headers: Any) -> ApiError:
+    try:
+        problem = json.loads(body) if body else {}
+    except ValueError:
+        problem = {}
+    if not isinstance(problem, dict):
+        problem = {}
+    errors = problem.get("errors")
+    return ApiError(
+        status,
+        # A body that is not ours (a proxy, an unknown route) still gets a code.
+        code=str(problem.get("code") or f"http_{status}"),
+        title=str(problem.get("title") or reason or f"HTTP {status}"),
+        detail=str(problem.get("detail") or ""),
+        errors=errors if isinstance(errors, list) else None,
+        retry_after_s=_retry_after_s(headers.get("Retry-After")),
+    )
+
+
+def _is_retryable(error: ApiError) -> bool:
+    return error.status == 0 or error.status == 429 or error.status >= 500
+
+
+def _path_id(escalation_id: str) -> str:
+    return quote(escalation_id, safe="")
+
+
+def _drop_none(**fields: Any) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class EscalatedClient:
+    """``async with EscalatedClient(url, token) as client: ...``"""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout_s: float = 30.0,
+        session: aiohttp.ClientSession | None = None,
+        create_attempts: int = 4,
+        retry_backoff_s: float = 0.5,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self.timeout_s = timeout_s
+        self._session = session
+        # A session we were given belongs to the caller; we close only ours.
+        self._owns_session = session is None
+        self.create_attempts = max(1, create_attempts)
+        self.retry_backoff_s = retry_backoff_s
+
+    def __repr__(self) -> str:  # never show the token
+        return f"EscalatedClient({self.base_url!r})"
+
+    @classmethod
+    def from_env(cls, **kw: Any) -> EscalatedClient:
+        """ESCALATED_URL (default http://127.0.0.1:8470), ESCALATED_API_KEY or ESCALATED_TOKEN."""
+        token = os.environ.get("ESCALATED_API_KEY") or os.environ.get("ESCALATED_TOKEN")
+        if not token:
+            raise EscalatedError("set ESCALATED_API_KEY (or ESCALATED_TOKEN) to talk to the escalated server")
+        return cls(os.environ.get("ESCALATED_URL") or DEFAULT_URL, token, **kw)
+
+    async def __aenter__(self) -> EscalatedClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._owns_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _client_session(self) -> aiohttp.ClientSession:
+        # Created lazily: aiohttp wants its session born inside a running loop,
+        # and from_env() / __init__ may be called from sync code.
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+            self._owns_session = True
+        return self._session
+
+    def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._token}", "Accept": "application/json", **(extra or {})}
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: dict | None = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> Any:
+        timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
+        try:
+            async with self._client_session().request(
+                method,
+                self.base_url + path,
+                json=body,
+                params=_drop_none(**(params or {})),
+                headers=self._headers(headers),
+                timeout=timeout,
+            ) as resp:
+                raw = await resp.read()
+                if resp.status >= 400:
+                    raise _error_from(resp.status, resp.reason or "", raw, resp.headers)
+                return json.loads(raw) if raw else None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError) as exc:
+            raise ServerUnreachable(f"{method} {self.base_url}{path}: {type(exc).__name__} {exc}".strip()) from exc
+
+    # -- escalations -----------------------------------------------------
+
+    async def create_escalation(
+        self,
+        *,
+        policy: str,
+        agent_id: str,
+        run_id: str,
+        subject: dict,
+        question: str,
+        evidence: list[str],
+        choices: list[dict],
+        response_fields: list[dict] | None = None,
+        resume: dict | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict:
+        body = {
+            "policy": policy,
+            "agentId": agent_id,
+            "runId": run_id,
+            "subject": subject,
+            "question": question,
+            "evidence": evidence,
+            "choices": choices,
+            **_drop_none(responseFields=response_fields, resume=resume),
+        }
+        if idempotency_key is None:
+            return await self._request("POST", "/escalations", body=body)
+        headers = {"Idempotency-Key": idempotency_key}
+        return await self._with_retries(lambda: self._request("POST", "/escalations", body=body, headers=headers))
+
+    async def _with_retries(self, call: Any) -> Any:
+        for attempt in range(1, self.create_attempts + 1):
+            try:
+                return await call()
+            except ApiError as error:
+                if attempt == self.create_attempts or not _is_retryable(error):
+                    raise
+                wait_s = self.retry_backoff_s * 2 ** (attempt - 1)
+                if error.retry_after_s is not None:  # the server knows better, "0" included
+                    wait_s = error.retry_after_s
+                await asyncio.sleep(min(MAX_RETRY_AFTER_S, wait_s))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def list_escalations(
+        self,
+        *,
+        status: str | None = None,
+        policy: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        order: str | None = None,
+    ) -> dict:
+        params = {
+            "status": status,
+            "policy": policy,
+            "agentId": agent_id,
+            "runId": run_id,
+            "limit": limit,
+            "cursor": cursor,
+            "order": order,
+        }
+        return await self._request("GET", "/escalations", params=params)
+
+    async def get_escalation(self, escalation_id: str) -> dict:
+        return await self._request("GET", f"/escalations/{_path_id(escalation_id)}")
+
+    async def wait(self, escalation_id: str, *, timeout_s: float = 30) -> dict:
+        """One long poll: the escalation once done, or as it is when ``timeout_s`` passes."""
+        wait_s = min(max(timeout_s, 0), MAX_WAIT_S)
+        return await self._request(
+            "GET",
+            f"/escalations/{_path_id(escalation_id)}/wait",
+            params={"timeout": f"{wait_s:g}"},
+            # The HTTP timeout must outlast the server's own wait.
+            timeout_s=max(self.timeout_s, wait_s + 10),
+        )
+
+    async def wait_until_done(self, escalation_id: str, *, timeout_s: float | None = None) -> dict:
+        """Loop ``wait`` until resolved or cancelled; on timeout return it as it is."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            remaining_s = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, deadline - time.monotonic())
+            escalation = await self.wait(escalation_id, timeout_s=max(remaining_s, 0))
+            if escalation["status"] in DONE_STATUSES or (deadline is not None and time.monotonic() >= deadline):
+                return escalation
+
+    async def wait_for_outcome(self, escalation_id: str, *, timeout_s: float | None = None) -> Outcome | None:
+        """The ``/wait`` path to what a callback would say: a ``Callback``
+        (decided or timed out) or a ``Cancelled``; None if ``timeout_s`` passes first.
+
+        For agents without a receiver, and as the fallback beside one: a
+        cancellation sends no callback unless the policy has
+        ``cancel_callback``, and this sees it either way.
+        """
+        return outcome_of(await self.wait_until_done(escalation_id, timeout_s=timeout_s))
+
+    async def acknowledge(self, escalation_id: str) -> dict:
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/acknowledge", body={})
+
+    async def decide(
+        self, escalation_id: str, *, choice: str, reason: str | None = None, response: dict | None = None
+    ) -> dict:
+        body = _drop_none(choice=choice, reason=reason, response=response)
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/decide", body=body)
+
+    async def cancel(self, escalation_id: str, *, reason: str | None = None) -> dict:
+        body = _drop_none(reason=reason)
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/cancel", body=body)
+
+    async def deliveries(self, escalation_id: str) -> list[dict]:
+        answer = await self._request("GET", f"/escalations/{_path_id(escalation_id)}/deliveries")
+        return answer["data"]
+
+    async def retry_delivery(self, escalation_id: str) -> dict:
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/deliveries/retry", body={})
+
+    # -- events ----------------------------------------------------------
+
+    async def events(
+        self,
+        *,
+        reconnect_delay_s: float = 1.0,
+        max_reconnects: int | None = None,
+        on_connect: Callable[[], Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """Live ``escalation.*`` events; reconnects with ``Last-Event-ID``.
+
+        Auth and scope errors are raised (retrying cannot fix them); a dropped
+        or refused connection is retried after ``reconnect_delay_s``, without
+        end unless ``max_reconnects`` is given. ``on_connect`` is called each
+        time the stream is (re)opened: the place to refresh a list so nothing
+        that happened while disconnected is missed. Close the iterator with
+        ``aclose()`` (or ``contextlib.aclosing``) when done.
+        """
+        last_id: str | None = None
+        reconnects = 0
+        while True:
+            delay_s = reconnect_delay_s
+            try:
+                async for event in self._event_stream(last_id, on_connect=on_connect):
+                    reconnects = 0
+                    last_id = event.id or last_id
+                    yield event
+            except ApiError as error:
+                if not _is_retryable(error) or (max_reconnects is not None and reconnects >= max_reconnects):
+                    raise
+                if error.retry_after_s is not None:
+                    delay_s = min(MAX_RETRY_AFTER_S, error.retry_after_s)
+            else:
+                if max_reconnects is not None and reconnects >= max_reconnects:
+                    return
+            reconnects += 1
+            await asyncio.sleep(delay_s)
+
+    async def _event_stream(self, last_id: str | None, *, on_connect: Callable[[], Any] | None) -> AsyncIterator[Event]:
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if last_id is not None:
+            headers["Last-Event-ID"] = last_id
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.timeout_s, sock_read=EVENTS_READ_TIMEOUT_S)
+        try:
+            async with self._client_session().get(
+                self.base_url + "/events", headers=self._headers(headers), timeout=timeout
+            ) as resp:
+                if resp.status >= 400:
+                    raise _error_from(resp.status, resp.reason or "", await resp.read(), resp.headers)
+                if on_connect is not None and inspect.isawaitable(result := on_connect()):
+                    await result
+                parser = SseParser()
+                async for line in resp.content:
+                    if (event := parser.feed(line.decode("utf-8", "replace"))) is not None:
+                        yield event
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError) as exc:
+            raise ServerUnreachable(f"GET {self.base_url}/events: {type(exc).__name__} {exc}".strip()) from exc
+
+    # -- api keys --------------------------------------------------------
+
+    async def create_api_key(
+        self, *, name: str | None = None, scopes: list[str] | None = None, expires_in: str | None = None
+    ) -> dict:
+        return await self._request("POST", "/api-keys", body=_drop_none(name=name, scopes=scopes, expiresIn=expires_in))
+
+    async def list_api_keys(self) -> list[dict]:
+        answer = await self._request("GET", "/api-keys")
+        return answer["data"] if isinstance(answer, dict) else answer
+
+    async def revoke_api_key(self, key_id: str) -> None:
+        await self._request("DELETE", f"/api-keys/{_path_id(key_id)}")
+
+
+class SyncClient:
+    """The same methods, blocking, on a private event loop (not for ``events``).
+
+    For sync callers such as a guard inside plain functions. Must not be used
+    from a thread that already runs an event loop.
+    """
+
+    def __init__(self, base_url: str, token: str, **kw: Any):
+        self._runner = asyncio.Runner()
+        self._client = EscalatedClient(base_url, token, **kw)
+
+    @classmethod
+    def from_env(cls, **kw: Any) -> SyncClient:
+        async_client = EscalatedClient.from_env(**kw)
+        return cls(async_client.base_url, async_client._token, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "events":
+            raise AttributeError("events() is async only; use EscalatedClient")
+        method = getattr(self._client, name)
+        if not asyncio.iscoroutinefunction(method):
+            return method
+        return lambda *args, **kw: self._runner.run(method(*args, **kw))
+
+    def close(self) -> None:
+        self._runner.run(self._client.close())
+        self._runner.close()
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,102 @@
+"""Guard at the tool: the contract's mode applied where an agent runner runs a tool.
+
+An agent runner (OpenAI Agents ``Runner.run``, a LangGraph prebuilt agent, a
+CrewAI crew) runs its tools inside the call, so a guard around the call
+decides after the refund already happened. ``guard_tool`` puts the contract on
+the tool function itself::
+
+    @function_tool
+    @guard_tool("billing.issue_refund", awaitable=True)
+    def issue_refund(charge_id: str) -> str: ...
+
+``required``: the tool call the model chose (name and arguments) is filed as
+the evidence and the tool body runs only once a reviewer approves; otherwise
+``EscalationRejected`` / ``GuardFailedClosed`` is raised and nothing ran.
+``reviewed`` / ``sampled``: the tool runs, then the call and its result are
+filed for review. ``autonomous``: the tool runs untouched. The wrapper keeps
+the function's name, signature, annotations and docstring (``functools.wraps``),
+which is what the frameworks read to build the tool's schema. The OpenAI Agents
+SDK calls a sync tool inside its running event loop, where a sync guard can only
+fail closed: ``awaitable=True`` makes the guarded tool a coroutine function it
+awaits (``contracts apply`` sets it for tools an Agents SDK run reaches).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from escalated.guard import runtime as _guard
+from escalated.guard.render import render_output
+
+__all__ = ["guard_tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guard_tool(contract_id: str, /, *, awaitable: bool = False) -> Callable[[F], F]:
+    """Decorate a tool function with the mode of contract ``contract_id``.
+
+    ``awaitable=True`` makes a sync tool a coroutine function: for frameworks that
+    await coroutine tools but call sync ones inside their running event loop (the
+    OpenAI Agents SDK), where a sync guard could not wait for the reviewer without
+    blocking that loop. The tool's body still runs as written, after the decision.
+    """
+
+    def decorate(tool: F) -> F:
+        source_file = tool.__code__.co_filename if hasattr(tool, "__code__") else __file__
+        if inspect.iscoroutinefunction(tool) or awaitable:
+            run = tool if inspect.iscoroutinefunction(tool) else _as_coroutine(tool)
+
+            @functools.wraps(tool)
+            async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                contract = _guard._contract_for(contract_id, caller_file=source_file)
+                if contract.mode == "autonomous":
+                    return await run(*args, **kwargs)
+                call = _guard._next_call(contract)
+                asked = _describe(tool, args, kwargs)
+                if contract.mode == "required":
+                    await _guard._settle_async(contract, call, asked)  # raises unless approved
+                    return await run(*args, **kwargs)
+                result = await run(*args, **kwargs)
+                await _guard._settle_async(contract, call, f"{asked}\nResult: {render_output(result)}")
+                return result
+
+            return guarded_async  # type: ignore[return-value]
+
+        @functools.wraps(tool)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            contract = _guard._contract_for(contract_id, caller_file=source_file)
+            if contract.mode == "autonomous":
+                return tool(*args, **kwargs)
+            call = _guard._next_call(contract)
+            asked = _describe(tool, args, kwargs)
+            if contract.mode == "required":
+                _guard._decide_sync(contract, call, asked)  # raises unless approved
+                return tool(*args, **kwargs)
+            result = tool(*args, **kwargs)
+            _guard._review_sync(contract, call, f"{asked}\nResult: {render_output(result)}")
+            return result
+
+        return guarded  # type: ignore[return-value]
+
+    return decorate
+
+
+def _as_coroutine(tool: Callable[..., Any]) -> Callable[..., Any]:
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        return tool(*args, **kwargs)
+
+    return run
+
+
+def _describe(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """``tool call: issue_refund(charge_id='ch_1', amount=120)``: what the model asked for."""
+    try:
+        bound = inspect.signature(tool).bind_partial(*args, **kwargs)
+        shown = ", ".join(f"{name}={value!r}" for name, value in bound.arguments.items())
+    except (TypeError, ValueError):
+        shown = ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    return f"tool call: {tool.__name__}({shown})"
