@@ -49,10 +49,9 @@ def run_admin(db_path: Path | PostgresUrl | None, fn: Callable[..., Awaitable[T]
 
     if not isinstance(target, PostgresUrl):
         return asyncio.run(main())
-    try:
-        import psycopg
-    except ImportError:
-        raise ConfigError("PostgreSQL needs the driver: pip install 'escalated[postgres]'") from None
+    from escalated.core.stores import postgres_driver
+
+    psycopg = postgres_driver()
     try:
         return asyncio.run(main())
     except psycopg.Error as exc:  # libpq's messages name host and user, never the password

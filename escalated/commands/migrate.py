@@ -16,10 +16,7 @@ from escalated.core.settings import PostgresUrl, default_db_path
 def apply_migrations(target) -> list[str]:
     """The migration names applied now (none when already up to date)."""
     if isinstance(target, PostgresUrl):
-        try:
-            import psycopg
-        except ImportError:
-            raise click.ClickException("PostgreSQL needs the driver: pip install 'escalated[postgres]'") from None
+        psycopg = stores.postgres_driver()  # ConfigError naming the extra
         try:
             return stores.migrate(target)
         except psycopg.Error as exc:  # libpq's messages name host and user, never the password

@@ -10,9 +10,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from escalated.core.settings import PostgresUrl, Settings
+from escalated.errors import ConfigError
 from escalated.store.base import Store
 from escalated.store.serverlock import AlreadyServing, ServerLock  # noqa: F401  (for ``serve``)
 from escalated.store.sqlite import SqliteStore
+
+
+NEEDS_DRIVER = "PostgreSQL needs the driver: pip install 'escalated[postgres]'"
+
+
+def postgres_driver():
+    """The ``psycopg`` module, once the whole ``postgres`` extra imports (the
+    driver and its pool: an install may have one without the other), else
+    ConfigError naming the extra: one line, not a traceback."""
+    try:
+        import psycopg
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise ConfigError(NEEDS_DRIVER) from None
+    return psycopg
 
 
 async def open_store(settings: Settings) -> Store:
