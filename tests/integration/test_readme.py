@@ -92,6 +92,7 @@ def test_the_readme_test_command_is_the_one_ci_runs():
     top = shell_blocks(README.read_text(encoding="utf-8"))[0]
     test_command = top.strip().splitlines()[-1]
     assert "pytest" in test_command
+    assert " -rs" in test_command  # a newcomer sees why the browser or PostgreSQL tests skipped
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
