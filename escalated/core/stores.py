@@ -15,7 +15,6 @@ from escalated.store.base import Store
 from escalated.store.serverlock import AlreadyServing, ServerLock  # noqa: F401  (for ``serve``)
 from escalated.store.sqlite import SqliteStore
 
-
 NEEDS_DRIVER = "PostgreSQL needs the driver: pip install 'escalated[postgres]'"
 
 
