@@ -1,7 +1,8 @@
 """Reviewer notifications (CONTRACT §4): what is owed when an escalation is created.
 
 Targets: ``webhook:URL`` (POST of ``{"event", "text", "escalation"}``; ``text``
-makes it Slack-compatible), ``slack:WEBHOOK_URL`` (a Block Kit message,
+makes it Slack-compatible, so the agent's words in it are escaped as for
+``slack:``: a question cannot ping ``<!channel>`` or disguise a link), ``slack:WEBHOOK_URL`` (a Block Kit message,
 core/slackmessages.py), ``email:ADDRESS`` (SMTP), ``desktop``
 (``notify-send``). The body is stored in the outbox like a callback's, so a
 Slack message is rendered once, at creation, with the settings of then.
@@ -14,6 +15,7 @@ import orjson
 from escalated.core import slackmessages
 from escalated.domain.models import EVENT_CREATED, NOTIFICATION, Delivery, Escalation
 from escalated.domain.resource import escalation_resource
+from escalated.domain.slack import escape
 from escalated.domain.ids import new_id
 
 SLACK_PREFIX = "slack:"
@@ -35,7 +37,7 @@ def notification_deliveries(
     body = orjson.dumps(
         {
             "event": EVENT_CREATED,
-            "text": escalation_text(esc),
+            "text": escape(escalation_text(esc)),  # Slack mrkdwn; the desktop pop-up unescapes it
             "escalation": escalation_resource(esc, content_json=content_json),
         }
     )

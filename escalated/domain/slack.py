@@ -125,3 +125,8 @@ def escape(text: str) -> str:
     """User text made inert in ``mrkdwn``: Slack reads ``<…>`` as links,
     mentions (``<!channel>``) and dates, and ``&`` starts an entity."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(text: str) -> str:
+    """``escape`` undone, for a reader that takes plain text."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

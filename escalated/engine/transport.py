@@ -23,6 +23,7 @@ from aiohttp.resolver import DefaultResolver
 from escalated import __version__
 from escalated.core.decisionlinks import EmailPlan
 from escalated.domain.models import CALLBACK, Delivery
+from escalated.domain.slack import unescape
 from escalated.engine import mail
 from escalated.engine.retry import parse_retry_after
 from escalated.domain.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
@@ -252,7 +253,7 @@ async def desktop(body: bytes) -> Outcome:
     if binary is None:
         return Outcome(ok=False, duration_ms=0, error="skipped: notify-send is not installed", permanent=True)
     started = time.perf_counter()
-    text = orjson.loads(body)["text"]
+    text = unescape(orjson.loads(body)["text"])  # the body's text is Slack-escaped (core/notifications.py)
     proc = await asyncio.create_subprocess_exec(binary, "escalated", text)
     code = await proc.wait()
     return Outcome(ok=code == 0, duration_ms=int((time.perf_counter() - started) * 1000), error=None if code == 0 else f"notify-send exited {code}")

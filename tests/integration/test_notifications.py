@@ -106,3 +106,28 @@ def test_unknown_notify_target_is_refused_by_the_cli(tmp_path):
 
     with pytest.raises(AssertionError, match="unknown notify target"):
         cli(tmp_path / "n.db", "policy", "set", "a.b", "--notify", "pager:42")
+
+
+async def test_webhook_text_is_escaped_like_slack(tmp_path):
+    """Issue #24 point 7: ``text`` is Slack-compatible (CONTRACT §4), so the
+    agent's words in it cannot ping ``<!channel>``, disguise a link or start an
+    entity; the escalation itself keeps them as written."""
+    hook = await Receiver().start()
+    proc = start_server(tmp_path)
+    try:
+        proc.cli("policy", "set", "refunds.large", "--notify", f"webhook:{hook.url}")
+        question = "<!channel> refund? see <http://evil.example|the invoice> & <@U123>"
+        async with aiohttp.ClientSession() as session:
+            api = Api(proc.url, proc.bootstrap_key, session)
+            esc = await api.create(question=question, subject={"type": "order", "id": "o-1", "label": "A <b>&</b>"})
+            [got] = await hook.wait_for(1)
+        payload = json.loads(got.body)
+        text = payload["text"]
+        assert "<" not in text and ">" not in text
+        assert "&lt;!channel&gt; refund? see &lt;http://evil.example|the invoice&gt; &amp; &lt;@U123&gt;" in text
+        assert "A &lt;b&gt;&amp;&lt;/b&gt;" in text
+        assert payload["escalation"]["question"] == question
+        assert esc["id"] in text
+    finally:
+        proc.stop()
+        await hook.stop()

@@ -14,7 +14,7 @@ import pytest
 
 from escalated.core import slackmessages
 from escalated.domain.models import Choice, Content, Escalation, NumberField, Resolution, Subject
-from escalated.domain.slack import check_signature, escape, parse_interaction
+from escalated.domain.slack import check_signature, escape, parse_interaction, unescape
 from escalated.errors import InvalidJson, Unauthenticated, ValidationFailed
 from tests.support.slack import sign
 
@@ -146,6 +146,12 @@ def test_a_button_value_not_of_our_making_is_422(value):
 
 def test_escape_makes_slack_control_sequences_inert():
     assert escape("<!channel> & <http://evil|bank>") == "&lt;!channel&gt; &amp; &lt;http://evil|bank&gt;"
+
+
+@pytest.mark.parametrize("text", ["<!channel> & <http://evil|bank>", "&lt; stays &lt;", "&amp;gt;", "plain"])
+def test_unescape_gives_back_the_text_escaped(text):
+    """The desktop pop-up shows a webhook body's Slack-escaped ``text`` as written."""
+    assert unescape(escape(text)) == text
 
 
 def _escalation(**overrides) -> Escalation:
