@@ -26,6 +26,7 @@ import time
 from aiohttp import web
 
 from escalated.core.settings import Settings
+from escalated.http.malformed import MalformedRequests
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,9 @@ BUSY_ANSWER = (
 
 
 def runner_options(settings: Settings) -> dict:
-    return {"keepalive_timeout": settings.header_timeout_s}
+    # A request aiohttp cannot parse is one rate-limited line, not a traceback each (malformed.py).
+    malformed = MalformedRequests(logging.getLogger("aiohttp.server"))
+    return {"keepalive_timeout": settings.header_timeout_s, "logger": malformed}
 
 
 def default_max_connections() -> int:

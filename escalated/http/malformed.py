@@ -1,0 +1,63 @@
+"""Requests aiohttp cannot parse: one log line, at most one a minute.
+
+aiohttp answers a request it cannot parse (a NUL byte in a header, a bad
+request line, an over-long header) with 400 and logs it through its
+server logger with a whole traceback, per request: one unauthenticated
+client grew a log by about 470 MB an hour. ``MalformedRequests`` stands in
+for that logger (``serve`` passes it to aiohttp's request handler): a
+malformed request is one line without a traceback, the first at once and
+then a count at most every ``every_s``. Its words are aiohttp's first line
+of the reason only: the rest quotes the raw bytes, which may hold a token.
+Anything else aiohttp logs (a handler's real exception) passes through
+with its traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+
+from aiohttp.http_exceptions import HttpProcessingError
+
+LOG_EVERY_S = 60.0
+log = logging.getLogger("escalated.http")
+
+
+class MalformedRequests(logging.LoggerAdapter):
+    """aiohttp's server logger (``logger`` gets what is not a malformed request)."""
+
+    def __init__(
+        self, logger: logging.Logger, *, every_s: float = LOG_EVERY_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__(logger, {})
+        self.every_s = every_s
+        self._clock = clock
+        self._logged_at: float | None = None
+        self._unreported = 0
+
+    def exception(self, msg, *args, exc_info=True, **kwargs) -> None:
+        exc = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
+        if isinstance(exc, HttpProcessingError):
+            self.malformed(exc, remote=args[0] if args else None)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
+
+    def malformed(self, exc: HttpProcessingError, *, remote: str | None) -> None:
+        now = self._clock()
+        if self._logged_at is not None and now - self._logged_at < self.every_s:
+            self._unreported += 1
+            return
+        earlier = f" ({self._unreported} more since the last report)" if self._unreported else ""
+        self._logged_at, self._unreported = now, 0
+        log.warning(
+            "malformed request from %s answered %d: %s%s; further ones are counted and reported at most every %g s",
+            remote or "an unknown address", exc.code, _reason(exc), earlier, self.every_s,
+        )  # fmt: skip
+
+
+def _reason(exc: HttpProcessingError) -> str:
+    """The first line of aiohttp's message ("Invalid header value char"), never the bytes it quotes."""
+    first = (exc.message or "").strip().splitlines()
+    return first[0].rstrip(":") if first else type(exc).__name__
