@@ -11,7 +11,7 @@ import attrs
 
 PROVIDERS = ("openai", "anthropic", "litellm", "google-genai", "langchain")
 CONFIDENCES = ("high", "medium", "low")
-EXISTING_GATES = ("needs_approval", "langgraph.interrupt")
+EXISTING_GATES = ("needs_approval", "requires_approval", "tool-approval", "langgraph.interrupt")
 
 
 @attrs.frozen(order=True)

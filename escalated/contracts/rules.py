@@ -54,7 +54,10 @@ def finding(rule_id: str, detail: str, line: int, *, basis: str = "code") -> Fin
 FACT_RULES: dict[str, str] = {
     "runs-model-code": "R1",  # allow_dangerous_code=True, smolagents CodeAgent: the model writes code that runs
     "code-tool": "R1",  # a shell / REPL / code-interpreter tool is offered
-    "file-edit-tool": "R6",  # a hosted text-editor / apply-patch tool edits files
+    "file-edit-tool": "R6",
+    "payment-tool": "R2",  # a toolkit whose tools move money (the Stripe toolkit)
+    "message-tool": "R5",  # a toolkit whose tools send mail or messages (Agno EmailTools, GmailToolkit)
+    "deletion-tool": "R3",  # a toolkit whose tools delete files or records  # a hosted text-editor / apply-patch tool edits files
     "tools-unresolved": "R7",  # tools from MCP, a parameter, a run-time call: not knowable statically
     "not-analysed": "R7",  # the file's time limit ran out before this call was followed
     "sql-from-output": "R8",  # SQL text built from values the model chose

@@ -31,6 +31,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "crewai.Crew": ("litellm", "crew"),
     "crewai.Agent": ("litellm", "crew-agent"),
     "smolagents.CodeAgent": ("litellm", "smol-code-agent"),
+    # Strands agents default to Claude on Bedrock; calling the agent runs it, tools included.
+    "strands.Agent": ("anthropic", "strands-agent"),
+    "strands.agent.Agent": ("anthropic", "strands-agent"),
     "smolagents.ToolCallingAgent": ("litellm", "smol-agent"),
     "smolagents.LiteLLMModel": ("litellm", "smol-model"),
     "smolagents.OpenAIServerModel": ("openai", "smol-model"),
@@ -145,7 +148,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 # around the call decides too late for those tools, so they are guarded at the tool.
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent",
-    "llamaindex-agent",
+    "llamaindex-agent", "strands-agent",
 })  # fmt: skip
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 
@@ -247,6 +250,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run"})
     if kind == "pydantic-agent":
         return frozenset({"run", "run_sync", "run_stream", "iter", "run_stream_events"})
+    if kind == "strands-agent":
+        return frozenset({"__call__", "invoke_async", "stream_async", "structured_output", "structured_output_async"})
     if kind == "llamaindex-llm":
         return LLAMAINDEX_LLM_METHODS
     if kind == "llamaindex-agent":

@@ -88,6 +88,9 @@ class CallMatcher:
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
+            # agent("...") on a Strands agent: calling the object runs it.
+            if kind is not None and kind.kind == "strands-agent" and isinstance(callee, cst.Name):
+                return Match(kind.provider, "__call__", kind.confidence, kind)
         if self._stands_in(callee, scope):
             return None
         return self._shape_match(callee, node)

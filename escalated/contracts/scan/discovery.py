@@ -232,7 +232,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     wrappers = crossref.table(returned)
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
     for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
-        if any(t in wrappers or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
+        if any(t in wrappers or t in wrapper_modules or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
             index.meter = meter
             found = _analyse_one(tree, rel, module, index, context=attrs.evolve(context, wrappers=wrappers), options=options, project=project)
             if found is not None:

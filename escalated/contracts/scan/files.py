@@ -30,7 +30,7 @@ SKIP_DIRS = frozenset(
 # as ``client.chat.completions.create``). A file that only imports an SDK's types is
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
-    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents"
+    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("

@@ -301,10 +301,14 @@ class _Gates:
             if kind.origin is not None and id(kind.origin) in self.gated_builders:
                 return "langgraph.interrupt"
             kind = kind.base
-        # needs_approval covers a run only when it sits on every risky tool that run reaches.
-        if found.api.startswith("agents.Runner") and tools_gated:
-            return "needs_approval"
+        # The framework's approval covers a run only when it sits on every risky tool that run reaches.
+        if tools_gated and _is_runner(found):
+            return _APPROVAL_GATES.get(found.receiver.kind if found.receiver else "", "needs_approval")
         return None
+
+
+# The name of each framework's own tool approval, as existingGate reports it.
+_APPROVAL_GATES = {"pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval"}
 
 
 def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:

@@ -20,7 +20,7 @@ from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dot
 from escalated.contracts.scan.kinds import Match
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import McpServers, literal, short_name, tools_in_args
-from escalated.contracts.scan.tools import ToolRef, ToolResolver
+from escalated.contracts.scan.tools import ToolRef, ToolResolver, approval_asked
 
 # Agent builders whose second positional argument is the tool list.
 _TOOLS_SECOND = frozenset({
@@ -87,7 +87,9 @@ class OfferedTools:
                     owner = self.resolver.kind_of(target.value, self.index.module_scope)
                     if owner is not None and owner.origin is agent.origin:
                         scope = self.index.scopes[qualname]
-                        yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node))
+                        # @agent.tool(requires_approval=True): Pydantic AI defers the call to a human.
+                        gated = isinstance(decorator.decorator, cst.Call) and approval_asked(decorator.decorator)
+                        yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node), gated=gated)
 
     def _dangerous_code(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
         """allow_dangerous_code=True where the model or its agent is built: it runs model-written code."""
@@ -169,7 +171,8 @@ class OfferedTools:
             return [expr]
         if isinstance(expr, cst.Name | cst.Attribute):
             value = self.tools.value_of(expr, scope)
-            return [value] if isinstance(value, cst.Dict) else []
+            # params = self._prepare_params(): a name bound to a helper's result is that result.
+            return self._dicts_of(value, scope, seen=seen) if isinstance(value, cst.Dict | cst.Call) else []
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name | cst.Attribute):
             helper = self.tools.function(short_name(expr.func), scope)
             if helper is None or not isinstance(helper.node, cst.FunctionDef) or id(helper.node) in seen:

@@ -169,11 +169,17 @@ class Resolver(CallMatcher):
         if qualified in clients:
             return Kind(clients[qualified], "module", origin=node)
         if qualified is not None and qualified in self.externals:
-            return self.externals[qualified]
+            found = self.externals[qualified]
+            name = qualified.rpartition(".")[2]
+            if found.provider == "project" and name in clients:
+                # from aider.llm import litellm: a lazy proxy named like the SDK is used like the SDK.
+                return Kind(clients[name], "module", "medium", origin=node)
+            return found
         return None
 
     def _call_kind(self, node: cst.Call, scope: Scope) -> Kind | None:
-        qualified = self.qualified(node.func)
+        # Agent[Ctx](...): the documented generic form (Agents SDK, Pydantic AI) builds the same agent.
+        qualified = self.qualified(node.func.value if isinstance(node.func, cst.Subscript) else node.func)
         if qualified in apis.MOCKS or (qualified is None and (dotted_name(node.func) or "") in apis.MOCKS):
             return Kind("mock", "mock", origin=node)  # MagicMock(): a test double, not a client
         fetched = self._fetched_callable(node, qualified, scope)
@@ -256,7 +262,7 @@ class Resolver(CallMatcher):
 
     def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:
         """Agents name their model: Agent("anthropic:claude-…"), ReActAgent(llm=Anthropic())."""
-        if kind not in {"pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent"}:
+        if kind not in {"pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent", "strands-agent"}:
             return default
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in {"model", "llm"}:

@@ -17,11 +17,18 @@ from escalated.contracts import rules
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.syntax import literal
+from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
+from escalated.contracts.scan.toolkits import TOOL_GETTERS, toolkit_finding
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
 _HOSTED_WRITE = ("text_editor", "apply_patch")
+_HOSTED_PUBLIC = ("web_search", "google_search")
+# Search tools over public pages: no private data read, nothing written (not R9).
+_PUBLIC_READ_TOOLS = frozenset({
+    "WebSearchTool", "DuckDuckGoSearchRun", "DuckDuckGoSearchResults", "DuckDuckGoSearchTool", "TavilySearchResults",
+    "TavilySearch", "WikipediaQueryRun", "google_search", "GoogleSearchTool", "WebSearchPreviewTool",
+})  # fmt: skip
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
     "CodeInterpreterTool", "LocalShellTool", "ComputerTool", "CodeExecutionTool",
@@ -84,6 +91,11 @@ class ToolResolver:
         if isinstance(expr, cst.ListComp | cst.GeneratorExp):
             self._collect(expr.for_in.iter, scope, tools, findings, depth=depth + 1)
             return
+        if isinstance(expr, cst.Call):
+            toolkit = self.toolkit(expr, scope)
+            if toolkit is not None:
+                findings.append(toolkit)
+                return
         if isinstance(expr, cst.Call) and self._helper_returns(expr, scope, tools, findings, depth=depth):
             return
         if isinstance(expr, cst.Call):
@@ -96,6 +108,8 @@ class ToolResolver:
             value = self.value_of(expr, scope)
             if value is not None:
                 self._collect(value, scope, tools, findings, depth=depth + 1)
+                for added in self._extended(expr, scope):  # tools = []; tools.extend(kit.get_tools())
+                    self._collect(added, scope, tools, findings, depth=depth + 1)
                 return
             known = self._imported(expr)
             if known is not None:
@@ -104,6 +118,26 @@ class ToolResolver:
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
         findings.append(rules.fact("tools-unresolved", f"{what}: {text}", line))
+
+    def _extended(self, name: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression]:
+        """What ``name.extend(x)`` / ``name.append(x)`` add to a list, in the scope that binds it."""
+        if not isinstance(name, cst.Name):
+            return []
+        binder: Scope | None = scope
+        while binder is not None and (binder.qualname, name.value) not in self.index.values:
+            binder = binder.parent
+        if binder is None:
+            return []
+        out: list[cst.BaseExpression] = []
+        for call, where in self.index.calls:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value
+                and func.attr.value in {"extend", "append"} and call.args and where.qualname == binder.qualname
+            ):  # fmt: skip
+                value = call.args[0].value
+                out.append(value if func.attr.value == "extend" else cst.List([cst.Element(value)]))
+        return out
 
     def _helper_returns(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> bool:
         """``tools=get_tools()`` with get_tools defined here: read what it returns."""
@@ -145,6 +179,8 @@ class ToolResolver:
         line = self.line_of(value)
         if isinstance(value, cst.Dict):
             self._dict_tool(value, tools, findings)
+        elif isinstance(value, cst.Name | cst.Attribute) and (dotted_name(value) or "").rpartition(".")[2] in _PUBLIC_READ_TOOLS:
+            return
         elif isinstance(value, cst.Call):
             self._call_tool(value, scope, tools, findings, depth=depth)
         elif isinstance(value, cst.Name | cst.Attribute):
@@ -181,6 +217,8 @@ class ToolResolver:
         if kind.startswith(_HOSTED_CODE):
             findings.append(rules.fact("code-tool", f"hosted tool {kind!r}", line))
             return
+        if kind.startswith(_HOSTED_PUBLIC):
+            return  # hosted web search: public pages
         if kind.startswith(_HOSTED_WRITE):
             findings.append(rules.fact("file-edit-tool", f"hosted tool {kind!r} edits files", line))
             return
@@ -206,14 +244,30 @@ class ToolResolver:
             if arg.keyword and arg.keyword.value == "allow_dangerous_code" and _truthy(arg.value):
                 findings.append(rules.fact("runs-model-code", f"{callee}(allow_dangerous_code=True)", line))
         if last in _CODE_TOOL_CLASSES:
-            findings.append(rules.fact("code-tool", f"tool {last}", line))
+            # ShellTool(needs_approval=True): the framework asks a human before it runs.
+            found = (rules.fact("code-tool", f"tool {last}", line),)
+            tools.append(ToolRef(last, None, line, "built-in", gated=approval_asked(call), known=found))
             return
+        if last in _PUBLIC_READ_TOOLS or (callee in _PUBLIC_READ_TOOLS):
+            return  # a web search reads public pages: nothing private, nothing written
+        toolkit = self.toolkit(call, scope)
+        if toolkit is not None:
+            findings.append(toolkit)
+            return
+        if last == "as_tool" and isinstance(call.func, cst.Attribute):
+            # agent.as_tool(...): the model calls another agent, which runs its own tools.
+            built = self.value_of(call.func.value, scope)
+            if isinstance(built, cst.Call):
+                for expr in tools_in_args(built.args):
+                    if not isinstance(expr, McpServers):
+                        self._collect(expr, scope, tools, findings, depth=depth + 1)
+                return
         name = _keyword_string(call, "name")
         function_args = [a.value for a in call.args if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})]
         for fn in function_args:
             target = self.function(fn.value, scope)
             if target is not None:
-                gated = _approval_asked(call) or self.needs_approval(target)
+                gated = approval_asked(call) or self.needs_approval(target)
                 tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line, gated=gated))
                 return
             if fn.value in self.index.class_nodes or fn.value in self.index.imports:
@@ -238,6 +292,18 @@ class ToolResolver:
             tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
             return
         findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
+
+    def toolkit(self, call: cst.Call, scope: Scope) -> Finding | None:
+        """ShellTools() / toolkit.get_tools() / StripeAgentToolkit(...).get_tools(): a library's tool set."""
+        built: cst.BaseExpression | None = call
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
+            built = call.func.value
+            if isinstance(built, cst.Name | cst.Attribute):
+                built = self.value_of(built, scope)
+        if not isinstance(built, cst.Call):
+            return None
+        qualified = self.index.qualified(built.func)
+        return toolkit_finding(qualified, built, line=self.line_of(call)) if qualified is not None else None
 
     # -- lookups -----------------------------------------------------------
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
@@ -279,7 +345,7 @@ class ToolResolver:
     def needs_approval(self, scope: Scope) -> bool:
         """@function_tool(needs_approval=True): the SDK asks a human before the tool runs."""
         return any(
-            isinstance(d.decorator, cst.Call) and _approval_asked(d.decorator)
+            isinstance(d.decorator, cst.Call) and approval_asked(d.decorator)
             for d in self.index.decorators.get(scope.qualname, ())
         )
 
@@ -319,9 +385,14 @@ def _class_tool_name(node: cst.ClassDef) -> str | None:
     return None
 
 
-def _approval_asked(call: cst.Call) -> bool:
-    """needs_approval=True, or a function deciding it: anything but False/None asks."""
-    return any(a.keyword is not None and a.keyword.value == "needs_approval" and _truthy(a.value) for a in call.args)
+# The frameworks' own "ask a human before this tool runs": OpenAI Agents needs_approval,
+# Pydantic AI requires_approval, Agno requires_confirmation, Google ADK require_confirmation.
+APPROVAL_KEYWORDS = frozenset({"needs_approval", "requires_approval", "requires_confirmation", "require_confirmation"})
+
+
+def approval_asked(call: cst.Call) -> bool:
+    """needs_approval=True (or its kin), or a function deciding it: anything but False/None asks."""
+    return any(a.keyword is not None and a.keyword.value in APPROVAL_KEYWORDS and _truthy(a.value) for a in call.args)
 
 
 def _dict_strings(node: cst.Dict) -> dict[str, str]:

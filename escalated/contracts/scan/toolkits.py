@@ -1,0 +1,68 @@
+"""Toolkits: tool sets a library builds (``StripeAgentToolkit(...).get_tools()``, Agno's ``ShellTools()``).
+
+Their tools are not functions of the project, so their bodies cannot be read;
+what they can do is known from the library, and written here as a table, like
+the SDK tables in ``apis.py``. A toolkit not in the table stays "tools only
+known at run time" (R7).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from escalated.contracts import rules
+from escalated.contracts.calls import Finding
+from escalated.contracts.scan.syntax import literal
+
+# Qualified constructor (or its module prefix) -> (fact, what its tools do).
+_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("stripe_agent_toolkit.", "payment-tool", "the Stripe toolkit's tools call the Stripe API"),
+    ("agno.tools.shell.", "code-tool", "Agno ShellTools runs shell commands"),
+    ("agno.tools.python.", "code-tool", "Agno PythonTools runs Python code"),
+    ("agno.tools.email.", "message-tool", "Agno EmailTools sends email"),
+    ("agno.tools.gmail.", "message-tool", "Agno GmailTools sends email"),
+    ("agno.tools.slack.", "message-tool", "Agno SlackTools posts messages"),
+    ("agno.tools.resend.", "message-tool", "Agno ResendTools sends email"),
+    ("agno.tools.twilio.", "message-tool", "Agno TwilioTools sends SMS"),
+    ("agno.tools.file.", "file-edit-tool", "Agno FileTools writes files"),
+    ("agno.tools.local_file_system.", "file-edit-tool", "Agno LocalFileSystemTools writes files"),
+    ("langchain_community.agent_toolkits.GmailToolkit", "message-tool", "GmailToolkit sends email"),
+    ("langchain_google_community.GmailToolkit", "message-tool", "GmailToolkit sends email"),
+    ("langchain_community.agent_toolkits.SlackToolkit", "message-tool", "SlackToolkit posts messages"),
+    ("langchain_community.agent_toolkits.FileManagementToolkit", "deletion-tool", "FileManagementToolkit deletes and writes files"),
+    ("langchain_community.agent_toolkits.SQLDatabaseToolkit", "sql-from-output", "SQLDatabaseToolkit runs the SQL the model writes"),
+)
+# Toolkit methods and attributes that hand out the toolkit's tools.
+TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
+
+
+def toolkit_finding(qualified: str, built: cst.Call, *, line: int) -> Finding | None:
+    """What the tools of a toolkit built by ``built`` (whose callee is ``qualified``) can do."""
+    for prefix, fact, what in _TABLE:
+        if qualified.startswith(prefix) or qualified == prefix.rstrip("."):
+            actions = _configured_actions(built)
+            if actions is not None and fact == "payment-tool":
+                writes = sorted(a for a in actions if not a.endswith(".read"))
+                if not writes:
+                    return rules.fact("tool-reads-only", f"{what}, configured to read only ({qualified})", line)
+                return rules.fact(fact, f"{what}: {', '.join(writes)} ({qualified})", line)
+            return rules.fact(fact, f"{what} ({qualified})", line)
+    return None
+
+
+def _configured_actions(built: cst.Call) -> list[str] | None:
+    """configuration={"actions": {"invoices": {"create": True}}}: the enabled actions, when written there."""
+    config = next((a.value for a in built.args if a.keyword is not None and a.keyword.value == "configuration"), None)
+    if not isinstance(config, cst.Dict):
+        return None
+    for element in config.elements:
+        if isinstance(element, cst.DictElement) and literal(element.key) == "actions" and isinstance(element.value, cst.Dict):
+            out = []
+            for resource in element.value.elements:
+                if isinstance(resource, cst.DictElement) and isinstance(resource.value, cst.Dict):
+                    for op in resource.value.elements:
+                        enabled = isinstance(op, cst.DictElement) and not (isinstance(op.value, cst.Name) and op.value.value == "False")
+                        if enabled:
+                            out.append(f"{literal(resource.key)}.{literal(op.key)}")
+            return out
+    return []

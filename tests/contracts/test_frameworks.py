@@ -1,0 +1,126 @@
+"""What real agent code writes, beyond the call shapes of part 3: generic agents, lazy SDK
+proxies, the frameworks' own approval flags, toolkits, agents as tools, Strands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.scan.discovery import scan_source, scan_tree
+
+REFUND_TOOL = """
+import stripe
+from agents import Agent, Runner, RunContextWrapper, function_tool
+
+@function_tool{decorator}
+def issue_refund(ctx: RunContextWrapper[dict], charge: str) -> str:
+    stripe.Refund.create(charge=charge)
+    return "ok"
+"""
+
+
+def test_a_generic_agent_is_an_agent() -> None:
+    source = REFUND_TOOL.format(decorator="") + (
+        "billing = Agent[dict](name='billing', tools=[issue_refund])\n"
+        "async def handle(msg):\n    return (await Runner.run(billing, msg)).final_output\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.mode == "required" and "R2" in call.recommendation.rules
+    assert [t.name for t in call.risky_tools] == ["issue_refund"]
+
+
+def test_a_lazy_proxy_named_like_the_sdk_is_the_sdk(tmp_path: Path) -> None:
+    # aider: from aider.llm import litellm, where aider/llm.py holds litellm = LazyLiteLLM().
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "llm.py").write_text(
+        "import importlib\nclass LazyLiteLLM:\n    def __getattr__(self, name):\n"
+        "        return getattr(importlib.import_module('litellm'), name)\nlitellm = LazyLiteLLM()\n"
+    )
+    (tmp_path / "pkg" / "models.py").write_text(
+        "from pkg.llm import litellm\ndef send(messages):\n    return litellm.completion(model='gpt-4o', messages=messages)\n"
+    )
+    (call,) = scan_tree(tmp_path).calls
+    assert (call.location.path, call.provider, call.api) == ("pkg/models.py", "litellm", "completion")
+
+
+def test_the_frameworks_own_tool_approval_is_an_existing_gate() -> None:
+    gated = REFUND_TOOL.format(decorator="(needs_approval=True)")
+    source = gated + "billing = Agent(name='b', tools=[issue_refund])\nasync def go(m):\n    return await Runner.run(billing, m)\n"
+    (call,) = scan_source(source, "a.py")
+    assert call.existing_gate == "needs_approval"
+    pydantic = (
+        "import subprocess\nfrom pydantic_ai import Agent\nagent = Agent('openai:gpt-4o')\n"
+        "@agent.tool(requires_approval=True)\ndef shell(ctx, cmd: str) -> str:\n"
+        "    return subprocess.run(cmd, shell=True).stdout\n"
+        "def go(p):\n    return agent.run_sync(p)\n"
+    )
+    (call,) = scan_source(pydantic, "b.py")
+    assert call.recommendation.mode == "required" and call.existing_gate == "requires_approval"
+    assert scan_source(pydantic.replace("(requires_approval=True)", ""), "b.py")[0].existing_gate is None
+
+
+def test_a_built_in_shell_tool_with_needs_approval_is_gated_and_one_without_is_not() -> None:
+    source = (
+        "from agents import Agent, Runner, ShellTool\n"
+        "gated = Agent(name='g', tools=[ShellTool(executor=None, needs_approval=True)])\n"
+        "open_ = Agent(name='o', tools=[ShellTool(executor=None)])\n"
+        "async def go(m):\n    await Runner.run(gated, m)\n    await Runner.run(open_, m)\n"
+    )
+    first, second = scan_source(source, "a.py")
+    assert first.recommendation.mode == second.recommendation.mode == "required"
+    assert (first.existing_gate, second.existing_gate) == ("needs_approval", None)
+
+
+def test_a_strands_agent_is_called_by_calling_it() -> None:
+    source = (
+        "import shutil\nfrom strands import Agent, tool\n@tool\ndef wipe(path: str) -> str:\n"
+        "    shutil.rmtree(path)\n    return 'gone'\nagent = Agent(tools=[wipe])\nprint(agent('clean up'))\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert (call.api, call.recommendation.mode, call.runner) == ("__call__", "required", True)
+    assert "R3" in call.recommendation.rules
+
+
+def test_a_payment_toolkit_moves_money_unless_configured_to_read() -> None:
+    source = (
+        "from agents import Agent, Runner\nfrom stripe_agent_toolkit.openai.toolkit import StripeAgentToolkit\n"
+        "kit = StripeAgentToolkit(secret_key='k', configuration={'actions': {'invoices': {ACTIONS}}})\n"
+        "tools = []\ntools.extend(kit.get_tools())\n"
+        "agent = Agent(name='a', tools=tools)\nasync def go(m):\n    return await Runner.run(agent, m)\n"
+    )
+    (call,) = scan_source(source.replace("ACTIONS", "'create': True"), "a.py")
+    assert call.recommendation.mode == "required" and "R2" in call.recommendation.rules
+    (call,) = scan_source(source.replace("ACTIONS", "'read': True"), "a.py")
+    assert call.recommendation.mode == "sampled"
+
+
+def test_an_agent_offered_as_a_tool_brings_its_tools() -> None:
+    source = REFUND_TOOL.format(decorator="") + (
+        "billing = Agent(name='billing', tools=[issue_refund])\n"
+        "triage = Agent(name='triage', tools=[billing.as_tool(tool_name='billing', tool_description='refunds')])\n"
+        "async def go(m):\n    return await Runner.run(triage, m)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.mode == "required" and "R2" in call.recommendation.rules
+
+
+def test_a_web_search_reads_public_pages_not_private_data() -> None:
+    source = (
+        "from agents import Agent, Runner, WebSearchTool\nagent = Agent(name='r', tools=[WebSearchTool()])\n"
+        "async def go(m):\n    print((await Runner.run(agent, m)).final_output)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.mode == "autonomous"
+
+
+def test_tools_spread_from_a_helpers_params_are_followed() -> None:
+    # anthropic-quickstarts' agent: create(**params) with params = self._params(), tools from the constructor.
+    source = (
+        "from anthropic import Anthropic\nclass Agent:\n    def __init__(self, tools):\n"
+        "        self.tools = list(tools or [])\n        self.client = Anthropic()\n"
+        "    def _params(self):\n        return {'model': 'm', 'tools': [t.to_dict() for t in self.tools]}\n"
+        "    def loop(self):\n        params = self._params()\n        response = self.client.messages.create(**params)\n"
+        "        if response.stop_reason == 'tool_use':\n            return 1\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert call.recommendation.mode == "reviewed" and "R7" in call.recommendation.rules
