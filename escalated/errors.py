@@ -35,6 +35,12 @@ class InsufficientScope(EscalatedError):
     status, code, title = 403, "insufficient_scope", "Insufficient scope"
 
 
+class UserTokenRequired(EscalatedError):
+    """A route that names the caller as a person (claim): an API key is no one."""
+
+    status, code, title = 403, "user_token_required", "User token required"
+
+
 class NotFound(EscalatedError):
     status, code, title = 404, "not_found", "Not found"
 

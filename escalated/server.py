@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from escalated.http import apikeys, escalations, meta, slack, streams
+from escalated.http import apikeys, escalations, meta, reviewerops, slack, streams
 from escalated.core.admin import AdminService
 from escalated.core.decisionlinks import DecisionLinks
 from escalated.core.service import Service
@@ -32,6 +32,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     if settings.rate_limit_per_s:
         app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)
     escalations.add_routes(app)
+    reviewerops.add_routes(app)
     streams.add_routes(app)
     apikeys.add_routes(app)
     meta.add_routes(app)

@@ -32,7 +32,9 @@ from escalated.domain.models import (
     Policy,
     Principal,
     Resolution,
+    RuleRef,
 )
+from escalated.domain.rules import Rule
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery
 from escalated.domain.resource import escalation_resource
 from escalated.domain.scopes import DECIDE
@@ -42,6 +44,7 @@ from escalated.core.callbacks import callback_body, callback_delivery, cancelled
 from escalated.core.creation import IDEMPOTENCY_WINDOW_MS, Created, new_escalation, replayed, routes_for
 from escalated.core.inbox import INBOX_LIMIT, Inbox, InboxQuery, matches_text, sort_inbox
 from escalated.core.notifications import notification_deliveries
+from escalated.core.reviewerops import ReviewerOps
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
     DefaultChoiceNotOffered,
@@ -71,6 +74,7 @@ class Service:
         # Where people open the web app, for links in Slack messages: --public-url,
         # else the address serve listens on (``listening_at`` once it is bound).
         self.web_url = settings.public_url or http_url(settings.host, settings.port)
+        self.reviewer_ops = ReviewerOps(self)  # claims and remembered decisions (core/reviewerops.py)
 
     def listening_at(self, url: str) -> None:
         """The address ``serve`` bound (with ``--port 0`` known only then)."""
@@ -97,6 +101,10 @@ class Service:
         with the database's event numbers (``on_change``): not here too."""
         if not self.store.shared:
             self.bus.publish(event, esc, at_ms, deliveries=deliveries)
+
+    def announce(self, event: str, esc: Escalation, at_ms: int) -> None:
+        """A committed change made outside this module (a claim): to the bus."""
+        self._publish(event, esc, at_ms)
 
     def on_change(self, change: Change) -> None:
         """A commit seen by the store's change feed (any process's)."""
@@ -150,6 +158,9 @@ class Service:
         if notices:
             self.wake_sender()
         self.metrics.escalations_created.inc()
+        # Answered "open" as always (the response above is rendered); a
+        # matching remembered decision resolves it now (CONTRACT §15).
+        await self.reviewer_ops.answer_new(esc, policy)
         return Created(escalation_id=esc.id, resource_json=response, replayed=False, escalation=esc)
 
     def _callback_url_problem(self, url: str) -> str | None:
@@ -258,6 +269,24 @@ class Service:
         history_event = EVENT_DECIDED.removeprefix("escalation.")
         callback = self._callback(esc, resolution, EVENT_DECIDED)
         await self.store.resolve(escalation_id=esc.id, resolution=resolution, history_event=history_event, callback=callback)
+        return self._resolved(esc, resolution, EVENT_DECIDED)
+
+    async def decide_by_rule(self, esc: Escalation, rule: Rule) -> Escalation | None:
+        """A remembered decision answers a new escalation, as the human who
+        made the rule (CONTRACT §15); None when someone decided first."""
+        resolution = Resolution(
+            choice=rule.choice,
+            resolved_by="human",
+            answered_by=f"rule:{rule.id}",
+            answered_at_ms=now_ms(),
+            reason=rule.reason,
+            rule=RuleRef(id=rule.id, created_by=rule.created_by),
+        )
+        callback = self._callback(esc, resolution, EVENT_DECIDED)
+        try:
+            await self.store.resolve_by_rule(escalation_id=esc.id, resolution=resolution, callback=callback, rule_id=rule.id)
+        except InvalidState:
+            return None
         return self._resolved(esc, resolution, EVENT_DECIDED)
 
     async def breach_many(self, escalation_ids: list[str], *, at_ms: int) -> list[Escalation]:

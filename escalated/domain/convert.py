@@ -20,7 +20,7 @@ def camel(name: str) -> str:
 
 
 def _overrides(cls: type) -> dict:
-    return {a.name: override(rename=camel(a.name), omit_if_default=a.name in ("min", "step")) for a in attrs.fields(cls)}
+    return {a.name: override(rename=camel(a.name), omit_if_default=a.name in ("min", "step", "rule")) for a in attrs.fields(cls)}
 
 
 converter = cattrs.Converter()

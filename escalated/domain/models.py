@@ -77,6 +77,14 @@ class Content:
 
 
 @attrs.frozen
+class RuleRef:
+    """The remembered decision that answered an escalation, and who made it (CONTRACT §15)."""
+
+    id: str
+    created_by: str
+
+
+@attrs.frozen
 class Resolution:
     choice: str
     resolved_by: str  # "human" | "timeout"
@@ -84,6 +92,7 @@ class Resolution:
     answered_at_ms: int
     reason: str | None = None
     response: dict | None = None
+    rule: RuleRef | None = None  # answered by a remembered decision (answered_by "rule:<id>")
 
 
 @attrs.frozen
@@ -95,7 +104,7 @@ class Cancellation:
 
 @attrs.frozen
 class HistoryEntry:
-    event: str  # "created", "acknowledged", "decided", "breached", "cancelled"
+    event: str  # "created", "acknowledged", "claimed", "assigned", "decided", "breached", "cancelled"
     by: str
     at_ms: int
 
@@ -119,6 +128,7 @@ class Escalation:
     resolution: Resolution | None = None
     cancellation: Cancellation | None = None
     history: tuple[HistoryEntry, ...] = ()
+    assignee: str | None = None  # who claimed it or was assigned it (advisory, CONTRACT §15)
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ class ListQuery:
     policy: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
+    assignee: str | None = None
     limit: int = 50
     cursor: str | None = None
     ascending: bool = False

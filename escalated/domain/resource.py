@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from escalated.domain.convert import content_to_json
 from escalated.domain.models import Delivery, Escalation
+from escalated.domain.rules import Rule
 from escalated.timeutil import format_ms, format_opt
 
 
@@ -29,6 +30,7 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
         "deadlineAt": format_opt(esc.deadline_ms),
         "acknowledgedBy": esc.acknowledged_by,
         "acknowledgedAt": format_opt(esc.acknowledged_ms),
+        "assignee": esc.assignee,
         "resolution": None
         if res is None
         else {
@@ -38,6 +40,7 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
             "resolvedBy": res.resolved_by,
             "answeredBy": res.answered_by,
             "answeredAt": format_ms(res.answered_at_ms),
+            **({"rule": {"id": res.rule.id, "createdBy": res.rule.created_by}} if res.rule is not None else {}),
         },
         "cancellation": None
         if cancel is None
@@ -58,4 +61,24 @@ def delivery_resource(d: Delivery) -> dict:
             for a in d.attempts
         ],
         "nextAttemptAt": format_opt(d.next_attempt_ms),
+    }
+
+
+def rule_resource(rule: Rule, *, at_ms: int) -> dict:
+    """A remembered decision (CONTRACT §15): its author, its life and every use."""
+    m = rule.match
+    match = {"agentId": m.agent_id, "subjectType": m.subject_type, "subjectId": m.subject_id}
+    return {
+        "id": rule.id,
+        "policy": rule.policy,
+        "choice": rule.choice,
+        "match": {k: v for k, v in match.items() if v is not None},
+        "reason": rule.reason,
+        "status": rule.status(at_ms=at_ms),
+        "createdBy": rule.created_by,
+        "createdAt": format_ms(rule.created_ms),
+        "expiresAt": format_ms(rule.expires_ms),
+        "revokedBy": rule.revoked_by,
+        "revokedAt": format_opt(rule.revoked_ms),
+        "uses": [{"escalationId": u.escalation_id, "at": format_ms(u.at_ms)} for u in rule.uses],
     }

@@ -15,7 +15,7 @@ from escalated.http.auth import require
 from escalated.http.body import read_json
 
 MAX_PAGE = 200
-LIST_PARAMETERS = ("status", "policy", "agentId", "runId", "limit", "cursor", "order")
+LIST_PARAMETERS = ("status", "policy", "agentId", "runId", "assignee", "limit", "cursor", "order")
 DEFAULT_PAGE = 50
 MAX_IDEMPOTENCY_KEY = 255
 
@@ -70,10 +70,19 @@ def _list_query(request: web.Request, principal) -> ListQuery:
         policy=q.get("policy") or None,
         agent_id=q.get("agentId") or None,
         run_id=q.get("runId") or None,
+        assignee=_assignee(q.get("assignee") or None, principal),
         limit=limit,
         cursor=q.get("cursor") or None,
         ascending=order == "asc",
     )
+
+
+def _assignee(value: str | None, principal) -> str | None:
+    """``assignee=me`` is the caller (a user's name; a key, which nobody
+    assigns, matches none)."""
+    if value != "me":
+        return value
+    return principal.actor if principal.kind == "user" else "key:"
 
 
 async def list_(request: web.Request) -> web.Response:

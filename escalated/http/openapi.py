@@ -7,6 +7,7 @@ from functools import cache
 from escalated import __version__
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.domain.validation import MAX_CHOICES, MAX_EVIDENCE, MAX_TEXT
+from escalated.http import openapi_reviewerops
 
 # The schema is as strict as the server on syntax (schemathesis checks both
 # ways: what it allows must be accepted, what it refuses must be refused);
@@ -174,6 +175,7 @@ SCHEMAS = {
             "deadlineAt": _NULL_TS,
             "acknowledgedBy": _NULL_STR,
             "acknowledgedAt": _NULL_TS,
+            "assignee": _NULL_STR,
             "resolution": {
                 "type": ["object", "null"],
                 "properties": {
@@ -183,6 +185,7 @@ SCHEMAS = {
                     "resolvedBy": {"enum": ["human", "timeout"]},
                     "answeredBy": _STR,
                     "answeredAt": _TS,
+                    "rule": {"type": "object", "properties": {"id": _STR, "createdBy": _STR}},
                 },
             },
             "cancellation": {
@@ -295,6 +298,7 @@ def _paths() -> dict:
                         ("policy", _STR),
                         ("agentId", _STR),
                         ("runId", _STR),
+                        ("assignee", _STR),  # a user's name, or "me"
                         ("limit", {"type": "integer", "minimum": 1, "maximum": 200}),
                         ("cursor", _STR),
                         ("order", {"enum": ["asc", "desc"]}),
@@ -410,8 +414,17 @@ def openapi_document() -> dict:
         "openapi": "3.1.0",
         "info": {"title": "escalated", "version": __version__, "description": "Hand an agent's decision to a human."},
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": {
+                **SCHEMAS,
+                **openapi_reviewerops.schemas(not_blank=NOT_BLANK, no_nul=NO_NUL, duration=DURATION_PATTERN),
+            },
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
-        "paths": _paths(),
+        "paths": {
+            **_paths(),
+            **openapi_reviewerops.paths(
+                op=_op, json=_json, errors=_ERRORS, id_errors=_ID_ERRORS, body_errors=_BODY_ERRORS,
+                id_param=_ID_PARAM, problem=_problem,
+            ),
+        },
     }

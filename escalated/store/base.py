@@ -40,6 +40,7 @@ from escalated.domain.models import (
     Workspace,
 )
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
+from escalated.domain.rules import Rule
 
 # (escalation id, resolution, history event, callback owed or None)
 Resolve = tuple[str, Resolution, str, Delivery | None]
@@ -86,6 +87,40 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
         """Open/acknowledged → cancelled, with its callback if one is owed."""
+
+    # -- reviewer operations (CONTRACT §15) --------------------------------------
+
+    @abc.abstractmethod
+    async def assign(
+        self, *, escalation_id: str, assignee: str | None, by: str, event: str, acknowledge: bool, at_ms: int
+    ) -> bool:
+        """Set a live escalation's assignee, with history ``event`` by ``by``;
+        ``acknowledge`` (a claim) also acknowledges it if open. True when this
+        acknowledged it; ``InvalidState`` once it ended."""
+
+    @abc.abstractmethod
+    async def add_rule(self, *, rule: Rule) -> None: ...
+
+    @abc.abstractmethod
+    async def rules(self, *, workspace_id: str) -> list[Rule]:
+        """Every rule of the workspace, revoked and expired ones too, newest first, with their uses."""
+
+    @abc.abstractmethod
+    async def rule(self, *, rule_id: str, workspace_id: str) -> Rule | None: ...
+
+    @abc.abstractmethod
+    async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
+        """Unrevoked, unexpired rules of a policy, newest first (without their uses): read on every create."""
+
+    @abc.abstractmethod
+    async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
+        """False when it was revoked already."""
+
+    @abc.abstractmethod
+    async def resolve_by_rule(
+        self, *, escalation_id: str, resolution: Resolution, callback: Delivery | None, rule_id: str
+    ) -> None:
+        """``resolve`` (history event ``decided``) and the rule's use, in one transaction."""
 
     # -- escalations: reads ---------------------------------------------------
 

@@ -353,10 +353,15 @@ class Database:
         Only for indexed point reads of small, hot tables: anything that may
         scan or touch cold pages belongs in ``fetchone``.
         """
+        rows = self.lookup_rows(sql, params)
+        return rows[0] if rows else None
+
+    def lookup_rows(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        """The few rows of an indexed read of a small, hot table, on the loop
+        thread (the active rules of a policy, read on every create)."""
         # fetchall steps the statement to its end, which ends the read
         # transaction at once: no snapshot outlives the call.
-        rows = self._lookup_conn.execute(sql, params).fetchall()
-        return rows[0] if rows else None
+        return self._lookup_conn.execute(sql, params).fetchall()
 
     async def close(self) -> None:
         await self._reader.close()

@@ -26,6 +26,7 @@ from escalated.domain.models import (
     Workspace,
 )
 from escalated.domain.records import Replay
+from escalated.domain.rules import Rule, RuleMatch, RuleUse
 from escalated.store import queries
 
 # The columns of escalation_columns; the history array follows them.
@@ -34,7 +35,7 @@ ESCALATION_WIDTH = queries.load("sqlite")["escalation_columns"].count(",") + 1
 
 def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> Escalation:
     (eid, ws, status, policy, agent_id, run_id, content, url, secret, created_ms, created_by,
-     deadline_ms, default_choice, ack_by, ack_ms, resolution, cancellation) = row  # fmt: skip
+     deadline_ms, default_choice, ack_by, ack_ms, resolution, cancellation, assignee) = row  # fmt: skip
     return Escalation(
         id=eid,
         workspace_id=ws,
@@ -53,6 +54,7 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
         resolution=converter.structure(orjson.loads(resolution), Resolution) if resolution else None,
         cancellation=converter.structure(orjson.loads(cancellation), Cancellation) if cancellation else None,
         history=history,
+        assignee=assignee,
     )
 
 
@@ -146,6 +148,35 @@ def decision_link_from_row(row: tuple) -> DecisionLink:
         used_ms=used_ms,
         replaced_ms=replaced_ms,
     )
+
+
+def rule_from_row(row: tuple) -> Rule:
+    """A row selected with ``rule_with_uses`` (or ``rule_columns`` and ``'[]'``)."""
+    (rid, ws, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
+     expires_ms, revoked_by, revoked_ms, uses) = row  # fmt: skip
+    return Rule(
+        id=rid,
+        workspace_id=ws,
+        policy=policy,
+        choice=choice,
+        match=RuleMatch(agent_id=agent_id, subject_type=subject_type, subject_id=subject_id),
+        reason=reason,
+        created_by=created_by,
+        created_ms=created_ms,
+        expires_ms=expires_ms,
+        revoked_by=revoked_by,
+        revoked_ms=revoked_ms,
+        uses=tuple(sorted((RuleUse(escalation_id=e, at_ms=at) for e, at in orjson.loads(uses)), key=lambda u: u.at_ms)),
+    )
+
+
+def rule_params(rule: Rule) -> tuple:
+    """The values of ``add_rule``, in ``rule_columns`` order (without the revocation)."""
+    m = rule.match
+    return (
+        rule.id, rule.workspace_id, rule.policy, rule.choice, m.agent_id, m.subject_type, m.subject_id,
+        rule.reason, rule.created_by, rule.created_ms, rule.expires_ms,
+    )  # fmt: skip
 
 
 def to_json_text(value) -> str:

@@ -26,7 +26,8 @@ from escalated.domain.models import (
 )
 from escalated.errors import ConfigError
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
-from escalated.store import decisionlinks, escalations, outbox, queries, websessions, workspaces
+from escalated.domain.rules import Rule
+from escalated.store import decisionlinks, escalations, outbox, queries, reviewerops, websessions, workspaces
 from escalated.store.base import Resolve, Store
 from escalated.store.db import Database
 from escalated.store.rows import decision_link_from_row, key_from_row, policy_from_row, user_from_row, workspace_from_row
@@ -84,6 +85,38 @@ class SqliteStore(Store):
 
     async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
         await self._db.write(escalations.cancel, escalation_id=escalation_id, cancellation=cancellation, callback=callback)
+
+    # -- reviewer operations ------------------------------------------------------
+
+    async def assign(
+        self, *, escalation_id: str, assignee: str | None, by: str, event: str, acknowledge: bool, at_ms: int
+    ) -> bool:
+        return await self._db.write(
+            reviewerops.assign,
+            escalation_id=escalation_id, assignee=assignee, by=by, event=event, acknowledge=acknowledge, at_ms=at_ms,
+        )  # fmt: skip
+
+    async def add_rule(self, *, rule: Rule) -> None:
+        await self._db.write(reviewerops.add_rule, rule=rule)
+
+    async def rules(self, *, workspace_id: str) -> list[Rule]:
+        return await reviewerops.rules(self._db, workspace_id=workspace_id)
+
+    async def rule(self, *, rule_id: str, workspace_id: str) -> Rule | None:
+        return await reviewerops.rule(self._db, rule_id=rule_id, workspace_id=workspace_id)
+
+    async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
+        return reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
+
+    async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
+        return await self._db.write(reviewerops.revoke_rule, rule_id=rule_id, workspace_id=workspace_id, by=by, at_ms=at_ms)
+
+    async def resolve_by_rule(
+        self, *, escalation_id: str, resolution: Resolution, callback: Delivery | None, rule_id: str
+    ) -> None:
+        await self._db.write(
+            reviewerops.resolve_by_rule, escalation_id=escalation_id, resolution=resolution, callback=callback, rule_id=rule_id
+        )
 
     async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
         return await escalations.find_replay(self._db, workspace_id=workspace_id, key=key, not_before_ms=not_before_ms)

@@ -14,7 +14,13 @@ from escalated.domain.models import Escalation
 from escalated.domain.records import ListQuery
 
 # ListQuery field -> the part that filters on it.
-_FILTERS = (("status", "with_status"), ("policy", "with_policy"), ("agent_id", "with_agent_id"), ("run_id", "with_run_id"))
+_FILTERS = (
+    ("status", "with_status"),
+    ("policy", "with_policy"),
+    ("agent_id", "with_agent_id"),
+    ("run_id", "with_run_id"),
+    ("assignee", "with_assignee"),
+)
 
 
 def get_statement(

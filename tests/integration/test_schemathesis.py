@@ -152,7 +152,8 @@ def _on_meaning(error: dict) -> bool:
         or (field == "choice" and message.startswith("must be one of"))  # not offered by this escalation
         or field == "response" or field.startswith("response.")  # does not fit this escalation's responseFields
         or field == "resume.url"  # a host refused for where it points (link-local, metadata, ...)
-        or field == "expiresIn"  # well formed, but zero or over 100 years
+        or field == "expiresIn"  # well formed, but zero or over 100 years (a rule's: over 30 days)
+        or field == "user"  # assign: no such user, or not routed to this escalation
     )
 
 

@@ -26,6 +26,7 @@ from escalated.store.postgres.leader import Leadership
 from escalated.store.postgres.lookups import Lookups
 from escalated.store.postgres.admin import AdminQueries
 from escalated.store.postgres.decisionlinks import DecisionLinkQueries
+from escalated.store.postgres.reviewerops import ReviewerOpsQueries
 from escalated.store.postgres.migrate import migrate
 from escalated.store.postgres.writer import LastRows, PgWriter
 from escalated.store.rows import delivery_from_row, escalation_with_history, replay_from_row
@@ -35,7 +36,7 @@ Q = queries.load("postgres")
 READ_POOL_SIZE = 8
 
 
-class PostgresStore(AdminQueries, DecisionLinkQueries, Store):
+class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store):
     shared = True
 
     def __init__(self, url: str, writer: PgWriter, pool: AsyncConnectionPool) -> None:

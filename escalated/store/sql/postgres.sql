@@ -7,7 +7,7 @@
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
 created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
-resolution_json, cancellation_json
+resolution_json, cancellation_json, assignee
 
 -- The history as one JSON array of [seq, event, by, at_ms], as text (the
 -- row converter parses it, as it does SQLite's).
@@ -53,7 +53,7 @@ RETURNING 1
 -- name: create_escalation
 WITH created AS (
   INSERT INTO escalations ({escalation_columns})
-  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL)
+  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, NULL)
   RETURNING id
 )
 INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(%s::text[]), id FROM created
@@ -363,3 +363,43 @@ FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = %s
 -- name: use_decision_link
 UPDATE decision_links SET used_ms = %s
 WHERE secret_hash = %s AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > %s
+
+-- == reviewer operations: claims and remembered decisions (CONTRACT §15) =====
+
+-- Claim and assign: who works on it (advisory); only while it is live.
+-- name: assign
+UPDATE escalations SET assignee = %s WHERE id = %s AND status IN ('open', 'acknowledged')
+
+-- part: with_assignee
+ AND assignee = %s
+
+-- part: rule_columns
+id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
+expires_ms, revoked_by, revoked_ms
+
+-- name: add_rule
+INSERT INTO rules ({rule_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL)
+
+-- A rule with its uses as one JSON array of [escalation_id, at_ms].
+-- part: rule_with_uses
+{rule_columns},
+(SELECT coalesce(json_agg(json_build_array(escalation_id, at_ms) ORDER BY at_ms), '[]')::text
+   FROM rule_uses WHERE rule_uses.rule_id = rules.id)
+
+-- name: rules_of_workspace
+SELECT {rule_with_uses} FROM rules WHERE workspace_id = %s ORDER BY id DESC
+
+-- name: rule_by_id
+SELECT {rule_with_uses} FROM rules WHERE id = %s AND workspace_id = %s
+
+-- The rules that may decide a new escalation of a policy, newest first.
+-- name: active_rules
+SELECT {rule_columns}, '[]' FROM rules
+WHERE workspace_id = %s AND policy = %s AND revoked_ms IS NULL AND expires_ms > %s
+ORDER BY id DESC
+
+-- name: revoke_rule
+UPDATE rules SET revoked_by = %s, revoked_ms = %s WHERE id = %s AND workspace_id = %s AND revoked_ms IS NULL
+
+-- name: add_rule_use
+INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (%s, %s, %s)

@@ -8,7 +8,7 @@
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
 created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
-resolution_json, cancellation_json
+resolution_json, cancellation_json, assignee
 
 -- An escalation row plus its history as one JSON array of [seq, event, by,
 -- at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
@@ -43,7 +43,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 
 -- name: create_escalation
 INSERT INTO escalations ({escalation_columns})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)
 
 -- name: add_route
 INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?)
@@ -308,3 +308,42 @@ FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = ?
 -- name: use_decision_link
 UPDATE decision_links SET used_ms = ?
 WHERE secret_hash = ? AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > ?
+
+-- == reviewer operations: claims and remembered decisions (CONTRACT §15) =====
+
+-- Claim and assign: who works on it (advisory); only while it is live.
+-- name: assign
+UPDATE escalations SET assignee = ? WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- part: with_assignee
+ AND assignee = ?
+
+-- part: rule_columns
+id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
+expires_ms, revoked_by, revoked_ms
+
+-- name: add_rule
+INSERT INTO rules ({rule_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)
+
+-- A rule with its uses as one JSON array of [escalation_id, at_ms].
+-- part: rule_with_uses
+{rule_columns},
+(SELECT json_group_array(json_array(escalation_id, at_ms)) FROM rule_uses WHERE rule_uses.rule_id = rules.id)
+
+-- name: rules_of_workspace
+SELECT {rule_with_uses} FROM rules WHERE workspace_id = ? ORDER BY id DESC
+
+-- name: rule_by_id
+SELECT {rule_with_uses} FROM rules WHERE id = ? AND workspace_id = ?
+
+-- The rules that may decide a new escalation of a policy, newest first.
+-- name: active_rules
+SELECT {rule_columns}, '[]' FROM rules
+WHERE workspace_id = ? AND policy = ? AND revoked_ms IS NULL AND expires_ms > ?
+ORDER BY id DESC
+
+-- name: revoke_rule
+UPDATE rules SET revoked_by = ?, revoked_ms = ? WHERE id = ? AND workspace_id = ? AND revoked_ms IS NULL
+
+-- name: add_rule_use
+INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (?, ?, ?)

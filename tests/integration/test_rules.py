@@ -1,0 +1,151 @@
+"""CONTRACT §15: remembered decisions (``/rules``) through a real server, on both backends."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from escalated.domain import scopes
+from escalated.timeutil import parse_timestamp_ms
+from tests.support.api import unique
+from tests.support.receiver import Receiver
+
+
+def add_rule(api, token, **body):
+    return api.post("/rules", token=token, json_body={"choice": "approve", "reason": "known customer", **body})
+
+
+def waited(api, token, esc_id):
+    """The escalation once resolved (the server's own wait, bounded)."""
+    resp = api.get(f"/escalations/{esc_id}/wait", token=token, query={"timeout": 10})
+    assert resp.status == 200, resp.body
+    return resp.json()
+
+
+def test_a_rule_is_created_with_its_author_and_a_default_life_of_a_day(live, api, admin_key):
+    policy = live.policy()
+    resp = add_rule(api, admin_key, policy=policy, match={"agentId": "billing-agent"})
+    assert resp.status == 201, resp.body
+    rule = resp.json()
+    assert rule["id"].startswith("rul_") and resp.headers["Location"] == f"/rules/{rule['id']}"
+    assert rule["createdBy"] == "key:ci-bot" and rule["status"] == "active"
+    assert rule["match"] == {"agentId": "billing-agent"} and rule["uses"] == []
+    life_ms = parse_timestamp_ms(rule["expiresAt"]) - parse_timestamp_ms(rule["createdAt"])
+    assert life_ms == 24 * 3600 * 1000
+
+
+def test_a_matching_new_escalation_is_answered_open_then_resolved_by_the_rule(live, api, admin_key):
+    policy = live.policy()
+    author = unique("remembering")
+    rule = add_rule(api, live.user(author), policy=policy, match={"subjectType": "order"}).json()
+    created = live.create(admin_key, policy=policy)
+    assert created["status"] == "open"
+    esc = waited(api, admin_key, created["id"])
+    assert esc["status"] == "resolved"
+    res = esc["resolution"]
+    assert (res["choice"], res["resolvedBy"], res["answeredBy"]) == ("approve", "human", f"rule:{rule['id']}")
+    assert res["rule"] == {"id": rule["id"], "createdBy": author} and res["reason"] == "known customer"
+    assert [(h["event"], h["by"]) for h in esc["history"]][-1] == ("decided", f"rule:{rule['id']}")
+    uses = api.get(f"/rules/{rule['id']}", token=admin_key).json()["uses"]
+    assert [u["escalationId"] for u in uses] == [created["id"]]
+
+
+async def test_a_rules_decision_calls_the_agent_back_as_usual(live, admin_key):
+    receiver = await Receiver().start()
+    try:
+        policy = live.policy()
+        rule = add_rule(live.api, admin_key, policy=policy).json()
+        live.create(admin_key, policy=policy, resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+        [got] = await receiver.wait_for(1)
+    finally:
+        await receiver.stop()
+    assert got.headers["x-service-event"] == "escalation.decided"
+    body = json.loads(got.body)
+    assert (body["resolvedBy"], body["answeredBy"], body["choice"]) == ("human", f"rule:{rule['id']}", "approve")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"agentId": "another-agent"},
+        {"subject": {"type": "invoice", "id": "o-981", "label": "Invoice"}},
+        {"choices": [{"id": "deny", "label": "Deny"}, {"id": "escalate", "label": "Escalate"}]},
+        {"responseFields": [{"type": "number", "name": "amount", "label": "Amount"}]},
+    ],
+    ids=["other-agent", "other-subject-type", "choice-not-offered", "asks-a-response"],
+)
+def test_a_rule_leaves_an_escalation_it_does_not_answer_open(live, api, admin_key, overrides):
+    policy = live.policy()
+    add_rule(api, admin_key, policy=policy, match={"agentId": "billing-agent", "subjectType": "order"})
+    created = live.create(admin_key, policy=policy, **overrides)
+    # The rule's decision is made before the create's answer is sent, so a
+    # read after it shows whether there was one.
+    assert api.get(f"/escalations/{created['id']}", token=admin_key).json()["status"] == "open"
+
+
+def test_a_revoked_rule_decides_nothing_and_stays_listed(live, api, admin_key):
+    policy = live.policy()
+    revoker = unique("revoker")
+    rule = add_rule(api, admin_key, policy=policy).json()
+    assert api.delete(f"/rules/{rule['id']}", token=live.user(revoker)).status == 204
+    assert api.delete(f"/rules/{rule['id']}", token=admin_key).status == 204  # the first revocation is kept
+    created = live.create(admin_key, policy=policy)
+    assert api.get(f"/escalations/{created['id']}", token=admin_key).json()["status"] == "open"
+    [listed] = [r for r in api.get("/rules", token=admin_key).json()["data"] if r["id"] == rule["id"]]
+    assert listed["status"] == "revoked" and listed["revokedBy"] == revoker and listed["createdBy"] == "key:ci-bot"
+
+
+def test_an_expired_rule_decides_nothing(live, api, admin_key):
+    policy = live.policy()
+    rule = add_rule(api, admin_key, policy=policy, expiresIn="1s").json()
+    deadline = time.monotonic() + 30
+    # The shortest life a rule has is a second, and the server reads the wall
+    # clock: poll its own answer until it says the rule expired.
+    while api.get(f"/rules/{rule['id']}", token=admin_key).json()["status"] != "expired":
+        assert time.monotonic() < deadline, "the rule never expired"
+        time.sleep(0.05)
+    created = live.create(admin_key, policy=policy)
+    assert api.get(f"/escalations/{created['id']}", token=admin_key).json()["status"] == "open"
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"policy": "no.such.policy"}, "policy"),
+        ({"policy": "refunds.large", "expiresIn": "31d"}, "expiresIn"),
+        ({"policy": "refunds.large", "expiresIn": "soon"}, "expiresIn"),
+        ({"policy": "refunds.large", "reason": ""}, "reason"),
+        ({"policy": "refunds.large", "choice": "not a choice"}, "choice"),
+        ({"policy": "refunds.large", "match": {"runId": "r"}}, "match.runId"),
+        ({"policy": "refunds.large", "match": []}, "match"),
+        ({"policy": "refunds.large", "extra": 1}, "extra"),
+    ],
+)
+def test_a_malformed_rule_is_422_naming_the_field(api, admin_key, body, field):
+    resp = add_rule(api, admin_key, **body)
+    assert resp.status == 422, resp.body
+    assert field in {e["field"] for e in resp.json()["errors"]}
+
+
+def test_a_reviewer_makes_rules_only_for_policies_routed_to_them(live, api, admin_key):
+    policy = live.policy(reviewers=(unique("owner"),))
+    outsider = live.user(unique("outsider"))
+    add_rule(api, outsider, policy=policy).problem(422, "validation_failed")
+    rule = add_rule(api, admin_key, policy=policy).json()
+    api.get(f"/rules/{rule['id']}", token=outsider).problem(404, "not_found")
+    api.delete(f"/rules/{rule['id']}", token=outsider).problem(404, "not_found")
+    assert rule["id"] not in {r["id"] for r in api.get("/rules", token=outsider).json()["data"]}
+
+
+def test_rules_need_the_decide_scope(live, api):
+    reader = live.key(scopes.READ)
+    add_rule(api, reader, policy="refunds.large").problem(403, "insufficient_scope")
+    api.get("/rules", token=reader).problem(403, "insufficient_scope")
+    api.delete("/rules/rul_x", token=reader).problem(403, "insufficient_scope")
+
+
+def test_an_unknown_rule_is_404(api, admin_key):
+    api.get("/rules/rul_nothing", token=admin_key).problem(404, "not_found")
+    api.delete("/rules/rul_nothing", token=admin_key).problem(404, "not_found")
