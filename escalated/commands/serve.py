@@ -177,7 +177,19 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--retry-for", default="24h", show_default=True, help="How long to keep retrying a delivery.")
 @click.option("--delivery-timeout", default="10s", show_default=True, help="Per-attempt timeout of a callback.")
 @click.option("--smtp-url", help="SMTP server for email: notify targets, e.g. smtp://127.0.0.1:1025.")
-@click.option("--allow-callback-host", "allow_hosts", multiple=True, help="Allow callbacks to this host even if link-local or metadata (repeatable).")
+@click.option(
+    "--allow-callback-host",
+    "allow_hosts",
+    multiple=True,
+    help="Allow callbacks and webhooks to this host even if link-local, metadata or (with --deny-private-callbacks) "
+    "loopback or private (repeatable).",
+)
+@click.option(
+    "--deny-private-callbacks",
+    is_flag=True,
+    help="For a shared deployment: refuse callbacks and webhooks to loopback and private addresses too "
+    "(name exceptions with --allow-callback-host).",
+)
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
 @click.option("--public-url", help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
 @click.option("--link-ttl", default="72h", show_default=True, help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
@@ -193,7 +205,7 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -210,6 +222,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         delivery_timeout_s=parse_duration_s(delivery_timeout),
         smtp_url=smtp_url,
         allow_callback_hosts=tuple(allow_hosts),
+        deny_private_callbacks=deny_private_callbacks,
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
         public_url=public_url.rstrip("/") if public_url else None,

@@ -164,7 +164,7 @@ class Service:
         return Created(escalation_id=esc.id, resource_json=response, replayed=False, escalation=esc)
 
     def _callback_url_problem(self, url: str) -> str | None:
-        return literal_problem(url, self.settings.allow_callback_hosts)
+        return literal_problem(url, self.settings.callback_rules)
 
     async def policy(self, workspace_id: str, key: str) -> Policy:
         policy = await self.store.policy(workspace_id=workspace_id, key=key)

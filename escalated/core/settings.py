@@ -8,6 +8,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
+from escalated.domain.urlsafety import CallbackRules
+
 DEFAULT_PORT = 8470
 DEFAULT_RETRY_SCHEDULE_S = (5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 10800.0)
 DEFAULT_RETRY_FOR_S = 24 * 3600.0
@@ -64,6 +66,15 @@ class Settings:
     delivery_timeout_s: float = 10.0
     smtp_url: str | None = None
     allow_callback_hosts: tuple[str, ...] = ()
+    deny_private_callbacks: bool = False  # a shared deployment: loopback and private receivers refused too
+    # The two above as the sender and the create check read them (domain/urlsafety.py).
+    callback_rules: CallbackRules = attrs.field(
+        init=False,
+        default=attrs.Factory(
+            lambda self: CallbackRules(allowed=self.allow_callback_hosts, deny_private=self.deny_private_callbacks),
+            takes_self=True,
+        ),
+    )
     max_body_bytes: int = MAX_BODY_BYTES
     rate_limit_per_s: float | None = None  # per token; None = off
     max_connections: int | None = None  # None: the open-file limit less a reserve (http/connections.py)

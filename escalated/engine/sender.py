@@ -82,7 +82,7 @@ class Sender:
         self._wake.set()
 
     async def __aenter__(self) -> Sender:
-        self._session = transport.open_session(allowed=self._settings.allow_callback_hosts, limit=self._settings.sender_concurrency)
+        self._session = transport.open_session(rules=self._settings.callback_rules, limit=self._settings.sender_concurrency)
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -213,7 +213,7 @@ class Sender:
             delivery,
             session=self._session,
             timeout_s=self._settings.delivery_timeout_s,
-            allowed=self._settings.allow_callback_hosts,
+            rules=self._settings.callback_rules,
             smtp_url=self._settings.smtp_url,
             email_plan=plan,
         )

@@ -24,6 +24,7 @@ import aiohttp
 import orjson
 
 from escalated import __version__
+from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 
 log = logging.getLogger(__name__)
@@ -33,14 +34,14 @@ HEADERS = {"Content-Type": "application/json", "User-Agent": f"escalated/{__vers
 
 
 class SlackReplies:
-    def __init__(self, *, allowed: tuple[str, ...], timeout_s: float) -> None:
-        self._allowed = allowed
+    def __init__(self, *, rules: CallbackRules, timeout_s: float) -> None:
+        self._rules = rules
         self._timeout_s = timeout_s
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> SlackReplies:
-        self._session = transport.open_session(allowed=self._allowed, limit=8)
+        self._session = transport.open_session(rules=self._rules, limit=8)
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -64,7 +65,7 @@ class SlackReplies:
         wait_s = FIRST_WAIT_S
         for attempt in range(1, TRIES + 1):
             outcome = await transport.post(
-                self._session, url, body=body, headers=HEADERS, timeout_s=self._timeout_s, allowed=self._allowed
+                self._session, url, body=body, headers=HEADERS, timeout_s=self._timeout_s, rules=self._rules
             )
             if outcome.ok:
                 return

@@ -26,7 +26,7 @@ from escalated.domain.models import CALLBACK, Delivery
 from escalated.domain.slack import unescape
 from escalated.engine import mail
 from escalated.engine.retry import parse_retry_after
-from escalated.domain.urlsafety import address_problem, client_url, host_allowed, literal_problem, normal_host
+from escalated.domain.urlsafety import CallbackRules, address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.agent.signing import sign
 
 
@@ -59,9 +59,9 @@ class AddressGuard:
     ``--allow-callback-host`` still works for names.
     """
 
-    def __init__(self, allowed: tuple[str, ...]) -> None:
-        self.allowed = allowed
-        self._allowed_addresses = {normal_host(h) for h in allowed}
+    def __init__(self, rules: CallbackRules) -> None:
+        self.rules = rules
+        self._allowed_addresses = {normal_host(h) for h in rules.allowed}
 
     def allow_addresses(self, addresses: list[str]) -> None:
         self._allowed_addresses.update(addresses)
@@ -69,7 +69,7 @@ class AddressGuard:
     def socket(self, addr_info) -> socket.socket:
         family, type_, proto, _, sockaddr = addr_info
         address = sockaddr[0]
-        if address not in self._allowed_addresses and (problem := address_problem(address)):
+        if address not in self._allowed_addresses and (problem := address_problem(address, deny_private=self.rules.deny_private)):
             raise RefusedAddress(f"refused to connect: {problem}")
         return socket.socket(family=family, type=type_, proto=proto)
 
@@ -79,19 +79,19 @@ class GuardedResolver(AbstractResolver):
     metadata or link-local address after creation (and names the host in the
     error); ``AddressGuard`` checks the address again at connect."""
 
-    def __init__(self, allowed: tuple[str, ...], *, guard: AddressGuard | None = None) -> None:
+    def __init__(self, rules: CallbackRules, *, guard: AddressGuard | None = None) -> None:
         self._inner = DefaultResolver()
-        self._allowed = allowed
+        self._rules = rules
         self._guard = guard
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET):
         infos = await self._inner.resolve(host, port, family)
-        if host_allowed(host, self._allowed):
+        if host_allowed(host, self._rules):
             if self._guard is not None:
                 self._guard.allow_addresses([info["host"] for info in infos])
             return infos
         for info in infos:
-            if problem := address_problem(info["host"]):
+            if problem := address_problem(info["host"], deny_private=self._rules.deny_private):
                 raise RefusedAddress(f"{host} resolves to {problem}")
         return infos
 
@@ -99,11 +99,11 @@ class GuardedResolver(AbstractResolver):
         await self._inner.close()
 
 
-def open_session(*, allowed: tuple[str, ...], limit: int) -> aiohttp.ClientSession:
+def open_session(*, rules: CallbackRules, limit: int) -> aiohttp.ClientSession:
     """The sender's HTTP client: every address it connects to is vetted."""
-    guard = AddressGuard(allowed)
+    guard = AddressGuard(rules)
     connector = aiohttp.TCPConnector(
-        resolver=GuardedResolver(allowed, guard=guard), limit=limit, socket_factory=guard.socket
+        resolver=GuardedResolver(rules, guard=guard), limit=limit, socket_factory=guard.socket
     )
     return aiohttp.ClientSession(connector=connector)
 
@@ -178,7 +178,7 @@ async def post(
     body: bytes,
     headers: dict[str, str],
     timeout_s: float,
-    allowed: tuple[str, ...],
+    rules: CallbackRules,
 ) -> Outcome:
     """One POST by the sender's rules: the URL judged first, redirects not
     followed, at most ``MAX_ANSWER_BYTES`` of the answer read, errors in words."""
@@ -187,7 +187,7 @@ async def post(
     def elapsed() -> int:
         return int((time.perf_counter() - started) * 1000)
 
-    if problem := literal_problem(url, allowed):
+    if problem := literal_problem(url, rules):
         return Outcome(ok=False, duration_ms=0, error=f"refused: {problem}", permanent=True)
     try:
         async with session.post(
@@ -217,10 +217,10 @@ async def post(
 
 
 async def post_delivery(
-    session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, allowed: tuple[str, ...]
+    session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, rules: CallbackRules
 ) -> Outcome:
     return await post(
-        session, url, body=delivery.body, headers=callback_headers(delivery), timeout_s=timeout_s, allowed=allowed
+        session, url, body=delivery.body, headers=callback_headers(delivery), timeout_s=timeout_s, rules=rules
     )
 
 
@@ -264,15 +264,15 @@ async def attempt(
     *,
     session: aiohttp.ClientSession,
     timeout_s: float,
-    allowed: tuple[str, ...],
+    rules: CallbackRules,
     smtp_url: str | None,
     email_plan: EmailPlan | None = None,
 ) -> Outcome:
     if delivery.kind == CALLBACK:
-        return await post_delivery(session, delivery, delivery.target, timeout_s=timeout_s, allowed=allowed)
+        return await post_delivery(session, delivery, delivery.target, timeout_s=timeout_s, rules=rules)
     target = delivery.target
     if url := webhook_url(target):
-        outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, allowed=allowed)
+        outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, rules=rules)
         return slack_verdict(outcome) if target.startswith("slack:") else outcome
     if target.startswith("email:"):
         return await email(smtp_url, target.removeprefix("email:"), delivery.body, plan=email_plan)

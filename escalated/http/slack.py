@@ -48,7 +48,7 @@ async def interactions(request: web.Request) -> web.Response:
     click = parse_interaction(body)
     if click is None:
         return web.Response(status=200)  # another kind of interaction of the app: nothing to do
-    if problem := literal_problem(click.response_url, settings.allow_callback_hosts):
+    if problem := literal_problem(click.response_url, settings.callback_rules):
         raise ValidationFailed("response_url is not a URL we may call", errors=[field_error("payload.response_url", problem)])
     reply = await request.app[SLACK_DECISIONS].click(click)
     request.app[SLACK_REPLIES].send(click.response_url, reply, escalation_id=click.escalation_id)
@@ -58,7 +58,7 @@ async def interactions(request: web.Request) -> web.Response:
 async def _slack_ctx(app: web.Application):
     settings = app[SETTINGS]
     app[SLACK_DECISIONS] = SlackDecisions(app[SERVICE], admin=app[ADMIN])
-    async with SlackReplies(allowed=settings.allow_callback_hosts, timeout_s=settings.delivery_timeout_s) as replies:
+    async with SlackReplies(rules=settings.callback_rules, timeout_s=settings.delivery_timeout_s) as replies:
         app[SLACK_REPLIES] = replies
         yield
 

@@ -20,6 +20,7 @@ import sys
 import aiohttp
 import pytest
 
+from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 from tests.security.conftest import Http, Receiver, Served, create, poll
 from tests.support.api import escalation_body
@@ -130,12 +131,12 @@ async def test_the_connect_time_guard_refuses_literal_addresses_the_resolver_nev
     """aiohttp connects to a literal address without asking the resolver; the
     sender's socket factory vets it. Allowing the host proves the canary works."""
     url = f"http://{host}:{canary.port}/hook"
-    async with transport.open_session(allowed=(), limit=2) as session:
+    async with transport.open_session(rules=CallbackRules(), limit=2) as session:
         with pytest.raises(aiohttp.ClientConnectorError) as caught:
             await session.post(url, data=b"{}")
     assert isinstance(caught.value.os_error, transport.RefusedAddress), caught.value
     assert canary.received == []
-    async with transport.open_session(allowed=("0.0.0.0",), limit=2) as session, session.post(url, data=b"{}") as resp:
+    async with transport.open_session(rules=CallbackRules(allowed=("0.0.0.0",)), limit=2) as session, session.post(url, data=b"{}") as resp:
         assert resp.status == 200
     assert len(canary.received) == 1
 

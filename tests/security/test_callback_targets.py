@@ -14,6 +14,7 @@ import asyncio
 
 import pytest
 
+from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 from tests.security.conftest import Receiver, Served, create
 from tests.support.api import escalation_body
@@ -31,6 +32,18 @@ REFUSED = [
     "http://[::ffff:a9fe:a9fe]/",
     "http://[0:0:0:0:0:ffff:169.254.169.254]/",
     "http://[fd00:ec2::254]/",
+    # Issue #24 point 6: the IETF protocol block, AWS's whole IPv6 metadata
+    # network, and IPv6 spellings that carry a refused IPv4 address.
+    "http://192.0.0.192/",
+    "http://192.0.0.1:9000/hook",
+    "http://[fd00:ec2::23]/",
+    "http://[2002:a9fe:a9fe::]/",  # 6to4 of 169.254.169.254
+    "http://[2002:a9fe:0101::1]/",  # 6to4 of 169.254.1.1 (link-local)
+    "http://[2002:c000:00c0::]/",  # 6to4 of 192.0.0.192
+    "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+    "http://[64:ff9b::169.254.169.254]/",
+    "http://[2001:0:4136:e378:8000:63bf:5601:5601]/",  # Teredo, client 169.254.169.254
+    "http://[::a9fe:a9fe]/",  # IPv4-compatible (deprecated)
     "http://metadata.google.internal/computeMetadata/v1/",
     "http://METADATA.google.internal./",
     "http://169.254.169.254./",
@@ -51,6 +64,8 @@ ALLOWED = [
     "http://[::1]:9/hook",
     "http://[::ffff:127.0.0.1]:9/hook",
     "http://[::ffff:7f00:1]:9/hook",
+    "http://[64:ff9b::808:808]:9/hook",  # NAT64 of a public address: judged as 8.8.8.8, no longer "not unicast"
+    "http://[2002:808:808::1]:9/hook",  # 6to4 of a public address
 ]
 # Numeric forms of 169.254.169.254 that getaddrinfo resolves without DNS.
 NUMERIC_METADATA = ["2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "169.254.43518"]
@@ -87,7 +102,7 @@ def test_numeric_spellings_of_the_metadata_address_are_refused_at_create(served,
 async def test_the_delivery_resolver_refuses_what_resolves_to_the_metadata_address(host):
     """The second line: the address actually resolved at delivery time is
     checked too (numeric forms resolve locally, without DNS)."""
-    resolver = transport.GuardedResolver(())
+    resolver = transport.GuardedResolver(CallbackRules())
     try:
         with pytest.raises(transport.RefusedAddress, match="169.254.169.254"):
             await resolver.resolve(host, 80)
