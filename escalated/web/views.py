@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import re
 import time
 
+from markupsafe import Markup, escape
+
 from escalated.core.weblinks import escalation_path
+from escalated.domain import wording
 from escalated.domain.models import Escalation
 
 # The last share of an SLA in which the countdown is marked urgent.
 URGENT_SHARE = 0.2
 
 
-def when(at_ms: int | None) -> str:
+def utc(at_ms: int | None) -> str:
     if at_ms is None:
         return "—"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at_ms // 1000))
+
+
+def when(at_ms: int | None) -> Markup:
+    """A ``<time>`` the browser shows in the reader's own time zone (app.js);
+    the UTC value stays in its title, and is the text when scripts are off."""
+    if at_ms is None:
+        return Markup("—")
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(iso(at_ms), utc(at_ms), utc(at_ms))
 
 
 def iso(at_ms: int | None) -> str:
@@ -57,6 +69,48 @@ def urgent(esc: Escalation, now_ms: int) -> bool:
     return (esc.deadline_ms - now_ms) / total < URGENT_SHARE
 
 
+def outcome(esc: Escalation, now_ms: int) -> str:
+    """``in 3 h 54 min, Deny applies``: what happens if nobody answers."""
+    default = wording.choice_label(esc.content.choices, esc.default_choice)
+    return wording.timeout_outcome(deadline_ms=esc.deadline_ms, default_label=default, now_ms=now_ms)
+
+
+def choice_label(esc: Escalation, choice_id: str | None) -> str | None:
+    return wording.choice_label(esc.content.choices, choice_id)
+
+
+def answers(esc: Escalation) -> list[tuple[str, str]]:
+    """The decision's response as (field label, value label) pairs."""
+    if esc.resolution is None:
+        return []
+    return wording.response_words(esc.content.response_fields, esc.resolution.response)
+
+
+# http(s) links in agent text, up to the first space or closing bracket; a
+# trailing full stop or comma belongs to the sentence, not the link.
+_LINK = re.compile(r"https?://[^\s<>\"'()\[\]]+")
+
+
+def linkify(text: str | None) -> Markup:
+    """Agent text, escaped, with its plain http(s) links made clickable.
+
+    Nothing else is interpreted (no markdown, no HTML): the links open in a
+    new tab without the page as referrer, and the text keeps its line breaks
+    through the stylesheet (white-space: pre-wrap)."""
+    if not text:
+        return Markup("")
+    out: list[str] = []
+    last = 0
+    for match in _LINK.finditer(text):
+        url = match.group(0).rstrip(".,;:!?")
+        end = match.start() + len(url)
+        out.append(str(escape(text[last:match.start()])))
+        out.append(f'<a href="{escape(url)}" rel="noopener noreferrer nofollow" target="_blank">{escape(url)}</a>')
+        last = end
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
 def number_attr(value: float | None) -> str:
     """An ``<input type=number>`` attribute: ``5`` rather than ``5.0``."""
     if value is None:
@@ -64,6 +118,14 @@ def number_attr(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-FILTERS = {"when": when, "iso": iso, "number_attr": number_attr}
+FILTERS = {"when": when, "utc": utc, "iso": iso, "number_attr": number_attr, "linkify": linkify}
 # escalation_path: the templates link to an escalation where the core does (core/weblinks.py).
-GLOBALS = {"age": age, "sla": sla, "urgent": urgent, "escalation_path": escalation_path}
+GLOBALS = {
+    "age": age,
+    "sla": sla,
+    "urgent": urgent,
+    "outcome": outcome,
+    "choice_label": choice_label,
+    "answers": answers,
+    "escalation_path": escalation_path,
+}

@@ -38,7 +38,8 @@ def require_browser() -> None:
     pytest.skip(message)
 
 
-def start_chromium(*, width: int = 1100, height: int = 900):
+def start_chromium(*, width: int = 1100, height: int = 900, time_zone: str | None = None):
+    """``time_zone`` (an IANA name) is the browser's own, as a reviewer abroad has it."""
     require_browser()
     os.environ["SE_OFFLINE"] = "true"  # belt and braces: Selenium Manager must never go online
     from selenium import webdriver
@@ -51,7 +52,8 @@ def start_chromium(*, width: int = 1100, height: int = 900):
     profile = tempfile.mkdtemp(prefix="escalated-chromium-")
     options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={width},{height}")
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    env = {**os.environ, "TZ": time_zone} if time_zone else None
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER, env=env), options=options)
     driver.set_page_load_timeout(30)
     driver.escalated_profile = profile
     return driver

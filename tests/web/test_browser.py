@@ -15,9 +15,13 @@ pytestmark = pytest.mark.only_on("sqlite", reason="a browser adds nothing backen
 WAIT_S = 15
 
 
+# A reviewer whose browser is not on UTC (and half an hour off it, so minutes differ too).
+TIME_ZONE = "Asia/Kolkata"
+
+
 @pytest.fixture(scope="module")
 def chromium():
-    driver = start_chromium()
+    driver = start_chromium(time_zone=TIME_ZONE)
     yield driver
     stop_chromium(driver)
 
@@ -92,7 +96,7 @@ def test_a_decision_made_elsewhere_appears_live(browser, world):
     status, _ = api(world.url, "POST", f"/escalations/{esc['id']}/decide", world.key, {"choice": "deny"})
     assert status == 200
     wait_for(browser, lambda d: status_text(d) == "resolved", "the decision made elsewhere never appeared")
-    wait_for(browser, lambda d: "deny" in d.find_element("id", "resolution").text, "the decision's choice is not shown")
+    wait_for(browser, lambda d: "Deny" in d.find_element("id", "resolution").text, "the decision's choice is not shown by its label")
     assert not browser.find_elements("id", "decide-form")  # nothing left to decide
 
 
@@ -137,3 +141,21 @@ def test_keys_as_in_the_terminal_ui_move_and_decide(browser, world):
     browser.switch_to.active_element.send_keys(Keys.SPACE)  # the first choice: approve
     browser.find_element(By.CSS_SELECTOR, "#decide-form button[type=submit]").click()
     wait_for(browser, lambda d: status_text(d) == "resolved", "the keyboard decision did not land")
+
+
+def test_times_show_in_the_reviewers_time_zone_with_utc_on_hover(browser, world):
+    import datetime
+    import zoneinfo
+
+    from selenium.webdriver.common.by import By
+
+    esc = create(world)
+    sign_in_by_link(browser, world)
+    browser.get(f"{world.url}/app/escalations/{esc['id']}")
+    created = datetime.datetime.fromisoformat(esc["createdAt"].replace("Z", "+00:00"))
+    local = created.astimezone(zoneinfo.ZoneInfo(TIME_ZONE))
+    clock = f"{local.hour % 12 or 12}:{local.minute:02d}"
+    stamp = browser.find_element(By.CSS_SELECTOR, ".facts time")
+    wait_for(browser, lambda d: stamp.get_attribute("data-local") == "1", "the time was not localised")
+    assert clock in stamp.text, (clock, stamp.text)
+    assert stamp.get_attribute("title") == created.strftime("%Y-%m-%d %H:%M:%S UTC")

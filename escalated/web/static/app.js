@@ -3,6 +3,17 @@
 (function () {
   "use strict";
 
+  // -- times: the server writes UTC; show each in the reader's time zone, UTC on hover --
+  function localTimes(root) {
+    (root || document).querySelectorAll("time[datetime]").forEach(function (t) {
+      var at = new Date(t.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      t.textContent = at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+      t.dataset.local = "1";
+    });
+  }
+  localTimes();
+
   // -- live: the page fetches itself again when something it shows changed --
   // Parts of a page that change: each has an id and the class "live".
   function liveRegion() { return document.querySelector(".live[data-live]"); }
@@ -14,7 +25,7 @@
     var selected = selectedId();
     document.querySelectorAll(".live").forEach(function (part) {
       var fresh = doc.getElementById(part.id);
-      if (fresh) part.replaceWith(fresh);
+      if (fresh) { part.replaceWith(fresh); localTimes(fresh); }
     });
     // A closed escalation has no forms left to fill: drop them too.
     var actions = document.getElementById("actions");
