@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from escalated.domain.models import Escalation, Policy, Principal
 from escalated.domain.rules import Rule, RuleRequest, parse_rule_request
 from escalated.domain.scopes import ROLE_SCOPES
+from escalated.domain.ids import new_id
 from escalated.errors import NotFound, UserTokenRequired, ValidationFailed, field_error
-from escalated.ids import new_id
 from escalated.core.creation import routes_for
 from escalated.timeutil import now_ms
 
