@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "migrate": "escalated.commands.migrate:migrate",
     "demo": "escalated.commands.demo:demo",
     "review": "escalated.tui.command:review",
+    "escalations": "escalated.commands.escalations:escalations",
     "keys": "escalated.commands.keys:keys",
     "users": "escalated.commands.users:users",
     "workspaces": "escalated.commands.workspaces:workspaces",
@@ -51,6 +52,7 @@ def main(db_path, workspace) -> None:
       escalated demo                      the whole loop on a scratch database
       escalated serve                     API + SLA timer + callback sender
       escalated review                    the reviewer terminal UI
+      escalated escalations list --mine   the reviewer CLI (list, show, ack, claim, decide, cancel)
       escalated contracts scan .          find unguarded LLM calls (for CI)
 
     Data commands take --db PATH (env ESCALATED_DB, default

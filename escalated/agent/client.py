@@ -246,15 +246,18 @@ class EscalatedClient:
         policy: str | None = None,
         agent_id: str | None = None,
         run_id: str | None = None,
+        assignee: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
         order: str | None = None,
     ) -> dict:
+        """``assignee``: a user's name, or ``"me"`` (the caller)."""
         params = {
             "status": status,
             "policy": policy,
             "agentId": agent_id,
             "runId": run_id,
+            "assignee": assignee,
             "limit": limit,
             "cursor": cursor,
             "order": order,
@@ -306,6 +309,28 @@ class EscalatedClient:
     async def cancel(self, escalation_id: str, *, reason: str | None = None) -> dict:
         body = _drop_none(reason=reason)
         return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/cancel", body=body)
+
+    async def claim(self, escalation_id: str) -> dict:
+        """Become its assignee (a user token) and acknowledge it (CONTRACT §15)."""
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/claim", body={})
+
+    async def assign(self, escalation_id: str, *, user: str | None) -> dict:
+        """Assign it to a user it is routed to; ``None`` unassigns."""
+        return await self._request("POST", f"/escalations/{_path_id(escalation_id)}/assign", body={"user": user})
+
+    # -- remembered decisions (CONTRACT §15) -------------------------------
+
+    async def create_rule(
+        self, *, policy: str, choice: str, reason: str, match: dict | None = None, expires_in: str | None = None
+    ) -> dict:
+        body = {"policy": policy, "choice": choice, "reason": reason, **_drop_none(match=match, expiresIn=expires_in)}
+        return await self._request("POST", "/rules", body=body)
+
+    async def list_rules(self) -> list[dict]:
+        return (await self._request("GET", "/rules"))["data"]
+
+    async def revoke_rule(self, rule_id: str) -> None:
+        await self._request("DELETE", f"/rules/{_path_id(rule_id)}")
 
     async def deliveries(self, escalation_id: str) -> list[dict]:
         answer = await self._request("GET", f"/escalations/{_path_id(escalation_id)}/deliveries")

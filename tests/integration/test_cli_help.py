@@ -28,7 +28,8 @@ def test_walk_finds_the_lazily_registered_commands_and_their_subcommands():
         "serve", "demo", "review", "contracts", "contracts scan", "contracts explain", "contracts init",
         "contracts apply", "keys create", "keys list", "keys revoke", "users add", "users list",
         "users token", "workspaces create", "workspaces list", "policy set", "policy apply",
-        "policy list", "policy show", "policy delete",
+        "policy list", "policy show", "policy delete", "escalations list", "escalations show",
+        "escalations ack", "escalations claim", "escalations decide", "escalations cancel",
     }  # fmt: skip
     assert expected <= paths
 

@@ -1,0 +1,102 @@
+"""CONTRACT §15: the reviewer CLI (``escalated escalations …``) over HTTP
+against a real server, on both backends, through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.cli import main
+from tests.support.api import unique
+
+AMOUNT = [{"type": "number", "name": "amount", "label": "Amount", "min": 0, "step": 0.5}]
+
+
+@pytest.fixture
+def cli(live):
+    """``cli(token, *args)``: the command's result, talking to the live server."""
+
+    def run(token: str, *args: str, env: dict | None = None):
+        environment = {"ESCALATED_URL": live.url, "ESCALATED_TOKEN": token, "ESCALATED_API_KEY": None, **(env or {})}
+        return CliRunner().invoke(main, ["escalations", *args], env=environment)
+
+    return run
+
+
+def ok(result) -> str:
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_list_json_is_the_servers_page_and_mine_is_the_callers_assignments(live, cli, admin_key):
+    policy = live.policy()
+    name = unique("cli-reviewer")
+    token = live.user(name)
+    mine, other = live.create(admin_key, policy=policy), live.create(admin_key, policy=policy)
+    ok(cli(token, "claim", mine["id"]))
+    listed = json.loads(ok(cli(token, "list", "--policy", policy, "--json")))
+    assert [e["id"] for e in listed] == [other["id"], mine["id"]]
+    assert [e["id"] for e in json.loads(ok(cli(token, "list", "--mine", "--json")))] == [mine["id"]]
+    text = ok(cli(token, "list", "--policy", policy, "--status", "acknowledged"))
+    assert mine["id"] in text and name in text and other["id"] not in text
+
+
+def test_show_reads_question_first_and_lists_history(live, cli, admin_key):
+    esc = live.create(admin_key, question="Refund 80 EUR?", evidence=["line one\nline two"])
+    text = ok(cli(admin_key, "show", esc["id"]))
+    assert text.startswith("Refund 80 EUR?\n")
+    assert "  - line one\n    line two" in text and "Approve (approve)" in text
+    assert "Assignee:  nobody" in text and "created" in text
+    assert json.loads(ok(cli(admin_key, "show", esc["id"], "--json")))["id"] == esc["id"]
+
+
+def test_ack_claim_decide_with_a_field_and_the_outcome_in_words(live, cli, admin_key):
+    name = unique("decider")
+    token = live.user(name)
+    esc = live.create(admin_key, responseFields=AMOUNT)
+    assert "acknowledged" in ok(cli(token, "ack", esc["id"]))
+    assert f"assignee {name}" in ok(cli(token, "claim", esc["id"]))
+    out = ok(cli(token, "decide", esc["id"], "approve", "--reason", "fine", "--field", "amount=12.5"))
+    assert out.strip() == f"{esc['id']}: resolved, approve by {name}: fine, assignee {name}"
+    resolution = live.api.get(f"/escalations/{esc['id']}", token=admin_key).json()["resolution"]
+    assert resolution["response"] == {"amount": 12.5} and resolution["reason"] == "fine"
+
+
+def test_cancel_with_json(live, cli, admin_key):
+    esc = live.create(admin_key)
+    body = json.loads(ok(cli(admin_key, "cancel", esc["id"], "--reason", "not needed", "--json")))
+    assert body["status"] == "cancelled" and body["cancellation"]["reason"] == "not needed"
+
+
+def test_a_refusal_is_the_problem_in_words_and_exit_1(live, cli, admin_key):
+    esc = live.create(admin_key)
+    ok(cli(admin_key, "decide", esc["id"], "deny"))
+    again = cli(admin_key, "decide", esc["id"], "approve")
+    assert again.exit_code == 1
+    assert f"refused: escalation {esc['id']} is resolved [409 invalid_state]" in again.output
+    bad = cli(admin_key, "decide", live.create(admin_key)["id"], "maybe")
+    assert bad.exit_code == 1 and "choice: must be one of: approve, deny" in bad.output
+    unknown = cli(admin_key, "show", "esc_nothing")
+    assert unknown.exit_code == 1 and "[404 not_found] (unknown, or not routed to you)" in unknown.output
+
+
+def test_a_bad_token_and_an_unreachable_server_say_so(live, cli):
+    refused = cli("ain_user_" + "x" * 40, "list")
+    assert refused.exit_code == 1 and "[401 unauthenticated] (check --token" in refused.output
+    down = cli("t", "list", env={"ESCALATED_URL": "http://127.0.0.1:9"})
+    assert down.exit_code == 1 and "cannot reach the escalated server at http://127.0.0.1:9" in down.output
+
+
+def test_an_api_key_in_escalated_api_key_is_used_and_cannot_claim(live, cli, admin_key):
+    esc = live.create(admin_key)
+    result = cli(None, "claim", esc["id"], env={"ESCALATED_TOKEN": None, "ESCALATED_API_KEY": admin_key})
+    assert result.exit_code == 1 and "[403 user_token_required]" in result.output
+
+
+def test_a_field_that_is_not_name_value_is_a_usage_error(live, cli, admin_key):
+    esc = live.create(admin_key, responseFields=AMOUNT)
+    for field in ("amount", "amount=lots"):
+        result = cli(admin_key, "decide", esc["id"], "approve", "--field", field)
+        assert result.exit_code == 2 and "--field" in result.output
