@@ -111,6 +111,14 @@ class LlmCall:
         return tuple(t for t in self.risky_tools if t.guard_id is None and not t.approval)
 
     @property
+    def unseen_tools(self) -> tuple[str, ...]:
+        """What the run's tools are that the scan could not see (MCP servers, tools built at run time, an agent it
+        could not follow): a guard at the tool cannot be checked there, so such a run is never counted covered."""
+        if not self.runner:
+            return ()
+        return tuple(dict.fromkeys(f.detail for f in self.findings if f.kind == "unresolved-tools"))
+
+    @property
     def key(self) -> tuple[str, str, int]:
         """The identity a contract matches on."""
         return (self.location.path, self.function, self.index)

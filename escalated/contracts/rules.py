@@ -357,26 +357,47 @@ def effective_mode(found: Finding) -> str:
     return mode if found.basis == "code" or rank(mode) <= rank(NAME_ONLY_CAP) else NAME_ONLY_CAP
 
 
-def recommend(findings: tuple[Finding, ...], *, confidence: str) -> Recommendation:
+# A reviewer reads a handful of reasons, not hundreds: the JSON's findings list them all.
+MAX_REASONS = 5
+
+
+def recommend(findings: tuple[Finding, ...], *, confidence: str, path: str = "") -> Recommendation:
     """Strictest mode among matched rules; free text only (R11) when nothing matched.
 
     Findings from names alone count at most as ``reviewed`` and say so; when
     such a finding is what sets the mode, the recommendation's confidence is low.
+    At most ``MAX_REASONS`` reasons, the decisive first (the strictest mode, what
+    the code does before what names say), each with the file:line of its fact.
     """
     if not findings:
         findings = (finding("R11", "the output reaches no tool, sink, branch or side effect found", 0),)
     mode = strictest([effective_mode(f) for f in findings])
     rule_ids = sorted({f.rule for f in findings}, key=rule_number)
-    reasons = tuple(
-        dict.fromkeys(
-            f"{f.rule} {RULES_BY_ID[f.rule].title}: {f.detail}" + (f" (line {f.line})" if f.line else "") + _signal(f)
-            for f in sorted(findings, key=lambda f: (rule_number(f.rule), f.line, f.detail))
-        )
-    )
+    reasons = tuple(dict.fromkeys(_reason(f, path) for f in _decisive_first(findings)))[:MAX_REASONS]
     decided_by_code = any(f.basis == "code" and effective_mode(f) == mode for f in findings)
     if not decided_by_code:
         confidence = "low"
     return Recommendation(mode=mode, rules=tuple(rule_ids), reasons=reasons, confidence=confidence)
+
+
+def _decisive_first(findings: tuple[Finding, ...]) -> list[Finding]:
+    """Strictest first, code before names; a finding another one of its rule extends is left out
+    (``tool refund`` beside ``tool refund -> stripe.Refund.create()``)."""
+    ordered = sorted(
+        findings, key=lambda f: (-rank(effective_mode(f)), f.basis != "code", rule_number(f.rule), f.line, f.detail)
+    )
+    details = {(f.rule, f.detail) for f in findings}
+    return [
+        f for f in ordered
+        if not any(rule == f.rule and other != f.detail and other.startswith(f.detail + " ") for rule, other in details)
+    ]  # fmt: skip
+
+
+def _reason(found: Finding, path: str) -> str:
+    where = ""
+    if found.line:
+        where = f" ({path}:{found.line})" if path else f" (line {found.line})"
+    return f"{found.rule} {RULES_BY_ID[found.rule].title}: {found.detail}{where}{_signal(found)}"
 
 
 def _signal(found: Finding) -> str:

@@ -124,3 +124,29 @@ def test_tools_spread_from_a_helpers_params_are_followed() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.mode == "reviewed" and "R7" in call.recommendation.rules
+
+
+def test_reasons_are_few_decisive_first_and_say_where() -> None:
+    helpers = "".join(f"def read_{n}(q: str) -> str:\n    return requests.get(q).text\n" for n in range(8))
+    source = (
+        "import requests, stripe\nfrom agents import Agent, Runner, function_tool\n" + helpers
+        + "@function_tool\ndef refund(charge: str) -> str:\n    stripe.Refund.create(charge=charge)\n    return 'ok'\n"
+        + "agent = Agent(name='a', tools=[" + ", ".join(f"function_tool(read_{n})" for n in range(8)) + ", refund])\n"
+        + "async def go(m):\n    r = await Runner.run(agent, m)\n    if r.final_output == 'x':\n        return 1\n"
+    )
+    (call,) = scan_source(source, "app/a.py")
+    reasons = call.recommendation.reasons
+    assert len(reasons) <= 5 < len(call.findings)
+    assert reasons[0].startswith("R2 output moves money: tool refund -> stripe.Refund.create() (app/a.py:")
+    assert all("(app/a.py:" in r for r in reasons)
+
+
+def test_a_helper_of_another_module_is_not_called_a_tool(tmp_path: Path) -> None:
+    (tmp_path / "shell.py").write_text("import subprocess\ndef execute(cmd):\n    subprocess.run(cmd, shell=True)\n")
+    (tmp_path / "app.py").write_text(
+        "from openai import OpenAI\nfrom shell import execute\nclient = OpenAI()\n"
+        "def step():\n    out = client.responses.create(model='m', input='x').output_text\n    execute(out)\n"
+    )
+    (call,) = scan_tree(tmp_path).calls
+    assert call.recommendation.mode == "required"
+    assert not any("tool " in r for r in call.recommendation.reasons), call.recommendation.reasons

@@ -133,7 +133,7 @@ def test_output_returned_to_a_local_caller_is_followed() -> None:
     )
     inner, site = scan_source(source, "a.py")
     assert inner.recommendation.rules == ("R1",)
-    assert "line 8" in inner.recommendation.reasons[0]
+    assert "(a.py:8)" in inner.recommendation.reasons[0]
     # ask() returns the output: where main calls it is reported too, decided there.
     assert (site.function, site.api, site.recommendation.rules) == ("main", "ask", ("R1",))
 

@@ -95,6 +95,9 @@ def _status(call: LlmCall, contracts: ContractSet, prefix: str) -> CallStatus:
             names = ", ".join(f"{t.name} ({t.path}:{t.line})" for t in call.unguarded_tools)
             problem = f"the guard around the run decides after its tools ran; not guarded at the tool: {names}"
             return CallStatus(call, False, contract_id, mode, None, problem)
+        if mode == "required" and call.unseen_tools:
+            problem = f"the guard around the run decides after its tools ran, and the scan could not see these tools: {'; '.join(call.unseen_tools)}"
+            return CallStatus(call, False, contract_id, mode, None, problem)
         return CallStatus(call, True, contract_id, mode, "guard", None)
     if call.existing_gate is not None:
         return CallStatus(call, True, contract_id, mode, "existing-gate", None)

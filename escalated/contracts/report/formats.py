@@ -157,9 +157,12 @@ def _call_lines(status: CallStatus) -> list[str]:
         flags.append("awaited")
     out = [
         f"  {call.location.line}:{call.location.column}  {call.provider} {call.api}  in {call.function} #{call.index}  ({', '.join(flags)})",
-        f"    recommended: {rec.mode} ({', '.join(rec.rules)}; confidence {rec.confidence})",
+        f"    recommended: {rec.mode} ({', '.join(rec.rules)}; confidence {rec.confidence})"
+        f"  contract: {status.contract_mode or 'none'}" + (f" ({status.contract_id})" if status.contract_id else ""),
     ]
     out += [f"      - {reason}" for reason in rec.reasons]
+    if len(call.findings) > len(rec.reasons):
+        out.append(f"      ({len(call.findings)} findings in all: --format json lists them)")
     if status.covered:
         how = f"guard {status.contract_id!r}" if status.covered_by == "guard" else f"existing gate {call.existing_gate}"
         out.append(f"    covered: yes, by {how}")

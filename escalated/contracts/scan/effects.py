@@ -50,7 +50,7 @@ class CallEffects:
 
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         if tool.known is not None:
-            return list(tool.known)  # a tool function of another module, classified there
+            return list(tool.known)  # a tool or tool function of another module, classified there
         named = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
             return named or [rules.fact("tool-body-unseen", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
@@ -135,7 +135,8 @@ class CallEffects:
         qualified = self.resolver.qualified(call.func) or self._built_by(call.func)
         imported = self.tools.imported.get(qualified) if qualified is not None else None
         if imported is not None:  # a project function of another module, classified there
-            return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in imported]
+            # What it does, not what a tool would: reading private data is no side effect of a call.
+            return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in imported if f.kind != "read-only-tool"]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))
@@ -147,3 +148,11 @@ class CallEffects:
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
+
+
+def _as_called(detail: str) -> str:
+    """``tool save_file -> os.remove()`` (classified as a possible tool) said of a helper the code calls."""
+    if not detail.startswith("tool "):
+        return detail
+    head, arrow, rest = detail.partition(" -> ")
+    return rest if arrow else head[len("tool ") :]

@@ -238,7 +238,7 @@ def _build(
         guard_id=guard_id,
         existing_gate=gates.gate_for(scope, found, tools_gated=result.tools_gated),
         findings=findings,
-        recommendation=rules.recommend(findings, confidence=confidence),
+        recommendation=rules.recommend(findings, confidence=confidence, path=path),
         source=module.code_for_node(call),
         runner=runner,
         tools_in_loop=runner and _awaits_tools(found),

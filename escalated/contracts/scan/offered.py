@@ -63,7 +63,7 @@ class OfferedTools:
             yield finding, None
         for expr in self._tool_exprs(call, scope, match):
             if isinstance(expr, McpServers):
-                yield rules.fact("tools-unresolved", "MCP servers: tools are listed by the server at run time", self.line_of(expr.node)), None
+                yield rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)), None
                 continue
             tools, findings = self.tools.resolve(expr, scope)
             for finding in findings:
@@ -111,7 +111,12 @@ class OfferedTools:
         yield from tools_in_args(call.args)
         yield from self._spread_tools(call, scope)
         if match.api.startswith("agents.Runner") and call.args:
-            yield from self._agent_tools(call.args[0].value, scope, seen=set())
+            agent = call.args[0].value
+            if self.resolver.kind_of(agent, scope) is None and self.tools.value_of(agent, scope) is None:
+                # Runner.run(agent) with an agent built elsewhere: its tools are unknown, not absent.
+                what = f"not analysed: the agent {_short_code(agent)!r} is not defined where the scan can follow it, so its tools are unknown"
+                yield McpServers(call.args[0].value, what)
+            yield from self._agent_tools(agent, scope, seen=set())
         kind = match.receiver
         if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
             yield from self._crew_tools(kind.origin, scope)
@@ -198,3 +203,8 @@ class OfferedTools:
             if isinstance(listed, cst.List | cst.Tuple):
                 for element in listed.elements:
                     yield element.value
+
+
+def _short_code(node: cst.BaseExpression) -> str:
+    text = dotted_name(node) or "(an expression)"
+    return text if len(text) <= 40 else text[:37] + "..."

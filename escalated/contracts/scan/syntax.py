@@ -11,7 +11,10 @@ import libcst as cst
 
 @attrs.frozen
 class McpServers:
+    """Tools the scan cannot see: MCP servers, or an agent it could not follow (``why`` says which)."""
+
     node: cst.CSTNode = attrs.field(eq=False)
+    why: str = "MCP servers: tools are listed by the server at run time"
 
 
 def tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression | McpServers]:
