@@ -87,6 +87,13 @@ class DatabaseBusy(EscalatedError):
     status, code, title = 503, "busy", "Busy"
 
 
+class DatabaseUnavailable(EscalatedError):
+    """The database cannot be reached (PostgreSQL restarted, connections
+    terminated): requests get 503 with ``Retry-After`` until it is back."""
+
+    status, code, title = 503, "unavailable", "Service unavailable"
+
+
 class StorageFull(EscalatedError):
     """The database's disk is full: writes fail until there is space again."""
 

@@ -26,6 +26,7 @@ import logging
 
 from escalated.core.bus import BusEvent
 from escalated.core.service import Service
+from escalated.errors import DatabaseBusy, DatabaseUnavailable, StorageFull
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,13 @@ REFILL_BATCH = 50_000
 # One write job per batch, and write jobs run on the event loop (see
 # the SQLite writer): 500 resolutions keep a catch-up batch to a few tens of ms.
 BREACH_BATCH = 500
-# After a failed breach write: wait, doubling, up to the cap, until one commits.
+# After a failed breach write or deadline read: wait, doubling, up to the
+# cap, until one succeeds. The cap is what a database outage adds to breach
+# lateness once the database is back (a retry costs one statement).
 RETRY_FIRST_MS = 500
-RETRY_MAX_MS = 30_000
+RETRY_MAX_MS = 2_000
 SWEEP_MS = 60_000
+TRANSIENT = (DatabaseUnavailable, DatabaseBusy, StorageFull)  # errors that pass: wait and try again
 
 
 class SlaClock:
@@ -168,12 +172,14 @@ class SlaClock:
         first = self._retry_ms == 0
         self._retry_ms = min(RETRY_MAX_MS, self._retry_ms * 2 or RETRY_FIRST_MS)
         self._retry_at_ms = at_ms + self._retry_ms
-        if first:  # one line per outage, not one per attempt
+        if first and pending:  # one line per outage, not one per attempt
             log.error("breach write failed (%s); retrying %d+ due escalations with backoff until it commits", exc, pending)
+        elif first:
+            log.error("the SLA clock cannot read deadlines (%s); retrying with backoff", exc)
 
     def _committed(self) -> None:
         if self._retry_ms:
-            log.warning("breach writes commit again")
+            log.warning("the SLA clock's writes and reads work again")
         self._retry_ms = 0
         self._retry_at_ms = None
 
@@ -195,6 +201,7 @@ class SlaClock:
         """
         self._heap.clear()
         self._horizon_ms = None
+        self._retry_ms, self._retry_at_ms = 0, None  # a backoff from before is no reason to wait now
         await self.run(stop)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -203,8 +210,13 @@ class SlaClock:
             at_ms = now_ms()
             try:
                 await self.tick(at_ms)
+            except TRANSIENT as exc:  # the deadlines could not be read: back off, as after a failed breach
+                self._failed(at_ms, exc, pending=0)
             except Exception:  # keep the clock alive; the next pass retries from the database
                 log.exception("SLA tick failed")
+            else:
+                if self._retry_at_ms is not None and at_ms >= self._retry_at_ms:
+                    self._committed()  # a whole pass worked: the next failure starts a fresh backoff
             sleep_s = max(0.0, (self.next_wake_ms(now_ms()) - now_ms()) / 1000)
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=min(sleep_s, 60.0))

@@ -12,6 +12,7 @@ is recorded, so a crash mid-send means it is sent again after restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections import Counter
@@ -23,7 +24,7 @@ from escalated.core.service import Service
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.engine import transport
 from escalated.engine.retry import next_attempt_ms
-from escalated.errors import DatabaseBusy, StorageFull
+from escalated.errors import DatabaseBusy, DatabaseUnavailable, StorageFull
 from escalated.core.metrics import Metrics
 from escalated.timeutil import format_opt, now_ms
 
@@ -51,6 +52,13 @@ UNBOUNDED_LEASE_MARGIN_S = 30.0
 # ends (the time to try again if that replica dies mid-attempt); without the
 # look, the next could be IDLE_WAKE_S away, past the lease.
 LOST_CLAIM_LOOK_S = 0.2
+# Errors of a database that is full, locked elsewhere or out of reach: what
+# they stopped stays pending, and is tried again on a later pass.
+TRANSIENT = (StorageFull, DatabaseBusy, DatabaseUnavailable)
+# While the outbox cannot be read: read it again after this long, doubling
+# up to the cap (what an outage adds to a callback once the database is back).
+OUTBOX_RETRY_FIRST_S = 0.25
+OUTBOX_RETRY_MAX_S = 2.0
 
 
 class Sender:
@@ -95,9 +103,21 @@ class Sender:
             await self._session.close()
 
     async def run(self, stop: asyncio.Event) -> None:
+        retry_s = 0.0  # while the outbox cannot be read
         while not stop.is_set():
             self._wake.clear()
-            await self.dispatch(now_ms())
+            try:
+                await self.dispatch(now_ms())
+            except TRANSIENT as exc:
+                if not retry_s:  # one line per outage
+                    log.warning("cannot read the outbox (%s); trying again with backoff", exc.detail)
+                retry_s = min(OUTBOX_RETRY_MAX_S, retry_s * 2 or OUTBOX_RETRY_FIRST_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), retry_s)
+                continue
+            if retry_s:
+                log.warning("the outbox can be read again")
+                retry_s = 0.0
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self._sleep_s())
             except TimeoutError:
@@ -174,7 +194,7 @@ class Sender:
             await self._service.record_attempt(
                 delivery, attempt=attempt, status=status, next_attempt_ms=next_ms, token=token
             )
-        except (StorageFull, DatabaseBusy) as exc:
+        except TRANSIENT as exc:
             # Not recorded: the delivery stays pending and is sent again (at
             # least once, same id). The writer has logged why, once a minute.
             log.debug("escalation %s: attempt of %s not recorded (%s)", delivery.escalation_id, delivery.id, exc.code)
@@ -207,7 +227,7 @@ class Sender:
                 self._look_again_soon()
                 return None
             plan = await self._email_plan(delivery)
-        except (StorageFull, DatabaseBusy):  # tried again on a later pass
+        except TRANSIENT:  # tried again on a later pass
             return None
         outcome = await transport.attempt(
             delivery,

@@ -7,7 +7,7 @@ import asyncio
 import psycopg
 import pytest
 
-from escalated.errors import DatabaseBusy
+from escalated.errors import DatabaseUnavailable
 from escalated.store.postgres.writer import DOORBELL_CHANNEL, LastRows, PgWriter
 
 pytestmark = pytest.mark.postgres
@@ -70,7 +70,7 @@ async def test_durability_sets_the_writer_connections_synchronous_commit(postgre
     assert value == setting
 
 
-async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reconnects(postgres_url):
+async def test_a_lost_connection_fails_its_group_as_unavailable_and_the_next_group_reconnects(postgres_url):
     async def backend_pid(tx):
         return tx.conn.info.backend_pid
 
@@ -78,7 +78,7 @@ async def test_a_lost_connection_fails_its_group_as_busy_and_the_next_group_reco
     pid = await writer.submit(backend_pid)
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
         await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    with pytest.raises(DatabaseBusy):
+    with pytest.raises(DatabaseUnavailable):  # 503 unavailable: whether it committed is unknown
         await writer.submit(insert_workspace, name="lost")
     assert await writer.submit(insert_workspace, name="after") == "after"
     await writer.close()

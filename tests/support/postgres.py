@@ -81,6 +81,17 @@ class PostgresServer:
             str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
             "-E", "UTF8", "--locale=C", "--no-sync",
         )  # fmt: skip
+        for _ in range(3):  # the free port may be taken between probing and binding
+            self.port = free_port()
+            try:
+                self._pg_ctl_start()
+                return self
+            except RuntimeError:
+                if "could not bind" not in (self.root / "server.log").read_text():
+                    raise
+        raise RuntimeError("PostgreSQL could not bind a free port three times")
+
+    def _pg_ctl_start(self) -> None:
         options = " ".join(
             [
                 "-c listen_addresses=127.0.0.1",
@@ -90,18 +101,32 @@ class PostgresServer:
                 "-c max_connections=300 -c shared_buffers=32MB",
             ]
         )
-        for _ in range(3):  # the free port may be taken between probing and binding
-            self.port = free_port()
-            try:
-                self._run(
-                    str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
-                    "-o", f"{options} -p {self.port}", "-w", "-t", "60", "start",
-                )  # fmt: skip
-                return self
-            except RuntimeError:
-                if "could not bind" not in (self.root / "server.log").read_text():
-                    raise
-        raise RuntimeError("PostgreSQL could not bind a free port three times")
+        self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
+            "-o", f"{options} -p {self.port}", "-w", "-t", "60", "start",
+        )  # fmt: skip
+
+    def pause(self) -> None:
+        """Stop the server as an operator's restart does (``-m fast``: sessions
+        are terminated, nothing committed is lost); ``resume`` starts it again."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+
+    def resume(self) -> None:
+        """Start a paused server again, on the same port."""
+        self._pg_ctl_start()
+
+    def terminate_backends(self, url: str) -> int:
+        """``pg_terminate_backend`` on every session of ``url``'s database, as a
+        pooler restart or an idle reaper does; how many were terminated."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            ).fetchall()
+        return sum(1 for (done,) in rows if done)
 
     def stop(self) -> None:
         if self.data.exists():

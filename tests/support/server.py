@@ -102,6 +102,10 @@ class ServerProcess:
         return cli(self.db, *args, check=check)
 
     @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
     def pid(self) -> int:
         assert self._proc is not None
         return self._proc.pid

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from escalated.store.postgres.outage import connect, lost_connection
 from escalated.store.postgres.writer import CONFIG_CHANGED, DOORBELL_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -43,17 +44,24 @@ class Doorbell:
         self.listening = asyncio.Event()  # set while subscribed (tests wait for it)
 
     async def run(self, stop: asyncio.Event) -> None:
+        failing = False  # one warning per outage, not one per reconnect attempt
         while not stop.is_set():
             try:
                 await self._listen(stop)
-            except psycopg.OperationalError as exc:
+            except psycopg.Error as exc:
+                if not lost_connection(exc):
+                    raise
                 self.listening.clear()
-                log.warning("doorbell connection lost (%s); reconnecting in %g s", exc, RECONNECT_S)
+                if not failing:
+                    log.warning("doorbell connection lost (%s); reconnecting every %g s", exc, RECONNECT_S)
+                failing = True
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), RECONNECT_S)
+            else:
+                failing = False
 
     async def _listen(self, stop: asyncio.Event) -> None:
-        async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+        async with await connect(self._url, autocommit=True) as conn:
             await conn.execute(f"LISTEN {self._channel}")
             self.listening.set()
             self._on_config()  # for what was committed while nobody listened

@@ -5,6 +5,9 @@ read the history entries committed after the last one it handed on, in
 commit order (history numbers rise in commit order, see
 ``writer.LastRows``), and hand each one on with its escalation as it is
 now. Rings that arrive while a read runs are merged into one more read.
+A read the database does not answer (an outage) is tried again every
+``RETRY_S``; nothing is skipped, since the next read starts after the last
+entry handed on.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import logging
 from collections.abc import Callable
 
 from escalated.domain.records import Change
+from escalated.errors import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 BATCH = 500
+RETRY_S = 0.5
 
 
 class ChangeFeed:
@@ -25,6 +30,7 @@ class ChangeFeed:
         self._store = store
         self._on_change = on_change
         self._rung = asyncio.Event()
+        self._retry: asyncio.TimerHandle | None = None
         self.seq = 0  # the last entry handed on
 
     async def start(self) -> ChangeFeed:
@@ -45,8 +51,10 @@ class ChangeFeed:
                 rung.cancel()
                 self._rung.clear()
                 if not stop.is_set():
-                    await self.catch_up()
+                    await self._catch_up_or_retry()
         finally:
+            if self._retry is not None:
+                self._retry.cancel()
             # asyncio.wait leaves its futures running when the caller is
             # cancelled: without this, every stop left a pending waiter
             # behind ("Task was destroyed but it is pending!" at loop close).
@@ -56,6 +64,17 @@ class ChangeFeed:
                 for waiter in (stopping, rung):
                     if waiter is not None:
                         waiter.cancel()
+
+    async def _catch_up_or_retry(self) -> None:
+        try:
+            await self.catch_up()
+        except DatabaseUnavailable:  # the store has said so once; ring again shortly
+            if self._retry is None:
+                self._retry = asyncio.get_running_loop().call_later(RETRY_S, self._retry_now)
+
+    def _retry_now(self) -> None:
+        self._retry = None
+        self.ring()
 
     async def catch_up(self) -> None:
         """Hand on everything committed after ``seq``."""

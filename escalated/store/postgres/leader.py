@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 
 import psycopg
 
+from escalated.store.postgres.outage import connect, lost_connection
+
 log = logging.getLogger(__name__)
 CLOCK_LOCK = 0x65736361636C6F63  # "escacloc": any fixed number shared by every replica
 POLL_S = 1.0
@@ -37,12 +39,18 @@ class Leadership:
         self.leading = False
 
     async def run(self, stop: asyncio.Event, lead: Lead) -> None:
+        failing = False  # one warning per outage, not one per attempt
         while not stop.is_set():
             try:
-                async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+                async with await connect(self._url, autocommit=True) as conn:
+                    failing = False
                     await self._candidate(conn, stop, lead)
-            except psycopg.OperationalError as exc:
-                log.warning("clock leadership connection lost (%s)", exc)
+            except psycopg.Error as exc:
+                if not lost_connection(exc):
+                    raise
+                if not failing:
+                    log.warning("clock leadership connection lost (%s); trying again every %g s", exc, self._poll_s)
+                failing = True
             self.leading = False
             await _sleep_unless(stop, self._poll_s)
 

@@ -5,6 +5,9 @@ reads to a small pool, each on a fresh READ COMMITTED snapshot, so a change
 committed by any replica is seen by the next read here; except the key,
 user and policy every request reads, kept for at most a second and
 forgotten when any replica changes one (lookups.py).
+
+A lost connection is an outage, not an error (outage.py): reads and writes
+answer 503 ``unavailable`` until the database answers again, then go on.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from psycopg_pool import AsyncConnectionPool
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from escalated.domain.models import Attempt, Cancellation, Delivery, Escalation, Resolution
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
@@ -28,31 +32,47 @@ from escalated.store.postgres.admin import AdminQueries
 from escalated.store.postgres.decisionlinks import DecisionLinkQueries
 from escalated.store.postgres.reviewerops import ReviewerOpsQueries
 from escalated.store.postgres.migrate import migrate
+from escalated.store.postgres.outage import CONNECT_TIMEOUT_S, RECOVERY_WAIT_S, Outage, lost_connection
 from escalated.store.postgres.writer import LastRows, PgWriter
 from escalated.store.rows import delivery_from_row, escalation_with_history, replay_from_row
 
 Q = queries.load("postgres")
 
 READ_POOL_SIZE = 8
+# How long a read waits for a free pool connection before its request gets
+# 503 (psycopg_pool's default is 30 s; a pool that cannot connect would
+# hold every request that long).
+POOL_WAIT_S = 10.0
 
 
 class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store):
     shared = True
 
-    def __init__(self, url: str, writer: PgWriter, pool: AsyncConnectionPool) -> None:
+    def __init__(self, url: str, writer: PgWriter, pool: AsyncConnectionPool, outage: Outage) -> None:
         self._url = url
         self._writer = writer
         self._pool = pool
+        self._outage = outage
         self._lookups = Lookups()
 
     @classmethod
     async def open(cls, url: str, *, durability: str = "full") -> PostgresStore:
         await asyncio.to_thread(migrate, url)  # serialised across replicas by an advisory lock
         last = LastRows(lock_sql=Q["lock_history"], insert_sql=Q["add_history"])
-        writer = await PgWriter(url, durability=durability, last_rows=last).start()
-        pool = AsyncConnectionPool(url, min_size=1, max_size=READ_POOL_SIZE, kwargs={"autocommit": True}, open=False)
-        await pool.open(wait=True)
-        return cls(url, writer, pool)
+        store: PostgresStore | None = None
+
+        async def replace_pool() -> None:  # the outage is over: a fresh pool, not the old one's backoff
+            if store is not None:
+                await store._replace_pool()
+
+        outage = Outage(url, on_back=replace_pool)
+        writer = await PgWriter(url, durability=durability, last_rows=last, outage=outage).start()
+        store = cls(url, writer, await _open_pool(url), outage)
+        return store
+
+    async def _replace_pool(self) -> None:
+        old, self._pool = self._pool, await _open_pool(self._url)
+        await old.close(timeout=1.0)
 
     async def lead(self, stop: asyncio.Event, run: Callable[[], Awaitable[None]]) -> None:
         await Leadership(self._url).run(stop, run)
@@ -74,20 +94,47 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
             self._writer.on_commit = None
 
     async def close(self) -> None:
+        await self._outage.close()
         await self._writer.close()
         await self._pool.close()
 
     async def _fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         if _holds_nul(params):
             return []
-        async with self._pool.connection() as conn:
-            return await (await conn.execute(sql, params)).fetchall()
+        return await self._read(sql, params, one=False)
 
     async def _fetchone(self, sql: str, params: tuple | list = ()) -> tuple | None:
         if _holds_nul(params):
             return None
-        async with self._pool.connection() as conn:
-            return await (await conn.execute(sql, params)).fetchone()
+        return await self._read(sql, params, one=True)
+
+    async def _read(self, sql: str, params: tuple | list, *, one: bool):
+        """A read on the pool. One that lost its connection is tried once
+        more, when the outage it reported is over (a terminated connection:
+        milliseconds)."""
+        try:
+            return await self._read_once(sql, params, one=one)
+        except psycopg.Error as exc:
+            if not lost_connection(exc):
+                raise
+            self._outage.lost(exc)
+        try:
+            return await self._read_once(sql, params, one=one)
+        except psycopg.Error as exc:
+            if not lost_connection(exc):
+                raise
+            raise self._outage.lost(exc) from None
+
+    async def _read_once(self, sql: str, params: tuple | list, *, one: bool):
+        """While the database is out of reach, wait ``RECOVERY_WAIT_S`` for it, then 503."""
+        if self._outage.down and not await self._outage.wait_back(RECOVERY_WAIT_S):
+            raise self._outage.error()
+        try:
+            async with self._pool.connection(timeout=POOL_WAIT_S) as conn:
+                cur = await conn.execute(sql, params)
+                return await (cur.fetchone() if one else cur.fetchall())
+        except PoolTimeout:  # no connection free or none to be made: not proof of an outage
+            raise self._outage.error() from None
 
     # -- escalations: writes ----------------------------------------------------
 
@@ -192,6 +239,18 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
 
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
         return await self._writer.submit(jobs.requeue_callback, escalation_id=escalation_id, at_ms=at_ms)
+
+
+async def _open_pool(url: str) -> AsyncConnectionPool:
+    pool = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=READ_POOL_SIZE,
+        kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+        open=False,
+    )
+    await pool.open(wait=True)
+    return pool
 
 
 def _holds_nul(params: tuple | list) -> bool:

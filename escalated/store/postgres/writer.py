@@ -19,6 +19,11 @@ group: the group first runs pipelined without savepoints; if anything
 raises, it is rolled back and run again with a SAVEPOINT per job. A job is a function of
 the database alone, so running it again gives the answer it would have
 given.
+
+A group whose connection is lost fails as a whole with 503 ``unavailable``
+(outage.py): whether its COMMIT reached the database is unknown, so it is
+never run again here; a client retries (a create with its Idempotency-Key).
+The next group connects afresh, once the database answers again.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from typing import Any, TypeVar
 import attrs
 import psycopg
 
-from escalated.errors import DatabaseBusy
+from escalated.errors import DatabaseBusy, DatabaseUnavailable
+from escalated.store.postgres.outage import CONNECT_TIMEOUT_S, RECOVERY_WAIT_S, Outage, lost_connection
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,7 +91,7 @@ class GroupTx:
 
 async def open_connection(url: str, *, durability: str = "full") -> psycopg.AsyncConnection:
     """A writer connection: autocommit (the writer issues BEGIN/COMMIT itself)."""
-    conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    conn = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     # normal: a COMMIT returns before its WAL reaches disk; a crash of the
     # database server (not of a replica) may lose the last few groups.
     await conn.execute(f"SET synchronous_commit = {SYNCHRONOUS_COMMIT[durability]}")
@@ -96,9 +102,16 @@ class PgWriter:
     """Groups concurrent write jobs into one transaction on one connection."""
 
     def __init__(
-        self, url: str, *, durability: str = "full", channel: str = DOORBELL_CHANNEL, last_rows: LastRows | None = None
+        self,
+        url: str,
+        *,
+        durability: str = "full",
+        channel: str = DOORBELL_CHANNEL,
+        last_rows: LastRows | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self._url = url
+        self._outage = outage
         self._last_rows = last_rows
         self._durability = durability
         self._channel = channel
@@ -150,15 +163,15 @@ class PgWriter:
         try:
             conn = await self._connection()
             outcomes = await self._run_group(conn, batch)
-        except psycopg.OperationalError as exc:  # the connection died: whether it committed is unknown
-            log.error("write group of %d failed on a lost connection: %s", len(batch), exc)
-            await self._drop_connection()
-            error = DatabaseBusy("the database connection was lost; try again", retry_after_s=1)
-            outcomes = [(future, None, error) for _, _, future in batch]
-        except Exception as exc:  # e.g. the COMMIT itself refused
-            log.exception("write group of %d failed", len(batch))
-            await self._drop_connection()  # its state is unknown: start the next group afresh
+        except DatabaseUnavailable as exc:  # a known outage: nothing was sent
             outcomes = [(future, None, exc) for _, _, future in batch]
+        except Exception as exc:
+            lost = self._lost(exc)
+            if not lost:  # e.g. the COMMIT itself refused
+                log.exception("write group of %d failed", len(batch))
+            await self._drop_connection()  # its state is unknown: start the next group afresh
+            error = self._unavailable(exc) if lost else exc
+            outcomes = [(future, None, error) for _, _, future in batch]
         else:
             self.commits += 1
             self.jobs += len(batch)
@@ -257,7 +270,20 @@ class PgWriter:
                 outcomes.append((future, result, None))
         return outcomes, None
 
+    def _lost(self, exc: Exception) -> bool:
+        """Whether a group failed because its connection is gone."""
+        return lost_connection(exc) or (self._conn is not None and (self._conn.broken or self._conn.closed))
+
+    def _unavailable(self, exc: Exception) -> DatabaseUnavailable:
+        if self._outage is not None:
+            return self._outage.lost(exc)  # logged once per outage
+        log.error("a write group failed on a lost connection: %s", exc)
+        return DatabaseUnavailable("the database connection was lost; try again", retry_after_s=1)
+
     async def _connection(self) -> psycopg.AsyncConnection:
+        outage = self._outage
+        if outage is not None and outage.down and not await outage.wait_back(RECOVERY_WAIT_S):
+            raise outage.error()  # the outage's probe, not each group, finds when it is back
         if self._conn is None or self._conn.closed:
             self._conn = await open_connection(self._url, durability=self._durability)
         return self._conn
