@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin, workspace_option
+from escalated.domain.masking import mask_targets
 from escalated.domain.models import Policy
 from escalated.commands.routing import refusal, warnings
 from escalated.core.admin import PoliciesSaved, UnknownReviewers
@@ -20,10 +21,12 @@ from escalated.timeutil import format_duration_s
 
 
 def policy_json(policy: Policy) -> dict:
+    """As ``policy list --json`` and ``policy show`` print it: webhook and
+    Slack URLs masked (a policy file keeps them as written)."""
     return {
         "key": policy.key,
         "reviewers": list(policy.reviewers),
-        "notify": list(policy.notify),
+        "notify": mask_targets(policy.notify),
         "sla": format_duration_s(policy.sla_s) if policy.sla_s is not None else None,
         "defaultChoice": policy.default_choice,
         "cancelCallback": policy.cancel_callback,
@@ -151,7 +154,7 @@ def list_(db_path, workspace, as_json) -> None:
     for p in policies:
         sla = f"sla={format_duration_s(p.sla_s)} default={p.default_choice}" if p.sla_s is not None else "no sla"
         cancel = "\tcancel_callback" if p.cancel_callback else ""
-        click.echo(f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(p.notify) or '-'}{cancel}")
+        click.echo(f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(mask_targets(p.notify)) or '-'}{cancel}")
 
 
 @policy.command("show")

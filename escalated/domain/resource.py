@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from escalated.domain.convert import content_to_json
+from escalated.domain.masking import masked_delivery
 from escalated.domain.models import Delivery, Escalation
 from escalated.domain.rules import Rule
 from escalated.timeutil import format_ms, format_opt
@@ -50,6 +51,9 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
 
 
 def delivery_resource(d: Delivery) -> dict:
+    """A notification's webhook or Slack URL masked (agents and reviewers read
+    deliveries; such a URL is the credential to post to its channel)."""
+    d = masked_delivery(d)
     return {
         "id": d.id,
         "kind": d.kind,

@@ -12,7 +12,9 @@ from aiohttp import web
 
 from escalated.core.admin import PolicyRequest, UnknownReviewers
 from escalated.core.weblinks import login_url
-from escalated.domain.scopes import ALL_SCOPES
+from escalated.domain.masking import mask_targets, unmask_targets
+from escalated.domain.scopes import ALL_SCOPES, READ, WRITE
+from escalated.domain.validation import POLICY_KEY
 from escalated.errors import ConfigError
 from escalated.http.appkeys import ADMIN, SETTINGS
 from escalated.timeutil import format_duration_s, now_ms, parse_duration_s
@@ -20,6 +22,9 @@ from escalated.web import session
 from escalated.web.render import page, see_other
 
 _SEPARATORS = re.compile(r"[,\n]")
+# The new-key form's boxes ticked at first: what an agent needs (ask, then
+# wait). `keys create` and POST /api-keys keep all five (CONTRACT §2, §16).
+AGENT_SCOPES = (WRITE, READ)
 
 
 def split_list(text: str) -> tuple[str, ...]:
@@ -43,22 +48,40 @@ async def policies(request: web.Request, *, error: str | None = None, values=Non
         values = {
             "key": editing.key,
             "reviewers": "\n".join(editing.reviewers),
-            "notify": "\n".join(editing.notify),
+            "notify": "\n".join(mask_targets(editing.notify)),  # a line sent back unchanged keeps its target
             "sla": format_duration_s(editing.sla_s) if editing.sla_s is not None else "",
             "default_choice": editing.default_choice or "",
             "cancel_callback": "1" if editing.cancel_callback else "",
         }
-    context = {"policies": found, "error": error, "values": values or {}, "duration": format_duration_s}
+    context = {"policies": found, "error": error, "values": values or {}, "duration": format_duration_s, "masked": mask_targets}
     return page(request, "policies.html", context, status=status)
+
+
+async def _notify(request: web.Request, data, who, key: str) -> tuple[str, ...]:
+    """The targets to save. The form shows a saved policy's webhook and Slack
+    URLs masked: a masked line sent back stands for the saved target, a blank
+    field keeps the saved targets, and only the "notify no one" box clears them."""
+    if data.get("notify_none"):
+        return ()
+    # Only a well-formed key is looked up (saving refuses the others in words).
+    saved = await request.config_dict[ADMIN].policy(who.principal, key=key) if POLICY_KEY.fullmatch(key) else None
+    stored = saved.notify if saved is not None else ()
+    submitted = split_list(_text(data, "notify"))
+    return unmask_targets(submitted, stored=stored) if submitted else stored
 
 
 async def save_policy(request: web.Request) -> web.Response:
     data = await session.form(request)
     who = await session.admin(request)
+    key = _text(data, "key")
+    try:
+        notify = await _notify(request, data, who, key)
+    except ConfigError as exc:
+        return await policies(request, error=exc.detail, values=data, status=422)
     wanted = PolicyRequest(
-        key=_text(data, "key"),
+        key=key,
         reviewers=split_list(_text(data, "reviewers")),
-        notify=split_list(_text(data, "notify")),
+        notify=notify,
         sla=_text(data, "sla") or None,
         default_choice=_text(data, "default_choice") or None,
         cancel_callback=bool(data.get("cancel_callback")),
@@ -139,7 +162,7 @@ async def login_link(request: web.Request) -> web.Response:
 async def keys(request: web.Request, *, shown: dict | None = None, error: str | None = None, status: int = 200):
     who = await session.admin(request)
     found = await request.config_dict[ADMIN].list_keys(who.principal)
-    context = {"keys": found, "shown": shown, "error": error, "all_scopes": ALL_SCOPES}
+    context = {"keys": found, "shown": shown, "error": error, "all_scopes": ALL_SCOPES, "default_scopes": AGENT_SCOPES}
     return page(request, "keys.html", context, status=status)
 
 

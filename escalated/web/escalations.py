@@ -13,6 +13,7 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from escalated.domain import scopes
+from escalated.domain.masking import masked_delivery
 from escalated.domain.models import Escalation, NumberField
 from escalated.errors import InsufficientScope, InvalidState, ValidationFailed
 from escalated.http.appkeys import SERVICE
@@ -48,7 +49,7 @@ async def _detail_page(
     esc, deliveries = await request.config_dict[SERVICE].deliveries(principal, request.match_info["id"])
     context = {
         "esc": esc,
-        "deliveries": deliveries,
+        "deliveries": [masked_delivery(d) for d in deliveries],  # webhook and Slack URLs masked
         "error": error,
         "errors": errors or {},
         "values": values or {},

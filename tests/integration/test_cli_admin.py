@@ -331,7 +331,8 @@ def test_policy_apply_creates_the_files_policies(runner, tmp_path):
     run(runner, db, "policy", "apply", str(file))
     listed = {p["key"]: p for p in json.loads(run(runner, db, "policy", "list", "--json").stdout)}
     assert set(listed) == {"refunds.large", "support.small"}
-    assert listed["refunds.large"]["notify"] == ["webhook:http://127.0.0.1:9100/hook", "email:ops@example.com", "desktop"]
+    # policy list shows a webhook URL masked: scheme, host and its last 4 characters (CONTRACT §16)
+    assert listed["refunds.large"]["notify"] == ["webhook:http://127.0.0.1:9100/…hook", "email:ops@example.com", "desktop"]
     assert listed["refunds.large"]["sla"] == "15m" and listed["refunds.large"]["defaultChoice"] == "deny"
 
 

@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 
 from escalated.agent.signing import verify
+from escalated.domain.masking import mask_target
 from escalated.timeutil import now_ms, parse_timestamp_ms
 from tests.conftest import fresh_db
 from tests.support.api import Api, unique
@@ -114,7 +115,8 @@ async def test_a_message_slack_refuses_for_good_fails_at_once_and_one_it_cannot_
     esc = await api.create(policy=key)
     await slack.wait_posts(flaky)
     async with asyncio.timeout(15):
-        while {d["target"]: d["status"] for d in await api.deliveries(esc["id"])} != {f"slack:{refused}": "failed", f"slack:{flaky}": "delivered"}:
+        # Deliveries show a Slack URL masked (CONTRACT §16).
+        while {d["target"]: d["status"] for d in await api.deliveries(esc["id"])} != {mask_target(f"slack:{refused}"): "failed", mask_target(f"slack:{flaky}"): "delivered"}:
             await asyncio.sleep(0.05)
     [failed] = [d for d in await api.deliveries(esc["id"]) if d["status"] == "failed"]
     assert [a["statusCode"] for a in failed["attempts"]] == [400]

@@ -95,7 +95,9 @@ class SlackStandIn:
 
     def webhook_url(self) -> str:
         """A fresh incoming-webhook URL (one per test keeps their messages apart)."""
-        return f"{self.url}/services/T0TEST/B{next(_ids):05d}/webhook"
+        # Slack's own end in the secret, which masking shows the last 4 of (CONTRACT §16).
+        n = next(_ids)
+        return f"{self.url}/services/T0TEST/B{n:05d}/secret{n:05d}"
 
     def new_response_url(self) -> str:
         return f"{self.url}/actions/T0TEST/{next(_ids)}/reply"

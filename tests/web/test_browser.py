@@ -159,3 +159,26 @@ def test_times_show_in_the_reviewers_time_zone_with_utc_on_hover(browser, world)
     wait_for(browser, lambda d: stamp.get_attribute("data-local") == "1", "the time was not localised")
     assert clock in stamp.text, (clock, stamp.text)
     assert stamp.get_attribute("title") == created.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def test_the_policy_forms_checkboxes_and_save_button_each_have_a_line(browser, world):
+    """The "save anyway" box once ran into the Notify label, and the Save button sat
+    on the cancel-callback box's line: each is now below the one before it."""
+    from selenium.webdriver.common.by import By
+
+    sign_in_by_link(browser, world, "root")
+    browser.get(world.url + "/app/policies")
+    wait_for(browser, lambda d: d.title.startswith("Policies"), "the policies page did not open")
+
+    def box(css: str) -> dict:
+        return browser.find_element(By.CSS_SELECTOR, css).rect
+
+    def below(lower: dict, upper: dict) -> bool:
+        return lower["y"] >= upper["y"] + upper["height"] - 1  # a pixel of rounding
+
+    anyway = box("label:has(> input[name=allow_unknown_reviewers])")
+    notify = box("label[for=notify]")
+    cancel = box("label:has(> input[name=cancel_callback])")
+    save = box("#policy-form button[type=submit]")
+    assert below(notify, anyway), (anyway, notify)
+    assert below(save, cancel), (cancel, save)
