@@ -16,7 +16,7 @@ from aiohttp import web
 
 from escalated.core.weblinks import APP_PREFIX
 from escalated.errors import EscalatedError, NotFound
-from escalated.web import admin, decisionlinks, escalations, live, signin, views
+from escalated.web import admin, decisionlinks, escalations, live, remember, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
 
@@ -63,6 +63,7 @@ def create_web_app() -> web.Application:
     )
     env.filters.update(views.FILTERS)
     env.globals.update(views.GLOBALS)
+    env.globals.update(remember.GLOBALS)
     signin.add_routes(webapp.router)
     decisionlinks.add_routes(webapp.router)
     escalations.add_routes(webapp.router)

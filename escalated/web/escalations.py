@@ -19,7 +19,7 @@ from escalated.errors import InsufficientScope, InvalidState, ValidationFailed
 from escalated.http.appkeys import SERVICE
 from escalated.core.inbox import INBOX_SORTS, INBOX_STATUSES, InboxQuery
 from escalated.core.weblinks import escalation_path
-from escalated.web import session
+from escalated.web import remember, session
 from escalated.web.render import page, see_other
 
 _INTEGER = re.compile(r"^-?\d+$")
@@ -123,7 +123,24 @@ async def acknowledge(request: web.Request) -> web.Response:
 
 
 async def decide(request: web.Request) -> web.Response:
-    return await _act(request, scopes.DECIDE, lambda svc, who, esc, data: svc.decide(who, esc, decide_body(data, esc)))
+    """Decide; with "remember" ticked, then remember the same decision for matching new escalations."""
+
+    async def decide_and_remember(svc, who, esc, data):
+        body = decide_body(data, esc)
+        await svc.decide(who, esc, body)
+        rule = remember.rule_body(data, esc, choice=body["choice"], reason=body.get("reason"))
+        if rule is not None:
+            try:
+                await svc.reviewer_ops.create_rule(who, rule)
+            except ValidationFailed as exc:  # decided already: say what was not remembered
+                words = "; ".join(e["message"] for e in exc.errors or ()) or exc.detail
+                raise ValidationFailed(exc.detail, errors=[{"field": "remember", "message": f"Decided, but not remembered: {words}"}]) from None
+
+    return await _act(request, scopes.DECIDE, decide_and_remember)
+
+
+async def claim(request: web.Request) -> web.Response:
+    return await _act(request, scopes.ACKNOWLEDGE, lambda svc, who, esc, data: svc.reviewer_ops.claim(who, esc))
 
 
 async def cancel(request: web.Request) -> web.Response:
@@ -146,5 +163,6 @@ def add_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/escalations/{id}", detail, allow_head=False)
     router.add_post("/escalations/{id}/acknowledge", acknowledge)
     router.add_post("/escalations/{id}/decide", decide)
+    router.add_post("/escalations/{id}/claim", claim)
     router.add_post("/escalations/{id}/cancel", cancel)
     router.add_post("/escalations/{id}/redeliver", redeliver)

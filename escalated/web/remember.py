@@ -1,0 +1,46 @@
+""""Remember for matching escalations" on the decide form (CONTRACT §15): the
+form's choices, and the form as a ``POST /rules`` body for the core."""
+
+from __future__ import annotations
+
+from multidict import MultiDictProxy
+
+from escalated.domain.models import Escalation
+
+# (form value, words); the value is the rule's expiresIn.
+LIFETIMES = (("1h", "1 hour"), ("24h", "24 hours"), ("7d", "7 days"), ("30d", "30 days"))
+DEFAULT_LIFETIME = "24h"
+
+
+def matches(esc: Escalation) -> list[tuple[str, str]]:
+    """(form value, words) of what a remembered decision may match, narrowest last."""
+    subject = esc.content.subject
+    return [
+        ("agent-type", f"from {esc.agent_id} about any {subject.type}"),
+        ("agent-subject", f"from {esc.agent_id} about {subject.label}"),
+        ("policy", f"every escalation of {esc.policy}"),
+    ]
+
+
+def rule_body(data: MultiDictProxy, esc: Escalation, *, choice: str, reason: str | None) -> dict | None:
+    """The rule the form asks for, or None when "remember" is not ticked."""
+    if not data.get("remember"):
+        return None
+    subject = esc.content.subject
+    match = {
+        "agent-type": {"agentId": esc.agent_id, "subjectType": subject.type},
+        "agent-subject": {"agentId": esc.agent_id, "subjectType": subject.type, "subjectId": subject.id},
+        "policy": {},
+    }.get(str(data.get("remember_match", "")), {"agentId": esc.agent_id, "subjectType": subject.type})
+    lifetime = str(data.get("remember_for", DEFAULT_LIFETIME))
+    return {
+        "policy": esc.policy,
+        "choice": choice,
+        "match": match,
+        "expiresIn": lifetime if lifetime in dict(LIFETIMES) else DEFAULT_LIFETIME,
+        # A rule needs a reason; the decision's own, else where it was made.
+        "reason": reason or f"remembered when deciding {esc.id}",
+    }
+
+
+GLOBALS = {"remember_matches": matches, "remember_lifetimes": LIFETIMES}

@@ -1,0 +1,79 @@
+"""CONTRACT §15 in the web app, through a real ``escalated serve`` on both
+backends: claiming, the assignee in the inbox and on the page, and
+"remember for matching escalations" on the decide form."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.api import escalation_body, unique
+from tests.web.support import WebClient, api
+
+
+def create(world, policy: str = "refunds", **overrides) -> dict:
+    status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(policy, **overrides))
+    assert status == 201, esc
+    return esc
+
+
+def get(world, esc_id: str) -> dict:
+    return api(world.url, "GET", f"/escalations/{esc_id}", world.key)[1]
+
+
+@pytest.fixture(scope="module")
+def alice(world) -> WebClient:
+    browser = WebClient(world.url)
+    assert browser.sign_in(world.alice).status == 303
+    return browser
+
+
+def test_claiming_from_the_page_assigns_and_the_inbox_and_page_say_so(world, alice):
+    esc = create(world)
+    path = f"/app/escalations/{esc['id']}"
+    assert 'id="claim-form"' in alice.get(path).text
+    page = alice.submit(path, f"{path}/claim", {})
+    assert (page.status, page.location) == (303, path)
+    body = get(world, esc["id"])
+    assert body["assignee"] == "alice" and body["acknowledgedBy"] == "alice"
+    detail = alice.get(path).text
+    assert '<dd id="assignee">alice</dd>' in detail and 'id="claim-form"' not in detail  # already hers
+    row = alice.get("/app/").text.split(f'data-id="{esc["id"]}"', 1)[1].split("</li>", 1)[0]
+    assert "with alice" in row
+
+
+def test_an_escalation_claimed_by_someone_else_offers_to_take_it_over(world, alice):
+    esc = create(world, policy="everyone")
+    api(world.url, "POST", f"/escalations/{esc['id']}/claim", world.bob)
+    page = alice.get(f"/app/escalations/{esc['id']}").text
+    assert "Claim (assign it to me, instead of bob)" in page
+
+
+def test_deciding_with_remember_makes_a_rule_that_decides_the_next_one(world, alice):
+    agent = unique("agent")
+    esc = create(world, agentId=agent)
+    path = f"/app/escalations/{esc['id']}"
+    assert "Remember for matching escalations" in alice.get(path).text
+    form = {"choice": "approve", "reason": "regular", "remember": "yes", "remember_match": "agent-type", "remember_for": "7d"}
+    assert alice.submit(path, f"{path}/decide", form).status == 303
+    [rule] = [r for r in api(world.url, "GET", "/rules", world.key)[1]["data"] if r["match"].get("agentId") == agent]
+    assert (rule["createdBy"], rule["choice"], rule["reason"]) == ("alice", "approve", "regular")
+    assert rule["match"] == {"agentId": agent, "subjectType": "order"} and rule["policy"] == "refunds"
+    following = create(world, agentId=agent)
+    status, done = api(world.url, "GET", f"/escalations/{following['id']}/wait?timeout=10", world.key)
+    assert status == 200 and done["resolution"]["answeredBy"] == f"rule:{rule['id']}"
+    page = alice.get(f"/app/escalations/{following['id']}").text
+    assert "decided by a remembered decision of alice" in page
+    assert create(world, agentId=unique("other-agent"))["status"] == "open"
+
+
+def test_deciding_without_remember_makes_no_rule(world, alice):
+    agent = unique("agent")
+    esc = create(world, agentId=agent)
+    path = f"/app/escalations/{esc['id']}"
+    assert alice.submit(path, f"{path}/decide", {"choice": "deny", "remember_match": "policy"}).status == 303
+    assert not [r for r in api(world.url, "GET", "/rules", world.key)[1]["data"] if r["match"].get("agentId") == agent]
+
+
+def test_the_form_offers_no_remember_where_a_response_is_asked(world, alice):
+    esc = create(world, responseFields=[{"type": "number", "name": "amount", "label": "Amount"}])
+    assert "Remember for matching escalations" not in alice.get(f"/app/escalations/{esc['id']}").text
