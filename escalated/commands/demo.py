@@ -222,10 +222,12 @@ async def countdown(deadline: tuple[str, int] | None) -> None:
     click.echo(("\r" if tty else "") + f"  {label}: SLA passed, applying the default choice…")
 
 
-async def run_tui(reviewer: EscalatedClient, inbox: Inbox) -> None:
+async def run_tui(reviewer: EscalatedClient, inbox: Inbox, *, web_link: str) -> None:
     from escalated.tui.app import ReviewApp
 
-    app = ReviewApp(reviewer)
+    # The sign-in link stays on screen while the TUI runs (it used to be
+    # printed above it, hidden until the TUI ended).
+    app = ReviewApp(reviewer, banner=f"Web app (sign in as {REVIEWER}): {web_link}")
 
     def on_arrival(callback: Callback) -> None:
         app.notify(f"{callback.event}: {callback.choice} ({callback.resolved_by})", title="Agent received callback")
@@ -255,7 +257,7 @@ async def run_demo(*, workdir: Path, tui: bool, breach_sla: str) -> None:
         )
         async with EscalatedClient(server.url, token) as reviewer:
             if tui:
-                await run_tui(reviewer, inbox)
+                await run_tui(reviewer, inbox, web_link=web_link)
             else:
                 await run_scripted(reviewer, inbox, breach_s=parse_duration_s(breach_sla))
     except ApiError as error:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from escalated.core.weblinks import escalation_url
 from escalated.domain.models import Escalation
+from escalated.domain import wording
 from escalated.domain.slack import DECIDE_ACTION, button_value, escape
 from escalated.timeutil import format_ms
 
@@ -60,7 +61,11 @@ def _content_blocks(esc: Escalation) -> list[dict]:
     blocks = [_section(head + fit(content.question, MAX_SECTION - len(head)))]
     if content.evidence:
         blocks.append(_section(_evidence(content.evidence)))
-    deadline = f"Deadline: {_when(esc.deadline_ms)}" if esc.deadline_ms is not None else "No deadline"
+    if esc.deadline_ms is None:
+        deadline = "No deadline: it waits until someone decides"
+    else:
+        default = wording.choice_label(content.choices, esc.default_choice)
+        deadline = f"If nobody answers by {_when(esc.deadline_ms)}, *{escape(default or 'the default')}* applies"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"{deadline} · escalation {esc.id}"}]})
     return blocks
 

@@ -29,6 +29,7 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
         else {"mode": esc.resume.mode, "url": esc.resume.url, "signed": esc.resume.secret is not None},
         "createdAt": format_ms(esc.created_ms),
         "deadlineAt": format_opt(esc.deadline_ms),
+        "defaultChoice": esc.default_choice,
         "acknowledgedBy": esc.acknowledged_by,
         "acknowledgedAt": format_opt(esc.acknowledged_ms),
         "assignee": esc.assignee,

@@ -19,6 +19,7 @@ import jinja2
 import orjson
 
 from escalated.core.decisionlinks import EmailPlan
+from escalated.domain.wording import choice_label
 
 SENDER = "escalated@localhost"
 MAX_SUBJECT = 200
@@ -51,6 +52,8 @@ def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessag
         "plan": plan,
         "links": plan.links if plan else (),
         "deadline": deadline_text(esc.get("deadlineAt")),
+        # What happens if nobody answers, by the choice's label (as every screen words it).
+        "default": choice_label(esc.get("choices", []), esc.get("defaultChoice")),
     }
     message = EmailMessage()
     message["From"] = SENDER

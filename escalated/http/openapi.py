@@ -173,6 +173,7 @@ SCHEMAS = {
             },
             "createdAt": _TS,
             "deadlineAt": _NULL_TS,
+            "defaultChoice": _NULL_STR,
             "acknowledgedBy": _NULL_STR,
             "acknowledgedAt": _NULL_TS,
             "assignee": _NULL_STR,

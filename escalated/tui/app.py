@@ -48,8 +48,11 @@ class ReviewApp(App[None]):
         clock: Callable[[], int] = now_ms,
         poll_interval_s: float = 1.0,
         stream: bool = True,
+        banner: str | None = None,
     ) -> None:
         super().__init__()
+        # A line that stays on the inbox while the app runs (the demo's web sign-in link).
+        self.banner = banner
         self.backend = backend
         self.clock = clock
         self.poll_interval_s = poll_interval_s

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from escalated.tui.format import countdown_text, ms
+from escalated.domain.wording import choice_label, response_words, timeout_outcome
+from escalated.tui.format import local_time, ms
 
 DELIVERY_STYLE = {"delivered": "green", "pending": "yellow", "failed": "bold red"}
 
@@ -23,58 +24,64 @@ def _pair(text: Text, key: str, value: object) -> None:
 
 
 def summary(escalation: dict, now_ms: int) -> Text:
+    """The question and evidence first, then what happens next, then the record."""
     text = Text()
     subject = escalation.get("subject") or {}
     text.append(f"{subject.get('label', '')}", style="bold")
     text.append(f"  [{escalation.get('status')}]\n", style="bold magenta")
-    text.append(f"{escalation.get('question', '')}\n")
-    _pair(text, "subject", f"{subject.get('type')} {subject.get('id')}")
-    _pair(text, "policy", escalation.get("policy"))
-    _pair(text, "agent / run", f"{escalation.get('agentId')} / {escalation.get('runId')}")
-    _pair(text, "created", escalation.get("createdAt"))
-    deadline = ms(escalation.get("deadlineAt"))
-    left = "" if deadline is None or escalation.get("status") not in ("open", "acknowledged") else (
-        f"  ({countdown_text(deadline, now_ms)})"
-    )
-    _pair(text, "deadline", (escalation.get("deadlineAt") or "no SLA") + left)
+    text.append(f"{escalation.get('question', '')}\n", style="bold")
+    for item in escalation.get("evidence", []):
+        text.append(f"  • {item}\n")
+    _outcome(text, escalation, now_ms)
+    _pair(text, "asked by", f"{escalation.get('agentId')}, {local_time(escalation.get('createdAt'))}")
     if escalation.get("acknowledgedBy"):
-        _pair(text, "acknowledged", f"{escalation['acknowledgedBy']} at {escalation.get('acknowledgedAt')}")
-    _outcome(text, escalation)
+        _pair(text, "picked up", f"{escalation['acknowledgedBy']}, {local_time(escalation.get('acknowledgedAt'))}")
+    _pair(text, "policy", escalation.get("policy"))
     text.rstrip()
     return text
 
 
-def _outcome(text: Text, escalation: dict) -> None:
+def _outcome(text: Text, escalation: dict, now_ms: int) -> None:
+    choices = escalation.get("choices", [])
     if resolution := escalation.get("resolution"):
-        by = "timeout (policy default)" if resolution.get("resolvedBy") == "timeout" else resolution.get("answeredBy")
-        _pair(text, "decision", f"{resolution.get('choice')} by {by} at {resolution.get('answeredAt')}")
+        label = choice_label(choices, resolution.get("choice"))
+        if resolution.get("resolvedBy") == "timeout":
+            how = "nobody answered in time"
+        else:
+            how = f"decided by {resolution.get('answeredBy')}"
+        _pair(text, "decision", f"{label} — {how}, {local_time(resolution.get('answeredAt'))}")
         if resolution.get("reason"):
             _pair(text, "reason", resolution["reason"])
-        if resolution.get("response") is not None:
-            _pair(text, "response", ", ".join(f"{k}={v}" for k, v in resolution["response"].items()))
-    if cancellation := escalation.get("cancellation"):
-        _pair(text, "cancelled", f"by {cancellation.get('cancelledBy')} at {cancellation.get('cancelledAt')}")
+        for label, value in response_words(escalation.get("responseFields", []), resolution.get("response")):
+            _pair(text, label, value)
+    elif cancellation := escalation.get("cancellation"):
+        _pair(text, "cancelled", f"by {cancellation.get('cancelledBy')}, {local_time(cancellation.get('cancelledAt'))}")
         _pair(text, "reason", cancellation.get("reason"))
+    else:
+        default = choice_label(choices, escalation.get("defaultChoice"))
+        outcome = timeout_outcome(deadline_ms=ms(escalation.get("deadlineAt")), default_label=default, now_ms=now_ms)
+        _pair(text, "no answer?", outcome)
 
 
 def body(escalation: dict) -> Text:
     text = Text()
-    _heading(text, "Evidence")
-    for item in escalation.get("evidence", []):
-        text.append(f"  • {item}\n")
     _heading(text, "Choices")
     for choice in escalation.get("choices", []):
-        text.append(f"  {choice['id']:<12}", style="bold")
-        text.append(f"{choice['label']}\n")
+        text.append(f"  • {choice['label']}\n")
     if fields := escalation.get("responseFields"):
         _heading(text, "Response fields")
         for field in fields:
-            text.append(f"  {field['name']:<12}", style="bold")
-            text.append(f"{field.get('label', '')} ({_field_rule(field)})\n")
+            text.append(f"  {field.get('label') or field['name']}", style="bold")
+            text.append(f" ({_field_rule(field)})\n")
     _heading(text, "History")
     for entry in escalation.get("history", []):
-        text.append(f"  {entry.get('at')}  ", style="dim")
+        text.append(f"  {local_time(entry.get('at'))}  ", style="dim")
         text.append(f"{entry.get('event')} by {entry.get('by')}\n")
+    _heading(text, "Technical details")
+    subject = escalation.get("subject") or {}
+    _pair(text, "subject", f"{subject.get('type')} {subject.get('id')}")
+    _pair(text, "run", escalation.get("runId"))
+    _pair(text, "id", escalation.get("id"))
     text.rstrip()
     return text
 

@@ -6,6 +6,8 @@ the app injects its clock, so snapshots and tests are deterministic.
 
 from __future__ import annotations
 
+import datetime
+
 from escalated.timeutil import parse_timestamp_ms
 
 LIVE_STATUSES = ("open", "acknowledged")
@@ -71,3 +73,16 @@ def clip(text: str, width: int) -> str:
     """One line of at most ``width`` cells, with an ellipsis when cut."""
     line = " ".join(str(text).split())
     return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+
+
+def local_time(text: str | None) -> str:
+    """A resource's UTC timestamp in the reviewer's own time zone, with the UTC
+    value beside it when the two differ: ``2026-11-25 19:05 (18:05 UTC)``."""
+    at = ms(text)
+    if at is None:
+        return "—"
+    utc = datetime.datetime.fromtimestamp(at / 1000, tz=datetime.timezone.utc)
+    local = utc.astimezone()
+    if local.utcoffset() == datetime.timedelta(0):
+        return utc.strftime("%Y-%m-%d %H:%M UTC")
+    return f"{local:%Y-%m-%d %H:%M} ({utc:%H:%M} UTC)"

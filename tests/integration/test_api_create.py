@@ -13,7 +13,7 @@ TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 RESOURCE_FIELDS = {
     "id", "status", "policy", "agentId", "runId", "subject", "question", "evidence", "choices",
     "responseFields", "resume", "createdAt", "deadlineAt", "acknowledgedBy", "acknowledgedAt",
-    "resolution", "cancellation", "history", "assignee",
+    "resolution", "cancellation", "history", "assignee", "defaultChoice",
 }  # fmt: skip
 SECRET = "whsec_do_not_echo_4711"
 

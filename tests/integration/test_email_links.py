@@ -375,6 +375,14 @@ def short_links(request, tmp_path_factory):
         controller.stop()
 
 
+async def test_the_email_names_what_happens_if_nobody_answers(short_links, http):
+    esc = await create(short_links, http)
+    message = await short_links.inbox.message_about(esc["id"], "alice@example.com")
+    deadline = f"{esc['deadlineAt'][:10]} {esc['deadlineAt'][11:16]} UTC"
+    assert f"If nobody answers by {deadline}, Deny applies." in text_part(message)
+    assert f"If nobody answers by {deadline}</strong>, Deny applies." in html_part(message)
+
+
 async def test_an_expired_link_is_gone_and_changes_nothing(short_links, http):
     esc = await create(short_links, http)
     approve, _ = decision_links(await short_links.inbox.message_about(esc["id"], "alice@example.com"))

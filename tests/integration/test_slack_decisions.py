@@ -93,7 +93,7 @@ async def test_the_message_shows_question_evidence_deadline_and_one_button_per_c
     esc, message = await escalate(api, slack, server, agent, "alice", sla="1h")
     text = json.dumps(message)
     assert "Refund 1,200 EUR?" in text and "Order #981" in text and "customer since 2019" in text
-    assert "Deadline: <!date^" in text and esc["deadlineAt"] in text
+    assert "If nobody answers by <!date^" in text and esc["deadlineAt"] in text and "*Deny* applies" in text
     [actions] = [b for b in message["blocks"] if b["type"] == "actions"]
     assert [e["text"]["text"] for e in actions["elements"]] == ["Approve", "Deny"]
     assert f"<{PUBLIC_URL}/app/escalations/{esc['id']}|" in text

@@ -43,3 +43,18 @@ def test_settled_escalations_show_how_they_ended_not_a_countdown():
 def test_clip_keeps_one_line_within_width():
     assert clip("a  long\nquestion text", 10) == "a long qu…"
     assert clip("short", 10) == "short"
+
+
+def test_a_time_shows_in_the_local_zone_with_utc_beside_it(monkeypatch):
+    import time
+
+    from escalated.tui.format import local_time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        assert local_time("2026-11-25T18:05:00Z") == "2026-11-25 23:35 (18:05 UTC)"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert local_time(None) == "—"

@@ -184,7 +184,7 @@ async def test_detail_shows_the_question_evidence_and_history(setup):
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
         text = "".join(str(app.screen.query_one(f"#{part}").content) for part in ("summary", "callback", "details"))
-        for expected in ("Refund Order #7?", "customer since 2019", "approve", "created by key:", "Callback"):
+        for expected in ("Refund Order #7?", "customer since 2019", "Approve", "Deny applies", "created by key:", "Callback"):
             assert expected in text
         await pilot.press("escape")
         assert isinstance(app.screen, InboxScreen)
@@ -306,3 +306,26 @@ async def test_a_failed_callback_can_be_retried_from_the_detail(tmp_path):
         assert [c.choice for c in received] == ["deny"]
     finally:
         server.stop()
+
+
+async def test_the_banner_stays_on_the_inbox_while_the_app_runs(setup):
+    link = "http://127.0.0.1:1/app/login/link#" + "x" * 60  # longer than the terminal is wide
+    app, client = setup.app(banner=f"Web app: {link}")
+    async with client, app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.screen.query("#banner"), what="the banner")
+        shown = str(app.screen.query_one("#banner").content)
+        assert link in shown  # whole, to be copied: it wraps rather than being cut
+
+
+async def test_a_decision_shows_in_the_inbox_row_by_label_and_reviewer(setup):
+    async with setup.agent() as agent:
+        escalation = await create(agent, label="Order #8")
+        await agent.decide(escalation["id"], choice="deny", reason="no")
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: escalation["id"] in app.escalations, what="the first load")
+            while app.screen.view != "resolved":
+                await pilot.press("f")  # the status views in turn, as a reviewer cycles them
+            await wait_until(pilot, lambda: escalation["id"] in rows(app), what="the resolved view")
+            row = str(app.screen.query_one(EscalationTable).get_row(escalation["id"]))
+            assert "→ Deny (key:" in row

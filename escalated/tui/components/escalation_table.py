@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
+from escalated.domain.wording import choice_label
 from escalated.tui.format import age_text, clip, ms, sla_text, urgency
 
 COLUMNS = (("St", "status", 4), ("Policy", "policy", 13), ("Subject", "subject", 14),
@@ -53,10 +54,21 @@ def row_cells(escalation: dict, now_ms: int, *, widths: dict[str, int] = BASE_WI
         STATUS_MARK.get(escalation.get("status", ""), "?"),
         clip(escalation.get("policy", ""), width["policy"]),
         clip((escalation.get("subject") or {}).get("label", ""), width["subject"]),
-        clip(escalation.get("question", ""), width["question"]),
+        clip(question_cell(escalation), width["question"]),
         Text(age_text(created, now_ms), justify="right"),
         sla,
     )
+
+
+def question_cell(escalation: dict) -> str:
+    """The question; once resolved, what was decided and by whom comes first."""
+    question = escalation.get("question", "")
+    resolution = escalation.get("resolution")
+    if not resolution:
+        return question
+    label = choice_label(escalation.get("choices", []), resolution.get("choice"))
+    who = "timeout" if resolution.get("resolvedBy") == "timeout" else resolution.get("answeredBy")
+    return f"→ {label} ({who}) · {question}"
 
 
 class EscalationTable(DataTable):

@@ -6,7 +6,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Footer, Header, Static
 
 from escalated.tui import views
 from escalated.tui.components.escalation_table import EscalationTable
@@ -38,8 +38,15 @@ class InboxScreen(Screen):
         self.policy: str | None = None
         self.sort = "deadline"
 
+    DEFAULT_CSS = """
+    InboxScreen #banner { height: auto; padding: 0 1; background: $boost; }
+    """
+
     def compose(self) -> ComposeResult:
         yield Header()
+        if self.app.banner:
+            # Wraps rather than cuts: a sign-in link must stay whole to be copied.
+            yield Static(self.app.banner, id="banner", markup=False)
         yield FilterBar(id="filters")
         yield EscalationTable(id="inbox")
         yield StatusLine(id="status")
