@@ -151,6 +151,10 @@ class Inbox:
     changed: asyncio.Event = attrs.field(factory=asyncio.Event)
 
     def __call__(self, callback: Callback) -> None:
+        # Delivery is at least once: a callback whose answer came back late is
+        # sent again. An agent acts on each escalation once, and so does this one.
+        if any(seen.escalation_id == callback.escalation_id for seen in self.received):
+            return
         self.received.append(callback)
         self.changed.set()
         self.on_arrival(callback)
