@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from escalated.http import apikeys, escalations, meta, reviewerops, slack, streams
+from escalated.http import apikeys, escalations, me, meta, reviewerops, slack, streams
 from escalated.core.admin import AdminService
 from escalated.core.decisionlinks import DecisionLinks
 from escalated.core.service import Service
@@ -36,6 +36,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     streams.add_routes(app)
     apikeys.add_routes(app)
     meta.add_routes(app)
+    me.add_routes(app)
     add_web_app(app)  # the browser app under /app/
     app.cleanup_ctx.append(_service_ctx)
     slack.add_routes(app)  # after the service's context: its helpers use the service

@@ -264,6 +264,10 @@ class EscalatedClient:
         }
         return await self._request("GET", "/escalations", params=params)
 
+    async def me(self) -> dict:
+        """Who this token is: ``{"kind", "name", "workspace", "scopes"}`` (any valid token)."""
+        return await self._request("GET", "/me")
+
     async def get_escalation(self, escalation_id: str) -> dict:
         return await self._request("GET", f"/escalations/{_path_id(escalation_id)}")
 

@@ -104,6 +104,10 @@ class AdminService:
             raise Unauthenticated("unknown user token")
         return user_principal(user)
 
+    async def workspace_of(self, principal: Principal) -> Workspace:
+        """The principal's own workspace (``GET /me`` names it)."""
+        return next(w for w in await self.store.workspaces() if w.id == principal.workspace_id)
+
     async def operator(self, *, workspace: str) -> Principal:
         """The CLI in workspace ``workspace``; ``ConfigError`` when there is none."""
         return operator_principal(await self.store.workspace_by_name(name=workspace))

@@ -242,6 +242,16 @@ SCHEMAS = {
             "revokedAt": _NULL_TS,
         },
     },
+    "Me": {
+        "type": "object",
+        "required": ["kind", "name", "workspace", "scopes"],
+        "properties": {
+            "kind": {"enum": ["key", "user"]},
+            "name": _STR,
+            "workspace": _STR,
+            "scopes": {"type": "array", "items": {"enum": list(ALL_SCOPES)}},
+        },
+    },
     "CreateApiKey": {
         "type": "object",
         "additionalProperties": False,
@@ -385,6 +395,12 @@ def _paths() -> dict:
                     **_ERRORS,
                 },
             ),
+        },
+        "/me": {
+            "get": _op(
+                "Who the token is and what it may do (any valid token, no scope)",
+                {"200": {"description": "OK", **_json(_ref("Me"))}, **{k: v for k, v in _ERRORS.items() if k != "403"}},
+            )
         },
         "/api-keys/{id}": {
             "delete": _op("Revoke an API key", {"204": {"description": "Revoked"}, **_ID_ERRORS}, parameters=[_ID_PARAM])
