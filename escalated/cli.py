@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "workspaces": "escalated.commands.workspaces:workspaces",
     "policy": "escalated.commands.policy:policy",
     "contracts": "escalated.contracts.cli:contracts",
+    "mcp": "escalated.commands.mcp:mcp",
 }
 
 

@@ -40,6 +40,10 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     add_web_app(app)  # the browser app under /app/
     app.cleanup_ctx.append(_service_ctx)
     slack.add_routes(app)  # after the service's context: its helpers use the service
+    if settings.mcp:
+        from escalated.http import mcp  # the SDK is imported only when asked for
+
+        mcp.add_routes(app)  # after the service's context too
     if with_engine:
         from escalated.http.lifecycle import engine_ctx
 

@@ -151,6 +151,14 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     stopped_by_engine(app)
 
 
+def require_mcp_sdk() -> None:
+    """--mcp without the SDK is one line naming the extra, before anything starts."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise click.ClickException("--mcp needs the MCP SDK: pip install 'escalated[mcp]'") from None
+
+
 def stopped_by_engine(app: web.Application) -> None:
     """Exit 1 when a background task's death stopped the server (it signalled
     SIGTERM to stop like any other stop): a supervisor must see a failure."""
@@ -203,15 +211,18 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
 @click.option("--header-timeout", default="30s", show_default=True, help="Close a connection that has not sent a whole request's headers within this long.")
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
+@click.option("--mcp", "mcp", is_flag=True, help="Also serve the MCP tools as Streamable HTTP at /mcp (needs escalated[mcp]).")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, mcp, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
     bootstrap API key, once.
     """
     logsetup.configure(log_level)
+    if mcp:
+        require_mcp_sdk()
     settings = Settings(
         db_path=db_path or default_db_path(),
         host=host,
@@ -230,6 +241,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         link_ttl_s=parse_link_ttl_s(link_ttl),
         header_timeout_s=parse_duration_s(header_timeout),
         max_connections=max_connections,
+        mcp=mcp,
     )
     if isinstance(settings.db_path, PostgresUrl):  # any number of replicas share it
         check_database(settings)

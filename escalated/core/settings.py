@@ -96,3 +96,4 @@ class Settings:
     slack_signing_secret: str | None = attrs.field(default=None, repr=False)
     # An email decision link works until the escalation's deadline or this long, whichever is first.
     link_ttl_s: float = 72 * 3600.0
+    mcp: bool = False  # serve --mcp: the MCP tools at /mcp (escalated[mcp])

@@ -9,7 +9,7 @@ from escalated.errors import InvalidJson, PayloadTooLarge, UnsupportedMediaType
 from escalated.http.appkeys import SETTINGS
 
 
-def _is_json(content_type: str) -> bool:
+def is_json(content_type: str) -> bool:
     return content_type == "application/json" or (content_type.startswith("application/") and content_type.endswith("+json"))
 
 
@@ -28,7 +28,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict:
         raise PayloadTooLarge(f"body over the limit of {limit} bytes")
     if optional and not request.body_exists:
         return {}
-    if not _is_json(request.content_type):
+    if not is_json(request.content_type):
         raise UnsupportedMediaType("send the body as application/json")
     raw = await request.read()  # client_max_size enforces the limit for chunked bodies
     if optional and not raw.strip():

@@ -3,13 +3,11 @@ and the ``/events`` Server-Sent Events stream."""
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from escalated.core.bus import BusEvent
+from escalated.core.waiting import until_done
 from escalated.domain import scopes
-from escalated.domain.models import TERMINAL_STATUSES
 from escalated.domain.resource import delivery_resource, escalation_resource
 from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
@@ -40,29 +38,10 @@ def _timeout_s(request: web.Request) -> float:
 
 
 async def wait(request: web.Request) -> web.Response:
-    """Answer once the escalation is resolved or cancelled, or at the timeout.
-
-    Subscribes before reading, so a change between the two is not missed,
-    and reads again only after a change: no polling inside the server.
-    """
+    """Answer once the escalation is resolved or cancelled, or at the timeout."""
     principal = await require(request, scopes.READ)
-    service = request.app[SERVICE]
-    escalation_id = request.match_info["id"]
-    change = service.bus.next_change(escalation_id)
-    try:
-        esc = await service.get(principal, escalation_id)  # 404 before 422
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + _timeout_s(request)
-        while esc.status not in TERMINAL_STATUSES and (remaining := deadline - loop.time()) > 0:
-            try:
-                await asyncio.wait_for(asyncio.shield(change), remaining)
-            except TimeoutError:
-                break  # nothing changed, so esc is still current
-            change = service.bus.next_change(escalation_id)
-            esc = await service.get(principal, escalation_id)
-        return json_response(escalation_resource(esc))
-    finally:
-        service.bus.forget(escalation_id, change)
+    esc = await until_done(request.app[SERVICE], principal, request.match_info["id"], timeout_s=lambda: _timeout_s(request))
+    return json_response(escalation_resource(esc))
 
 
 async def deliveries(request: web.Request) -> web.Response:

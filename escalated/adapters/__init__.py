@@ -1,0 +1,1 @@
+"""Adapters: escalated where an agent already runs (CONTRACT §13, §14)."""

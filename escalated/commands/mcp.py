@@ -1,0 +1,35 @@
+"""``escalated mcp``: the MCP server over stdio (CONTRACT §14)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import click
+
+from escalated.errors import EscalatedError
+
+
+@click.command("mcp")
+def mcp() -> None:
+    """The MCP server over stdio, for MCP hosts that start a command.
+
+    \b
+    Configured by the environment:
+      ESCALATED_URL        the escalated server (default http://127.0.0.1:8470)
+      ESCALATED_API_KEY    an API key (or ESCALATED_TOKEN, a reviewer's token)
+    The tools a host is offered are those the token's scopes allow.
+    """
+    try:
+        from escalated.adapters.mcp.stdio import serve_stdio
+    except ImportError as exc:
+        raise click.ClickException(str(exc)) from None
+    from escalated.agent.client import EscalatedClient
+
+    try:
+        client = EscalatedClient.from_env()
+    except EscalatedError as exc:
+        raise click.ClickException(str(exc)) from None
+    # stdout is the protocol's: every log line goes to stderr, the host's log.
+    logging.basicConfig(level=logging.WARNING, format="escalated mcp: %(message)s")
+    asyncio.run(serve_stdio(client))

@@ -1,0 +1,190 @@
+"""``serve --mcp``: the MCP tools as Streamable HTTP at ``/mcp`` (CONTRACT §14).
+
+The SDK's transport is an ASGI application; this mounts it on the aiohttp
+app behind the same checks as every route, as problem+json before the SDK
+reads a byte: the bearer token (401), the per-token rate limit (429), the
+body limit (413), the media type (415) and JSON syntax (400). Tool calls
+then go through the core (``CoreBackend``) as the token's principal, never
+through HTTP to ourselves.
+
+Stateless (each POST stands alone, answered as JSON): any replica answers
+any request, and no session outlives its request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from importlib.metadata import version
+from typing import Any
+
+import attrs
+import orjson
+from aiohttp import web
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from escalated.adapters.mcp.server import build_server
+from escalated.core.service import Service
+from escalated.core.waiting import until_done
+from escalated.core.weblinks import escalation_url
+from escalated.domain.models import Principal
+from escalated.domain.records import ListQuery
+from escalated.domain.resource import escalation_resource
+from escalated.errors import InvalidJson, UnsupportedMediaType
+from escalated.http.appkeys import SERVICE, SETTINGS
+from escalated.http.auth import principal_of
+from escalated.http.body import is_json, read_bytes
+
+MCP_PATH = "/mcp"
+MANAGER = web.AppKey("mcp_manager", StreamableHTTPSessionManager)
+_PRINCIPAL = "escalated.principal"  # the ASGI scope's key for the caller
+
+
+@attrs.frozen
+class CoreBackend:
+    """The tools' operations as ``principal``, straight through the core."""
+
+    service: Service
+    principal: Principal
+
+    async def scopes(self) -> frozenset[str]:
+        return self.principal.scopes
+
+    async def create(self, body: dict[str, Any], *, idempotency_key: str | None) -> dict[str, Any]:
+        created = await self.service.create(self.principal, body, idempotency_key=idempotency_key)
+        return orjson.loads(created.resource_json)
+
+    async def wait(self, escalation_id: str, *, timeout_s: float) -> dict[str, Any]:
+        return escalation_resource(await until_done(self.service, self.principal, escalation_id, timeout_s=lambda: timeout_s))
+
+    async def list(self, *, status: str | None, policy: str | None, limit: int) -> list[dict[str, Any]]:
+        query = ListQuery(
+            workspace_id=self.principal.workspace_id, routes=self.principal.routes, status=status, policy=policy, limit=limit
+        )
+        page, _cursor = await self.service.list(query)
+        return [escalation_resource(e) for e in page]
+
+    async def decide(self, escalation_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        esc = await self.service.get(self.principal, escalation_id)
+        return escalation_resource(await self.service.decide(self.principal, esc, body))
+
+    async def cancel(self, escalation_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        esc = await self.service.get(self.principal, escalation_id)
+        return escalation_resource(await self.service.cancel(self.principal, esc, body))
+
+    def web_url(self, escalation_id: str) -> str:
+        return escalation_url(self.service.web_url, escalation_id)
+
+
+def add_routes(app: web.Application) -> None:
+    """After the service's context: the MCP server acts through the service."""
+    app.cleanup_ctx.append(_manager_ctx)
+    app.router.add_post(MCP_PATH, handle)
+    # The SDK logs every stateless request's start and end at INFO: the
+    # server's log keeps its own lines, and the SDK's warnings and errors.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+
+
+async def _manager_ctx(app: web.Application) -> AsyncIterator[None]:
+    service = app[SERVICE]
+
+    async def backend_for(ctx: Any) -> CoreBackend:
+        return CoreBackend(service=service, principal=ctx.request.scope[_PRINCIPAL])
+
+    manager = StreamableHTTPSessionManager(
+        app=build_server(backend_for, version=version("escalated")),
+        stateless=True,
+        json_response=True,
+        max_request_body_size=app[SETTINGS].max_body_bytes,
+    )
+    # The manager's task group must be entered and left by one task, and
+    # aiohttp may run start-up and clean-up in different ones.
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def run() -> None:
+        async with manager.run():
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(run(), name="mcp-manager")
+    await asyncio.wait([task, asyncio.ensure_future(started.wait())], return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()  # it failed to start: say why
+    app[MANAGER] = manager
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    principal = await principal_of(request)  # 401, then the rate limit
+    body = await read_bytes(request)  # 413
+    if not is_json(request.content_type):
+        raise UnsupportedMediaType("send MCP messages as application/json")
+    try:  # body syntax is ours to refuse (400), as on every route; JSON-RPC's shape is the SDK's
+        orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidJson(f"body is not valid JSON: {exc.msg}") from None
+    bridge = _AsgiBridge(request, body)
+    await request.app[MANAGER].handle_request(_scope(request, principal), bridge.receive, bridge.send)
+    return await bridge.finish()
+
+
+def _scope(request: web.Request, principal: Principal) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.encode(),
+        "query_string": request.query_string.encode(),
+        "root_path": "",
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
+        "client": None,
+        "server": None,
+        "state": {},
+        _PRINCIPAL: principal,
+    }
+
+
+class _AsgiBridge:
+    """One ASGI request/response over one aiohttp request: the body read
+    already (within our limit), the answer streamed as the SDK sends it."""
+
+    def __init__(self, request: web.Request, body: bytes) -> None:
+        self.request = request
+        self._body: bytes | None = body
+        self._done = asyncio.Event()
+        self.response: web.StreamResponse | None = None
+
+    async def receive(self) -> dict[str, Any]:
+        if self._body is not None:
+            body, self._body = self._body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self._done.wait()  # the answer is complete: the exchange is over
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.response = web.StreamResponse(status=message["status"])
+            for name, value in message.get("headers", ()):
+                self.response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+            await self.response.prepare(self.request)
+        elif message["type"] == "http.response.body" and self.response is not None:
+            await self.response.write(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self.response.write_eof()
+                self._done.set()
+
+    async def finish(self) -> web.StreamResponse:
+        self._done.set()
+        if self.response is None:
+            raise RuntimeError("the MCP transport sent no response")
+        return self.response
+
+
