@@ -108,7 +108,11 @@ async def _manager_ctx(app: web.Application) -> AsyncIterator[None]:
             await stop.wait()
 
     task = asyncio.create_task(run(), name="mcp-manager")
-    await asyncio.wait([task, asyncio.ensure_future(started.wait())], return_when=asyncio.FIRST_COMPLETED)
+    ready = asyncio.create_task(started.wait())
+    try:
+        await asyncio.wait([task, ready], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ready.cancel()
     if task.done():
         task.result()  # it failed to start: say why
     app[MANAGER] = manager

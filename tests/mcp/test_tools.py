@@ -94,6 +94,12 @@ async def test_a_server_that_is_down_is_a_tool_error_not_a_dead_session(served):
             assert "Server unreachable" in text and "127.0.0.1:9" in text
 
 
+async def test_a_refused_token_is_a_tool_error_over_stdio(served):
+    async with connect(served, "stdio", "ain_live_" + "x" * 40) as client:
+        text = await refused(client, "request_decision", ask())
+    assert "Unauthenticated" in text and "malformed token" in text
+
+
 async def test_an_agent_key_is_not_offered_decide_and_a_reviewer_token_is(served, transport):
     async with connect(served, transport, served.agent_key) as client:
         agent_tools = {t.name for t in (await client.list_tools()).tools}
