@@ -7,6 +7,7 @@ import contextlib
 import errno
 import logging
 import signal
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from escalated.commands.dbpath import db_path_problem
 from escalated.commands.gctuning import tune_for_serving
 from escalated.commands.routing import log_unroutable_policies
 from escalated.core.decisionlinks import LINK_TTL_S
+from escalated.domain.mailserver import DEFAULT_SENDER, MailServer, parse_mail_server
+from escalated.engine import smtp
 from escalated.errors import ConfigError
 from escalated.core.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
 from escalated.core.stores import ServerLock
@@ -70,6 +73,21 @@ def locked(db_path: Path) -> Iterator[ServerLock]:
         yield lock
     finally:
         lock.release()
+
+
+def mail_server_from(smtp_url: str | None, *, sender: str | None, ca_file: str | None) -> MailServer | None:
+    """--smtp-url and its companions, checked before anything starts (a CA
+    file that is not one is named now, not at the first email)."""
+    if not smtp_url:
+        if sender or ca_file:
+            raise ConfigError("--smtp-from and --smtp-ca-file need --smtp-url")
+        return None
+    server = parse_mail_server(smtp_url, sender=sender, ca_file=ca_file)
+    try:
+        smtp.tls_context(ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"--smtp-ca-file {ca_file}: not a PEM file of CA certificates ({exc})") from None
+    return server
 
 
 def check_database(settings: Settings) -> None:
@@ -184,7 +202,20 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--retry-schedule", default="5s,30s,2m,10m,30m,1h,3h", show_default=True, help="Waits between callback attempts; the last repeats until --retry-for is spent.")
 @click.option("--retry-for", default="24h", show_default=True, help="How long to keep retrying a delivery.")
 @click.option("--delivery-timeout", default="10s", show_default=True, help="Per-attempt timeout of a callback.")
-@click.option("--smtp-url", help="SMTP server for email: notify targets, e.g. smtp://127.0.0.1:1025.")
+@click.option(
+    "--smtp-url",
+    envvar="ESCALATED_SMTP_URL",
+    show_envvar=True,
+    help="SMTP server for email: notify targets: smtp://HOST[:25] (STARTTLS when offered), smtp+starttls://HOST[:587] "
+    "(STARTTLS required) or smtps://HOST[:465] (TLS); USER:PASSWORD@ before the host logs in. "
+    "Prefer the environment variable when it holds a password (a flag shows in ps).",
+)
+@click.option("--smtp-from", metavar="ADDRESS", help=f"The sender of email notifications  [default: {DEFAULT_SENDER}]")
+@click.option(
+    "--smtp-ca-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A PEM file of CA certificates to trust for the SMTP server's TLS, besides the system's (a private CA).",
+)
 @click.option(
     "--allow-callback-host",
     "allow_hosts",
@@ -214,7 +245,7 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--mcp", "mcp", is_flag=True, help="Also serve the MCP tools as Streamable HTTP at /mcp (needs escalated[mcp]).")
 @click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, mcp, log_level) -> None:
+def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, smtp_from, smtp_ca_file, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, mcp, log_level) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a
@@ -231,7 +262,7 @@ def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_t
         retry_schedule_s=parse_schedule(retry_schedule),
         retry_for_s=parse_duration_s(retry_for),
         delivery_timeout_s=parse_duration_s(delivery_timeout),
-        smtp_url=smtp_url,
+        mail_server=mail_server_from(smtp_url, sender=smtp_from, ca_file=smtp_ca_file),
         allow_callback_hosts=tuple(allow_hosts),
         deny_private_callbacks=deny_private_callbacks,
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,

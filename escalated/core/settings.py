@@ -8,6 +8,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
+from escalated.domain.mailserver import MailServer
 from escalated.domain.urlsafety import CallbackRules
 
 DEFAULT_PORT = 8470
@@ -64,7 +65,7 @@ class Settings:
     retry_schedule_s: tuple[float, ...] = DEFAULT_RETRY_SCHEDULE_S
     retry_for_s: float = DEFAULT_RETRY_FOR_S
     delivery_timeout_s: float = 10.0
-    smtp_url: str | None = None
+    mail_server: MailServer | None = None  # serve --smtp-url, --smtp-from, --smtp-ca-file; str() hides the password
     allow_callback_hosts: tuple[str, ...] = ()
     deny_private_callbacks: bool = False  # a shared deployment: loopback and private receivers refused too
     # The two above as the sender and the create check read them (domain/urlsafety.py).

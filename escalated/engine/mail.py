@@ -19,9 +19,9 @@ import jinja2
 import orjson
 
 from escalated.core.decisionlinks import EmailPlan
+from escalated.domain.mailserver import DEFAULT_SENDER
 from escalated.domain.wording import choice_label
 
-SENDER = "escalated@localhost"
 MAX_SUBJECT = 200
 
 _env = jinja2.Environment(
@@ -43,7 +43,8 @@ def deadline_text(deadline_at: str | None) -> str | None:
     return None if deadline_at is None else f"{deadline_at[:10]} {deadline_at[11:16]} UTC"
 
 
-def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessage:
+def compose(body: bytes, *, address: str, plan: EmailPlan | None, sender: str = DEFAULT_SENDER) -> EmailMessage:
+    """``sender``: ``serve --smtp-from``, the From: line (and the Message-ID's domain)."""
     payload = orjson.loads(body)
     esc = payload["escalation"]
     context = {
@@ -56,11 +57,11 @@ def compose(body: bytes, *, address: str, plan: EmailPlan | None) -> EmailMessag
         "default": choice_label(esc.get("choices", []), esc.get("defaultChoice")),
     }
     message = EmailMessage()
-    message["From"] = SENDER
+    message["From"] = sender
     message["To"] = address
     message["Subject"] = one_line(f"Decision needed: {esc['subject']['label']} — {esc['question']}")
     message["Date"] = formatdate(usegmt=True)
-    message["Message-ID"] = make_msgid(domain="escalated.localhost")
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2])
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to this
     message.set_content(_env.get_template("email.txt").render(context))
     message.add_alternative(_env.get_template("email.html").render(context), subtype="html")

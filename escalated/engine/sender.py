@@ -234,7 +234,7 @@ class Sender:
             session=self._session,
             timeout_s=self._settings.delivery_timeout_s,
             rules=self._settings.callback_rules,
-            smtp_url=self._settings.smtp_url,
+            mail_server=self._settings.mail_server,
             email_plan=plan,
         )
         return outcome, claims[delivery.id]
@@ -253,7 +253,7 @@ class Sender:
 
     async def _email_plan(self, delivery: Delivery) -> EmailPlan | None:
         """Under this attempt's claim, so two replicas never mint for one email."""
-        if self._links is None or not delivery.target.startswith("email:") or not self._settings.smtp_url:
+        if self._links is None or not delivery.target.startswith("email:") or self._settings.mail_server is None:
             return None
         return await self._links.plan_email(delivery)
 

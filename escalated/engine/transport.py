@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import smtplib
 import socket
 import time
-from email.message import EmailMessage
-from urllib.parse import urlsplit
 
 import aiohttp
 import attrs
@@ -24,7 +21,8 @@ from escalated import __version__
 from escalated.core.decisionlinks import EmailPlan
 from escalated.domain.models import CALLBACK, Delivery
 from escalated.domain.slack import unescape
-from escalated.engine import mail
+from escalated.domain.mailserver import MailServer
+from escalated.engine import mail, smtp
 from escalated.engine.retry import parse_retry_after
 from escalated.domain.urlsafety import CallbackRules, address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.agent.signing import sign
@@ -224,27 +222,19 @@ async def post_delivery(
     )
 
 
-def _send_email(smtp_url: str, message: EmailMessage) -> None:
-    parts = urlsplit(smtp_url)
-    with smtplib.SMTP(parts.hostname or "127.0.0.1", parts.port or 25, timeout=10) as smtp:
-        if parts.username:
-            smtp.login(parts.username, parts.password or "")
-        smtp.send_message(message)
-
-
-async def email(smtp_url: str | None, address: str, body: bytes, *, plan: EmailPlan | None = None) -> Outcome:
+async def email(mail_server: MailServer | None, address: str, body: bytes, *, plan: EmailPlan | None = None) -> Outcome:
     """``plan``: the links minted for this attempt (engine/mail.py puts them in the message only)."""
-    if not smtp_url:
+    if mail_server is None:
         return Outcome(ok=False, duration_ms=0, error="no SMTP server configured (serve --smtp-url)", permanent=True)
     started = time.perf_counter()
     try:
-        message = mail.compose(body, address=address, plan=plan)
+        message = mail.compose(body, address=address, plan=plan, sender=mail_server.sender)
     except ValueError as exc:  # an address the email package refuses (stored before targets were checked)
         return Outcome(ok=False, duration_ms=0, error=f"unusable email: {exc}", permanent=True)
     try:
-        await asyncio.to_thread(_send_email, smtp_url, message)
-    except (OSError, smtplib.SMTPException) as exc:
-        return Outcome(ok=False, duration_ms=int((time.perf_counter() - started) * 1000), error=f"SMTP: {exc}")
+        await asyncio.to_thread(smtp.send, mail_server, message)
+    except smtp.MailFailure as exc:
+        return Outcome(ok=False, duration_ms=int((time.perf_counter() - started) * 1000), error=str(exc))
     return Outcome(ok=True, duration_ms=int((time.perf_counter() - started) * 1000))
 
 
@@ -265,7 +255,7 @@ async def attempt(
     session: aiohttp.ClientSession,
     timeout_s: float,
     rules: CallbackRules,
-    smtp_url: str | None,
+    mail_server: MailServer | None,
     email_plan: EmailPlan | None = None,
 ) -> Outcome:
     if delivery.kind == CALLBACK:
@@ -275,7 +265,7 @@ async def attempt(
         outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, rules=rules)
         return slack_verdict(outcome) if target.startswith("slack:") else outcome
     if target.startswith("email:"):
-        return await email(smtp_url, target.removeprefix("email:"), delivery.body, plan=email_plan)
+        return await email(mail_server, target.removeprefix("email:"), delivery.body, plan=email_plan)
     if target == "desktop":
         return await desktop(delivery.body)
     return Outcome(ok=False, duration_ms=0, error=f"unknown target {target}", permanent=True)

@@ -4,36 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 
 import aiohttp
 import pytest
-from aiosmtpd.controller import Controller
 
 from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import start_server
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
-        self.messages.append(envelope)
-        return "250 OK"
+from tests.support.smtp import smtp_server
 
 
 @pytest.fixture
 def smtp():
-    inbox = Inbox()
-    with socket.socket() as probe:  # aiosmtpd's readiness check needs a real port, not 0
-        probe.bind(("127.0.0.1", 0))
-        inbox.port = probe.getsockname()[1]
-    controller = Controller(inbox, hostname="127.0.0.1", port=inbox.port)
-    controller.start()
-    yield inbox
-    controller.stop()
+    with smtp_server() as server:
+        yield server
 
 
 async def test_reviewers_are_notified_by_webhook_and_email(tmp_path, smtp):
@@ -53,12 +37,9 @@ async def test_reviewers_are_notified_by_webhook_and_email(tmp_path, smtp):
             assert esc["id"] in payload["text"] and "Refund 1,200 EUR?" in payload["text"]
             assert payload["escalation"]["id"] == esc["id"]
             assert b"never-shown" not in got.body
-            async with asyncio.timeout(10):
-                while not smtp.messages:
-                    await asyncio.sleep(0.05)
-            message = smtp.messages[0]
-            assert message.rcpt_tos == ["ops@example.com"]
-            assert esc["id"].encode() in message.content
+            [message] = await smtp.inbox.wait_for(1)
+            assert message.rcpt_tos == ("ops@example.com",)
+            assert esc["id"] in message.message.get_body(preferencelist=("plain",)).get_content()
             deliveries = await api.deliveries(esc["id"])
             assert [d["kind"] for d in deliveries] == ["notification", "notification"]
             async with asyncio.timeout(10):
