@@ -84,6 +84,13 @@ async def test_failures_are_tool_errors_in_the_problems_words_and_the_session_go
         assert (await ok(client, "request_decision", ask()))["status"] == "open"
 
 
+async def test_a_long_wrong_argument_gives_a_short_error(served):
+    async with connect(served, "http", served.agent_key) as client:
+        result = await client.call_tool("request_decision", ask(evidence="x" * 100_000, **{"y" * 10_000: 1}))
+    assert result.is_error and len(result.content[0].text) < 2_000
+    assert "evidence" in result.content[0].text and len(str(result.structured_content)) < 2_000
+
+
 async def test_a_server_that_is_down_is_a_tool_error_not_a_dead_session(served):
     down = "http://127.0.0.1:9"  # the discard port: nothing listens there
     async with connect(served, "stdio", served.agent_key, url=down) as client:

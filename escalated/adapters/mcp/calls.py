@@ -14,7 +14,10 @@ from escalated.adapters.mcp import tools
 from escalated.errors import EscalatedError, InsufficientScope, ValidationFailed, field_error
 
 DEFAULT_AGENT_ID = "mcp"  # when the MCP client gives no name
+# An error goes into the model's context: as the API's problem bodies, list
+# this many problems and cut long texts (a schema error quotes the value).
 MAX_LISTED_PROBLEMS = 10
+MAX_PROBLEM_TEXT = 200
 
 
 class UnknownTool(EscalatedError):
@@ -136,15 +139,27 @@ def decision(escalation: dict[str, Any]) -> dict:
 
 def error_text(error: EscalatedError) -> str:
     """The problem's words: its title and detail, and the fields it names."""
-    text = error.detail if error.detail.startswith(error.title) else f"{error.title}: {error.detail}"
-    listed = (error.errors or [])[:MAX_LISTED_PROBLEMS]
+    detail = _cut(error.detail)
+    text = detail if detail.startswith(error.title) else f"{error.title}: {detail}"
+    listed = _listed(error)
     if listed:
-        text += " (" + "; ".join(f"{e.get('field')}: {e.get('message')}" for e in listed) + ")"
+        text += " (" + "; ".join(f"{e['field']}: {e['message']}" for e in listed) + ")"
     return text
 
 
 def error_content(error: EscalatedError) -> dict:
-    problem: dict[str, Any] = {"status": error.status, "code": error.code, "title": error.title, "detail": error.detail}
-    if error.errors:
-        problem["errors"] = error.errors[:MAX_LISTED_PROBLEMS]
+    problem: dict[str, Any] = {"status": error.status, "code": error.code, "title": error.title, "detail": _cut(error.detail)}
+    if listed := _listed(error):
+        problem["errors"] = listed
     return {"error": problem}
+
+
+def _listed(error: EscalatedError) -> list[dict[str, str]]:
+    return [
+        {"field": _cut(str(e.get("field"))), "message": _cut(str(e.get("message")))}
+        for e in (error.errors or [])[:MAX_LISTED_PROBLEMS]
+    ]
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_PROBLEM_TEXT else text[: MAX_PROBLEM_TEXT - 1] + "…"
