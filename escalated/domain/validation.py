@@ -15,6 +15,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import attrs
 
+from escalated.domain.limits import MAX_CHOICES, MAX_EVIDENCE_ITEMS, MAX_TEXT_CHARS
 from escalated.domain.models import (
     Choice,
     Content,
@@ -30,9 +31,10 @@ from escalated.errors import ValidationFailed, field_error
 
 POLICY_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 CHOICE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-MAX_CHOICES = 20
-MAX_TEXT = 10_000
-MAX_EVIDENCE = 200
+# The names the server's modules use (http/openapi too); the values live in
+# domain/limits, which the agent side imports to cut what it files.
+MAX_TEXT = MAX_TEXT_CHARS
+MAX_EVIDENCE = MAX_EVIDENCE_ITEMS
 
 CREATE_FIELDS = frozenset(
     {"policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"}

@@ -1,0 +1,22 @@
+"""Each adapter without its framework: an ImportError that names the extra to install."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+
+import pytest
+
+ADAPTERS = [
+    ("escalated.adapters.openai_agents", "agents", "escalated[openai-agents]"),
+]
+
+
+@pytest.mark.parametrize(("adapter", "framework", "extra"), ADAPTERS, ids=[a[2] for a in ADAPTERS])
+def test_an_adapter_without_its_framework_names_the_extra(monkeypatch, adapter, framework, extra):
+    # None in sys.modules makes the framework's import fail as if it were not installed.
+    monkeypatch.setitem(sys.modules, framework, None)
+    monkeypatch.delitem(sys.modules, adapter, raising=False)
+    with pytest.raises(ImportError, match=re.escape(f"pip install '{extra}'")):
+        importlib.import_module(adapter)
