@@ -176,6 +176,19 @@ class ReviewApp(App[None]):
             return
         self.show_status(f"Acknowledged {self._label(escalation_id)}.", "ok")
 
+    def claim(self, escalation_id: str) -> None:
+        if self._still_live(escalation_id) is not None:
+            self._claim(escalation_id)
+
+    @work(group="actions")
+    async def _claim(self, escalation_id: str) -> None:
+        try:
+            self.apply(await self.backend.claim(escalation_id))
+        except ApiError as error:
+            await self.explain(error, escalation_id, doing="claiming")
+            return
+        self.show_status(f"Claimed {self._label(escalation_id)}: it is yours (others may still decide).", "ok")
+
     @work(group="actions")
     async def retry_callback(self, escalation_id: str) -> None:
         try:
@@ -190,13 +203,28 @@ class ReviewApp(App[None]):
         if escalation is None:
             return
 
-        async def send(choice: str, reason: str | None, response: dict | None) -> dict:
-            return await self.backend.decide(escalation_id, choice=choice, reason=reason, response=response)
+        async def send(choice: str, reason: str | None, response: dict | None, remember_for: str | None = None) -> dict:
+            decided = await self.backend.decide(escalation_id, choice=choice, reason=reason, response=response)
+            if remember_for is not None:  # decided already: a refused rule is said, not undone
+                await self._remember(escalation, choice=choice, reason=reason, lifetime=remember_for)
+            return decided
 
         self.push_screen(
             DecideScreen(escalation, send=send),
             lambda outcome: self._after(outcome, escalation_id, doing="deciding", done="Decided"),
         )
+
+    async def _remember(self, escalation: dict, *, choice: str, reason: str | None, lifetime: str) -> None:
+        """The same decision for new escalations from this agent about this kind of subject (CONTRACT §15)."""
+        subject = escalation.get("subject") or {}
+        try:
+            await self.backend.create_rule(
+                policy=escalation["policy"], choice=choice, expires_in=lifetime,
+                match={"agentId": escalation["agentId"], "subjectType": subject.get("type")},
+                reason=reason or f"remembered when deciding {escalation['id']}",
+            )  # fmt: skip
+        except ApiError as error:
+            self.show_status(describe_error(error, doing="remembering the decision"), "error")
 
     def open_cancel(self, escalation_id: str) -> None:
         escalation = self._still_live(escalation_id)

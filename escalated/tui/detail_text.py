@@ -34,6 +34,8 @@ def summary(escalation: dict, now_ms: int) -> Text:
         text.append(f"  • {item}\n")
     _outcome(text, escalation, now_ms)
     _pair(text, "asked by", f"{escalation.get('agentId')}, {local_time(escalation.get('createdAt'))}")
+    if escalation.get("assignee"):
+        _pair(text, "assigned to", escalation["assignee"])
     if escalation.get("acknowledgedBy"):
         _pair(text, "picked up", f"{escalation['acknowledgedBy']}, {local_time(escalation.get('acknowledgedAt'))}")
     _pair(text, "policy", escalation.get("policy"))
@@ -50,6 +52,8 @@ def _outcome(text: Text, escalation: dict, now_ms: int) -> None:
         else:
             how = f"decided by {resolution.get('answeredBy')}"
         _pair(text, "decision", f"{label} — {how}, {local_time(resolution.get('answeredAt'))}")
+        if rule := resolution.get("rule"):
+            _pair(text, "remembered", f"a decision made in advance by {rule.get('createdBy')} ({rule.get('id')})")
         if resolution.get("reason"):
             _pair(text, "reason", resolution["reason"])
         for label, value in response_words(escalation.get("responseFields", []), resolution.get("response")):

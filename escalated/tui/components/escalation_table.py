@@ -53,7 +53,7 @@ def row_cells(escalation: dict, now_ms: int, *, widths: dict[str, int] = BASE_WI
     return (
         STATUS_MARK.get(escalation.get("status", ""), "?"),
         clip(escalation.get("policy", ""), width["policy"]),
-        clip((escalation.get("subject") or {}).get("label", ""), width["subject"]),
+        clip(_subject(escalation), width["subject"]),
         clip(question_cell(escalation), width["question"]),
         Text(age_text(created, now_ms), justify="right"),
         sla,
@@ -69,6 +69,12 @@ def question_cell(escalation: dict) -> str:
     label = choice_label(escalation.get("choices", []), resolution.get("choice"))
     who = "timeout" if resolution.get("resolvedBy") == "timeout" else resolution.get("answeredBy")
     return f"→ {label} ({who}) · {question}"
+
+
+def _subject(escalation: dict) -> str:
+    """The subject's label, after whose it is once claimed or assigned ("@alice "): cut last."""
+    label = (escalation.get("subject") or {}).get("label", "")
+    return f"@{escalation['assignee']} {label}" if escalation.get("assignee") else label
 
 
 class EscalationTable(DataTable):

@@ -15,12 +15,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select, Static
 
 from escalated.agent.client import ApiError
 from escalated.tui.validation import NULL, check_form, number_hint
 
-Send = Callable[[str, str | None, dict | None], Awaitable[dict]]
+# send(choice, reason, response, remember_for): remember_for is a rule's
+# lifetime ("24h") when "remember" is ticked, else None.
+Send = Callable[[str, str | None, dict | None, str | None], Awaitable[dict]]
+REMEMBER_FOR = (("for 1 hour", "1h"), ("for 24 hours", "24h"), ("for 7 days", "7d"), ("for 30 days", "30d"))
 
 
 class ChoiceButton(RadioButton):
@@ -76,6 +79,10 @@ class DecideScreen(ModalScreen["dict | ApiError | None"]):
             with Horizontal(classes="row"):
                 yield Label("Reason (optional)")
                 yield Input(id="reason", placeholder="recorded with the decision", compact=True)
+            if not self.fields:  # a rule holds no response: offered only where none is asked
+                with Horizontal(classes="row"):
+                    yield Checkbox("Remember for matching escalations", id="remember", compact=True)
+                    yield Select(REMEMBER_FOR, id="remember-for", value="24h", allow_blank=False, compact=True)
             yield self._error("form")
             with Horizontal(id="buttons"):
                 yield Button("Decide", id="submit", variant="primary", compact=True)
@@ -131,13 +138,20 @@ class DecideScreen(ModalScreen["dict | ApiError | None"]):
         if not result.ok:
             return
         reason = self.query_one("#reason", Input).value.strip() or None
-        self._submit(self.chosen(), reason, result.response if self.fields else None)
+        self._submit(self.chosen(), reason, result.response if self.fields else None, self.remember_for())
+
+    def remember_for(self) -> str | None:
+        """The lifetime picked when "remember" is ticked, else None."""
+        boxes = self.query("#remember").results(Checkbox)
+        if not any(box.value for box in boxes):
+            return None
+        return str(self.query_one("#remember-for", Select).value)
 
     @work(exclusive=True, group="decide")
-    async def _submit(self, choice: str, reason: str | None, response: dict | None) -> None:
+    async def _submit(self, choice: str, reason: str | None, response: dict | None, remember_for: str | None) -> None:
         self.query_one("#submit", Button).disabled = True
         try:
-            self.dismiss(await self._send(choice, reason, response))
+            self.dismiss(await self._send(choice, reason, response, remember_for))
         except ApiError as error:
             if error.status != 422:
                 self.dismiss(error)

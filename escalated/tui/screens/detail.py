@@ -25,6 +25,7 @@ class DetailScreen(Screen):
     """
     BINDINGS = [
         Binding("a", "acknowledge", "Ack"),
+        Binding("m", "claim", "Claim"),
         Binding("d", "decide", "Decide"),
         Binding("c", "cancel_escalation", "Cancel"),
         Binding("t", "retry_callback", "Retry callback"),
@@ -97,6 +98,9 @@ class DetailScreen(Screen):
 
     def action_decide(self) -> None:
         self.app.open_decide(self.escalation_id)
+
+    def action_claim(self) -> None:
+        self.app.claim(self.escalation_id)
 
     def action_cancel_escalation(self) -> None:
         self.app.open_cancel(self.escalation_id)

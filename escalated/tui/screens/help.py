@@ -14,6 +14,7 @@ HELP = """\
 [b]Inbox[/]
   ↑ ↓ move      enter detail     r refresh now
   a acknowledge d decide         c cancel (with a reason)
+  m claim: assign it to me (others may still decide)
   f status view: open, resolved, cancelled, all
   p policy filter                s sort: deadline, newest, oldest, policy
 
@@ -22,6 +23,8 @@ HELP = """\
 [b]Decide form[/]
   tab next field · space pick a choice · ctrl+s send · escape back
   Numbers honour min and step; problems show before anything is sent.
+  "Remember" decides new ones from the same agent about the same kind
+  of subject the same way, for the time picked (without response fields).
 
 [b]SLA[/]  [green]green[/] plenty left · [yellow]amber[/] under half · [red]red[/] under a fifth
      or the last minute · [reverse red]overdue[/] default choice applies.

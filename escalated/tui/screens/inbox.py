@@ -23,6 +23,7 @@ HEADER_SORT = {"sla": "deadline", "age": "newest", "policy": "policy"}
 class InboxScreen(Screen):
     BINDINGS = [
         Binding("a", "acknowledge", "Ack"),
+        Binding("m", "claim", "Claim", show=False),
         Binding("d", "decide", "Decide"),
         Binding("c", "cancel_escalation", "Cancel"),
         Binding("enter", "open_detail", "Detail", show=False),
@@ -112,6 +113,10 @@ class InboxScreen(Screen):
     def action_decide(self) -> None:
         if (escalation_id := self.selected_id()) is not None:
             self.app.open_decide(escalation_id)
+
+    def action_claim(self) -> None:
+        if (escalation_id := self.selected_id()) is not None:
+            self.app.claim(escalation_id)
 
     def action_cancel_escalation(self) -> None:
         if (escalation_id := self.selected_id()) is not None:
