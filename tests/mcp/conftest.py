@@ -65,11 +65,12 @@ def stdio_params(url: str, token: str, *, token_variable: str = "ESCALATED_API_K
 
 @contextlib.asynccontextmanager
 async def connect(
-    served: Served, transport: str, token: str, *, mode: str = "auto", url: str | None = None
+    served: Served | None, transport: str, token: str, *, mode: str = "auto", url: str | None = None
 ) -> AsyncIterator[Client]:
-    """An MCP client session as ``token``: ``escalated mcp`` as a subprocess, or ``/mcp``."""
+    """An MCP client session as ``token``: ``escalated mcp`` as a subprocess, or ``/mcp``
+    (of ``served``, or of ``url``)."""
     info = types.Implementation(name=CLIENT_NAME, version="1.0")
-    base = url or served.url
+    base = url or (served.url if served else "")
     if transport == "stdio":
         variable = "ESCALATED_TOKEN" if token.startswith("ain_user_") else "ESCALATED_API_KEY"
         async with Client(stdio_params(base, token, token_variable=variable), mode=mode, client_info=info) as client:

@@ -1,6 +1,8 @@
-"""``escalated mcp`` refuses to start without a token, in one line naming the variables."""
+"""``escalated mcp`` and ``serve --mcp`` refuse to start, in one line saying why, without what they need."""
 
 from __future__ import annotations
+
+import sys
 
 from click.testing import CliRunner
 
@@ -13,3 +15,12 @@ def test_escalated_mcp_without_a_token_names_the_variables_and_exits_1(monkeypat
     result = CliRunner().invoke(main, ["mcp"])
     assert result.exit_code == 1
     assert "ESCALATED_API_KEY" in result.output and "ESCALATED_TOKEN" in result.output
+
+
+def test_serve_mcp_without_the_sdk_names_the_extra_before_starting(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # import mcp fails, as without escalated[mcp]
+    # Port -1: were the check skipped, serve would fail to bind instead of hanging here.
+    result = CliRunner().invoke(main, ["serve", "--mcp", "--db", str(tmp_path / "e.db"), "--port", "-1"])
+    assert result.exit_code == 1
+    assert "pip install 'escalated[mcp]'" in result.output
+    assert not (tmp_path / "e.db").exists()  # nothing started
