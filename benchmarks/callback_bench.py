@@ -23,10 +23,10 @@ import orjson
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms  # noqa: E402
+from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms
 
-from escalated.agent.receiver import RunningReceiver, start_receiver  # noqa: E402
-from escalated.agent.signing import sign, verify  # noqa: E402
+from escalated.agent.receiver import RunningReceiver, start_receiver
+from escalated.agent.signing import sign, verify
 
 POLICY = "bench.callback"
 SECRET = "whsec_bench_callback_0123456789"

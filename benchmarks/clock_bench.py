@@ -35,12 +35,12 @@ import orjson
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Server, cli, load_note, machine, rss_mb, scratch_dir  # noqa: E402
-from seed import arm_from, seed  # noqa: E402
+from harness import Server, cli, load_note, machine, rss_mb, scratch_dir
+from seed import arm_from, seed
 
-from escalated.agent.receiver import RunningReceiver, start_receiver  # noqa: E402
-from escalated.agent.signing import verify  # noqa: E402
-from escalated.timeutil import now_ms, parse_timestamp_ms  # noqa: E402
+from escalated.agent.receiver import RunningReceiver, start_receiver
+from escalated.agent.signing import verify
+from escalated.timeutil import now_ms, parse_timestamp_ms
 
 POLICY = "bench.clock"
 SECRET = "whsec_bench_clock_0123456789"

@@ -37,7 +37,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (  # noqa: E402
+from harness import (
     ROOT,
     Server,
     build_request,
@@ -88,7 +88,8 @@ def _ms(text: str) -> float:
 
 def run_wrk(url: str, body_file: Path, token: str, *, connections: int, duration_s: int) -> dict:
     env = {**os.environ, "BENCH_BODY_FILE": str(body_file), "BENCH_TOKEN": token}
-    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", "-s", str(ROOT / "benchmarks" / "create.lua"), url + "/escalations"]  # fmt: skip
+    script = str(ROOT / "benchmarks" / "create.lua")
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", "-s", script, url + "/escalations"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration_s + 60, check=True).stdout
     result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
     for pct in ("50", "99"):
@@ -232,7 +233,7 @@ def main() -> None:
     paced_runs = [(rate, *paced_run(work, body, rate, args.paced_duration)) for rate in rates]
 
     header = f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}{'loop busy':>11}  errors"
-    for i, (bare, full, normal, full_server, normal_server, runs) in enumerate(rounds, 1):
+    for i, (bare, _full, _normal, full_server, normal_server, runs) in enumerate(rounds, 1):
         print(f"\nround {i} of {len(rounds)}")
         print(header)
         for name, r in runs:
@@ -253,10 +254,10 @@ def main() -> None:
         print(f"--against {against}:")
         for durability, ours in (("full", 1), ("normal", 2)):
             theirs = [dict(rnd[5])[f"--against: --durability {durability}"] for rnd in rounds]
-            ratios = sorted(t["rps"] / rnd[0]["rps"] for t, rnd in zip(theirs, rounds))
+            ratios = sorted(t["rps"] / rnd[0]["rps"] for t, rnd in zip(theirs, rounds, strict=True))
             # this version's req/s over the other's, round by round (same minutes, same baseline)
-            rel = sorted(rnd[ours]["rps"] / t["rps"] for t, rnd in zip(theirs, rounds))
-            cpu = sorted(rnd[ours]["cpu_us"] / t["cpu_us"] for t, rnd in zip(theirs, rounds))
+            rel = sorted(rnd[ours]["rps"] / t["rps"] for t, rnd in zip(theirs, rounds, strict=True))
+            cpu = sorted(rnd[ours]["cpu_us"] / t["cpu_us"] for t, rnd in zip(theirs, rounds, strict=True))
             print(f"  {durability}/bare median {statistics.median(ratios):.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
                   f"this/against req/s median {statistics.median(rel):.2f} (range {rel[0]:.2f}-{rel[-1]:.2f}), "
                   f"CPU per create {statistics.median(cpu):.2f}")  # fmt: skip

@@ -23,10 +23,10 @@ import aiohttp
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from callback_bench import POLICY, Receiver, create_all, decide_and_wait  # noqa: E402
-from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms  # noqa: E402
+from callback_bench import POLICY, Receiver, create_all, decide_and_wait
+from harness import Server, cli, load_note, machine, percentile, scratch_dir, summary_ms
 
-from escalated.agent.receiver import RunningReceiver, start_receiver  # noqa: E402
+from escalated.agent.receiver import RunningReceiver, start_receiver
 
 
 class HungReceiver:

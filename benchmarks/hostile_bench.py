@@ -29,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Server, cli, load_note, machine, rss_mb, scratch_dir, summary_ms  # noqa: E402
+from harness import Server, cli, load_note, machine, rss_mb, scratch_dir, summary_ms
 
 POLICY = "bench.hostile"
 CHUNK = b"x" * (1024 * 1024)

@@ -34,13 +34,13 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from create_bench import run_wrk  # noqa: E402
-from harness import _read_response, build_request, has_tool, load_note, machine, percentile, scratch_dir  # noqa: E402
+from create_bench import run_wrk
+from harness import _read_response, build_request, has_tool, load_note, machine, percentile, scratch_dir
 
-from escalated.store.postgres.leader import POLL_S  # noqa: E402
-from tests.support.api import escalation_body  # noqa: E402
-from tests.support.postgres import PostgresServer  # noqa: E402
-from tests.support.server import ServerProcess, cli  # noqa: E402
+from escalated.store.postgres.leader import POLL_S
+from tests.support.api import escalation_body
+from tests.support.postgres import PostgresServer
+from tests.support.server import ServerProcess, cli
 
 
 async def closed_loop(urls: list[str], token: str, *, connections: int, duration_s: float) -> dict:

@@ -90,7 +90,7 @@ def seed(
             chunk = rest[start : start + CHUNK]
             ids = all_ids[start : start + CHUNK]
             conn.execute("BEGIN")
-            conn.executemany(insert_esc, [(eid, f"seed-{start + i + 1}", off) for i, (eid, off) in enumerate(zip(ids, chunk))])
+            conn.executemany(insert_esc, [(eid, f"seed-{start + i + 1}", off) for i, (eid, off) in enumerate(zip(ids, chunk, strict=True))])
             conn.executemany("INSERT INTO escalation_routes (route, escalation_id) VALUES ('*', ?)", [(e,) for e in ids])
             conn.executemany(
                 "INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (?, 'created', 'key:seed', ?)",

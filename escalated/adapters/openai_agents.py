@@ -44,7 +44,7 @@ __all__ = ["ApprovalUnavailable", "Paused", "resume_run", "run_with_approvals", 
 
 async def run_with_approvals(
     agent: Agent[Any],
-    input: Any,  # noqa: A002 - the SDK's own name for it
+    input: Any,
     *,
     policy: str,
     run_id: str,
@@ -61,7 +61,7 @@ async def run_with_approvals(
 
 async def start_run(
     agent: Agent[Any],
-    input: Any,  # noqa: A002
+    input: Any,
     *,
     policy: str,
     run_id: str,

@@ -192,7 +192,7 @@ class EscalatedClient:
                 if resp.status >= 400:
                     raise _error_from(resp.status, resp.reason or "", raw, resp.headers)
                 return json.loads(raw) if raw else None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise ServerUnreachable(f"{method} {self.base_url}{path}: {type(exc).__name__} {exc}".strip()) from exc
 
     # -- escalations -----------------------------------------------------
@@ -398,7 +398,7 @@ class EscalatedClient:
                 async for line in resp.content:
                     if (event := parser.feed(line.decode("utf-8", "replace"))) is not None:
                         yield event
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise ServerUnreachable(f"GET {self.base_url}/events: {type(exc).__name__} {exc}".strip()) from exc
 
     # -- api keys --------------------------------------------------------

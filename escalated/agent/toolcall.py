@@ -172,7 +172,7 @@ def _plain(value: Any) -> Any:
     if callable(dump) and not isinstance(value, type):
         try:
             return dump(mode="json")
-        except Exception:  # noqa: BLE001 - a model that cannot dump itself is named instead
+        except Exception:
             return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and not _is_context(value):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}

@@ -15,7 +15,7 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class Rfc3339Formatter(logging.Formatter):
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 (logging's name)
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return format_ms(int(record.created * 1000))
 
 

@@ -199,7 +199,8 @@ def stopped_by_engine(app: web.Application) -> None:
     help="full: every commit group is fsynced (survives power loss). normal: survives a process crash, "
     "may lose the last commits on power loss.",
 )
-@click.option("--retry-schedule", default="5s,30s,2m,10m,30m,1h,3h", show_default=True, help="Waits between callback attempts; the last repeats until --retry-for is spent.")
+@click.option("--retry-schedule", default="5s,30s,2m,10m,30m,1h,3h", show_default=True,
+              help="Waits between callback attempts; the last repeats until --retry-for is spent.")
 @click.option("--retry-for", default="24h", show_default=True, help="How long to keep retrying a delivery.")
 @click.option("--delivery-timeout", default="10s", show_default=True, help="Per-attempt timeout of a callback.")
 @click.option(
@@ -230,8 +231,10 @@ def stopped_by_engine(app: web.Application) -> None:
     "(name exceptions with --allow-callback-host).",
 )
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
-@click.option("--public-url", help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
-@click.option("--link-ttl", default="72h", show_default=True, help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
+@click.option("--public-url",
+              help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
+@click.option("--link-ttl", default="72h", show_default=True,
+              help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
 @click.option(
     "--slack-signing-secret",
     envvar="ESCALATED_SLACK_SIGNING_SECRET",
@@ -240,12 +243,37 @@ def stopped_by_engine(app: web.Application) -> None:
     "verified with it at /integrations/slack/interactions. Prefer the environment variable (a flag shows in ps).",
 )
 @click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
-@click.option("--header-timeout", default="30s", show_default=True, help="Close a connection that has not sent a whole request's headers within this long.")
+@click.option("--header-timeout", default="30s", show_default=True,
+              help="Close a connection that has not sent a whole request's headers within this long.")
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")
 @click.option("--mcp", "mcp", is_flag=True, help="Also serve the MCP tools as Streamable HTTP at /mcp (needs escalated[mcp]).")
-@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]), show_default=True, help="Log verbosity on stderr.")
+@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]),
+              show_default=True, help="Log verbosity on stderr.")
 @converts_errors
-def serve(db_path, host, port, durability, retry_schedule, retry_for, delivery_timeout, smtp_url, smtp_from, smtp_ca_file, allow_hosts, deny_private_callbacks, rate_limit, public_url, link_ttl, slack_signing_secret, max_body, header_timeout, max_connections, mcp, log_level) -> None:
+# One parameter a line: each flag added is a line of its own.
+def serve(
+    db_path,
+    host,
+    port,
+    durability,
+    retry_schedule,
+    retry_for,
+    delivery_timeout,
+    smtp_url,
+    smtp_from,
+    smtp_ca_file,
+    allow_hosts,
+    deny_private_callbacks,
+    rate_limit,
+    public_url,
+    link_ttl,
+    slack_signing_secret,
+    max_body,
+    header_timeout,
+    max_connections,
+    mcp,
+    log_level,
+) -> None:
     """Run the API, the SLA clock and the callback/notification sender.
 
     Prints the URL it listens on. On a brand-new database it also prints a

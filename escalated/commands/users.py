@@ -23,7 +23,8 @@ def users(db_path, workspace) -> None:
 @db_option
 @workspace_option
 @click.option("--group", "-g", "groups", multiple=True, help="Group membership (repeatable); policies route to group:NAME.")
-@click.option("--role", type=click.Choice(ROLES), default="reviewer", show_default=True, help="reviewer: read, acknowledge, decide, cancel. admin: all five scopes and key management.")
+@click.option("--role", type=click.Choice(ROLES), default="reviewer",
+              show_default=True, help="reviewer: read, acknowledge, decide, cancel. admin: all five scopes and key management.")
 @click.option("--email", help="Address for email notifications with decision links (email:ADDR targets); unique per workspace, any case.")
 @click.option("--slack-id", help="Slack member id (U…) whose button clicks decide as this user; unique per workspace.")
 @converts_errors

@@ -28,7 +28,7 @@ def deep_stack(work: Callable[[], _T]) -> _T:
     def run() -> None:
         try:
             box["value"] = work()
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as error:
             box["error"] = error
 
     with _deep_lock:

@@ -102,7 +102,9 @@ _MONEY = frozenset({
     "wire", "remit", "disburse", "debit", "stripe", "paypal", "braintree", "adyen", "plaid", "venmo",
 })  # fmt: skip
 _MONEY_MODULES = frozenset({"stripe", "paypalrestsdk", "braintree", "adyen", "square", "plaid", "coinbase", "web3"})
-_READ_VERBS = frozenset({"get", "list", "read", "fetch", "search", "find", "lookup", "query", "retrieve", "load", "show", "describe", "count", "check", "view"})
+_READ_VERBS = frozenset({
+    "get", "list", "read", "fetch", "search", "find", "lookup", "query", "retrieve", "load", "show", "describe", "count", "check", "view",
+})
 _DELETE = frozenset({"delete", "destroy", "truncate", "purge", "wipe", "erase", "rmtree", "unlink", "rmdir", "removedirs", "terminate"})
 # remove/drop delete only when they name something stored: remove_user, drop_table
 # (list.remove, df.drop, remove_reasoning_content edit data in memory).
@@ -154,7 +156,9 @@ _STORED_OBJECTS = frozenset({
     "status", "subscription", "database", "db", "table", "item", "items", "product", "products",
 })  # fmt: skip
 _WRITE_WEAK = frozenset({"set", "add", "log", "record", "append", "put"})
-_WRITE_SINGLE = frozenset({"save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write"})
+_WRITE_SINGLE = frozenset({
+    "save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write",
+})
 _RECORD_RECEIVERS = frozenset({
     "db", "database", "session", "conn", "connection", "cursor", "cur", "collection", "table", "repo",
     "repository", "crm", "sheet", "sheets", "bucket", "s3", "es", "redis", "mongo", "supabase", "firestore",
@@ -206,9 +210,8 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
     if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted):
         return []
     out: list[Finding] = []
-    if tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE):
-        out.append(finding("R1", f"{dotted}()", line))
-    elif root == "subprocess" or full in _EXACT_CODE - {"compile"}:
+    tainted_code = tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE)
+    if tainted_code or root == "subprocess" or full in _EXACT_CODE - {"compile"}:
         out.append(finding("R1", f"{dotted}()", line))
     if tainted and _is_sql_sink(parts, full):
         out.append(finding("R8", f"SQL: {dotted}()", line))
@@ -308,7 +311,9 @@ def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], r
 
 
 # The agent's own bookkeeping: conversation memory, caches, traces are not systems of record.
-_BOOKKEEPING = frozenset({"memory", "history", "messages", "cache", "buffer", "state", "context", "trace", "tracer", "span", "metrics", "chat_history", "scratchpad"})
+_BOOKKEEPING = frozenset({
+    "memory", "history", "messages", "cache", "buffer", "state", "context", "trace", "tracer", "span", "metrics", "chat_history", "scratchpad",
+})
 
 
 def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
@@ -318,7 +323,7 @@ def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
         return True
     if full in {"json.dump", "pickle.dump", "yaml.dump", "shutil.copy", "shutil.move", "os.rename", "os.replace"}:
         return True
-    if len(ws) > 1 and (ws[0] in _WRITE_MULTI or ws[0] == "to" and ws[-1] in {"sql", "csv", "parquet", "excel"}):
+    if len(ws) > 1 and (ws[0] in _WRITE_MULTI or (ws[0] == "to" and ws[-1] in {"sql", "csv", "parquet", "excel"})):
         return True
     if len(ws) > 1 and ws[0] in _WRITE_OBJECT_VERBS and set(ws[1:]) & _STORED_OBJECTS:
         return True

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import attrs
 
 from escalated.core.keyrequests import parse_key_request
-from escalated.core.principals import (  # noqa: F401  (user_principal: re-exported for older callers)
+from escalated.core.principals import (
     key_principal,
     operator_principal,
     require_admin,

@@ -72,7 +72,7 @@ def unmask_targets(submitted: tuple[str, ...], *, stored: tuple[str, ...]) -> tu
             by_mask.setdefault(masked, []).append(target)
     unmasked = []
     for target in submitted:
-        if target in by_mask and by_mask[target]:
+        if by_mask.get(target):
             unmasked.append(by_mask[target].pop(0))  # two targets masked alike keep their order
         elif target.startswith(SECRET_KINDS) and HIDDEN in target:
             raise ConfigError(f"notify target {target} is shown masked and matches no saved target: write it in full")

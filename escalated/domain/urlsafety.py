@@ -152,7 +152,7 @@ def client_url(url: str) -> yarl.URL | None:
     """The URL as aiohttp will call it, or None if it is not a usable http(s) URL."""
     try:
         parsed = yarl.URL(url)
-        parsed.port  # raises on a bad port
+        _ = parsed.port  # raises on a bad port
     except (ValueError, TypeError):
         return None
     if parsed.scheme not in ("http", "https") or not parsed.raw_host:

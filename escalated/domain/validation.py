@@ -314,7 +314,7 @@ def _authority_problem(netloc: str) -> str | None:
     ``.port`` and ``.hostname`` re-parse the authority on every access."""
     parts = SplitResult("http", netloc, "", "", "")
     try:
-        parts.port  # raises on a bad port
+        _ = parts.port  # raises on a bad port
     except ValueError:
         return NOT_A_URL
     return None if parts.hostname else NOT_A_URL

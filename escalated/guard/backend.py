@@ -63,7 +63,7 @@ class _Backend:
     async def _file_and_log(self, request: Any) -> None:
         try:
             filed = await self._create(request)
-        except Exception as error:  # noqa: BLE001 - reported, never raised into the agent
+        except Exception as error:
             log.error("could not file the review for contract %r: %s", request.contract_id, error)
         else:
             log.info("filed review %s for contract %r", filed.get("id"), request.contract_id)

@@ -274,9 +274,7 @@ class ReviewApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # In a half-filled form, a stray "q" must not throw the reviewer's work away.
-        if action == "quit" and isinstance(self.screen, (DecideScreen, CancelScreen)):
-            return False
-        return True
+        return not (action == "quit" and isinstance(self.screen, (DecideScreen, CancelScreen)))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

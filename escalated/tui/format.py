@@ -81,7 +81,7 @@ def local_time(text: str | None) -> str:
     at = ms(text)
     if at is None:
         return "—"
-    utc = datetime.datetime.fromtimestamp(at / 1000, tz=datetime.timezone.utc)
+    utc = datetime.datetime.fromtimestamp(at / 1000, tz=datetime.UTC)
     local = utc.astimezone()
     if local.utcoffset() == datetime.timedelta(0):
         return utc.strftime("%Y-%m-%d %H:%M UTC")

@@ -97,7 +97,7 @@ def _remote_drafts(
         click.echo(f"warning: {exc}; drafting locally.", err=True)
         return drafts, True
     merged = []
-    for (ref, _call, _ctx), draft in zip(items, drafts):
+    for (ref, _call, _ctx), draft in zip(items, drafts, strict=True):
         new, problems = remote.merge(draft, answers[ref]) if ref in answers else (draft, [])
         if problems:
             click.echo(f"warning: remote draft for {draft.id} ignored: {'; '.join(problems)}", err=True)
@@ -138,7 +138,7 @@ class _Session:
 
     def run(self) -> None:
         total = len(self.plan.candidates)
-        for number, (candidate, draft) in enumerate(zip(self.plan.candidates, self.drafts), start=1):
+        for number, (candidate, draft) in enumerate(zip(self.plan.candidates, self.drafts, strict=True), start=1):
             if not self._one(candidate, draft, number=number, total=total):
                 self._summary(quit_at=number)
                 return

@@ -11,6 +11,7 @@ a name). Both layers run on everything sent; the second is the backstop.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -68,7 +69,7 @@ def is_high_entropy(token: str) -> bool:
     if bits >= 4.2:
         return True
     classes = {_char_class(c) for c in token}
-    switches = sum(_char_class(a) != _char_class(b) for a, b in zip(token, token[1:])) / (len(token) - 1)
+    switches = sum(_char_class(a) != _char_class(b) for a, b in itertools.pairwise(token)) / (len(token) - 1)
     return {0, 1, 2} <= classes and bits >= 3.5 and switches >= 0.45
 
 

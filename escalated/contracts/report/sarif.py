@@ -84,7 +84,7 @@ def _call_result(status: CallStatus, rule_index: dict[str, int]) -> dict[str, An
         "locations": [
             _location(call.location.path, line=call.location.line, column=call.location.column,
                       end_line=call.location.end_line, end_column=call.location.end_column)
-        ],  # fmt: skip
+        ],
         "partialFingerprints": {
             "escalatedCall/v1": _fingerprint(call.location.path, call.function, call.index, call.provider, call.api)
         },

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from contextvars import ContextVar
+from types import MappingProxyType
 
 # Constructor (qualified name) -> (provider, kind of the object it returns).
 CONSTRUCTORS: dict[str, tuple[str, str]] = {
@@ -62,7 +63,7 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 
 # A project's own SDK names ([tool.escalated.contracts] sdk = {"mycorp.llm" = "openai"}):
 # set for the duration of one scan, so two scans in one process never see each other's.
-EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", default={})
+EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", default=MappingProxyType({}))
 
 
 def module_clients() -> Mapping[str, str]:

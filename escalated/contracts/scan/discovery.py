@@ -265,7 +265,9 @@ def _def_line(path: Path, function: str) -> int:
     return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
-def _wrapper_callers(tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]) -> list[_Parsed]:
+def _wrapper_callers(
+    tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]
+) -> list[_Parsed]:
     """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
     names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
     if not names:

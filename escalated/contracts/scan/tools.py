@@ -263,7 +263,10 @@ class ToolResolver:
                         self._collect(expr, scope, tools, findings, depth=depth + 1)
                 return
         name = _keyword_string(call, "name")
-        function_args = [a.value for a in call.args if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})]
+        function_args = [
+            a.value for a in call.args
+            if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})
+        ]
         for fn in function_args:
             target = self.function(fn.value, scope)
             if target is not None:
