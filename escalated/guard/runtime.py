@@ -43,6 +43,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from escalated.agent.toolcall import ToolCall, describe
+from escalated.domain.limits import MAX_TEXT_CHARS
 from escalated.guard.contracts import CONTRACTS_FILENAME, Contract, ContractCache
 from escalated.guard.render import GuardedContext, GuardedRunStream, buffer_async, buffer_sync, is_context_manager
 from escalated.guard import backend as guard_backend
@@ -62,7 +64,12 @@ __all__ = [
 
 T = TypeVar("T")
 
-EVIDENCE_MAX_CHARS = 16_000
+# The model's output as evidence: within one text of the server's limits,
+# with room for the label and the cut marker.
+EVIDENCE_MAX_CHARS = MAX_TEXT_CHARS - 100
+# A guarded tool's result beside its call (reviewed and sampled modes): the
+# call's own description takes most of what one escalation may hold.
+TOOL_RESULT_MAX_CHARS = 4_000
 _run_id: ContextVar[str | None] = ContextVar("escalated_run_id", default=None)
 
 
@@ -195,30 +202,32 @@ async def _finish_async(contract: Contract, call: _Call, result: Any) -> Any:
     return value
 
 
-async def _settle_async(contract: Contract, call: _Call, text: str) -> None:
-    """Review or decide on an output already read (a streamed run): raises unless it may be used."""
+async def _settle_async(contract: Contract, call: _Call, text: str, *, tool_call: ToolCall | None = None) -> None:
+    """Review or decide on an output already read (a streamed run, a tool call): raises unless it may be used."""
     if contract.mode == "sampled" and not sampled(contract, call):
         return
+    request = _request(contract, call, text, tool_call=tool_call)
     if contract.mode == "required":
-        _verdict(contract, await guard_backend.backend().decide(_request(contract, call, text)), None)
+        _verdict(contract, await guard_backend.backend().decide(request), None)
         return
-    guard_backend.backend().file_review(_request(contract, call, text))
+    guard_backend.backend().file_review(request)
 
 
-def _decide_sync(contract: Contract, call: _Call, text: str) -> None:
-    """A required decision on ``text`` from synchronous code: raises unless approved."""
+def _decide_sync(contract: Contract, call: _Call, text: str, *, tool_call: ToolCall | None = None) -> None:
+    """A required decision on ``text`` (or ``tool_call``) from synchronous code: raises unless approved."""
     if _loop_running():
         raise GuardFailedClosed(
             f"contract {contract.id!r}: a required decision would block the running event loop; "
             "make the tool async so the guard can await the decision"
         )
-    _verdict(contract, guard_backend.backend().decide_blocking(_request(contract, call, text)), None)
+    request = _request(contract, call, text, tool_call=tool_call)
+    _verdict(contract, guard_backend.backend().decide_blocking(request), None)
 
 
-def _review_sync(contract: Contract, call: _Call, text: str) -> None:
+def _review_sync(contract: Contract, call: _Call, text: str, *, tool_call: ToolCall | None = None) -> None:
     if contract.mode == "sampled" and not sampled(contract, call):
         return
-    guard_backend.backend().file_review(_request(contract, call, text))
+    guard_backend.backend().file_review(_request(contract, call, text, tool_call=tool_call))
 
 
 def _loop_running() -> bool:
@@ -261,22 +270,29 @@ class _Request:
     idempotency_key: str
 
 
-def _request(contract: Contract, call: _Call, output: str) -> _Request:
-    if len(output) > EVIDENCE_MAX_CHARS:
-        output = output[:EVIDENCE_MAX_CHARS] + f"\n… ({len(output) - EVIDENCE_MAX_CHARS} more characters)"
+def _request(contract: Contract, call: _Call, output: str, *, tool_call: ToolCall | None = None) -> _Request:
+    """What is filed: the model's output, or a tool call described as every adapter describes one."""
     rules = f"; rules {', '.join(contract.rules)}" if contract.rules else ""
+    where = _cut(
+        f"Call: {contract.provider} {contract.api} in {contract.function} ({contract.path}), "
+        f"call #{call.ordinal} of run {call.run_id}",
+        1_000,
+    )
+    if tool_call is None:
+        subject = {"type": "llm-call", "id": contract.id, "label": f"{contract.function} ({contract.path})"}
+        shown = [f"Model output:\n{_cut(output, EVIDENCE_MAX_CHARS)}"]
+    else:
+        described = describe(tool_call)
+        subject, shown = described.subject, list(described.evidence)
+        if output:  # reviewed after the fact: what the tool returned
+            shown.append(f"Result: {_cut(output, TOOL_RESULT_MAX_CHARS)}")
     fields = {
         "policy": contract.policy,
         "agent_id": call.agent_id,
         "run_id": call.run_id,
-        "subject": {"type": "llm-call", "id": contract.id, "label": f"{contract.function} ({contract.path})"},
-        "question": contract.question,
-        "evidence": [
-            f"Model output:\n{output}",
-            f"Call: {contract.provider} {contract.api} in {contract.function} ({contract.path}), "
-            f"call #{call.ordinal} of run {call.run_id}",
-            f"Mode: {contract.mode}{rules}",
-        ],
+        "subject": subject,
+        "question": _cut(contract.question, MAX_TEXT_CHARS - 100),
+        "evidence": [*shown, where, f"Mode: {contract.mode}{rules}"],
         "choices": [{"id": c.id, "label": c.label} for c in contract.choices],
     }
     # A re-run of the same run files nothing new: the server replays the
@@ -285,6 +301,12 @@ def _request(contract: Contract, call: _Call, output: str) -> _Request:
     if len(key) > 255:
         key = "guard:" + hashlib.sha256(key.encode()).hexdigest()
     return _Request(contract.id, contract.mode, fields, key)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters)"
 
 
 # -- contracts -----------------------------------------------------------------

@@ -28,6 +28,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from escalated.agent.toolcall import ToolCall, arguments_of
 from escalated.guard import runtime as _guard
 from escalated.guard.render import render_output
 
@@ -56,12 +57,12 @@ def guard_tool(contract_id: str, /, *, awaitable: bool = False) -> Callable[[F],
                 if contract.mode == "autonomous":
                     return await run(*args, **kwargs)
                 call = _guard._next_call(contract)
-                asked = _describe(tool, args, kwargs)
+                asked = _tool_call(tool, contract, call, args, kwargs)
                 if contract.mode == "required":
-                    await _guard._settle_async(contract, call, asked)  # raises unless approved
+                    await _guard._settle_async(contract, call, "", tool_call=asked)  # raises unless approved
                     return await run(*args, **kwargs)
                 result = await run(*args, **kwargs)
-                await _guard._settle_async(contract, call, f"{asked}\nResult: {render_output(result)}")
+                await _guard._settle_async(contract, call, render_output(result), tool_call=asked)
                 return result
 
             return guarded_async  # type: ignore[return-value]
@@ -72,12 +73,12 @@ def guard_tool(contract_id: str, /, *, awaitable: bool = False) -> Callable[[F],
             if contract.mode == "autonomous":
                 return tool(*args, **kwargs)
             call = _guard._next_call(contract)
-            asked = _describe(tool, args, kwargs)
+            asked = _tool_call(tool, contract, call, args, kwargs)
             if contract.mode == "required":
-                _guard._decide_sync(contract, call, asked)  # raises unless approved
+                _guard._decide_sync(contract, call, "", tool_call=asked)  # raises unless approved
                 return tool(*args, **kwargs)
             result = tool(*args, **kwargs)
-            _guard._review_sync(contract, call, f"{asked}\nResult: {render_output(result)}")
+            _guard._review_sync(contract, call, render_output(result), tool_call=asked)
             return result
 
         return guarded  # type: ignore[return-value]
@@ -92,11 +93,21 @@ def _as_coroutine(tool: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _describe(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """``tool call: issue_refund(charge_id='ch_1', amount=120)``: what the model asked for."""
+def _tool_call(tool: Callable[..., Any], contract: Any, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall:
+    """The call the model asked for, described as every adapter describes one (``agent/toolcall``).
+
+    Arguments are bound to the tool's parameter names; a framework's run
+    context among them (the Agents SDK's ``ToolContext``, Pydantic AI's
+    ``RunContext``) is left out: the model did not choose it, and it can hold
+    anything (46 KB of private state in one real support agent).
+    """
     try:
-        bound = inspect.signature(tool).bind_partial(*args, **kwargs)
-        shown = ", ".join(f"{name}={value!r}" for name, value in bound.arguments.items())
+        values = dict(inspect.signature(tool).bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):
-        shown = ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-    return f"tool call: {tool.__name__}({shown})"
+        values = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+    return ToolCall(
+        name=getattr(tool, "__name__", "tool"),
+        call_id=f"{contract.id}:{call.ordinal}",
+        arguments=arguments_of(values),
+        description=inspect.getdoc(tool),
+    )

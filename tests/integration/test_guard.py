@@ -384,7 +384,12 @@ async def test_a_guarded_tool_runs_only_after_the_reviewer_approves_the_call_the
     assert issue_refund.__name__ == "issue_refund" and issue_refund.__doc__ == "Refund a charge."
     result = asyncio.create_task(asyncio.to_thread(issue_refund, "ch_1", amount=120))
     escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
-    assert escalation["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_1', amount=120)"
+    assert escalation["subject"] == {"type": "tool_call", "id": "billing.required:0", "label": "issue_refund"}
+    assert escalation["evidence"][:3] == [
+        "Tool: issue_refund",
+        'Arguments (JSON): {"charge_id": "ch_1", "amount": 120}',
+        "What it does: Refund a charge.",
+    ]
     assert ran == []  # nothing happened before the human decided
     await _decide(env, escalation["id"], "approve")
     assert await asyncio.wait_for(result, 15) == "refunded 120 on ch_1" and ran == ["ch_1"]
@@ -422,7 +427,7 @@ async def test_an_awaitable_guard_on_a_sync_tool_waits_for_the_reviewer_without_
     assert inspect.iscoroutinefunction(issue_refund)
     pending = asyncio.ensure_future(issue_refund("ch_2"))
     escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
-    assert escalation["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_2')"
+    assert escalation["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"charge_id": "ch_2"}']
     assert ran == [] and not pending.done()
     await _decide(env, escalation["id"], "approve")
     assert await asyncio.wait_for(pending, 15) == "refunded ch_2" and ran == ["ch_2"]

@@ -229,7 +229,7 @@ def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_
     project, agent = _applied_agent_run(tmp_path, server)
     try:
         asked = _wait_for_open_escalation(server)
-        assert asked["evidence"][0] == "Model output:\ntool call: issue_refund(charge_id='ch_981')"
+        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"charge_id": "ch_981"}']
         assert agent.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
         _decide(server, asked["id"], "approve")
         final = _wait_for_open_escalation(server)  # the guard around the run: its final output

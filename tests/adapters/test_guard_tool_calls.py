@@ -1,0 +1,95 @@
+"""``guard_tool`` on a real OpenAI Agents SDK tool that takes the run context.
+
+The case of issue #22: a support agent's ``cancel_flight(ctx: ToolContext, ...)``
+under a ``required`` contract was described as the ``repr`` of the whole
+context (46,776 characters), refused by the server with 422, and no reviewer
+ever saw it. Now it reaches the reviewer as the same short call every
+adapter files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import pytest
+
+import escalated.guard
+from agents import Agent, Runner, function_tool
+from agents.tool_context import ToolContext
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS
+from escalated.guard import guard_tool
+from escalated.guard.contracts import Choice, Contract, ContractSet, save_contracts
+
+CONTRACT = Contract(
+    id="support.cancel",
+    path="support.py",
+    function="handle",
+    index=0,
+    provider="openai-agents",
+    api="Runner.run",
+    mode="required",
+    policy="tools.refund",
+    question="May the support agent cancel this flight?",
+    choices=(Choice("approve", "Approve"), Choice("reject", "Reject")),
+    approve_choices=("approve",),
+)
+
+
+@dataclass
+class Booking:
+    history: str
+    card_token: str
+
+
+cancelled: list[str] = []
+
+
+@function_tool
+@guard_tool("support.cancel", awaitable=True)
+async def cancel_flight(ctx: ToolContext[Booking], flight: str, reason: str) -> str:
+    """Cancel a booked flight."""
+    cancelled.append(flight)
+    return f"cancelled {flight}"
+
+
+def support_model(call: ModelCall) -> list:
+    if any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in call.input):
+        return [assistant_message("Your flight is cancelled.")]
+    return [function_call("cancel_flight", {"flight": "LH 123", "reason": "customer asked"}, call_id="call-1")]
+
+
+@pytest.fixture
+def guarded(server, run_id, tmp_path, monkeypatch):
+    save_contracts(tmp_path, ContractSet({CONTRACT.id: CONTRACT}))
+    monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
+    monkeypatch.setenv("ESCALATED_URL", server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+    monkeypatch.setenv("ESCALATED_RUN_ID", run_id)
+    cancelled.clear()
+    yield
+    escalated.guard.shutdown()
+
+
+async def test_a_guarded_tool_whose_context_holds_50_kb_reaches_the_reviewer_as_a_short_readable_call(guarded, reviewer, run_id):
+    agent = Agent(name="support", model=ScriptedModel([ModelStep.respond(support_model)] * 2), tools=[cancel_flight])
+    context = Booking(history="h" * 50_000, card_token="tok_secret_card")
+    run = asyncio.ensure_future(Runner.run(agent, "Please cancel LH 123", context=context))
+
+    [asked] = await reviewer.open_for(run_id)
+    assert cancelled == []
+    assert asked["subject"] == {"type": "tool_call", "id": "support.cancel:0", "label": "cancel_flight"}
+    assert asked["evidence"][:3] == [
+        "Tool: cancel_flight",
+        'Arguments (JSON): {"flight": "LH 123", "reason": "customer asked"}',
+        "What it does: Cancel a booked flight.",
+    ]
+    shown = json.dumps([asked["question"], *asked["evidence"]])
+    assert len(shown) < FILED_TEXT_BUDGET_CHARS and "hhhh" not in shown and "tok_secret_card" not in shown
+    assert "ToolContext" not in shown and "Booking" not in shown
+
+    await reviewer.decide(asked["id"], "approve")
+    result = await asyncio.wait_for(run, timeout=30)
+    assert cancelled == ["LH 123"] and result.final_output == "Your flight is cancelled."
