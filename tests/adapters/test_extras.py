@@ -10,6 +10,7 @@ import pytest
 
 ADAPTERS = [
     ("escalated.adapters.openai_agents", "agents", "escalated[openai-agents]"),
+    ("escalated.adapters.pydantic_ai", "pydantic_ai", "escalated[pydantic-ai]"),
 ]
 
 
