@@ -15,10 +15,19 @@ from escalated.core.decisionlinks import DecisionLinks
 from escalated.core.service import Service
 from escalated.core.stores import open_store
 from escalated.core.websessions import WebSessions
-from escalated.http.appkeys import ADMIN, DECISION_LINKS, METRICS, RATE_LIMITER, SERVICE, SETTINGS, WEB_SESSIONS
+from escalated.http.appkeys import (
+    ADMIN,
+    DECISION_LINKS,
+    METRICS,
+    RATE_LIMITER,
+    SERVICE,
+    SETTINGS,
+    SIGN_IN_LIMITER,
+    WEB_SESSIONS,
+)
 from escalated.http.connections import track_requests
 from escalated.http.problems import error_middleware
-from escalated.http.ratelimit import RateLimiter
+from escalated.http.ratelimit import RateLimiter, SignInLimiter
 from escalated.core.metrics import Metrics
 from escalated.core.settings import Settings
 from escalated.web import add_to as add_web_app
@@ -31,6 +40,8 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     track_requests(app)  # the connection cap never displaces a connection inside a request
     if settings.rate_limit_per_s:
         app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)
+    if settings.sign_in_per_s:
+        app[SIGN_IN_LIMITER] = SignInLimiter(burst=settings.sign_in_burst, per_s=settings.sign_in_per_s)
     escalations.add_routes(app)
     reviewerops.add_routes(app)
     streams.add_routes(app)
@@ -59,7 +70,7 @@ async def _service_ctx(app: web.Application):
     try:
         app[SERVICE] = Service(store, settings, metrics=app[METRICS])
         app[ADMIN] = AdminService(store)
-        app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s)
+        app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s, lifetime_s=settings.web_lifetime_s)
         app[DECISION_LINKS] = DecisionLinks(store, service=app[SERVICE], admin=app[ADMIN], ttl_s=settings.link_ttl_s)
         yield
     finally:

@@ -48,17 +48,26 @@ def parse_link_ttl_s(text: str) -> float:
     return ttl_s
 
 
-def parse_rate(text: str) -> float:
+def parse_rate(text: str, *, flag: str = "--rate-limit") -> float:
     """``20`` or ``20/s`` per second, ``600/m`` per minute."""
     amount, _, unit = text.partition("/")
     try:
         value = float(amount)
     except ValueError:
-        raise ConfigError(f"--rate-limit {text!r}: use N/s or N/m") from None
+        raise ConfigError(f"{flag} {text!r}: use N/s or N/m") from None
     per = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}.get(unit)
     if per is None or value <= 0:
-        raise ConfigError(f"--rate-limit {text!r}: use N/s or N/m")
+        raise ConfigError(f"{flag} {text!r}: use N/s or N/m")
     return value / per
+
+
+def parse_sign_in_limit(text: str) -> dict:
+    """--sign-in-rate-limit: ``20/m`` lets an address 20 tries at once, then
+    20 a minute; ``off`` turns it off. As Settings fields."""
+    if text.strip().lower() == "off":
+        return {"sign_in_per_s": None}
+    per_s = parse_rate(text, flag="--sign-in-rate-limit")
+    return {"sign_in_burst": max(1.0, float(text.partition("/")[0])), "sign_in_per_s": per_s}
 
 
 @contextlib.contextmanager
@@ -235,6 +244,11 @@ def stopped_by_engine(app: web.Application) -> None:
               help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
 @click.option("--link-ttl", default="72h", show_default=True,
               help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
+@click.option("--sign-in-rate-limit", default="20/m", show_default=True,
+              help="Web sign-in posts, sign-in links and email decision links per client address: "
+              "N tries at once, then N per minute (N/m), second or hour; off to turn it off.")
+@click.option("--session-lifetime", default="24h", show_default=True,
+              help="A web session ends this long after sign-in however active (besides 12 h without a request).")
 @click.option(
     "--slack-signing-secret",
     envvar="ESCALATED_SLACK_SIGNING_SECRET",
@@ -267,6 +281,8 @@ def serve(
     rate_limit,
     public_url,
     link_ttl,
+    sign_in_rate_limit,
+    session_lifetime,
     slack_signing_secret,
     max_body,
     header_timeout,
@@ -298,6 +314,8 @@ def serve(
         public_url=public_url.rstrip("/") if public_url else None,
         slack_signing_secret=slack_signing_secret or None,  # an empty variable is no secret
         link_ttl_s=parse_link_ttl_s(link_ttl),
+        web_lifetime_s=parse_duration_s(session_lifetime),
+        **parse_sign_in_limit(sign_in_rate_limit),
         header_timeout_s=parse_duration_s(header_timeout),
         max_connections=max_connections,
         mcp=mcp,

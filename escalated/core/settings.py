@@ -92,6 +92,11 @@ class Settings:
     # emails); an https one marks the web app's cookies Secure.
     public_url: str | None = None
     web_idle_s: float = 12 * 3600.0  # a web session ends after this long without a request
+    web_lifetime_s: float = 24 * 3600.0  # ... and this long after sign-in, however active
+    # Sign-in posts, sign-in links and decision links per client address: a
+    # bucket of sign_in_burst tries refilled at sign_in_per_s (None: off).
+    sign_in_burst: float = 20.0
+    sign_in_per_s: float | None = 20.0 / 60
     # A Slack app's signing secret: with it, slack: messages carry decision
     # buttons and POST /integrations/slack/interactions is on (issue #16).
     slack_signing_secret: str | None = attrs.field(default=None, repr=False)

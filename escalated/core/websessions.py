@@ -3,9 +3,10 @@
 A session is a random secret in an HttpOnly cookie; the database keeps only
 its hash. The CSRF token is derived from the session secret (an HMAC the
 database cannot reproduce), so it needs no storage and dies with the
-session. Sessions end on sign-out, after ``idle_s`` without a request, or
-when the user's token is rotated (the store's look-up joins on the token
-hash the session was started with).
+session. Sessions end on sign-out, after ``idle_s`` without a request,
+``lifetime_s`` after sign-in however active, or when the user's token is
+rotated (the store's look-up joins on the token hash the session was
+started with).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from escalated.store.base import Store
 from escalated.timeutil import now_ms
 
 DEFAULT_IDLE_S = 12 * 3600.0
+# However active, a session ends this long after sign-in: a stolen or
+# forgotten cookie does not live for ever in a tab that keeps polling.
+DEFAULT_LIFETIME_S = 24 * 3600.0
 DEFAULT_LINK_TTL_S = 15 * 60.0
 # last_seen_ms is rewritten at most this often: not a write per page view.
 TOUCH_EVERY_MS = 60_000
@@ -59,9 +63,10 @@ def csrf_ok(session_secret: str | None, presented: str | None) -> bool:
 
 
 class WebSessions:
-    def __init__(self, store: Store, *, idle_s: float = DEFAULT_IDLE_S) -> None:
+    def __init__(self, store: Store, *, idle_s: float = DEFAULT_IDLE_S, lifetime_s: float = DEFAULT_LIFETIME_S) -> None:
         self.store = store
         self.idle_ms = int(idle_s * 1000)
+        self.lifetime_ms = int(lifetime_s * 1000)
 
     async def sign_in_with_token(self, token: str) -> NewSession:
         """A user token starts a session; API keys and anything else cannot."""
@@ -94,8 +99,8 @@ class WebSessions:
         found = await self.store.session_user(id_hash=id_hash)
         if found is None:
             return None
-        user, last_seen_ms = found
-        if at_ms - last_seen_ms > self.idle_ms:
+        user, created_ms, last_seen_ms = found
+        if at_ms - last_seen_ms > self.idle_ms or at_ms - created_ms > self.lifetime_ms:
             await self.store.end_session(id_hash=id_hash, at_ms=at_ms)
             return None
         if at_ms - last_seen_ms > TOUCH_EVERY_MS:

@@ -10,7 +10,7 @@ from escalated.core.slackdecide import SlackDecisions
 from escalated.engine.clock import SlaClock
 from escalated.engine.sender import Sender
 from escalated.engine.slackreplies import SlackReplies
-from escalated.http.ratelimit import RateLimiter
+from escalated.http.ratelimit import RateLimiter, SignInLimiter
 from escalated.core.metrics import Metrics
 from escalated.core.service import Service
 from escalated.core.settings import Settings
@@ -21,6 +21,7 @@ ADMIN = web.AppKey("admin", AdminService)
 SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
+SIGN_IN_LIMITER = web.AppKey("sign_in_limiter", SignInLimiter)
 CLOCK = web.AppKey("clock", SlaClock)
 SENDER = web.AppKey("sender", Sender)
 WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)

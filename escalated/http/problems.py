@@ -49,7 +49,7 @@ def problem(exc: EscalatedError) -> web.Response:
     headers = {}
     for name, value in exc.extra.items():
         if name == "retry_after_s":
-            headers["Retry-After"] = str(max(1, int(value + 0.999)))
+            headers["Retry-After"] = retry_after(value)
         elif name == "current_status":
             body["currentStatus"] = value
         elif name == "scope":
@@ -57,6 +57,11 @@ def problem(exc: EscalatedError) -> web.Response:
     if exc.status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="escalated"'
     return web.Response(status=exc.status, body=orjson.dumps(body), content_type=PROBLEM_TYPE, headers=headers)
+
+
+def retry_after(seconds: float) -> str:
+    """A ``Retry-After`` value: whole seconds, rounded up, at least 1."""
+    return str(max(1, int(seconds + 0.999)))
 
 
 def _cut(text: str) -> str:

@@ -273,9 +273,9 @@ class Store(abc.ABC):
     # -- web sessions and sign-in links (only hashes of their secrets) ---------
 
     @abc.abstractmethod
-    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int] | None:
-        """A live session's user and its last_seen_ms; None once ended or its
-        user's token was rotated. Read on every page view."""
+    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int, int] | None:
+        """A live session's user, its created_ms and its last_seen_ms; None
+        once ended or its user's token was rotated. Read on every page view."""
 
     @abc.abstractmethod
     async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None: ...

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from escalated.core.weblinks import APP_PREFIX
 from escalated.errors import EscalatedError, NotFound
+from escalated.http.problems import problem, retry_after
 from escalated.web import admin, decisionlinks, escalations, live, remember, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
@@ -39,7 +40,7 @@ async def pages_middleware(request: web.Request, handler) -> web.StreamResponse:
     except SignedOut:
         response = see_other(f"{PREFIX}/login")
     except EscalatedError as exc:
-        response = page(request, "error.html", {"error": exc}, status=exc.status)
+        response = _error_answer(request, exc)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -50,6 +51,18 @@ async def pages_middleware(request: web.Request, handler) -> web.StreamResponse:
         response.headers.update(SECURITY_HEADERS)
         if response.content_type == "text/html":
             response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _error_answer(request: web.Request, exc: EscalatedError) -> web.Response:
+    """A page in words; the problem+json body when the client asks for JSON
+    only (a script, not a browser). ``Retry-After`` on either when it has one."""
+    accept = request.headers.get("Accept", "")
+    if "json" in accept and "text/html" not in accept:
+        return problem(exc)
+    response = page(request, "error.html", {"error": exc}, status=exc.status)
+    if (wait_s := exc.extra.get("retry_after_s")) is not None:
+        response.headers["Retry-After"] = retry_after(wait_s)
     return response
 
 

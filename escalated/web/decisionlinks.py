@@ -14,6 +14,7 @@ from aiohttp import web
 from escalated.core.decisionlinks import LinkPage
 from escalated.http.appkeys import DECISION_LINKS
 from escalated.web.render import page
+from escalated.web.session import throttle
 
 
 def _answer(request: web.Request, found: LinkPage) -> web.Response:
@@ -21,10 +22,12 @@ def _answer(request: web.Request, found: LinkPage) -> web.Response:
 
 
 async def confirm_page(request: web.Request) -> web.Response:
+    throttle(request)
     return _answer(request, await request.config_dict[DECISION_LINKS].page(request.match_info["secret"]))
 
 
 async def decide(request: web.Request) -> web.Response:
+    throttle(request)
     await request.post()  # the form has no fields; read it so the connection stays usable
     return _answer(request, await request.config_dict[DECISION_LINKS].decide(request.match_info["secret"]))
 

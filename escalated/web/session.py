@@ -16,7 +16,7 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from escalated.errors import EscalatedError
-from escalated.http.appkeys import SETTINGS, WEB_SESSIONS
+from escalated.http.appkeys import SETTINGS, SIGN_IN_LIMITER, WEB_SESSIONS
 from escalated.core.websessions import NewSession, SignedIn, csrf_ok, csrf_token
 
 SESSION_COOKIE = "escalated_session"
@@ -85,6 +85,15 @@ async def form(request: web.Request) -> MultiDictProxy:
     if not csrf_ok(request.cookies.get(SESSION_COOKIE, ""), _field(data, "csrf")):
         raise CsrfRefused("this form is missing its security token or it has expired; reload the page and try again")
     return data
+
+
+def throttle(request: web.Request) -> None:
+    """Sign-in posts, sign-in links and decision links: a token bucket per
+    client address (``serve --sign-in-rate-limit``), checked before the
+    form or the secret is read, so a refused try uses nothing up."""
+    limiter = request.config_dict.get(SIGN_IN_LIMITER)
+    if limiter is not None:
+        limiter.check(request.remote)
 
 
 def prelogin_secret(request: web.Request) -> tuple[str, bool]:

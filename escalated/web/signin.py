@@ -24,6 +24,7 @@ async def login_page(request: web.Request) -> web.StreamResponse:
 
 
 async def login(request: web.Request) -> web.StreamResponse:
+    session.throttle(request)
     data = await session.login_form(request)
     token = data.get("token")
     try:
@@ -45,6 +46,7 @@ async def login_link_page(request: web.Request) -> web.StreamResponse:
     """A GET never uses the link up: mail scanners and link previews fetch
     links, and a page another site sends the browser to must not sign it in.
     The button posts the link back with the sign-in form's CSRF token."""
+    session.throttle(request)
     secret, new = session.prelogin_secret(request)
     response = page(request, "login_link.html", {"login_csrf": session.prelogin_csrf(secret)})
     if new:
@@ -53,6 +55,7 @@ async def login_link_page(request: web.Request) -> web.StreamResponse:
 
 
 async def login_link(request: web.Request) -> web.StreamResponse:
+    session.throttle(request)
     await session.login_form(request)
     try:
         new = await request.config_dict[WEB_SESSIONS].sign_in_with_link(request.match_info["secret"])

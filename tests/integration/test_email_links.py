@@ -110,7 +110,10 @@ def world(request, tmp_path_factory) -> World:
     inbox = Inbox()
     controller = smtp_server(inbox)
     db = database_for(request, tmp_path_factory, request.param)
-    server = ServerProcess(db=db, args=("--smtp-url", f"smtp://127.0.0.1:{controller.port}", "--retry-schedule", "100ms"))
+    # Every test of the module opens links from 127.0.0.1: the per-address
+    # limit (tests/web/test_throttling.py) is off here.
+    args = ("--smtp-url", f"smtp://127.0.0.1:{controller.port}", "--retry-schedule", "100ms", "--sign-in-rate-limit", "off")
+    server = ServerProcess(db=db, args=args)
     server.start()
     try:
         server.cli("users", "add", "alice", "--group", "finance", "--email", "Alice@Example.com")

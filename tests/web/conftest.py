@@ -27,7 +27,9 @@ class World:
 @pytest.fixture(scope="module")
 def world(request, backend, tmp_path_factory) -> World:
     with fresh_db(request, backend, tmp_path_factory.mktemp("web")) as db:
-        yield from _world(ServerProcess(db=db).start())
+        # Every test of a module signs in from 127.0.0.1 within seconds: the
+        # per-address sign-in limit (tested in test_throttling.py) is off here.
+        yield from _world(ServerProcess(db=db, args=("--sign-in-rate-limit", "off")).start())
 
 
 def _world(server: ServerProcess):

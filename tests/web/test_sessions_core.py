@@ -52,3 +52,20 @@ async def test_only_hashes_of_session_secrets_are_stored(sessions):
     new = await web.sign_in_with_token(token)
     dump = "\n".join(conn.iterdump())
     assert new.secret not in dump and token not in dump
+
+
+async def test_a_session_ends_its_lifetime_after_sign_in_however_active(tmp_path):
+    store = await SqliteStore.open(tmp_path / "escalated.db")
+    try:
+        admin = AdminService(store)
+        operator = await admin.operator(workspace=DEFAULT_WORKSPACE)
+        token = await admin.add_user(operator, name="alice", role="reviewer", groups=())
+        web = WebSessions(store, idle_s=600, lifetime_s=3600)
+        new = await web.sign_in_with_token(token)
+        start = now_ms()
+        for minutes in range(5, 60, 5):  # a request every 5 minutes: never idle
+            assert await web.signed_in(new.secret, at_ms=start + minutes * 60_000) is not None, minutes
+        assert await web.signed_in(new.secret, at_ms=start + 3601_000) is None
+        assert await web.signed_in(new.secret) is None  # ended, not only skipped
+    finally:
+        await store.close()

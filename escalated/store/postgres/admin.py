@@ -227,9 +227,9 @@ class AdminQueries:
 
     # -- web sessions and sign-in links -----------------------------------------
 
-    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int] | None:
+    async def session_user(self, *, id_hash: str) -> tuple[UserInfo, int, int] | None:
         row = await self._fetchone(Q["session_user"], (id_hash,))
-        return None if row is None else (user_from_row(row[:-1]), row[-1])
+        return None if row is None else (user_from_row(row[:-2]), row[-2], row[-1])
 
     async def start_session(self, *, id_hash: str, user_id: str, user_token_hash: str, at_ms: int) -> None:
         await self._writer.submit(

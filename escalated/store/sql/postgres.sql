@@ -316,7 +316,7 @@ SELECT status, COUNT(*) FROM escalations WHERE workspace_id = %s
 u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.slack_id
 
 -- name: session_user
-SELECT {user_columns_of_u}, s.last_seen_ms FROM web_sessions s
+SELECT {user_columns_of_u}, s.created_ms, s.last_seen_ms FROM web_sessions s
 JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
 WHERE s.id_hash = %s AND s.ended_ms IS NULL
 

@@ -259,9 +259,9 @@ SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?
 -- part: user_columns_of_u
 u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.slack_id
 
--- The user row (user_columns), then last_seen_ms.
+-- The user row (user_columns), then created_ms and last_seen_ms.
 -- name: session_user
-SELECT {user_columns_of_u}, s.last_seen_ms FROM web_sessions s
+SELECT {user_columns_of_u}, s.created_ms, s.last_seen_ms FROM web_sessions s
 JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
 WHERE s.id_hash = ? AND s.ended_ms IS NULL
 
