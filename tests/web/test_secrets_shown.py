@@ -9,6 +9,7 @@ form ticks only what an agent needs.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -112,3 +113,24 @@ def test_the_new_key_form_ticks_write_and_read_and_says_why(root):
     ticked = {s for s in ("write", "read", "acknowledge", "decide", "cancel") if f'value="escalations:{s}" checked' in page}
     assert ticked == {"write", "read"}
     assert "could answer its own escalations" in page
+
+
+def test_a_failing_webhooks_url_is_in_no_attempt_error_and_no_log_line(world):
+    key = unique("failing").replace("-", "")
+    world.server.cli("policy", "set", key, "--notify", f"webhook:http://127.0.0.1:9/{HOOK_SECRET}")  # port 9: refused
+    status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(key))
+    assert status == 201
+    deadline = time.monotonic() + 30
+    while not (attempts := _notification_attempts(world, esc["id"])):
+        assert time.monotonic() < deadline, "no attempt recorded"
+        time.sleep(0.1)
+    assert attempts[0]["error"] and "SECRET" not in str(attempts)
+    while not [line for line in list(world.server.output) if esc["id"] in line and "failed" in line]:
+        assert time.monotonic() < deadline, "the failed attempt was not logged"
+        time.sleep(0.1)
+    assert "SECRET" not in "".join(world.server.output)
+
+
+def _notification_attempts(world, escalation_id: str) -> list[dict]:
+    _, deliveries = api(world.url, "GET", f"/escalations/{escalation_id}/deliveries", world.key)
+    return [a for d in deliveries["data"] if d["kind"] == "notification" for a in d["attempts"]]
