@@ -53,6 +53,12 @@ class InvalidState(EscalatedError):
     status, code, title = 409, "invalid_state", "Invalid state"
 
 
+class AlreadyApproved(InvalidState):
+    """A user's second vote toward a quorum (CONTRACT §15)."""
+
+    status, code, title = 409, "already_approved", "Already approved"
+
+
 class PayloadTooLarge(EscalatedError):
     status, code, title = 413, "payload_too_large", "Payload too large"
 

@@ -12,7 +12,8 @@ import click
 
 from escalated.commands.common import shared_group_options, converts_errors, db_option, run_admin, workspace_option
 from escalated.domain.masking import mask_targets
-from escalated.domain.models import Policy
+from escalated.domain.models import Policy, ReviewRules
+from escalated.domain.review import MAX_QUORUM, build_rules, format_level, parse_level
 from escalated.commands.routing import refusal, warnings
 from escalated.core.admin import PoliciesSaved, UnknownReviewers
 from escalated.domain.policies import build_policy, parse_policy_file, policy_from_file_entry
@@ -30,7 +31,30 @@ def policy_json(policy: Policy) -> dict:
         "sla": format_duration_s(policy.sla_s) if policy.sla_s is not None else None,
         "defaultChoice": policy.default_choice,
         "cancelCallback": policy.cancel_callback,
+        **review_json(policy.review),
     }
+
+
+def review_json(rules: ReviewRules) -> dict:
+    """CONTRACT §15's settings, named as in the policy file (camelCase, as the other keys)."""
+    return {
+        "remindEvery": format_duration_s(rules.remind_every_s) if rules.remind_every_s is not None else None,
+        "levels": [
+            {"after": format_duration_s(lv.after_s), "reviewers": list(lv.reviewers), "notify": mask_targets(lv.notify)}
+            for lv in rules.levels
+        ],
+        "quorum": rules.quorum,
+        "quorumChoices": list(rules.quorum_choices),
+    }
+
+
+def review_text(rules: ReviewRules) -> str:
+    """The §15 settings in ``policy list``'s columns (empty when none)."""
+    parts = [f"remind_every={format_duration_s(rules.remind_every_s)}"] if rules.remind_every_s is not None else []
+    parts += [f"level={format_level(lv, masked=True)}" for lv in rules.levels]
+    if rules.quorum > 1:
+        parts.append(f"quorum={rules.quorum}:{','.join(rules.quorum_choices)}")
+    return "".join(f"\t{p}" for p in parts)
 
 
 def warn(warnings: list[str]) -> None:
@@ -72,11 +96,31 @@ def policy(db_path, workspace) -> None:
     is_flag=True,
     help="Save even if a reviewer matches no user yet (otherwise refused: its escalations would reach no one).",
 )
+@click.option("--remind-every", help="Notify again at this interval while an escalation is open (not acknowledged): 10m.")
+@click.option(
+    "--level",
+    "levels",
+    multiple=True,
+    help="AFTER:REVIEWER[,REVIEWER...][|NOTIFY,...]: still open AFTER creation, these reviewers join and are "
+    "notified (repeatable, in order), e.g. 15m:bob,group:leads.",
+)
+@click.option("--quorum", type=click.IntRange(1, MAX_QUORUM), help="Distinct users who must choose a quorum choice.")
+@click.option("--quorum-choice", "quorum_choices", multiple=True, help="A choice id the quorum applies to (repeatable).")
 @converts_errors
-def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel_callback, allow_unknown) -> None:
+def set_(
+    key, db_path, workspace, sla, default_choice, reviewers, notify, cancel_callback, allow_unknown,
+    remind_every, levels, quorum, quorum_choices,
+) -> None:  # fmt: skip
     """Create or replace the policy KEY (dotted lower-case words, e.g. refunds.large)."""
 
     def build(workspace_id: str):
+        review = build_rules(
+            key,
+            remind_every=remind_every,
+            levels=tuple(parse_level(text) for text in levels),
+            quorum=quorum,
+            quorum_choices=quorum_choices,
+        )
         return build_policy(
             workspace_id,
             key,
@@ -85,6 +129,7 @@ def set_(key, db_path, workspace, sla, default_choice, reviewers, notify, cancel
             sla=sla,
             default_choice=default_choice,
             cancel_callback=cancel_callback,
+            review=review,
         )
 
     async def save(admin):
@@ -118,6 +163,10 @@ def apply(file, db_path, prune, allow_unknown) -> None:
     sla = "15m"
     default_choice = "deny"
     cancel_callback = true   # optional: cancelling sends escalation.cancelled
+    remind_every = "10m"     # optional: notify again while open
+    levels = [{after = "15m", reviewers = ["bob", "group:leads"], notify = ["desktop"]}]
+    quorum = 2               # optional, with quorum_choices
+    quorum_choices = ["approve"]
     """
     parsed = parse_policy_file(file.read_text(encoding="utf-8"), source=str(file))
 
@@ -154,7 +203,10 @@ def list_(db_path, workspace, as_json) -> None:
     for p in policies:
         sla = f"sla={format_duration_s(p.sla_s)} default={p.default_choice}" if p.sla_s is not None else "no sla"
         cancel = "\tcancel_callback" if p.cancel_callback else ""
-        click.echo(f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(mask_targets(p.notify)) or '-'}{cancel}")
+        click.echo(
+            f"{p.key}\t{sla}\treviewers={','.join(p.reviewers) or '*'}\tnotify={','.join(mask_targets(p.notify)) or '-'}{cancel}"
+            + review_text(p.review)
+        )
 
 
 @policy.command("show")

@@ -28,9 +28,10 @@ from escalated.core.principals import (
 from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
 from escalated.domain.contacts import checked_contacts, email_problem, normal_email, slack_id_problem
-from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, UserInfo, Workspace
+from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, ReviewRules, UserInfo, Workspace
 from escalated.domain.nul import NUL_MESSAGE, nul_fields
 from escalated.domain.policies import build_policy, unknown_reviewers
+from escalated.domain.review import build_rules, parse_level
 from escalated.domain.scopes import ALL_SCOPES, ROLES
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated
 from escalated.store.base import Store
@@ -50,6 +51,25 @@ class PolicyRequest:
     default_choice: str | None = None
     cancel_callback: bool = False
     allow_unknown_reviewers: bool = False
+    # Reviewer operations (CONTRACT §15), as typed: levels as --level spells them.
+    remind_every: str | None = None
+    levels: tuple[str, ...] = ()
+    quorum: str | None = None
+    quorum_choices: tuple[str, ...] = ()
+
+
+def review_request(request: PolicyRequest) -> ReviewRules:
+    """The §15 rules of a policy request (strings as typed in a form or flags)."""
+    quorum = (request.quorum or "").strip()
+    if quorum and not quorum.isdigit():
+        raise ConfigError(f"policy {request.key}: quorum {quorum!r} must be a whole number")
+    return build_rules(
+        request.key,
+        remind_every=request.remind_every,
+        levels=tuple(parse_level(text) for text in request.levels),
+        quorum=int(quorum) if quorum else None,
+        quorum_choices=request.quorum_choices,
+    )
 
 
 @attrs.frozen
@@ -239,6 +259,7 @@ class AdminService:
             sla=request.sla,
             default_choice=request.default_choice,
             cancel_callback=request.cancel_callback,
+            review=review_request(request),
         )
         await self.set_policies(principal, policies=[built], allow_unknown_reviewers=request.allow_unknown_reviewers)
         return built

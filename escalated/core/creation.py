@@ -12,6 +12,7 @@ import orjson
 
 from escalated.domain.models import OPEN, Escalation, HistoryEntry, Policy, Principal
 from escalated.domain.records import Replay
+from escalated.domain.review import first_nudge
 from escalated.domain.validation import CreateRequest
 from escalated.errors import IdempotencyKeyReused
 from escalated.domain.ids import new_id
@@ -38,6 +39,7 @@ def routes_for(policy: Policy) -> tuple[str, ...]:
 
 
 def new_escalation(principal: Principal, request: CreateRequest, policy: Policy, *, at_ms: int) -> Escalation:
+    remind_ms, nudge_ms = first_nudge(policy.review, created_ms=at_ms)
     return Escalation(
         id=new_id("esc"),
         workspace_id=principal.workspace_id,
@@ -52,6 +54,9 @@ def new_escalation(principal: Principal, request: CreateRequest, policy: Policy,
         deadline_ms=at_ms + int(policy.sla_s * 1000) if policy.sla_s is not None else None,
         default_choice=policy.default_choice,
         history=(HistoryEntry(event="created", by=principal.actor, at_ms=at_ms),),
+        review=policy.review,
+        remind_ms=remind_ms,
+        nudge_ms=nudge_ms,
     )
 
 

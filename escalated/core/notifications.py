@@ -28,16 +28,27 @@ def escalation_text(esc: Escalation) -> str:
 
 
 def notification_deliveries(
-    esc: Escalation, targets, *, at_ms: int, content_json: dict, slack_buttons: bool = False, base_url: str | None = None
+    esc: Escalation,
+    targets,
+    *,
+    at_ms: int,
+    content_json: dict,
+    slack_buttons: bool = False,
+    base_url: str | None = None,
+    event: str = EVENT_CREATED,
+    lead: str | None = None,
 ) -> list[Delivery]:
     """``slack_buttons``: Slack can call the server back (a signing secret is
-    set), so ``slack:`` messages carry one button per choice."""
+    set), so ``slack:`` messages carry one button per choice. ``event`` and
+    ``lead`` (a few words before the text): a reminder or a level reached
+    (CONTRACT §15) rather than the creation."""
     if not targets:
         return []
+    text = escalation_text(esc) if lead is None else f"{lead}: {escalation_text(esc)}"
     body = orjson.dumps(
         {
-            "event": EVENT_CREATED,
-            "text": escape(escalation_text(esc)),  # Slack mrkdwn; the desktop pop-up unescapes it
+            "event": event,
+            "text": escape(text),  # Slack mrkdwn; the desktop pop-up unescapes it
             "escalation": escalation_resource(esc, content_json=content_json),
         }
     )
@@ -47,8 +58,10 @@ def notification_deliveries(
             escalation_id=esc.id,
             kind=NOTIFICATION,
             target=target,
-            event=EVENT_CREATED,
-            body=_slack_body(esc, slack_buttons=slack_buttons, base_url=base_url) if target.startswith(SLACK_PREFIX) else body,
+            event=event,
+            body=_slack_body(esc, slack_buttons=slack_buttons, base_url=base_url, lead=lead)
+            if target.startswith(SLACK_PREFIX)
+            else body,
             next_attempt_ms=at_ms,
             created_ms=at_ms,
         )
@@ -56,5 +69,8 @@ def notification_deliveries(
     ]
 
 
-def _slack_body(esc: Escalation, *, slack_buttons: bool, base_url: str | None) -> bytes:
-    return orjson.dumps(slackmessages.notification(esc, buttons=slack_buttons, base_url=base_url))
+def _slack_body(esc: Escalation, *, slack_buttons: bool, base_url: str | None, lead: str | None) -> bytes:
+    message = slackmessages.notification(esc, buttons=slack_buttons, base_url=base_url)
+    if lead is not None:
+        message["text"] = f"{lead}: {message['text']}"
+    return orjson.dumps(message)

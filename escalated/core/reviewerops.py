@@ -140,7 +140,7 @@ class ReviewerOps:
 
 def quorum_choices_of(policy: Policy) -> tuple[str, ...]:
     """The choices a rule may never make for this policy (quorum: §15)."""
-    return ()
+    return policy.review.quorum_choices if policy.review.quorum > 1 else ()
 
 
 def _refuse_quorum_choice(request: RuleRequest, policy: Policy) -> None:

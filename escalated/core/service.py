@@ -44,6 +44,7 @@ from escalated.core.callbacks import callback_body, callback_delivery, cancelled
 from escalated.core.creation import IDEMPOTENCY_WINDOW_MS, Created, new_escalation, replayed, routes_for
 from escalated.core.inbox import INBOX_LIMIT, Inbox, InboxQuery, matches_text, sort_inbox
 from escalated.core.notifications import notification_deliveries
+from escalated.core.review import EscalationReview
 from escalated.core.reviewerops import ReviewerOps
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
@@ -62,7 +63,7 @@ from escalated.timeutil import now_ms
 log = logging.getLogger(__name__)
 
 
-class Service:
+class Service(EscalationReview):
     def __init__(
         self, store: Store, settings: Settings, *, bus: EventBus | None = None, metrics: Metrics | None = None
     ) -> None:
@@ -266,6 +267,8 @@ class Service:
             reason=request.reason,
             response=request.response,
         )
+        if esc.review.needs_quorum(resolution.choice):
+            return await self._approve(principal, esc, resolution)
         history_event = EVENT_DECIDED.removeprefix("escalation.")
         callback = self._callback(esc, resolution, EVENT_DECIDED)
         await self.store.resolve(escalation_id=esc.id, resolution=resolution, history_event=history_event, callback=callback)

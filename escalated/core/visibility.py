@@ -1,7 +1,8 @@
 """Which bus events a stream's principal may see.
 
-An escalation's workspace and routes are fixed when it is created, so a
-stream asks the store once per escalation and remembers the answer; the
+An escalation's workspace and routes are fixed when it is created, except
+that each escalation level reached adds routes (CONTRACT §15), so a stream
+asks the store once per escalation and level and remembers the answer; the
 API's ``/events`` and the web app's ``/app/events`` both filter through it.
 """
 
@@ -18,15 +19,16 @@ class Visibility:
     def __init__(self, service: Service, principal: Principal) -> None:
         self._service = service
         self._principal = principal
-        self._seen: dict[str, bool] = {}
+        self._seen: dict[tuple[str, int], bool] = {}
 
     async def sees(self, escalation: Escalation) -> bool:
         if escalation.workspace_id != self._principal.workspace_id:
             return False
         if self._principal.routes is None:
             return True
-        if escalation.id not in self._seen:
+        key = (escalation.id, escalation.level)
+        if key not in self._seen:
             if len(self._seen) >= MAX_REMEMBERED:
                 self._seen.clear()
-            self._seen[escalation.id] = await self._service.can_see(self._principal, escalation)
-        return self._seen[escalation.id]
+            self._seen[key] = await self._service.can_see(self._principal, escalation)
+        return self._seen[key]

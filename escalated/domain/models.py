@@ -19,6 +19,11 @@ EVENT_ACKNOWLEDGED = "escalation.acknowledged"
 EVENT_DECIDED = "escalation.decided"
 EVENT_BREACHED = "escalation.breached"
 EVENT_CANCELLED = "escalation.cancelled"
+# Reviewer operations (CONTRACT §15): a quorum vote short of the quorum, a
+# level reached (history and /events), and a reminder (notifications only).
+EVENT_APPROVED = "escalation.approved"
+EVENT_ESCALATED = "escalation.escalated"
+EVENT_REMINDED = "escalation.reminded"
 
 
 @attrs.frozen
@@ -104,8 +109,50 @@ class Cancellation:
 
 @attrs.frozen
 class HistoryEntry:
-    event: str  # "created", "acknowledged", "claimed", "assigned", "decided", "breached", "cancelled"
+    # "created", "acknowledged", "claimed", "assigned", "approved", "escalated", "decided", "breached", "cancelled"
+    event: str
     by: str
+    at_ms: int
+    level: int | None = None  # "escalated" only: the level reached (the n-th such entry is level n)
+
+
+# -- reviewer operations (CONTRACT §15; the rules' logic is domain/review.py) ----
+
+
+@attrs.frozen
+class Level:
+    """Still open ``after_s`` from creation: these reviewers join, these targets are notified."""
+
+    after_s: float
+    reviewers: tuple[str, ...]
+    notify: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ReviewRules:
+    remind_every_s: float | None = None
+    levels: tuple[Level, ...] = ()
+    quorum: int = 1
+    quorum_choices: tuple[str, ...] = ()
+
+    @property
+    def clocked(self) -> bool:
+        """Whether the SLA clock has anything to do for an escalation with these rules."""
+        return self.remind_every_s is not None or bool(self.levels)
+
+    def needs_quorum(self, choice: str) -> bool:
+        return self.quorum > 1 and choice in self.quorum_choices
+
+
+NO_REVIEW = ReviewRules()
+
+
+@attrs.frozen
+class Approval:
+    """One user's vote for a quorum choice, before the quorum is reached."""
+
+    by: str
+    choice: str
     at_ms: int
 
 
@@ -129,6 +176,12 @@ class Escalation:
     cancellation: Cancellation | None = None
     history: tuple[HistoryEntry, ...] = ()
     assignee: str | None = None  # who claimed it or was assigned it (advisory, CONTRACT §15)
+    # Reviewer operations (CONTRACT §15), the rules copied from the policy at creation.
+    review: ReviewRules = NO_REVIEW
+    level: int = 0  # the highest escalation level reached
+    approvals: tuple[Approval, ...] = ()
+    remind_ms: int | None = None  # the next reminder, while open
+    nudge_ms: int | None = None  # the next reminder or level, whichever is first (the clock's index)
 
 
 @attrs.frozen
@@ -142,6 +195,7 @@ class Policy:
     # Cancelling sends a signed escalation.cancelled callback (off by default:
     # the seed's rule is that cancellation sends none).
     cancel_callback: bool = False
+    review: ReviewRules = NO_REVIEW  # reminders, levels, quorum (CONTRACT §15)
 
 
 # Every database has it: created by the first migration, never removed.

@@ -8,13 +8,17 @@ from typing import Any
 import attrs
 
 from escalated.domain.contacts import email_problem
-from escalated.domain.models import Policy, UserInfo
+from escalated.domain.models import NO_REVIEW, Policy, ReviewRules, UserInfo
+from escalated.domain.review import build_rules, level_from_table
 from escalated.domain.validation import CHOICE_ID, POLICY_KEY
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import ConfigError
 from escalated.timeutil import parse_duration_s
 
-FILE_POLICY_KEYS = {"reviewers", "notify", "sla", "default_choice", "cancel_callback"}
+FILE_POLICY_KEYS = {
+    "reviewers", "notify", "sla", "default_choice", "cancel_callback",
+    "remind_every", "levels", "quorum", "quorum_choices",  # CONTRACT §15
+}  # fmt: skip
 
 
 def target_problem(target: str) -> str | None:
@@ -42,6 +46,7 @@ def build_policy(
     sla: str | None = None,
     default_choice: str | None = None,
     cancel_callback: bool = False,
+    review: ReviewRules = NO_REVIEW,
 ) -> Policy:
     if not POLICY_KEY.match(key):
         raise ConfigError(f"policy key {key!r} must be dotted lower-case words, e.g. refunds.large")
@@ -54,9 +59,12 @@ def build_policy(
         name = reviewer.removeprefix("group:")
         if not name.strip() or "," in name:
             raise ConfigError(f"policy {key}: reviewer {reviewer!r} must be NAME or group:NAME")
-    for target in notify:
+    for target in (*notify, *(t for level in review.levels for t in level.notify)):
         if problem := target_problem(target):
             raise ConfigError(f"policy {key}: {problem}")
+    for reviewer in (r for level in review.levels for r in level.reviewers):
+        if not reviewer.removeprefix("group:").strip():
+            raise ConfigError(f"policy {key}: level reviewer {reviewer!r} must be NAME or group:NAME")
     return Policy(
         workspace_id=workspace_id,
         key=key,
@@ -65,6 +73,7 @@ def build_policy(
         sla_s=sla_s,
         default_choice=default_choice,
         cancel_callback=cancel_callback,
+        review=review,
     )
 
 
@@ -100,8 +109,34 @@ def parse_policy_file(text: str, *, source: str = "policy file") -> PolicyFile:
                 raise ConfigError(f"{source}: policies.{key}.{list_key} must be a list of strings")
         if not isinstance(settings.get("cancel_callback", False), bool):
             raise ConfigError(f"{source}: policies.{key}.cancel_callback must be true or false")
+        _check_review_settings(settings, where=f"{source}: policies.{key}")
         out.append((key, settings))
     return PolicyFile(workspace=workspace, policies=tuple(out))
+
+
+def _check_review_settings(settings: dict[str, Any], *, where: str) -> None:
+    if not isinstance(settings.get("levels", []), list):
+        raise ConfigError(f"{where}.levels must be an array of tables")
+    choices = settings.get("quorum_choices", [])
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise ConfigError(f"{where}.quorum_choices must be a list of strings")
+    quorum = settings.get("quorum", 1)
+    if not isinstance(quorum, int) or isinstance(quorum, bool):
+        raise ConfigError(f"{where}.quorum must be a whole number")
+
+
+def _file_review(key: str, settings: dict[str, Any]) -> ReviewRules:
+    levels = tuple(
+        level_from_table(value, where=f"policies.{key}.levels[{i}]") for i, value in enumerate(settings.get("levels", []))
+    )
+    remind = settings.get("remind_every")
+    return build_rules(
+        key,
+        remind_every=str(remind) if remind is not None else None,
+        levels=levels,
+        quorum=settings.get("quorum"),
+        quorum_choices=tuple(settings.get("quorum_choices", ())),
+    )
 
 
 def policy_from_file_entry(workspace_id: str, key: str, settings: dict[str, Any]) -> Policy:
@@ -113,6 +148,7 @@ def policy_from_file_entry(workspace_id: str, key: str, settings: dict[str, Any]
         sla=str(settings["sla"]) if settings.get("sla") is not None else None,
         default_choice=settings.get("default_choice"),
         cancel_callback=settings.get("cancel_callback", False),
+        review=_file_review(key, settings),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from escalated.domain.convert import content_to_json
 from escalated.domain.masking import masked_delivery
-from escalated.domain.models import Delivery, Escalation
+from escalated.domain.models import Delivery, Escalation, HistoryEntry
 from escalated.domain.rules import Rule
 from escalated.timeutil import format_ms, format_opt
 
@@ -47,8 +47,17 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
         "cancellation": None
         if cancel is None
         else {"reason": cancel.reason, "cancelledBy": cancel.cancelled_by, "cancelledAt": format_ms(cancel.cancelled_at_ms)},
-        "history": [{"event": h.event, "by": h.by, "at": format_ms(h.at_ms)} for h in esc.history],
+        "level": esc.level,
+        "approvals": [{"by": a.by, "choice": a.choice, "at": format_ms(a.at_ms)} for a in esc.approvals],
+        "history": [_history_entry(h) for h in esc.history],
     }
+
+
+def _history_entry(h: HistoryEntry) -> dict:
+    entry = {"event": h.event, "by": h.by, "at": format_ms(h.at_ms)}
+    if h.level is not None:  # "escalated" (CONTRACT §15)
+        entry["level"] = h.level
+    return entry
 
 
 def delivery_resource(d: Delivery) -> dict:

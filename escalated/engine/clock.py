@@ -12,6 +12,13 @@ breaches, in deadline order, everything that passed while the server was
 down. Time is an argument everywhere; ``run`` is the only place that reads
 the clock.
 
+The same loop sends reminders and reaches escalation levels (CONTRACT §15).
+Those need no heap: the database indexes each open escalation's next one
+(``nudge_ms``), and the clock keeps only the earliest, read again after
+every pass that wrote some, at every sweep and when it starts to lead. A
+restarted clock therefore owes nothing to memory: what came due while the
+server was down is sent on its first pass.
+
 A breach whose write fails (disk full, the write lock held elsewhere) goes
 back into the heap and is tried again with backoff until it commits. And
 every ``sweep_ms`` the clock reads the live escalations already past their
@@ -63,6 +70,7 @@ RETRY_FIRST_MS = 500
 RETRY_MAX_MS = 2_000
 SWEEP_MS = 60_000
 TRANSIENT = (DatabaseUnavailable, DatabaseBusy, StorageFull)  # errors that pass: wait and try again
+NO_NUDGE = 1 << 62  # the earliest reminder or level when there is none
 
 
 class SlaClock:
@@ -84,6 +92,10 @@ class SlaClock:
         self._next_sweep_ms: int | None = None
         self._retry_ms = 0  # the current backoff; 0 while breaches commit
         self._retry_at_ms: int | None = None  # no breach is tried before this
+        self._nudge_ms: int | None = None  # the earliest reminder or level; None: read it from the database
+        # The earliest of escalations created since that read began: a create
+        # committed after the read must not be overwritten by its answer.
+        self._nudge_floor = NO_NUDGE
         self._wake = asyncio.Event()
 
     @property
@@ -95,6 +107,11 @@ class SlaClock:
         esc = event.escalation
         if event.event == "escalation.created" and esc.deadline_ms is not None:
             self.arm(esc.id, esc.deadline_ms)
+        if event.event == "escalation.created" and esc.nudge_ms is not None:
+            self._nudge_floor = min(self._nudge_floor, esc.nudge_ms)
+            if self._nudge_ms is not None and esc.nudge_ms < self._nudge_ms:
+                self._nudge_ms = esc.nudge_ms
+                self._wake.set()
 
     def arm(self, escalation_id: str, deadline_ms: int) -> None:
         # While a refill is reading, its target counts as covered too: a create
@@ -134,6 +151,7 @@ class SlaClock:
         breach skips what is no longer live); this catches any the heap lost.
         """
         self._next_sweep_ms = at_ms + self._sweep_ms
+        self._nudge_ms = None
         for deadline_ms, escalation_id in await self._service.due_deadlines(
             after_ms=None, until_ms=at_ms, limit=self._refill_batch
         ):
@@ -149,6 +167,7 @@ class SlaClock:
             await self.sweep(at_ms)
         if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
             await self.refill(at_ms)
+        await self.nudge(at_ms)
         breached = 0
         due_below = (at_ms + 1) << _ID_BITS  # every entry with deadline <= at_ms is smaller
         while self._heap and self._heap[0] < due_below:
@@ -167,6 +186,21 @@ class SlaClock:
             if len(self._heap) < self._refill_batch // 2 and self._horizon_ms is not None and self._horizon_ms < at_ms:
                 await self.refill(at_ms)
         return breached
+
+    async def nudge(self, at_ms: int) -> int:
+        """Send the reminders and reach the levels due at ``at_ms``. Returns how many escalations."""
+        if self._nudge_ms is not None and at_ms < self._nudge_ms:
+            return 0
+        self._nudge_floor = NO_NUDGE
+        try:
+            nudged = await self._service.nudge_due(at_ms)
+            earliest = await self._service.next_nudge_ms()
+        except Exception:  # the database said no: try again shortly, from the database
+            log.exception("reminders and levels failed; retrying")
+            self._nudge_ms = at_ms + RETRY_FIRST_MS
+            return 0
+        self._nudge_ms = min(NO_NUDGE if earliest is None else earliest, self._nudge_floor)
+        return nudged
 
     def _failed(self, at_ms: int, exc: Exception, *, pending: int) -> None:
         first = self._retry_ms == 0
@@ -188,6 +222,8 @@ class SlaClock:
         wake = min(_deadline_ms(self._heap[0]), refill_at) if self._heap else refill_at
         if self._next_sweep_ms is not None:
             wake = min(wake, self._next_sweep_ms)
+        if self._nudge_ms is not None:
+            wake = min(wake, self._nudge_ms)
         if self._retry_at_ms is not None:
             wake = max(wake, self._retry_at_ms)
         return wake
@@ -202,6 +238,7 @@ class SlaClock:
         self._heap.clear()
         self._horizon_ms = None
         self._retry_ms, self._retry_at_ms = 0, None  # a backoff from before is no reason to wait now
+        self._nudge_ms = None
         await self.run(stop)
 
     async def run(self, stop: asyncio.Event) -> None:

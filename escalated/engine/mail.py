@@ -18,6 +18,7 @@ from email.utils import formatdate, make_msgid
 import jinja2
 import orjson
 
+from escalated.domain.models import EVENT_ESCALATED, EVENT_REMINDED
 from escalated.core.decisionlinks import EmailPlan
 from escalated.domain.mailserver import DEFAULT_SENDER
 from escalated.domain.wording import choice_label
@@ -36,6 +37,10 @@ def one_line(text: str, *, limit: int = MAX_SUBJECT) -> str:
     """Header-safe: every run of whitespace (CR, LF, tabs, U+2028…) becomes one space."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# A reminder or a level reached (CONTRACT §15) says so before the question.
+SUBJECT_LEAD = {EVENT_REMINDED: "Reminder, decision needed", EVENT_ESCALATED: "Escalated to you, decision needed"}
 
 
 def deadline_text(deadline_at: str | None) -> str | None:
@@ -59,7 +64,8 @@ def compose(body: bytes, *, address: str, plan: EmailPlan | None, sender: str = 
     message = EmailMessage()
     message["From"] = sender
     message["To"] = address
-    message["Subject"] = one_line(f"Decision needed: {esc['subject']['label']} — {esc['question']}")
+    lead = SUBJECT_LEAD.get(payload.get("event"), "Decision needed")
+    message["Subject"] = one_line(f"{lead}: {esc['subject']['label']} — {esc['question']}")
     message["Date"] = formatdate(usegmt=True)
     message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2])
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to this

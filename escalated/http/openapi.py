@@ -193,9 +193,18 @@ SCHEMAS = {
                 "type": ["object", "null"],
                 "properties": {"reason": _NULL_STR, "cancelledBy": _STR, "cancelledAt": _TS},
             },
+            "level": {"type": "integer", "minimum": 0, "description": "The highest escalation level reached (0 at creation)"},
+            "approvals": {
+                "type": "array",
+                "description": "Votes for a quorum choice (CONTRACT §15), oldest first",
+                "items": {"type": "object", "properties": {"by": _STR, "choice": _STR, "at": _TS}},
+            },
             "history": {
                 "type": "array",
-                "items": {"type": "object", "properties": {"event": _STR, "by": _STR, "at": _TS}},
+                "items": {
+                    "type": "object",
+                    "properties": {"event": _STR, "by": _STR, "at": _TS, "level": {"type": "integer", "minimum": 1}},
+                },
             },
         },
     },
@@ -339,8 +348,14 @@ def _paths() -> dict:
         },
         "/escalations/{id}/decide": {
             "post": _op(
-                "Decide",
-                {"200": {"description": "OK", **esc}, **_ID_ERRORS, **_BODY_ERRORS, "409": _problem("Terminal")},
+                "Decide; for a quorum choice, approve (resolved once enough distinct users did)",
+                {
+                    "200": {"description": "Resolved, or the approval recorded while short of the quorum", **esc},
+                    **_ID_ERRORS,
+                    **_BODY_ERRORS,
+                    "403": _problem("The token lacks the scope, or an API key chose a quorum choice (user_token_required)"),
+                    "409": _problem("Terminal, or this user already approved (already_approved)"),
+                },
                 parameters=[_ID_PARAM],
                 requestBody={"required": True, **_json(_ref("Decide"))},
             )

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 
 from escalated.domain.models import (
     ApiKeyInfo,
+    Approval,
     Attempt,
     Cancellation,
     DecisionLink,
@@ -40,6 +41,7 @@ from escalated.domain.models import (
     Workspace,
 )
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
+from escalated.domain.review import Nudge
 from escalated.domain.rules import Rule
 
 # (escalation id, resolution, history event, callback owed or None)
@@ -121,6 +123,32 @@ class Store(abc.ABC):
         self, *, escalation_id: str, resolution: Resolution, callback: Delivery | None, rule_id: str
     ) -> None:
         """``resolve`` (history event ``decided``) and the rule's use, in one transaction."""
+
+    # -- reminders, escalation levels, quorum (CONTRACT §15) ---------------------
+
+    @abc.abstractmethod
+    async def approve(
+        self, *, escalation_id: str, approval: Approval, quorum: int, resolution: Resolution, callback: Delivery | None
+    ) -> tuple[Approval, ...]:
+        """Add a quorum vote to a live escalation and, when it is the
+        ``quorum``-th for its choice, resolve it with ``resolution`` and its
+        callback in the same transaction; the votes as committed with it
+        (resolved when ``quorum`` of them are for its choice). Votes of one escalation are
+        serialised: two last votes at once resolve it once. ``AlreadyApproved``
+        for a user's second vote; ``InvalidState`` once it has ended."""
+
+    @abc.abstractmethod
+    async def nudge_many(self, *, items: list[Nudge]) -> list[str]:
+        """Write each reminder/level (routes, history, notifications) whose
+        escalation is still open with ``nudge_ms == expected_ms``; the ids written."""
+
+    @abc.abstractmethod
+    async def nudges_until(self, *, until_ms: int, limit: int) -> list[str]:
+        """Ids of open escalations whose ``nudge_ms`` is at most ``until_ms``, earliest first."""
+
+    @abc.abstractmethod
+    async def next_nudge(self) -> int | None:
+        """The earliest ``nudge_ms`` of an open escalation (None: none)."""
 
     # -- escalations: reads ---------------------------------------------------
 

@@ -20,7 +20,7 @@ from escalated.errors import InvalidState
 from escalated.store import queries
 from escalated.store.db import Database
 from escalated.store.statements import get_statement, list_statement, page_of
-from escalated.store.rows import escalation_with_history, replay_from_row, to_json_text
+from escalated.store.rows import escalation_with_history, replay_from_row, review_to_json, to_json_text
 
 Q = queries.load("sqlite")
 GET_MANY_CHUNK = 500
@@ -88,6 +88,9 @@ def create_escalation(
             esc.created_by,
             esc.deadline_ms,
             esc.default_choice,
+            review_to_json(esc.review),
+            esc.remind_ms,
+            esc.nudge_ms,
         ),
     )
     conn.executemany(Q["add_route"], [(r, esc.id) for r in routes])

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import functools
 
+import attrs
 import orjson
 
 from escalated.domain.convert import content_from_json, converter
 from escalated.domain.models import (
+    NO_REVIEW,
     ApiKeyInfo,
+    Approval,
     Attempt,
     Cancellation,
     DecisionLink,
@@ -22,6 +25,7 @@ from escalated.domain.models import (
     Policy,
     Resolution,
     Resume,
+    ReviewRules,
     UserInfo,
     Workspace,
 )
@@ -35,7 +39,8 @@ ESCALATION_WIDTH = queries.load("sqlite")["escalation_columns"].count(",") + 1
 
 def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> Escalation:
     (eid, ws, status, policy, agent_id, run_id, content, url, secret, created_ms, created_by,
-     deadline_ms, default_choice, ack_by, ack_ms, resolution, cancellation, assignee) = row  # fmt: skip
+     deadline_ms, default_choice, ack_by, ack_ms, resolution, cancellation, assignee,
+     review, level, approvals, remind_ms, nudge_ms) = row  # fmt: skip
     return Escalation(
         id=eid,
         workspace_id=ws,
@@ -55,6 +60,11 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
         cancellation=converter.structure(orjson.loads(cancellation), Cancellation) if cancellation else None,
         history=history,
         assignee=assignee,
+        review=review_from_json(review),
+        level=level,
+        approvals=approvals_from_json(approvals),
+        remind_ms=remind_ms,
+        nudge_ms=nudge_ms,
     )
 
 
@@ -62,7 +72,20 @@ def escalation_with_history(row: tuple) -> Escalation:
     """A row selected with ``escalation_with_history``."""
     entries = sorted(orjson.loads(row[ESCALATION_WIDTH]))
     history = tuple(HistoryEntry(event=event, by=by, at_ms=at_ms) for _, event, by, at_ms in entries)
-    return escalation_from_row(row[:ESCALATION_WIDTH], history)
+    return escalation_from_row(row[:ESCALATION_WIDTH], _number_levels(history))
+
+
+def _number_levels(history: tuple[HistoryEntry, ...]) -> tuple[HistoryEntry, ...]:
+    """Levels are reached in order, one ``escalated`` entry each: the n-th is level n."""
+    if not any(h.event == "escalated" for h in history):
+        return history
+    out, level = [], 0
+    for entry in history:
+        if entry.event == "escalated":
+            level += 1
+            entry = attrs.evolve(entry, level=level)
+        out.append(entry)
+    return tuple(out)
 
 
 def delivery_from_row(row: tuple) -> Delivery:
@@ -124,7 +147,7 @@ def user_from_row(row: tuple) -> UserInfo:
 
 @functools.lru_cache(maxsize=4096)
 def policy_from_row(row: tuple) -> Policy:
-    ws, key, reviewers, notify, sla_s, default_choice, cancel_callback = row
+    ws, key, reviewers, notify, sla_s, default_choice, cancel_callback, review = row
     return Policy(
         workspace_id=ws,
         key=key,
@@ -133,6 +156,7 @@ def policy_from_row(row: tuple) -> Policy:
         sla_s=sla_s,
         default_choice=default_choice,
         cancel_callback=bool(cancel_callback),
+        review=review_from_json(review),
     )
 
 
@@ -177,6 +201,24 @@ def rule_params(rule: Rule) -> tuple:
         rule.id, rule.workspace_id, rule.policy, rule.choice, m.agent_id, m.subject_type, m.subject_id,
         rule.reason, rule.created_by, rule.created_ms, rule.expires_ms,
     )  # fmt: skip
+
+
+def review_to_json(rules: ReviewRules) -> str | None:
+    """NULL for no rules, so the many policies without them stay as they were."""
+    return None if rules == NO_REVIEW else to_json_text(rules)
+
+
+@functools.lru_cache(maxsize=1024)
+def review_from_json(text: str | None) -> ReviewRules:
+    return NO_REVIEW if text is None else converter.structure(orjson.loads(text), ReviewRules)
+
+
+def approvals_from_json(text: str) -> tuple[Approval, ...]:
+    return tuple(converter.structure(a, Approval) for a in orjson.loads(text)) if text != "[]" else ()
+
+
+def approvals_to_json(approvals: tuple[Approval, ...]) -> str:
+    return orjson.dumps([converter.unstructure(a) for a in approvals]).decode()
 
 
 def to_json_text(value) -> str:

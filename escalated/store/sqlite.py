@@ -13,6 +13,7 @@ from pathlib import Path
 
 from escalated.domain.models import (
     ApiKeyInfo,
+    Approval,
     Attempt,
     Cancellation,
     DecisionLink,
@@ -26,8 +27,9 @@ from escalated.domain.models import (
 )
 from escalated.errors import ConfigError
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.domain.review import Nudge
 from escalated.domain.rules import Rule
-from escalated.store import decisionlinks, escalations, outbox, queries, reviewerops, websessions, workspaces
+from escalated.store import decisionlinks, escalations, outbox, queries, review, reviewerops, websessions, workspaces
 from escalated.store.base import Resolve, Store
 from escalated.store.db import Database
 from escalated.store.rows import decision_link_from_row, key_from_row, policy_from_row, user_from_row, workspace_from_row
@@ -117,6 +119,25 @@ class SqliteStore(Store):
         await self._db.write(
             reviewerops.resolve_by_rule, escalation_id=escalation_id, resolution=resolution, callback=callback, rule_id=rule_id
         )
+
+    # -- reminders, escalation levels, quorum (CONTRACT §15) ------------------------
+
+    async def approve(
+        self, *, escalation_id: str, approval: Approval, quorum: int, resolution: Resolution, callback: Delivery | None
+    ) -> tuple[Approval, ...]:
+        return await self._db.write(
+            review.approve,
+            escalation_id=escalation_id, approval=approval, quorum=quorum, resolution=resolution, callback=callback,
+        )  # fmt: skip
+
+    async def nudge_many(self, *, items: list[Nudge]) -> list[str]:
+        return await self._db.write(review.nudge_many, items=items)
+
+    async def nudges_until(self, *, until_ms: int, limit: int) -> list[str]:
+        return await review.nudges_until(self._db, until_ms=until_ms, limit=limit)
+
+    async def next_nudge(self) -> int | None:
+        return await review.next_nudge(self._db)
 
     async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
         return await escalations.find_replay(self._db, workspace_id=workspace_id, key=key, not_before_ms=not_before_ms)

@@ -17,7 +17,7 @@ from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, UserI
 from escalated.errors import ConfigError, NotFound
 from escalated.domain.ids import new_id
 from escalated.store import queries
-from escalated.store.rows import policy_from_row, user_from_row, workspace_from_row
+from escalated.store.rows import policy_from_row, review_to_json, user_from_row, workspace_from_row
 from escalated.timeutil import now_ms
 
 Q = queries.load("sqlite")
@@ -133,6 +133,7 @@ def upsert_policy(conn: sqlite3.Connection, *, policy: Policy) -> None:
             policy.sla_s,
             policy.default_choice,
             int(policy.cancel_callback),
+            review_to_json(policy.review),
             now_ms(),
         ),
     )

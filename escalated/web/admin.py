@@ -19,6 +19,7 @@ from escalated.errors import ConfigError
 from escalated.http.appkeys import ADMIN, SETTINGS
 from escalated.timeutil import format_duration_s, now_ms, parse_duration_s
 from escalated.web import session
+from escalated.web.policyreview import levels_to_save, needs_saved, review_values
 from escalated.web.render import page, see_other
 
 _SEPARATORS = re.compile(r"[,\n]")
@@ -52,6 +53,7 @@ async def policies(request: web.Request, *, error: str | None = None, values=Non
             "sla": format_duration_s(editing.sla_s) if editing.sla_s is not None else "",
             "default_choice": editing.default_choice or "",
             "cancel_callback": "1" if editing.cancel_callback else "",
+            **review_values(editing.review),
         }
     context = {"policies": found, "error": error, "values": values or {}, "duration": format_duration_s, "masked": mask_targets}
     return page(request, "policies.html", context, status=status)
@@ -70,12 +72,22 @@ async def _notify(request: web.Request, data, who, key: str) -> tuple[str, ...]:
     return unmask_targets(submitted, stored=stored) if submitted else stored
 
 
+async def _levels(request: web.Request, data, who, key: str) -> tuple[str, ...]:
+    """The levels to save (CONTRACT §15): masked targets stand for the saved ones."""
+    text = _text(data, "levels")
+    saved = None
+    if needs_saved(text) and POLICY_KEY.fullmatch(key):
+        saved = await request.config_dict[ADMIN].policy(who.principal, key=key)
+    return levels_to_save(text, saved=saved)
+
+
 async def save_policy(request: web.Request) -> web.Response:
     data = await session.form(request)
     who = await session.admin(request)
     key = _text(data, "key")
     try:
         notify = await _notify(request, data, who, key)
+        levels = await _levels(request, data, who, key)
     except ConfigError as exc:
         return await policies(request, error=exc.detail, values=data, status=422)
     wanted = PolicyRequest(
@@ -86,6 +98,10 @@ async def save_policy(request: web.Request) -> web.Response:
         default_choice=_text(data, "default_choice") or None,
         cancel_callback=bool(data.get("cancel_callback")),
         allow_unknown_reviewers=bool(data.get("allow_unknown_reviewers")),
+        remind_every=_text(data, "remind_every") or None,
+        levels=levels,
+        quorum=_text(data, "quorum") or None,
+        quorum_choices=split_list(_text(data, "quorum_choices")),
     )
     try:
         await request.config_dict[ADMIN].set_policy(who.principal, request=wanted)

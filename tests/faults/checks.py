@@ -9,7 +9,7 @@ from collections import defaultdict
 import attrs
 
 from tests.faults.receiver import OK, FlakyReceiver, Receipt
-from tests.faults.workload import Api, Ledger
+from tests.faults.workload import QUORUM_POLICY, Api, Ledger
 
 RESOLUTION_EVENTS = {"decided", "breached"}
 EVENT_OF = {"human": "escalation.decided", "timeout": "escalation.breached"}
@@ -37,6 +37,8 @@ class Figures:
     cancelled: int = 0
     open: int = 0
     decide_conflicts: int = 0
+    quorum_resolved_by_approvals: int = 0
+    quorum_breached: int = 0
     client_reconnects: int = 0
     seconds: float = 0.0
 
@@ -54,6 +56,8 @@ class Figures:
             f"  callbacks owed {self.callbacks_owed}, delivered {self.callbacks_delivered}; "
             f"double resolutions {self.double_resolutions}; divergent bodies {self.divergent_bodies}; "
             f"invalid signatures {self.invalid_signatures}; callbacks for unresolved {self.callbacks_for_unresolved}",
+            f"  quorum escalations resolved by approvals {self.quorum_resolved_by_approvals}, breached "
+            f"{self.quorum_breached}",
             f"  callback requests {self.callback_requests} ({self.failed_attempts_injected} failed on purpose, "
             f"{self.refused_windows} refused windows); duplicate deliveries {self.duplicate_deliveries} "
             f"({self.duplicate_rate:.1%} of delivered callbacks)",
@@ -150,6 +154,7 @@ def check(figures: Figures, ledger: Ledger, escalations: list[dict], receiver: F
             problems.append(f"{esc_id}: decide answered 200 with {ledger.decided[esc_id]} but resolution is {res}")
         if esc_id in ledger.cancelled:
             problems.append(f"{esc_id}: cancel answered 200 but it resolved")
+        problems.extend(_check_quorum(esc, ledger, figures))
         problems.extend(_check_callbacks(esc, receipts_by_esc.get(esc_id, []), figures))
         problems.extend(_check_attempt_log(esc, receipts_by_esc.get(esc_id, [])))
         if acked.get(esc_id):
@@ -193,6 +198,29 @@ def _check_callbacks(esc: dict, receipts: list[Receipt], figures: Figures) -> li
         problems.append(f"{esc['id']}: callback body {payload} does not match the resolution {expected}")
     if any(r.event != EVENT_OF[res["resolvedBy"]] for r in receipts):
         problems.append(f"{esc['id']}: event header {receipts[0].event} for resolvedBy {res['resolvedBy']}")
+    return problems
+
+
+QUORUM = 2
+
+
+def _check_quorum(esc: dict, ledger: Ledger, figures: Figures) -> list[str]:
+    """A resolved quorum escalation: approved by the quorum of distinct users,
+    the last of whom answered it; every vote answered 200 is recorded."""
+    if esc["policy"] != QUORUM_POLICY:
+        return []
+    voters = [a["by"] for a in esc["approvals"]]
+    problems = [f"{esc['id']}: a user approved twice: {voters}"] if len(set(voters)) != len(voters) else []
+    missing = ledger.votes.get(esc["id"], set()) - set(voters)
+    if missing:
+        problems.append(f"{esc['id']}: votes answered 200 but not recorded: {sorted(missing)}")
+    res = esc["resolution"]
+    if res["resolvedBy"] == "timeout":
+        figures.quorum_breached += 1
+    elif len(voters) != QUORUM or res["answeredBy"] != voters[-1] or res["choice"] != "approve":
+        problems.append(f"{esc['id']}: resolved {res} with approvals {esc['approvals']}")
+    else:
+        figures.quorum_resolved_by_approvals += 1
     return problems
 
 

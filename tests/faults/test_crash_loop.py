@@ -26,7 +26,7 @@ import pytest
 from tests.faults.checks import Figures, check, drain
 from tests.faults.conftest import LONG
 from tests.faults.receiver import FlakyReceiver
-from tests.faults.workload import MANUAL_POLICY, SLA_POLICY, Api, Killer, Workload
+from tests.faults.workload import MANUAL_POLICY, QUORUM_POLICY, SLA_POLICY, VOTERS, Api, Killer, Workload
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
 
@@ -67,6 +67,15 @@ def server(tmp_path, request, fn_backend):
 
 
 @pytest.fixture
+def voters(server) -> dict[str, str]:
+    """Users who approve under a quorum of two (CONTRACT §15): name -> token."""
+    tokens = {name: server.cli("users", "add", name) for name in VOTERS}
+    quorum = ("--quorum", "2", "--quorum-choice", "approve")
+    server.cli("policy", "set", QUORUM_POLICY, "--sla", "1s", "--default-choice", "deny", *quorum)
+    return tokens
+
+
+@pytest.fixture
 async def receiver(rng):
     receiver = await FlakyReceiver(rng=rng).start()
     yield receiver
@@ -77,14 +86,16 @@ def named(what: str, server: ServerProcess) -> str:
     return f"{what}; {'postgres' if str(server.db).startswith('postgresql://') else 'sqlite'}"
 
 
-async def crash_loop(name: str, server: ServerProcess, receiver: FlakyReceiver, rng: random.Random, *, outage: bool) -> tuple[Figures, list[str]]:
+async def crash_loop(
+    name: str, server: ServerProcess, receiver: FlakyReceiver, rng: random.Random, *, outage: bool, voters: dict[str, str]
+) -> tuple[Figures, list[str]]:
     started = time.monotonic()
     deadline = started + (SIZE.kills * 8 + 60 + (SIZE.outage_s if outage else 0))
     killer = Killer(server=server, rng=rng)
     done = asyncio.Event()
     async with aiohttp.ClientSession() as session:
         api = Api(session=session, server=server, key=server.bootstrap_key)
-        workload = Workload(api=api, receiver=receiver, rng=rng)
+        workload = Workload(api=api, receiver=receiver, rng=rng, voters=voters)
         chaos = [asyncio.create_task(killer.run(kills=SIZE.kills, done=done), name="killer")]
         if outage:
             chaos.append(asyncio.create_task(_outage(receiver, killer), name="receiver-outage"))
@@ -107,9 +118,10 @@ async def _outage(receiver: FlakyReceiver, killer: Killer) -> None:
     await receiver.come_up()
 
 
-async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, receiver, rng, record_figures):
+async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, voters, receiver, rng, record_figures):
     receiver.flap()
-    figures, problems = await crash_loop(named("flaky receiver; --durability full", server), server, receiver, rng, outage=False)
+    name = named("flaky receiver; --durability full", server)
+    figures, problems = await crash_loop(name, server, receiver, rng, outage=False, voters=voters)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills
@@ -117,6 +129,7 @@ async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server
     assert figures.callbacks_owed == figures.callbacks_delivered > 0
     assert figures.double_resolutions == 0
     assert figures.resolved_by_human > 0 and figures.resolved_by_timeout > 0
+    assert figures.quorum_resolved_by_approvals > 0
     assert figures.failed_attempts_injected > 0
 
 
@@ -129,9 +142,10 @@ def on_postgres_in_the_long_run(test):
 @on_postgres_in_the_long_run
 @pytest.mark.parametrize("server", ["normal"], indirect=True)
 async def test_crash_loop_with_the_receiver_down_for_a_while_delivers_everything_once_it_is_back(
-    server, receiver, rng, record_figures
+    server, voters, receiver, rng, record_figures
 ):
-    figures, problems = await crash_loop(named("receiver down, then back; --durability normal", server), server, receiver, rng, outage=True)
+    name = named("receiver down, then back; --durability normal", server)
+    figures, problems = await crash_loop(name, server, receiver, rng, outage=True, voters=voters)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills

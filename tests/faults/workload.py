@@ -3,7 +3,9 @@
 Agents create escalations (always with an Idempotency-Key, retried until
 answered, as real agents do); each escalation then meets one fate: left to
 breach its 1 s SLA, decided (sometimes after an acknowledge), decided in a
-race with the breach, cancelled, or left open. Meanwhile a killer sends
+race with the breach, cancelled, left open, or (given voters) approved by
+two or three users at once under a quorum of two with a 1 s SLA: the last
+approvals race each other and the breach. Meanwhile a killer sends
 SIGKILL to ``escalated serve`` at random moments and starts it again on the
 same database. Every answer the client received is recorded, so the checks
 afterwards compare what the server promised with what is in the database
@@ -27,7 +29,10 @@ from tests.support.server import ServerProcess
 
 SLA_POLICY = "faults.sla"
 MANUAL_POLICY = "faults.manual"
+QUORUM_POLICY = "faults.quorum"  # quorum 2 for approve, 1 s SLA to deny (CONTRACT §15)
+VOTERS = ("vera", "walt", "xena")
 FATES = (("breach", 0.30), ("decide", 0.30), ("race", 0.15), ("cancel", 0.10), ("open", 0.15))
+QUORUM_SHARE = 0.2  # of escalations, when the workload has voters
 REQUEST_TIMEOUT_S = 5.0
 
 
@@ -43,7 +48,8 @@ class Ledger:
     create_attempts: int = 0
     replayed: int = 0
     decided: dict[str, str] = attrs.field(factory=dict)  # id -> choice, for every 200 on decide
-    decide_200s: Counter = attrs.field(factory=Counter)
+    decide_200s: Counter = attrs.field(factory=Counter)  # 200s that resolved it
+    votes: dict[str, set[str]] = attrs.field(factory=dict)  # id -> users whose approval answered 200 short of the quorum
     cancelled: set[str] = attrs.field(factory=set)
     acknowledged: set[str] = attrs.field(factory=set)
     conflicts: int = 0  # 409 answers (a race lost, or a retry of a committed request)
@@ -60,14 +66,16 @@ class Api:
     key: str
     reconnects: int = 0
 
-    async def call(self, method: str, path: str, *, json=None, headers: dict | None = None, deadline: float) -> tuple[int, dict]:
+    async def call(
+        self, method: str, path: str, *, json=None, headers: dict | None = None, deadline: float, token: str | None = None
+    ) -> tuple[int, dict]:
         while time.monotonic() < deadline:
             try:
                 async with self.session.request(
                     method,
                     self.server.url + path,
                     json=json,
-                    headers={"Authorization": f"Bearer {self.key}", **(headers or {})},
+                    headers={"Authorization": f"Bearer {token or self.key}", **(headers or {})},
                     timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S),
                 ) as response:
                     raw = await response.read()
@@ -107,10 +115,13 @@ class Workload:
     api: Api
     receiver: FlakyReceiver
     rng: random.Random
+    voters: dict[str, str] = attrs.field(factory=dict)  # name -> user token: the quorum fate runs only with them
     ledger: Ledger = attrs.field(factory=Ledger)
     _tasks: set = attrs.field(factory=set)
 
     def _fate(self) -> str:
+        if self.voters and self.rng.random() < QUORUM_SHARE:
+            return "quorum"
         roll, total = self.rng.random(), 0.0
         for fate, share in FATES:
             total += share
@@ -145,6 +156,28 @@ class Workload:
         else:
             self.ledger.errors.append(f"decide {esc_id} answered {status}: {data}")
 
+    async def approve(self, esc_id: str, voter: str, *, deadline: float) -> None:
+        """A user's approval: a vote (200, still live), the vote that resolved it (200, resolved), or 409."""
+        status, data = await self.api.call(
+            "POST", f"/escalations/{esc_id}/decide", json={"choice": "approve"}, deadline=deadline, token=self.voters[voter]
+        )
+        if status == 200 and data["status"] == "resolved":
+            self.ledger.decided[esc_id] = "approve"
+            self.ledger.decide_200s[esc_id] += 1
+        elif status == 200:
+            self.ledger.votes.setdefault(esc_id, set()).add(voter)
+        elif status == 409:  # already approved (a retry of a committed vote), or ended (the race lost)
+            self.ledger.conflicts += 1
+        else:
+            self.ledger.errors.append(f"approve {esc_id} as {voter} answered {status}: {data}")
+
+    async def quorum_race(self, esc_id: str, *, started: float, deadline: float) -> None:
+        """Two or three users approve at once, now or aimed at the 1 s breach."""
+        if self.rng.random() < 0.5:
+            await asyncio.sleep(max(0.0, started + self.rng.uniform(0.85, 1.15) - time.monotonic()))
+        voters = self.rng.sample(sorted(self.voters), self.rng.choice((2, 3)))
+        await asyncio.gather(*(self.approve(esc_id, v, deadline=deadline) for v in voters))
+
     async def acknowledge(self, esc_id: str, *, deadline: float) -> None:
         status, data = await self.api.call("POST", f"/escalations/{esc_id}/acknowledge", deadline=deadline)
         if status == 200:
@@ -166,9 +199,11 @@ class Workload:
     async def one_escalation(self, *, deadline: float) -> None:
         fate = self._fate()
         self.ledger.fates[fate] += 1
-        policy = SLA_POLICY if fate in ("breach", "race") else MANUAL_POLICY
+        policy = {"breach": SLA_POLICY, "race": SLA_POLICY, "quorum": QUORUM_POLICY}.get(fate, MANUAL_POLICY)
         esc_id = await self.create(policy, deadline=deadline)
         started = time.monotonic()
+        if fate == "quorum":
+            await self.quorum_race(esc_id, started=started, deadline=deadline)
         if fate in ("breach", "decide") and self.rng.random() < 0.5:
             await self.acknowledge(esc_id, deadline=deadline)
         if fate == "decide":

@@ -13,7 +13,7 @@ TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 RESOURCE_FIELDS = {
     "id", "status", "policy", "agentId", "runId", "subject", "question", "evidence", "choices",
     "responseFields", "resume", "createdAt", "deadlineAt", "acknowledgedBy", "acknowledgedAt",
-    "resolution", "cancellation", "history", "assignee", "defaultChoice",
+    "resolution", "cancellation", "history", "assignee", "defaultChoice", "level", "approvals",
 }  # fmt: skip
 SECRET = "whsec_do_not_echo_4711"
 
@@ -30,6 +30,7 @@ def test_create_returns_201_and_an_open_escalation_with_every_field(live, api, a
         assert esc[field] == body[field]
     assert esc["responseFields"] == [] and esc["resume"] is None
     assert esc["acknowledgedBy"] is None and esc["resolution"] is None and esc["cancellation"] is None
+    assert esc["level"] == 0 and esc["approvals"] == []  # CONTRACT §15
 
 
 def test_create_sets_location_to_the_new_escalation(live, api, admin_key):

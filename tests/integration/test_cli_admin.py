@@ -252,6 +252,10 @@ def test_policy_set_then_show_as_json(runner, tmp_path):
         "sla": "15m",
         "defaultChoice": "deny",
         "cancelCallback": False,
+        "remindEvery": None,
+        "levels": [],
+        "quorum": 1,
+        "quorumChoices": [],
     }
 
 

@@ -155,7 +155,74 @@ def test_policy_set_then_show_as_json(db):
         "sla": "15m",
         "defaultChoice": "deny",
         "cancelCallback": False,
+        "remindEvery": None,
+        "levels": [],
+        "quorum": 1,
+        "quorumChoices": [],
     }
+
+
+REVIEW_SHOWN = {
+    "remindEvery": "10m",
+    "levels": [
+        {"after": "15m", "reviewers": ["bob", "group:leads"], "notify": []},
+        {"after": "1h", "reviewers": ["carol"], "notify": ["desktop"]},
+    ],
+    "quorum": 2,
+    "quorumChoices": ["approve"],
+}
+
+
+def test_policy_set_takes_reminders_levels_and_quorum(db):
+    run(db, "policy", "set", "refunds.large", "--remind-every", "10m", "--level", "15m:bob,group:leads",
+        "--level", "1h:carol|desktop", "--quorum", "2", "--quorum-choice", "approve", "--allow-unknown-reviewers")  # fmt: skip
+    shown = json.loads(run(db, "policy", "show", "refunds.large").stdout)
+    assert {k: shown[k] for k in REVIEW_SHOWN} == REVIEW_SHOWN
+    assert run(db, "policy", "list").stdout.split("\t")[4:] == [
+        "remind_every=10m", "level=15m:bob,group:leads", "level=1h:carol|desktop", "quorum=2:approve\n",
+    ]  # fmt: skip
+
+
+def test_policy_apply_takes_reminders_levels_and_quorum_from_toml(db, tmp_path):
+    file = tmp_path / "policies.toml"
+    file.write_text(
+        '[policies."refunds.large"]\nremind_every = "10m"\nquorum = 2\nquorum_choices = ["approve"]\n'
+        'levels = [{after = "15m", reviewers = ["bob", "group:leads"]},\n'
+        '          {after = "1h", reviewers = ["carol"], notify = ["desktop"]}]\n'
+    )
+    run(db, "policy", "apply", str(file), "--allow-unknown-reviewers")
+    shown = json.loads(run(db, "policy", "show", "refunds.large").stdout)
+    assert {k: shown[k] for k in REVIEW_SHOWN} == REVIEW_SHOWN
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--quorum", "2"), "a quorum above 1 needs the choices it applies to"),
+        (("--level", "1h:bob", "--level", "15m:carol"), "levels must come in order"),
+        (("--level", "bob"), "use AFTER:REVIEWER"),
+        (("--remind-every", "0.5s"), "must be at least 1s"),
+        (("--level", "15m:bob|pager:1"), "unknown notify target"),
+    ],
+)
+def test_policy_set_refuses_bad_reminders_levels_or_quorum_in_words(db, args, words):
+    assert words in refused(db, "policy", "set", "refunds.large", "--allow-unknown-reviewers", *args)
+    assert run(db, "policy", "list").stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("toml", "words"),
+    [
+        ('levels = [{after = "15m"}]', "must name at least one reviewer"),
+        ('levels = [{after = "15m", reviewers = ["bob"], pager = 1}]', "each level is"),
+        ('quorum = "two"', "quorum must be a whole number"),
+        ('remind_every = "soon"', "invalid duration"),
+    ],
+)
+def test_policy_apply_refuses_bad_reminders_levels_or_quorum_in_words(db, tmp_path, toml, words):
+    file = tmp_path / "policies.toml"
+    file.write_text(f'[policies."refunds.large"]\n{toml}\n')
+    assert words in refused(db, "policy", "apply", str(file), "--allow-unknown-reviewers")
 
 
 def test_policy_set_refuses_a_reviewer_matching_no_user(db):

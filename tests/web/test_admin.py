@@ -60,9 +60,40 @@ def test_an_admin_creates_a_policy_an_agent_can_use(world, root):
     assert (page.status, page.location) == (303, "/app/policies")
     saved = {p["key"]: p for p in json.loads(world.server.cli("policy", "list", "--json"))}[key]
     assert saved == {"key": key, "reviewers": ["alice", "group:finance"], "notify": ["desktop"], "sla": "15m", "defaultChoice": "deny",
-                     "cancelCallback": True}
+                     "cancelCallback": True, "remindEvery": None, "levels": [], "quorum": 1, "quorumChoices": []}
     status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(key))
     assert status == 201 and esc["deadlineAt"] is not None
+
+
+def test_an_admin_sets_reminders_levels_and_quorum_and_edits_them_back(world, root):
+    key = unique("web.quorum").replace("-", "")
+    fields = {"remind_every": "10m", "levels": "15m:alice,group:finance\n1h:bob|desktop", "quorum": "2", "quorum_choices": "approve"}
+    page = root.submit("/app/policies", "/app/policies", policy_form(key=key, **fields))
+    assert (page.status, page.location) == (303, "/app/policies")
+    saved = json.loads(world.server.cli("policy", "show", key))
+    assert (saved["remindEvery"], saved["quorum"], saved["quorumChoices"]) == ("10m", 2, ["approve"])
+    assert saved["levels"] == [
+        {"after": "15m", "reviewers": ["alice", "group:finance"], "notify": []},
+        {"after": "1h", "reviewers": ["bob"], "notify": ["desktop"]},
+    ]
+    listing = root.get("/app/policies").text
+    assert "remind every 10m" in listing and "2 users to approve" in listing
+    edit = root.get(f"/app/policies?edit={key}").text
+    assert 'value="10m"' in edit and "15m:alice,group:finance\n1h:bob|desktop</textarea>" in edit and 'value="2"' in edit
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"quorum": "2"}, "needs the choices it applies to"),
+        ({"quorum": "two", "quorum_choices": "approve"}, "must be a whole number"),
+        ({"levels": "15m"}, "AFTER:REVIEWER"),
+        ({"remind_every": "500ms"}, "at least 1s"),
+    ],
+)
+def test_bad_reminders_levels_or_quorum_are_refused_in_words(world, root, fields, words):
+    page = root.submit("/app/policies", "/app/policies", policy_form(key="web.badquorum", **fields))
+    assert page.status == 422 and words in page.text, page.text[:2000]
 
 
 def test_a_policy_is_validated_like_policy_set(world, root):

@@ -22,7 +22,7 @@ from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.domain.ids import new_id
 from escalated.store import queries
-from escalated.store.rows import key_from_row, policy_from_row, user_from_row, workspace_from_row
+from escalated.store.rows import key_from_row, policy_from_row, review_to_json, user_from_row, workspace_from_row
 from escalated.timeutil import now_ms
 
 Q = queries.load("postgres")
@@ -46,7 +46,7 @@ def _policy_params(policy: Policy) -> tuple:
     return (
         policy.workspace_id, policy.key, orjson.dumps(list(policy.reviewers)).decode(),
         orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
-        bool(policy.cancel_callback), now_ms(),
+        bool(policy.cancel_callback), review_to_json(policy.review), now_ms(),
     )  # fmt: skip
 
 

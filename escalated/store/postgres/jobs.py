@@ -19,7 +19,7 @@ from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
 from escalated.store.postgres.writer import GroupTx
-from escalated.store.rows import delivery_from_row, replay_from_row, to_json_text
+from escalated.store.rows import delivery_from_row, replay_from_row, review_to_json, to_json_text
 
 Q = queries.load("postgres")
 
@@ -62,7 +62,8 @@ async def create_escalation(
         (
             esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, orjson.dumps(content).decode(),
             esc.resume.url if esc.resume else None, esc.resume.secret if esc.resume else None,
-            esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice, list(routes),
+            esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice,
+            review_to_json(esc.review), esc.remind_ms, esc.nudge_ms, list(routes),
         ),
     )  # fmt: skip
     add_history(tx, escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)

@@ -18,12 +18,13 @@ from collections.abc import Awaitable, Callable
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from escalated.domain.models import Attempt, Cancellation, Delivery, Escalation, Resolution
+from escalated.domain.models import Approval, Attempt, Cancellation, Delivery, Escalation, Resolution
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery, Replay
+from escalated.domain.review import Nudge
 from escalated.store import queries
 from escalated.store.base import Resolve, Store
 from escalated.store.statements import get_statement, list_statement, page_of
-from escalated.store.postgres import jobs
+from escalated.store.postgres import jobs, review
 from escalated.store.postgres.doorbell import Doorbell
 from escalated.store.postgres.feed import ChangeFeed
 from escalated.store.postgres.leader import Leadership
@@ -170,6 +171,23 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
 
     async def cancel(self, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
         await self._writer.submit(jobs.cancel, escalation_id=escalation_id, cancellation=cancellation, callback=callback)
+
+    async def approve(
+        self, *, escalation_id: str, approval: Approval, quorum: int, resolution: Resolution, callback: Delivery | None
+    ) -> tuple[Approval, ...]:
+        return await self._writer.submit(
+            review.approve,
+            escalation_id=escalation_id, approval=approval, quorum=quorum, resolution=resolution, callback=callback,
+        )  # fmt: skip
+
+    async def nudge_many(self, *, items: list[Nudge]) -> list[str]:
+        return await self._writer.submit(review.nudge_many, items=items)
+
+    async def nudges_until(self, *, until_ms: int, limit: int) -> list[str]:
+        return [r[0] for r in await self._fetchall(Q["nudges_until"], (until_ms, limit))]
+
+    async def next_nudge(self) -> int | None:
+        return (await self._fetchone(Q["next_nudge"]))[0]
 
     # -- escalations: reads -----------------------------------------------------
 

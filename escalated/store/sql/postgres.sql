@@ -7,7 +7,7 @@
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
 created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
-resolution_json, cancellation_json, assignee
+resolution_json, cancellation_json, assignee, review_json, level, approvals_json, remind_ms, nudge_ms
 
 -- The history as one JSON array of [seq, event, by, at_ms], as text (the
 -- row converter parses it, as it does SQLite's).
@@ -26,7 +26,7 @@ id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
 id, workspace_id, name, role, groups_json, created_ms, email, slack_id
 
 -- part: policy_columns
-workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
+workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback, review_json
 
 -- == escalations: create and transitions (write jobs) ========================
 
@@ -53,7 +53,7 @@ RETURNING 1
 -- name: create_escalation
 WITH created AS (
   INSERT INTO escalations ({escalation_columns})
-  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, NULL)
+  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, NULL, %s, 0, '[]', %s, %s)
   RETURNING id
 )
 INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(%s::text[]), id FROM created
@@ -86,6 +86,34 @@ WHERE id = %s AND status = 'open'
 -- name: resolve
 UPDATE escalations SET status = 'resolved', resolution_json = %s
 WHERE id = %s AND status IN ('open', 'acknowledged')
+
+-- == reviewer operations (CONTRACT §15) =====================================
+
+-- The quorum votes of a live escalation, read in the transaction that adds one.
+-- FOR UPDATE: a concurrent vote (another replica) waits for this one's COMMIT
+-- and then reads the votes it added, so the last two votes cannot both miss the quorum.
+-- name: approvals_of_live
+SELECT approvals_json FROM escalations WHERE id = %s AND status IN ('open', 'acknowledged') FOR UPDATE
+
+-- name: set_approvals
+UPDATE escalations SET approvals_json = %s WHERE id = %s AND status IN ('open', 'acknowledged')
+
+-- A reminder or a level: compare-and-set on the nudge the clock read, so a
+-- pass that read a stale row (or a second clock) changes nothing.
+-- name: nudge
+UPDATE escalations SET level = %s, remind_ms = %s, nudge_ms = %s
+WHERE id = %s AND status = 'open' AND nudge_ms = %s
+
+-- name: add_route_if_new
+INSERT INTO escalation_routes (route, escalation_id) VALUES (%s, %s) ON CONFLICT DO NOTHING
+
+-- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
+-- name: nudges_until
+SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= %s
+ORDER BY nudge_ms LIMIT %s
+
+-- name: next_nudge
+SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
 
 -- name: cancel
 UPDATE escalations SET status = 'cancelled', cancellation_json = %s
@@ -292,10 +320,10 @@ SELECT {user_columns} FROM users WHERE workspace_id = %s ORDER BY name
 SELECT {policy_columns} FROM policies WHERE workspace_id = %s AND key = %s
 
 -- name: put_policy
-INSERT INTO policies ({policy_columns}, updated_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+INSERT INTO policies ({policy_columns}, updated_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (workspace_id, key) DO UPDATE
 SET reviewers_json = excluded.reviewers_json, notify_json = excluded.notify_json, sla_s = excluded.sla_s,
-    default_choice = excluded.default_choice, cancel_callback = excluded.cancel_callback,
+    default_choice = excluded.default_choice, cancel_callback = excluded.cancel_callback, review_json = excluded.review_json,
     updated_ms = excluded.updated_ms
 
 -- name: policies_of_workspace

@@ -8,7 +8,7 @@
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
 created_ms, created_by, deadline_ms, default_choice, acknowledged_by, acknowledged_ms,
-resolution_json, cancellation_json, assignee
+resolution_json, cancellation_json, assignee, review_json, level, approvals_json, remind_ms, nudge_ms
 
 -- An escalation row plus its history as one JSON array of [seq, event, by,
 -- at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
@@ -28,7 +28,7 @@ id, workspace_id, name, scopes, created_ms, expires_ms, revoked_ms
 id, workspace_id, name, role, groups_json, created_ms, email, slack_id
 
 -- part: policy_columns
-workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback
+workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_callback, review_json
 
 -- == escalations: create and transitions (write jobs) ========================
 
@@ -43,7 +43,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 
 -- name: create_escalation
 INSERT INTO escalations ({escalation_columns})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 0, '[]', ?, ?)
 
 -- name: add_route
 INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?)
@@ -67,6 +67,33 @@ WHERE id = ? AND status = 'open'
 -- name: resolve
 UPDATE escalations SET status = 'resolved', resolution_json = ?
 WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- == reviewer operations (CONTRACT §15) =====================================
+
+-- The quorum votes of a live escalation, read in the transaction that adds one.
+-- One writer runs every write in turn, so the votes read here are all the committed ones.
+-- name: approvals_of_live
+SELECT approvals_json FROM escalations WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- name: set_approvals
+UPDATE escalations SET approvals_json = ? WHERE id = ? AND status IN ('open', 'acknowledged')
+
+-- A reminder or a level: compare-and-set on the nudge the clock read, so a
+-- pass that read a stale row (or a second clock) changes nothing.
+-- name: nudge
+UPDATE escalations SET level = ?, remind_ms = ?, nudge_ms = ?
+WHERE id = ? AND status = 'open' AND nudge_ms = ?
+
+-- name: add_route_if_new
+INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?) ON CONFLICT DO NOTHING
+
+-- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
+-- name: nudges_until
+SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= ?
+ORDER BY nudge_ms LIMIT ?
+
+-- name: next_nudge
+SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
 
 -- name: cancel
 UPDATE escalations SET status = 'cancelled', cancellation_json = ?
@@ -238,7 +265,7 @@ SELECT {user_columns} FROM users WHERE workspace_id = ? ORDER BY name
 SELECT {policy_columns} FROM policies WHERE workspace_id = ? AND key = ?
 
 -- name: put_policy
-INSERT OR REPLACE INTO policies ({policy_columns}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT OR REPLACE INTO policies ({policy_columns}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 -- name: policies_of_workspace
 SELECT {policy_columns} FROM policies WHERE workspace_id = ? ORDER BY key
