@@ -82,6 +82,7 @@ def create_web_app() -> web.Application:
     escalations.add_routes(webapp.router)
     live.add_routes(webapp.router)
     admin.add_routes(webapp.router)
+    remember.add_routes(webapp.router)
     webapp.router.add_static("/static/", HERE / "static", append_version=True)
     return webapp
 

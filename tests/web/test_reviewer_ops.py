@@ -77,3 +77,33 @@ def test_deciding_without_remember_makes_no_rule(world, alice):
 def test_the_form_offers_no_remember_where_a_response_is_asked(world, alice):
     esc = create(world, responseFields=[{"type": "number", "name": "amount", "label": "Amount"}])
     assert "Remember for matching escalations" not in alice.get(f"/app/escalations/{esc['id']}").text
+
+
+def test_the_remembered_page_lists_each_rule_its_author_and_uses_and_revokes(world, alice):
+    agent = unique("agent")
+    esc = create(world, agentId=agent)
+    path = f"/app/escalations/{esc['id']}"
+    alice.submit(path, f"/app/escalations/{esc['id']}/decide", {"choice": "deny", "reason": "not again", "remember": "yes"})
+    [rule] = [r for r in api(world.url, "GET", "/rules", world.key)[1]["data"] if r["match"].get("agentId") == agent]
+    used = create(world, agentId=agent)
+    listing = alice.get("/app/rules")
+    assert listing.status == 200
+    row = listing.text.split(f'data-id="{rule["id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert "not again" in row and f"from {agent}" in row and "alice" in row and "active until" in row
+    assert f'href="/app/escalations/{used["id"]}"' in row
+    assert alice.submit("/app/rules", f"/app/rules/{rule['id']}/revoke", {}).status == 303
+    assert api(world.url, "GET", f"/rules/{rule['id']}", world.key)[1]["revokedBy"] == "alice"
+    row = alice.get("/app/rules").text.split(f'data-id="{rule["id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert "revoked by alice" in row and "Revoke" not in row
+
+
+def test_a_rule_of_a_policy_not_routed_to_the_user_is_not_listed_nor_revocable(world):
+    status, rule = api(world.url, "POST", "/rules", world.key, {"policy": "refunds", "choice": "deny", "reason": "finance only"})
+    assert status == 201, rule
+    try:
+        bob = WebClient(world.url)
+        assert bob.sign_in(world.bob).status == 303
+        assert rule["id"] not in bob.get("/app/rules").text
+        assert bob.submit("/app/rules", f"/app/rules/{rule['id']}/revoke", {}).status == 404
+    finally:  # a rule for every escalation of the policy: the module's server is shared
+        api(world.url, "DELETE", f"/rules/{rule['id']}", world.key)
