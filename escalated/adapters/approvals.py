@@ -85,7 +85,7 @@ async def file_call(
             idempotency_key=idempotency_key(run_id, call.call_id),
         )
     except ApiError as error:
-        raise ApprovalUnavailable(f"could not ask a reviewer about {call.name} (call {call.call_id}): {_cause(client, error)}") from error
+        raise ApprovalUnavailable(f"could not ask a reviewer about {call.name} (call {call.call_id}): {cause_of(client, error)}") from error
 
 
 async def wait_approval(client: EscalatedClient, escalation: dict) -> Approval:
@@ -93,7 +93,7 @@ async def wait_approval(client: EscalatedClient, escalation: dict) -> Approval:
     try:
         done = escalation if escalation["status"] in DONE_STATUSES else await client.wait_until_done(escalation["id"])
     except ApiError as error:
-        raise ApprovalUnavailable(f"lost the reviewer's decision on {escalation['id']}: {_cause(client, error)}") from error
+        raise ApprovalUnavailable(f"lost the reviewer's decision on {escalation['id']}: {cause_of(client, error)}") from error
     approval = approval_of(done)
     assert approval is not None  # wait_until_done without a timeout returns only when done
     return approval
@@ -104,7 +104,7 @@ async def read_approval(client: EscalatedClient, escalation_id: str) -> Approval
     try:
         return approval_of(await client.get_escalation(escalation_id))
     except ApiError as error:
-        raise ApprovalUnavailable(f"could not read the decision on {escalation_id}: {_cause(client, error)}") from error
+        raise ApprovalUnavailable(f"could not read the decision on {escalation_id}: {cause_of(client, error)}") from error
 
 
 def approval_of(escalation: dict) -> Approval | None:
@@ -136,7 +136,7 @@ def rejection_message(resolution: dict) -> str:
     return f"{said} Reason: {reason}" if reason else said
 
 
-def _cause(client: EscalatedClient, error: ApiError) -> str:
+def cause_of(client: EscalatedClient, error: ApiError) -> str:
     if isinstance(error, ServerUnreachable):
         return f"the escalated server at {client.base_url} cannot be reached ({error.detail})"
     hint = {
