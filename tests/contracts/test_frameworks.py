@@ -150,3 +150,13 @@ def test_a_helper_of_another_module_is_not_called_a_tool(tmp_path: Path) -> None
     (call,) = scan_tree(tmp_path).calls
     assert call.recommendation.mode == "required"
     assert not any("tool " in r for r in call.recommendation.reasons), call.recommendation.reasons
+
+
+def test_a_file_importing_an_sdk_that_fails_to_parse_is_reported_whatever_the_prefilter_skips(tmp_path: Path) -> None:
+    # No call-shaped text at all: the prefilter would not parse it for calls.
+    (tmp_path / "types_only.py").write_text("from openai import OpenAI\n\ndef f(:\n    pass\n")
+    (tmp_path / "plain.py").write_text("def f(:\n    pass\n")  # no SDK: not this scan's business
+    (tmp_path / "app.py").write_text("import types_only\n")
+    result = scan_tree(tmp_path)
+    assert [e.path for e in result.errors] == ["types_only.py"]
+    assert "line 3" in result.errors[0].message

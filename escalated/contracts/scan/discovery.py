@@ -31,6 +31,7 @@ from escalated.contracts.scan import apis, crossref
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
     calls_any,
+    imports_sdk,
     is_test_path,
     iter_files,
     looks_generated,
@@ -62,6 +63,7 @@ def scan_source(source: str, path: str, *, context: ScanContext | None = None) -
     def work() -> tuple[LlmCall, ...]:
         module = cst.parse_module(source)
         index = ModuleIndex().build(module)
+        index.source = source
         if context is None:
             return analyse_module(module, index, path=path, externals=None).calls
         crossref.absolutise(index, path)
@@ -136,6 +138,12 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
             continue
         tree.lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         if not might_call_llm(data, extra=extra) and not _may_re_export(rel, data):
+            # It imports an SDK: a syntax error there is reported (exit 2), never skipped silently.
+            # Python's own parser is the cheap check; libcst parses only files that are analysed.
+            problem = _python_rejects(_decode_or_none(data) or "", rel) if imports_sdk(data) else None
+            if problem is not None:
+                tree.errors.append(problem)
+                continue
             # Nothing shaped like a model call: not parsed unless a parsed file imports it.
             for name in _suffixes(crossref.module_name(rel)):
                 tree.others.setdefault(name, rel)
@@ -300,6 +308,13 @@ def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, 
         return None
 
 
+def _decode_or_none(data: bytes) -> str | None:
+    try:
+        return _decode(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return None
+
+
 def _may_re_export(rel: str, data: bytes) -> bool:
     """A package's ``__init__.py`` may re-export a client (``from .models import client``)."""
     return (rel == "__init__.py" or rel.endswith("/__init__.py")) and b"import" in data
@@ -316,7 +331,9 @@ def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, dat
             return problem
     try:
         module = cst.parse_module(source)
-        parsed.append((rel, module, ModuleIndex().build(module)))
+        index = ModuleIndex().build(module)
+        index.source = source
+        parsed.append((rel, module, index))
     except cst.ParserSyntaxError as exc:
         return ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}")
     except RecursionError:

@@ -44,6 +44,18 @@ _API_SHAPE = re.compile(
 )
 
 
+# An import of an LLM SDK or agent framework at the start of a line.
+_IMPORTS_SDK = re.compile(
+    rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|google\.genai|google\.generativeai|vertexai|langchain\w*"
+    rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents)\b",
+    re.MULTILINE,
+)
+
+
+def imports_sdk(data: bytes) -> bool:
+    return _IMPORTS_SDK.search(data) is not None
+
+
 def might_call_llm(data: bytes, *, extra: re.Pattern[bytes] | None = None) -> bool:
     if _API_SHAPE.search(data) is not None or (extra is not None and extra.search(data) is not None):
         return True

@@ -66,6 +66,10 @@ class ModuleIndex:
         self.order: list[cst.CSTNode] = []
         self._span: dict[int, tuple[int, int]] = {}
         self._stack: list[cst.CSTNode] = []
+        # The module's text (for spans on demand, positions.py) and those spans once asked for:
+        # kept here so every round of analysis of the module shares them.
+        self.source: str | None = None
+        self.positions: object | None = None
 
     def build(self, module: cst.Module) -> ModuleIndex:
         """Walk ``module`` once. A plain walk over the node fields: libcst's
@@ -92,6 +96,10 @@ class ModuleIndex:
                 self.parents[id(child)] = node
                 stack.append((child, False))
         return self
+
+    def order_of(self, node: cst.CSTNode) -> int:
+        """Where ``node`` comes in a pre-order walk: source order."""
+        return self._span[id(node)][0]
 
     def subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """``node`` and everything below it, in source order."""

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 
 import attrs
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, WorkMeter
 from escalated.contracts.scan.kinds import Kind, Match
+from escalated.contracts.scan.positions import Positions
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import ParamFlow, Surface, SurfaceAnalyzer
 from escalated.contracts.scan.syntax import literal
@@ -80,18 +81,11 @@ def _is_guard(call: cst.Call, resolver: Resolver) -> bool:
     return isinstance(call.func, cst.Name) and call.func.value == "guard"
 
 
-def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """Line/column spans of every node.
-
-    The provider's own code generation pass is all we need; the metadata
-    wrapper adds a second full visit that costs as much again.
-    """
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return provider._computed
-    except AttributeError:  # pragma: no cover - a libcst without these internals
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _positions(module: cst.Module, index: ModuleIndex) -> Positions:
+    """Spans on demand, shared by every round of this module's analysis."""
+    if not isinstance(index.positions, Positions):
+        index.positions = Positions(module, index, source=index.source)
+    return index.positions
 
 
 @attrs.frozen
@@ -158,18 +152,22 @@ class _Context:
                  project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None) -> None:  # fmt: skip
         self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
         self.imported_tools, self.budget, self.tool_sites = imported_tools, budget, tool_sites
-        self.positions = _positions(module)
+        self.positions = _positions(module, index)
         self.guards = _Guards(index, resolver)
         self.gates = _Gates(index, resolver)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        found = self.positions.get(node)
-        return found.start.line if found is not None else 0
+        return self.positions.line(node)
+
+    def span(self, node: cst.CSTNode) -> CodeRange:
+        found = self.positions.span(node)
+        assert found is not None, "a call of this module has a span"
+        return found
 
     def analyse(self, primitives: list[tuple[cst.Call, Scope, Match]], sites: list[tuple[cst.Call, Scope, Match]]) -> ModuleCalls:
-        positions = self.positions
-        # Ordinals follow source order, whatever order the walk met the calls in.
-        matches = sorted([*primitives, *sites], key=lambda m: (positions[m[0]].start.line, positions[m[0]].start.column))
+        # Ordinals follow source order (the index's pre-order), whatever order the rounds found the calls in.
+        order = self.index.order_of
+        matches = sorted([*primitives, *sites], key=lambda m: order(m[0]))
         wrapper_sites: dict[str, list[tuple[cst.Call, Scope]]] = {}
         for call, scope, found in sites:
             wrapper_sites.setdefault(found.api, []).append((call, scope))
@@ -193,7 +191,7 @@ class _Context:
             for qualname in sorted(result.returned):
                 returns_output.setdefault(qualname, (found.provider, found.api))
             calls.append(
-                _build(call, scope, found, result, path=self.path, ordinal=ordinal, module=self.module, positions=positions,
+                _build(call, scope, found, result, path=self.path, ordinal=ordinal, module=self.module, span=self.span(call),
                        index=self.index, guards=self.guards, gates=self.gates)
             )  # fmt: skip
         return ModuleCalls(tuple(calls), returns_output)
@@ -214,12 +212,11 @@ def _build(
     path: str,
     ordinal: int,
     module: cst.Module,
-    positions: object,
+    span: CodeRange,
     index: ModuleIndex,
     guards: _Guards,
     gates: _Gates,
 ) -> LlmCall:
-    span = positions[call]  # type: ignore[index]
     guard_id, guard_call = guards.wrapped.get(id(call), (None, None))
     guarded = guard_call is not None
     awaited = id(guard_call if guard_call is not None else call) in index.awaited

@@ -1,0 +1,82 @@
+"""Spans on demand (scan/positions.py) are the spans libcst computes for the whole module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from escalated.contracts.deep import deep_stack
+from escalated.contracts.scan.index import ModuleIndex
+from escalated.contracts.scan.positions import Positions
+
+CORPUS = Path(__file__).parent / "corpus"
+TRICKY = '''#!/usr/bin/env python
+# a header comment
+
+"""Docstring
+over lines."""
+import os; import sys
+
+
+# comments before a decorator
+@decorator(
+    x=1,
+)
+# between decorators
+@other
+def f(a,
+      b):
+    return call(a, """
+    text""", b)  # trailing
+
+
+class C(Base):
+
+    def m(self):
+        if self.x:
+            return g(1)
+        elif h(2):
+            pass
+x = [
+    y(i) for i in range(3)
+]; z = w()
+'''
+
+
+def _compare(source: str) -> int:
+    module = cst.parse_module(source)
+    index = ModuleIndex().build(module)
+    index.source = source
+    full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = Positions(module, index, source=source)
+    checked = 0
+    for node in index.order:
+        if isinstance(node, cst.Call | cst.Name | cst.FunctionDef | cst.Decorator | cst.SimpleString):
+            assert positions.span(node) == full[node], (type(node).__name__, module.code_for_node(node)[:40])
+            checked += 1
+    return checked
+
+
+def test_tricky_layouts() -> None:
+    assert _compare(TRICKY) > 30
+    assert _compare(TRICKY.replace("\n", "\r\n")) > 30
+
+
+@pytest.mark.parametrize("path", sorted(p for p in CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_every_corpus_module(path: Path) -> None:
+    deep_stack(lambda: _compare(path.read_text()))  # the 500-term expression needs the scan's deep stack
+
+
+def test_a_module_python_cannot_parse_falls_back_to_the_whole_module() -> None:
+    source = "def f[T](x: T) -> T:\n    return g(x)\n"  # PEP 695: libcst parses it, Python 3.11 does not
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        pytest.skip("this libcst does not parse PEP 695")
+    index = ModuleIndex().build(module)
+    positions = Positions(module, index, source=source)
+    call = next(n for n in index.order if isinstance(n, cst.Call))
+    assert positions.line(call) == 2
