@@ -238,7 +238,12 @@ class AdminService:
         workspace's others."""
         require_admin(principal)
         for policy in policies:
-            refuse_nul(reviewers=policy.reviewers, notify_targets=policy.notify, default_choice=policy.default_choice)
+            level_targets = tuple(t for level in policy.review.levels for t in level.notify)
+            refuse_nul(
+                reviewers=_everyone_routed(policy),
+                notify_targets=(*policy.notify, *level_targets),
+                default_choice=policy.default_choice,
+            )
         if any(p.workspace_id != principal.workspace_id for p in policies):
             raise InsufficientScope("a policy of another workspace")
         # Users are never deleted, so a check that passes here still holds at the write.
@@ -338,8 +343,15 @@ class AdminService:
 
 
 def _unroutable(policies: list[Policy], users: list[UserInfo]) -> list[Unroutable]:
-    found = ((p, unknown_reviewers(p.reviewers, users)) for p in policies)
+    found = ((p, unknown_reviewers(_everyone_routed(p), users)) for p in policies)
     return [Unroutable(policy=p, unknown=unknown) for p, unknown in found if unknown]
+
+
+def _everyone_routed(policy: Policy) -> tuple[str, ...]:
+    """Its reviewers and its escalation levels' (CONTRACT §15): a level's
+    reviewer matching no user would reach no one when the level comes."""
+    levels = (r for level in policy.review.levels for r in level.reviewers)
+    return tuple(dict.fromkeys((*policy.reviewers, *levels)))
 
 
 def refuse_nul(**texts: str | tuple[str, ...] | None) -> None:

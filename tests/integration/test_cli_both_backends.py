@@ -195,6 +195,12 @@ def test_policy_apply_takes_reminders_levels_and_quorum_from_toml(db, tmp_path):
     assert {k: shown[k] for k in REVIEW_SHOWN} == REVIEW_SHOWN
 
 
+def test_policy_set_refuses_a_level_reviewer_matching_no_user(db):
+    error = refused(db, "policy", "set", "refunds.large", "--level", "15m:ghost")
+    assert "no user or group matches ghost" in error and "--allow-unknown-reviewers" in error
+    assert run(db, "policy", "list").stdout == ""
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
