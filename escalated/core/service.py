@@ -72,6 +72,7 @@ class Service(EscalationReview):
         self.bus = bus or EventBus()
         self.metrics = metrics or Metrics()
         self._sender_wakers: list[Callable[[], None]] = []
+        self._retry_listeners: list[Callable[[Delivery], None]] = []
         # Where people open the web app, for links in Slack messages: --public-url,
         # else the address serve listens on (``listening_at`` once it is bound).
         self.web_url = settings.public_url or http_url(settings.host, settings.port)
@@ -87,6 +88,11 @@ class Service(EscalationReview):
     def on_deliveries(self, wake: Callable[[], None]) -> None:
         """Register the sender's wake-up; ``wake_sender`` calls it."""
         self._sender_wakers.append(wake)
+
+    def on_retry_by_hand(self, listener: Callable[[Delivery], None]) -> None:
+        """Register who hears of a delivery retried by hand (the sender lets
+        it through a receiver's pause: someone believes the receiver works)."""
+        self._retry_listeners.append(listener)
 
     def wake_sender(self) -> None:
         """After a commit that queued deliveries: start them now, not at the
@@ -368,6 +374,8 @@ class Service(EscalationReview):
         bytes, CONTRACT §5), and wake the sender."""
         esc = await self.get(principal, escalation_id)
         delivery = await self.store.requeue_callback(escalation_id=esc.id, at_ms=now_ms())
+        for listener in self._retry_listeners:
+            listener(delivery)
         self.wake_sender()
         return delivery
 
@@ -381,6 +389,11 @@ class Service(EscalationReview):
         if not deliveries:
             return {}
         return await self.store.claim_deliveries(delivery_ids=[d.id for d in deliveries], at_ms=at_ms, lease_ms=lease_ms)
+
+    async def defer_deliveries(self, deliveries: list[Delivery], *, until_ms: int) -> None:
+        """Not before ``until_ms``: a paused receiver's deliveries leave the outbox's head."""
+        if deliveries:
+            await self.store.defer_deliveries(delivery_ids=[d.id for d in deliveries], until_ms=until_ms)
 
     async def record_attempt(
         self, delivery: Delivery, *, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None

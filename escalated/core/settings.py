@@ -80,13 +80,14 @@ class Settings:
     rate_limit_per_s: float | None = None  # per token; None = off
     max_connections: int | None = None  # None: the open-file limit less a reserve (http/connections.py)
     header_timeout_s: float = 30.0  # above aiohttp clients' 15 s keep-alive, so they close an idle connection first
-    # Callbacks share the event loop with the API and the SLA clock; 8 in
-    # flight kept breach lateness p99 at 160-240 ms where 32 gave 340-490 ms,
-    # with no slower callbacks (docs/performance.md).
-    sender_concurrency: int = 8
+    # HTTP attempts in flight overall, at most: a bound on the sender's
+    # sockets, not a share receivers compete for. It was 8, a share that two
+    # hung receivers filled (on two ports of one host: every other callback
+    # waited for their timeouts, #24); 64 takes 16 receivers hung at once,
+    # before their breakers pause them (docs/reliability.md).
+    sender_concurrency: int = 64
     # At most this many attempts to one receiver (scheme, host, port) at a
-    # time, so a receiver that hangs holds at most this many of the slots above
-    # and every other receiver keeps capacity (docs/reliability.md).
+    # time: a receiver that hangs holds at most this many sockets, its own.
     sender_per_host: int = 4
     # The address people reach the server at (links in sign-in links and
     # emails); an https one marks the web app's cookies Secure.

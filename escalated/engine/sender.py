@@ -2,11 +2,16 @@
 
 It wakes when new work is committed (no polling delay), otherwise sleeps
 until the earliest due retry; with more due than it may start, it waits for
-an attempt to finish. Concurrency is bounded, overall and per receiver
-(``sender_per_host``): deliveries to a receiver that already has its share
-in flight wait in the outbox, so a hung receiver never queues in front of a
-healthy one. A delivery is never in flight twice in this process. A row stays ``pending`` until its attempt
-is recorded, so a crash mid-send means it is sent again after restart.
+an attempt to finish. A receiver is its scheme, host and port, and each has
+its own share (``sender_per_host`` attempts at once): deliveries to a
+receiver that already has its share in flight wait in the outbox, and no
+share is taken from a pool the others need (the overall bound,
+``sender_concurrency``, bounds sockets, far above what hung receivers hold),
+so a hung receiver, another port of the same host included, never queues
+in front of a healthy one. A receiver that keeps failing is paused
+(breaker.py). A delivery is never in flight twice in this process. A row
+stays ``pending`` until its attempt is recorded, so a crash mid-send means
+it is sent again after restart.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from escalated.core.decisionlinks import DecisionLinks, EmailPlan
 from escalated.core.service import Service
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.engine import transport
+from escalated.engine.breaker import Breakers
 from escalated.engine.retry import next_attempt_ms
 from escalated.errors import DatabaseBusy, DatabaseUnavailable, StorageFull
 from escalated.core.metrics import Metrics
@@ -32,11 +38,14 @@ log = logging.getLogger(__name__)
 IDLE_WAKE_S = 30.0  # also catches rows written by another process
 # How far past deliveries to busy receivers one pass looks for startable ones.
 SCAN_PAST_BUSY = 256
-# Attempts started per HTTP slot (overall and per receiver): the rest of an
-# attempt, recording it, waits on the group commit, so a slot's next attempt
-# is already queued behind it. A hung receiver queues at most this many per
+# Attempts started per HTTP slot of a receiver: the rest of an attempt,
+# recording it, waits on the group commit, so a slot's next attempt is
+# already queued behind it. A hung receiver queues at most this many per
 # slot of its own share, never in front of another receiver.
 QUEUED_PER_SLOT = 4
+# Rows one pass reads for startable deliveries (plus SCAN_PAST_BUSY when
+# receivers are at their share); a full read is followed by another pass.
+HEAD_ROWS = 64
 # A claim (on PostgreSQL, where replicas share the outbox) is a lease: the
 # attempt's timeout plus a margin for committing the claim before it and
 # the record after it (milliseconds on a healthy database). A replica killed
@@ -63,7 +72,13 @@ OUTBOX_RETRY_MAX_S = 2.0
 
 class Sender:
     def __init__(
-        self, service: Service, *, metrics: Metrics, rng: random.Random | None = None, links: DecisionLinks | None = None
+        self,
+        service: Service,
+        *,
+        metrics: Metrics,
+        rng: random.Random | None = None,
+        links: DecisionLinks | None = None,
+        breakers: Breakers | None = None,
     ) -> None:
         self._service = service
         self._links = links  # email decision links, minted per attempt (core/decisionlinks.py)
@@ -74,7 +89,7 @@ class Sender:
         self._in_flight: dict[str, asyncio.Task] = {}
         self._per_origin: Counter[str] = Counter()  # attempts started per receiver, not yet recorded
         self._origin_slots: dict[str, asyncio.Semaphore] = {}  # HTTP attempts at once, per receiver
-        self._slots = asyncio.Semaphore(self._settings.sender_concurrency)
+        self._breakers = breakers or Breakers()  # receivers that keep failing are paused
         self._session: aiohttp.ClientSession | None = None
         self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
         self._backlog = False  # more is due than the last pass could start
@@ -88,6 +103,10 @@ class Sender:
         self._look_past_busy = True
         self._wakes += 1
         self._wake.set()
+
+    def retried_by_hand(self, delivery: Delivery) -> None:
+        """A retry by hand is let through its receiver's pause at once, as its probe."""
+        self._breakers.probe_now(transport.origin(delivery), now_ms())
 
     async def __aenter__(self) -> Sender:
         self._session = transport.open_session(rules=self._settings.callback_rules, limit=self._settings.sender_concurrency)
@@ -137,9 +156,10 @@ class Sender:
         cap = self._settings.sender_per_host * QUEUED_PER_SLOT
         past_busy = self._look_past_busy and any(n >= cap for n in self._per_origin.values())
         wakes = self._wakes
-        limit = free + 1 + (SCAN_PAST_BUSY if past_busy else 0)
+        limit = min(free, HEAD_ROWS) + 1 + (SCAN_PAST_BUSY if past_busy else 0)
         head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight))
         started: list[asyncio.Task] = []
+        paused: list[Delivery] = []  # due, to receivers the breaker holds back
         self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
         for delivery in head:
             if delivery.next_attempt_ms > at_ms:
@@ -152,15 +172,36 @@ class Sender:
             if self._per_origin[origin] >= cap:
                 self._backlog = True
                 continue
-            started.append(self._start(delivery, origin))
+            if not self._breakers.may_start(origin, at_ms):
+                paused.append(delivery)
+                continue
+            started.append(self._start(delivery, origin, probe=self._breakers.probing(origin)))
+        await self._defer(paused, at_ms)
         if past_busy and not started and wakes == self._wakes:
             self._look_past_busy = False
+        if len(head) == limit and (started or paused):
+            self._wake.set()  # more may be due past this read: another pass, not a wait for a finishing attempt
         return started
 
-    def _start(self, delivery: Delivery, origin: str) -> asyncio.Task:
+    async def _defer(self, deliveries: list[Delivery], at_ms: int) -> None:
+        """Move a paused receiver's due deliveries past its pause, out of the
+        outbox's head (where enough of them would hide other receivers' work)."""
+        by_until: dict[int, list[Delivery]] = {}
+        for delivery in deliveries:
+            until = self._breakers.not_before_ms(transport.origin(delivery), at_ms)
+            by_until.setdefault(until, []).append(delivery)
+        for until_ms, group in by_until.items():
+            try:
+                await self._service.defer_deliveries(group, until_ms=until_ms)
+            except TRANSIENT:  # held back again on the next pass
+                return
+            if self._next_due_ms is None or until_ms < self._next_due_ms:
+                self._next_due_ms = until_ms  # wake for the probe
+
+    def _start(self, delivery: Delivery, origin: str, *, probe: bool = False) -> asyncio.Task:
         if origin not in self._origin_slots:
             self._origin_slots[origin] = asyncio.Semaphore(self._settings.sender_per_host)
-        task = asyncio.create_task(self._deliver(delivery, self._origin_slots[origin]), name=f"deliver-{delivery.id}")
+        task = asyncio.create_task(self._deliver(delivery, origin, probe=probe), name=f"deliver-{delivery.id}")
         self._in_flight[delivery.id] = task
         self._per_origin[origin] += 1
         task.add_done_callback(lambda _t, did=delivery.id: self._finished(did, origin))
@@ -181,13 +222,19 @@ class Sender:
         await asyncio.gather(*tasks)
         return len(tasks)
 
-    async def _deliver(self, delivery: Delivery, origin_slots: asyncio.Semaphore) -> None:
-        async with origin_slots, self._slots:  # the receiver's share first: a hung one never holds a global slot waiting
+    async def _deliver(self, delivery: Delivery, origin: str, *, probe: bool) -> None:
+        async with self._origin_slots[origin]:  # the receiver's own share, nobody else's
+            if not probe and self._breakers.is_paused(origin):  # paused while this one queued
+                self._wake.set()  # it stays pending; the next pass moves it past the pause
+                return
             tried = await self._attempt_claimed(delivery)
         if tried is None:
+            if probe:
+                self._breakers.forget(origin)  # not made: the next delivery probes
             return
         outcome, token = tried
         at_ms = now_ms()
+        self._count(delivery, origin, outcome, at_ms)
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
         try:
@@ -238,6 +285,21 @@ class Sender:
             email_plan=plan,
         )
         return outcome, claims[delivery.id]
+
+    def _count(self, delivery: Delivery, origin: str, outcome: transport.Outcome, at_ms: int) -> None:
+        """The breaker counts what a receiver did: an HTTP attempt's outcome,
+        unless the target was refused before any receiver was asked."""
+        if not transport.ends_within_timeout(delivery) or (outcome.permanent and outcome.status_code is None):
+            return
+        change = self._breakers.record(origin, ok=outcome.ok, at_ms=at_ms)
+        if change is not None and change.paused:
+            log.warning(
+                "receiver %s paused until %s after %d failed attempts in a row; its deliveries wait (circuit breaker)",
+                origin, format_opt(change.until_ms), change.failures,
+            )  # fmt: skip
+        elif change is not None:
+            log.warning("receiver %s answers again; resumed", origin)
+            self.wake()  # what waited for it is due
 
     def _look_again_soon(self) -> None:
         if self._look_again is None:

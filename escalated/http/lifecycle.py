@@ -58,6 +58,7 @@ async def engine_ctx(app: web.Application):
         app[SENDER] = sender
         service.bus.add_listener(clock.on_event)
         service.on_deliveries(sender.wake)
+        service.on_retry_by_hand(sender.retried_by_hand)
         tasks = [
             asyncio.create_task(service.store.lead(stop, lambda: clock.lead(stop)), name="sla-clock"),
             asyncio.create_task(sender.run(stop), name="outbox-sender"),

@@ -195,6 +195,10 @@ class Store(abc.ABC):
         """``token``: the fencing token of the claim the attempt was made
         under; a shared store records nothing once the claim was lost."""
 
+    @abc.abstractmethod
+    async def defer_deliveries(self, *, delivery_ids: list[str], until_ms: int) -> None:
+        """Pending ones among ``delivery_ids`` are not due before ``until_ms`` (not an attempt)."""
+
     async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int | None]:
         """Those of ``delivery_ids`` this process may attempt now, each with a
         fencing token. One process is the only sender: all of them, no token."""

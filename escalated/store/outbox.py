@@ -39,6 +39,10 @@ def record_attempt(
     conn.execute(Q["record_attempt"], (attempt_json, status, next_attempt_ms if status == PENDING else None, delivery_id))
 
 
+def defer_deliveries(conn: sqlite3.Connection, *, delivery_ids: list[str], until_ms: int) -> None:
+    conn.execute(Q["defer_deliveries"], (until_ms, orjson.dumps(delivery_ids).decode()))
+
+
 def requeue_callback(conn: sqlite3.Connection, *, escalation_id: str, at_ms: int) -> Delivery:
     """Queue the escalation's callback again: same id, same bytes."""
     row = conn.execute(Q["callback_of_escalation"], (escalation_id,)).fetchone()

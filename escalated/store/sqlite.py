@@ -174,6 +174,9 @@ class SqliteStore(Store):
             outbox.record_attempt, delivery_id=delivery_id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms
         )
 
+    async def defer_deliveries(self, *, delivery_ids: list[str], until_ms: int) -> None:
+        await self._db.write(outbox.defer_deliveries, delivery_ids=delivery_ids, until_ms=until_ms)
+
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
         return await self._db.write(outbox.requeue_callback, escalation_id=escalation_id, at_ms=at_ms)
 

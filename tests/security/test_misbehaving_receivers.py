@@ -20,6 +20,7 @@ from tests.security.conftest import Http, Receiver, create, poll
 from tests.support.server import ServerProcess
 
 HUNG_CALLBACKS = 40
+HUNG_PORTS = 10
 HUGE_BODY_BYTES = 512 * 1024 * 1024
 
 
@@ -131,6 +132,30 @@ async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(serve
     finally:
         await healthy.stop()
         await hung.stop()
+
+
+async def test_hung_receivers_on_ten_ports_of_one_host_do_not_delay_a_healthy_receiver(server):
+    """A receiver is scheme, host and port: local agents differ by port. Before
+    (#24), 40 callbacks to hung receivers on 10 ports filled the sender's 8
+    shared slots and a healthy callback waited 11-54 s."""
+    hung = [await HungReceiver().start() for _ in range(HUNG_PORTS)]
+    healthy = await Receiver().start()
+    http = Http(server.url)
+    try:
+        for receiver in hung:
+            for _ in range(HUNG_CALLBACKS // HUNG_PORTS):
+                await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{receiver.port}/hook")
+        # Every port holds its own share in flight at once: none waits behind another's.
+        await asyncio.to_thread(poll, lambda: all(r.arrived >= 4 for r in hung), what="each hung port's share of attempts")
+        for n in range(1, 6):
+            started = time.monotonic()
+            await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())
+            await healthy.wait_for(n, timeout_s=5)  # before: 11-54 s behind the hung ports
+            assert time.monotonic() - started < 5
+    finally:
+        await healthy.stop()
+        for receiver in hung:
+            await receiver.stop()
 
 
 async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivered(server):

@@ -168,6 +168,10 @@ async def record_attempt(
     return changed == 1
 
 
+async def defer_deliveries(tx: GroupTx, *, delivery_ids: list[str], until_ms: int) -> None:
+    await tx.execute(Q["defer_deliveries"], (until_ms, delivery_ids))
+
+
 async def requeue_callback(tx: GroupTx, *, escalation_id: str, at_ms: int) -> Delivery:
     """Queue the escalation's callback again: same id, same bytes."""
     row = await (await tx.execute(Q["callback_of_escalation"], (escalation_id,))).fetchone()

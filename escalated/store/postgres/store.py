@@ -255,6 +255,9 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
             delivery_id=delivery_id, token=token, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms,
         )  # fmt: skip
 
+    async def defer_deliveries(self, *, delivery_ids: list[str], until_ms: int) -> None:
+        await self._writer.submit(jobs.defer_deliveries, delivery_ids=delivery_ids, until_ms=until_ms)
+
     async def requeue_callback(self, *, escalation_id: str, at_ms: int) -> Delivery:
         return await self._writer.submit(jobs.requeue_callback, escalation_id=escalation_id, at_ms=at_ms)
 

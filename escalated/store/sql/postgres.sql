@@ -193,6 +193,12 @@ FROM deliveries
 WHERE status = 'pending' AND NOT (id = ANY(%s))
 ORDER BY greatest(next_attempt_ms, claimed_until_ms) LIMIT %s
 
+-- Not before ``until``: the sender's pause of a receiver that keeps failing
+-- (engine/breaker.py); not an attempt, so nothing else changes.
+-- name: defer_deliveries
+UPDATE deliveries SET next_attempt_ms = greatest(next_attempt_ms, %s)
+WHERE status = 'pending' AND id = ANY(%s)
+
 -- name: deliveries_of_escalation
 SELECT {delivery_columns} FROM deliveries WHERE escalation_id = %s
 ORDER BY kind <> 'callback', created_ms, id

@@ -161,6 +161,12 @@ SELECT {delivery_columns} FROM deliveries
 WHERE status = 'pending' AND id NOT IN (SELECT value FROM json_each(?))
 ORDER BY next_attempt_ms LIMIT ?
 
+-- Not before ``until``: the sender's pause of a receiver that keeps failing
+-- (engine/breaker.py); not an attempt, so nothing else changes.
+-- name: defer_deliveries
+UPDATE deliveries SET next_attempt_ms = max(next_attempt_ms, ?)
+WHERE status = 'pending' AND id IN (SELECT value FROM json_each(?))
+
 -- The callback first, then notifications, each in creation order.
 -- name: deliveries_of_escalation
 SELECT {delivery_columns} FROM deliveries WHERE escalation_id = ?
