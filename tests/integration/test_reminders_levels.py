@@ -28,7 +28,8 @@ from escalated.errors import NotFound
 from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, start_server
+from tests.support.smtp import smtp_server
 
 MINUTE_MS = 60_000
 HOOK = "webhook:http://127.0.0.1:9/hook"  # never sent in process: the tests read the outbox
@@ -174,3 +175,25 @@ async def _rebuilt_after_kill_9(proc: ServerProcess) -> None:
     finally:
         proc.stop()
         await hook.stop()
+
+
+async def test_reminder_and_level_emails_say_so_in_their_subject(tmp_path):
+    with smtp_server() as smtp:
+        proc = start_server(tmp_path, "--smtp-url", f"smtp://127.0.0.1:{smtp.port}", "--retry-schedule", "100ms")
+        try:
+            proc.cli("users", "add", "bob", "--email", "bob@example.com")
+            proc.cli(
+                "policy", "set", "refunds.large", "--notify", "email:ops@example.com",
+                "--remind-every", "1s", "--level", "1s:bob|email:bob@example.com",
+            )  # fmt: skip
+            async with aiohttp.ClientSession() as session:
+                await Api(proc.url, proc.bootstrap_key, session).create()
+                got = await smtp.inbox.wait_for(3)
+            subjects = {(m.rcpt_tos, m.message["Subject"].split(":")[0]) for m in got[:3]}
+            assert subjects == {
+                (("ops@example.com",), "Decision needed"),
+                (("bob@example.com",), "Escalated to you, decision needed"),
+                (("ops@example.com",), "Reminder, decision needed"),
+            }
+        finally:
+            proc.stop()
