@@ -147,5 +147,5 @@ def _refuse_quorum_choice(request: RuleRequest, policy: Policy) -> None:
     if request.choice in quorum_choices_of(policy):
         raise ValidationFailed(
             f"{request.choice!r} needs a quorum under policy {policy.key}: a rule is one person's decision",
-            errors=[field_error("choice", "must not be a quorum choice of the policy")],
+            errors=[field_error("choice", "needs several approvals (a quorum), so it cannot be decided in advance")],
         )

@@ -203,19 +203,24 @@ class ReviewApp(App[None]):
         if escalation is None:
             return
 
+        not_remembered: list[str] = []  # said after the form closes, not overwritten by "Decided"
+
         async def send(choice: str, reason: str | None, response: dict | None, remember_for: str | None = None) -> dict:
             decided = await self.backend.decide(escalation_id, choice=choice, reason=reason, response=response)
             if remember_for is not None:  # decided already: a refused rule is said, not undone
-                await self._remember(escalation, choice=choice, reason=reason, lifetime=remember_for)
+                not_remembered.extend(await self._remember(escalation, choice=choice, reason=reason, lifetime=remember_for))
             return decided
 
-        self.push_screen(
-            DecideScreen(escalation, send=send),
-            lambda outcome: self._after(outcome, escalation_id, doing="deciding", done="Decided"),
-        )
+        def after(outcome: dict | ApiError | None) -> None:
+            self._after(outcome, escalation_id, doing="deciding", done="Decided")
+            if not_remembered:
+                self.show_status(not_remembered[0], "error")
 
-    async def _remember(self, escalation: dict, *, choice: str, reason: str | None, lifetime: str) -> None:
-        """The same decision for new escalations from this agent about this kind of subject (CONTRACT §15)."""
+        self.push_screen(DecideScreen(escalation, send=send), after)
+
+    async def _remember(self, escalation: dict, *, choice: str, reason: str | None, lifetime: str) -> list[str]:
+        """The same decision for new escalations from this agent about this kind of
+        subject (CONTRACT §15); why not, in words, when the server refuses."""
         subject = escalation.get("subject") or {}
         try:
             await self.backend.create_rule(
@@ -224,7 +229,8 @@ class ReviewApp(App[None]):
                 reason=reason or f"remembered when deciding {escalation['id']}",
             )  # fmt: skip
         except ApiError as error:
-            self.show_status(describe_error(error, doing="remembering the decision"), "error")
+            return [describe_error(error, doing="remembering the decision")]
+        return []
 
     def open_cancel(self, escalation_id: str) -> None:
         escalation = self._still_live(escalation_id)

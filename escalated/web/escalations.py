@@ -132,9 +132,10 @@ async def decide(request: web.Request) -> web.Response:
         if rule is not None:
             try:
                 await svc.reviewer_ops.create_rule(who, rule)
-            except ValidationFailed as exc:  # decided already: say what was not remembered
+            except ValidationFailed as exc:  # the decision stands: say what was not remembered
                 words = "; ".join(e["message"] for e in exc.errors or ()) or exc.detail
-                raise ValidationFailed(exc.detail, errors=[{"field": "remember", "message": f"Decided, but not remembered: {words}"}]) from None
+                message = f"Your decision is recorded, but not remembered: {words}"
+                raise ValidationFailed(exc.detail, errors=[{"field": "remember", "message": message}]) from None
 
     return await _act(request, scopes.DECIDE, decide_and_remember)
 

@@ -7,8 +7,10 @@ import time
 
 import pytest
 
+from escalated.core.admin import PolicyRequest
 from escalated.domain import scopes
 from escalated.timeutil import parse_timestamp_ms
+from tests.support import setup
 from tests.support.api import unique
 from tests.support.receiver import Receiver
 
@@ -149,3 +151,30 @@ def test_rules_need_the_decide_scope(live, api):
 def test_an_unknown_rule_is_404(api, admin_key):
     api.get("/rules/rul_nothing", token=admin_key).problem(404, "not_found")
     api.delete("/rules/rul_nothing", token=admin_key).problem(404, "not_found")
+
+
+def _quorum_policy(live) -> str:
+    """A policy where "approve" needs two approvals (quorum, CONTRACT §15)."""
+    key = f"{unique('q')}.quorum"
+    request = PolicyRequest(key=key, quorum="2", quorum_choices=("approve",), allow_unknown_reviewers=True)
+    live._run(lambda: setup.set_policy(live.app, request))
+    return key
+
+
+def test_a_rule_cannot_be_made_for_a_quorum_choice(live, api, admin_key):
+    policy = _quorum_policy(live)
+    problem = add_rule(api, admin_key, policy=policy, choice="approve").problem(422, "validation_failed")
+    assert [e["field"] for e in problem["errors"]] == ["choice"]
+    assert add_rule(api, admin_key, policy=policy, choice="deny").status == 201  # not a quorum choice: fine
+
+
+def test_a_rule_made_before_its_choice_needed_a_quorum_never_satisfies_it(live, api, admin_key):
+    policy = live.policy()
+    rule = add_rule(api, admin_key, policy=policy, choice="approve").json()
+    # The policy changes under the rule: "approve" now needs two approvals.
+    request = PolicyRequest(key=policy, quorum="2", quorum_choices=("approve",), allow_unknown_reviewers=True)
+    live._run(lambda: setup.set_policy(live.app, request))
+    created = live.create(admin_key, policy=policy)
+    esc = api.get(f"/escalations/{created['id']}", token=admin_key).json()
+    assert esc["status"] == "open" and esc.get("approvals", []) == []
+    assert api.get(f"/rules/{rule['id']}", token=admin_key).json()["uses"] == []

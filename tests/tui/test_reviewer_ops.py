@@ -78,3 +78,22 @@ async def test_the_form_offers_no_remember_where_a_response_is_asked(setup):
             await pilot.press("d")
             await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
             assert not app.screen.query("#remember")
+
+
+async def test_remembering_a_quorum_choice_records_the_approval_and_says_why_not_remembered(setup):
+    setup.server.cli("policy", "set", "pair.approve", "--reviewer", "alice", "--quorum", "2", "--quorum-choice", "approve")
+    async with setup.agent() as agent:
+        escalation = await create(agent, policy="pair.approve", label="Order #35")
+        app, client = setup.app()
+        async with client, app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: rows(app))
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await pick_first_choice(pilot)
+            app.screen.query_one("#remember", Checkbox).value = True
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: "remembering the decision" in status_text(app), what="why it is not remembered")
+            assert "a quorum" in status_text(app)
+            after = await server_state(agent, escalation["id"], lambda e: e["approvals"])
+            assert [a["by"] for a in after["approvals"]] == ["alice"]
+            assert not [r for r in await agent.list_rules() if r["policy"] == "pair.approve"]

@@ -107,3 +107,15 @@ def test_a_rule_of_a_policy_not_routed_to_the_user_is_not_listed_nor_revocable(w
         assert bob.submit("/app/rules", f"/app/rules/{rule['id']}/revoke", {}).status == 404
     finally:  # a rule for every escalation of the policy: the module's server is shared
         api(world.url, "DELETE", f"/rules/{rule['id']}", world.key)
+
+
+def test_remembering_a_quorum_choice_records_the_approval_and_says_it_is_not_remembered(world, alice):
+    world.server.cli("policy", "set", "pair.approve", "--quorum", "2", "--quorum-choice", "approve")
+    esc = create(world, policy="pair.approve")
+    path = f"/app/escalations/{esc['id']}"
+    page = alice.submit(path, f"{path}/decide", {"choice": "approve", "remember": "yes"})
+    assert page.status == 422
+    assert "Your decision is recorded, but not remembered" in page.text and "a quorum" in page.text
+    body = get(world, esc["id"])
+    assert body["status"] in ("open", "acknowledged") and [a["by"] for a in body["approvals"]] == ["alice"]
+    assert not [r for r in api(world.url, "GET", "/rules", world.key)[1]["data"] if r["policy"] == "pair.approve"]
