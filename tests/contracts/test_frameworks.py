@@ -160,3 +160,43 @@ def test_a_file_importing_an_sdk_that_fails_to_parse_is_reported_whatever_the_pr
     result = scan_tree(tmp_path)
     assert [e.path for e in result.errors] == ["types_only.py"]
     assert "line 3" in result.errors[0].message
+
+
+CREW = '''
+import smtplib
+from crewai import Agent, Crew, Process, Task
+from crewai.project import CrewBase, agent, crew, task
+
+class SendEmailTool:
+    name: str = "send_email"
+    def _run(self, to: str, body: str) -> str:
+        smtplib.SMTP("localhost").sendmail("me@x", [to], body)
+        return "sent"
+
+@CrewBase
+class OutreachCrew:
+    @agent
+    def writer(self) -> Agent:
+        return Agent(config=self.agents_config["writer"], tools=[SendEmailTool()])
+
+    @task
+    def write(self) -> Task:
+        return Task(config=self.tasks_config["write"])
+
+    @crew
+    def crew(self) -> Crew:
+        return Crew(agents=self.agents, tasks=self.tasks, process=Process.sequential)
+'''
+
+
+def test_a_crewbase_crew_is_a_crew_in_its_module_and_in_another(tmp_path: Path) -> None:
+    (call,) = scan_source(CREW + "\ndef run():\n    OutreachCrew().crew().kickoff(inputs={})\n", "crew.py")
+    assert (call.api, call.recommendation.mode, call.runner) == ("kickoff", "required", True)
+    assert "R5" in call.recommendation.rules
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "crew.py").write_text(CREW)
+    # The template's main.py never names crewai: the call shape alone makes it a candidate.
+    (tmp_path / "proj" / "main.py").write_text("from proj.crew import OutreachCrew\n\ndef run():\n    OutreachCrew().crew().kickoff(inputs={})\n")
+    (call,) = scan_tree(tmp_path).calls
+    assert (call.location.path, call.api, call.recommendation.mode) == ("proj/main.py", "kickoff", "required")

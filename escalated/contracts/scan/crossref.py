@@ -17,7 +17,9 @@ import attrs
 
 import libcst as cst
 
+from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
+from escalated.contracts.scan.syntax import McpServers, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
 from escalated.contracts.scan.resolve import Resolver
@@ -60,6 +62,8 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
         kind = resolver.returned_kind(helper) if helper is not None else None
         if kind is not None:
             found[f"{name}()"] = kind
+    for owner, method, _built in crew_methods(index):
+        found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
     for qualname in index.class_nodes:
         if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
             found[qualname] = PROJECT_CLASS  # Store(): a project object, whatever its attributes are called
@@ -80,6 +84,18 @@ def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, 
         if owner == MODULE_SCOPE and isinstance(value, cst.List | cst.Tuple):
             tools, findings = surface.tools.resolve(value, index.module_scope)
             found[name] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
+    for owner, method, built in crew_methods(index):
+        # The crew's agents' tools, classified here for SomeCrew().crew().kickoff() in another module.
+        crew: list[Finding] = []
+        for agent in agents_of(index, built):
+            for expr in tools_in_args(agent.args):
+                if not isinstance(expr, McpServers):
+                    tools, findings = surface.tools.resolve(expr, index.module_scope)
+                    crew += findings + [f for tool in tools for f in surface.classify_tool(tool)]
+        found[f"{owner}.{method}()"] = crew
+    for name, node in index.class_nodes.items():
+        if "." not in name and name not in found:  # a BaseTool class another module offers: SendEmailTool()
+            found[name] = surface.classify_tool(ToolRef(name, node, 0))
     for name, scopes in index.functions_by_name.items():
         for scope in scopes:
             if scope.parent is index.module_scope and scope.class_name is None:

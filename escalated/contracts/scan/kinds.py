@@ -14,6 +14,8 @@ class Kind:
     # The expression that built it, so the surface analysis can read tools= etc.
     origin: cst.CSTNode | None = attrs.field(default=None, eq=False)
     base: Kind | None = attrs.field(default=None, eq=False)
+    # A crew built in another project module: the key its tools' findings are exported under.
+    tools_key: str | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

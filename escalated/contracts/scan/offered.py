@@ -16,6 +16,7 @@ import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, ToolSite
+from escalated.contracts.scan.crews import agents_of
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.kinds import Match
 from escalated.contracts.scan.resolve import Resolver
@@ -74,6 +75,11 @@ class OfferedTools:
         for tool in self._decorated_tools(match):
             for finding in self.classify_tool(tool):
                 yield finding, tool
+        kind = match.receiver
+        if kind is not None and kind.tools_key is not None:
+            # SomeCrew().crew() from another module: its agents' tools were classified there.
+            for finding in self.tools.imported.get(kind.tools_key, ()):
+                yield finding, None
 
     def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
         """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
@@ -193,6 +199,8 @@ class OfferedTools:
             agent = self.resolver.kind_of(value, scope)
             if agent is not None and isinstance(agent.origin, cst.Call):
                 yield from tools_in_args(agent.origin.args)
+        for agent_call in agents_of(self.index, crew):  # Crew(agents=self.agents) in a @CrewBase class
+            yield from tools_in_args(agent_call.args)
 
     def _listed(self, call: cst.Call, keyword: str, scope: Scope) -> Iterator[cst.BaseExpression]:
         """The elements of ``keyword=[...]`` in ``call``, the list written there or bound to a name."""

@@ -17,6 +17,7 @@ import libcst as cst
 
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.call_match import CallMatcher
+from escalated.contracts.scan.crews import crew_built
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name, target_key
 from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind, weaker
 from escalated.contracts.scan.syntax import dotted_tail, literal
@@ -221,6 +222,8 @@ class Resolver(CallMatcher):
                 return Kind("langchain", "runnable", "low", origin=node)
             if inner is None:
                 return None
+            if inner.kind.startswith("object:"):
+                return self._crew_of(inner.kind.partition(":")[2], method, node)
             if inner.kind == "client" and method in apis.CLIENT_COPIES:
                 return inner
             if inner.provider == "langchain" and method in apis.RUNNABLE_DERIVERS:
@@ -229,6 +232,17 @@ class Resolver(CallMatcher):
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
+        return None
+
+    def _crew_of(self, owner: str, method: str, node: cst.Call) -> Kind | None:
+        """``LatestAiDevelopmentCrew().crew()``: the Crew a @CrewBase class's @crew method builds."""
+        built = crew_built(self.index, owner, method)
+        if built is not None:
+            return Kind("litellm", "crew", origin=built)
+        key = f"{owner}.{method}()"
+        exported = self.externals.get(key)
+        if exported is not None and exported.kind == "crew":
+            return attrs.evolve(exported, origin=None, tools_key=key)
         return None
 
     def _fetched_callable(self, node: cst.Call, qualified: str | None, scope: Scope) -> Kind | None:

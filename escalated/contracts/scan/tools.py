@@ -27,7 +27,8 @@ _HOSTED_PUBLIC = ("web_search", "google_search")
 # Search tools over public pages: no private data read, nothing written (not R9).
 _PUBLIC_READ_TOOLS = frozenset({
     "WebSearchTool", "DuckDuckGoSearchRun", "DuckDuckGoSearchResults", "DuckDuckGoSearchTool", "TavilySearchResults",
-    "TavilySearch", "WikipediaQueryRun", "google_search", "GoogleSearchTool", "WebSearchPreviewTool",
+    "TavilySearch", "WikipediaQueryRun", "google_search", "GoogleSearchTool", "WebSearchPreviewTool", "SerperDevTool",
+    "ScrapeWebsiteTool", "WebsiteSearchTool", "DuckDuckGoTools",
 })  # fmt: skip
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
@@ -290,6 +291,10 @@ class ToolResolver:
         if last in self.index.class_nodes:
             node = self.index.class_nodes[last]
             tools.append(ToolRef(name or _class_tool_name(node) or last, node, line))
+            return
+        known = self._imported(call.func)
+        if known is not None:  # SendEmailTool() of another project module: its class classified there
+            tools.append(ToolRef(name or last, None, line, known=known))
             return
         if name is not None or last:
             tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
