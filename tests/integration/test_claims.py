@@ -116,3 +116,13 @@ def test_list_filters_by_assignee_and_me(live, api, admin_key):
     assert ids(admin_key, assignee=bob) == [bobs["id"]]
     assert ids(admin_key, assignee=alice) == [mine["id"]]
     assert ids(admin_key, assignee="me") == []  # a key is no one's assignee
+
+
+def test_claim_and_assign_in_another_workspace_are_404(live, api, admin_key):
+    workspace = live.workspace()
+    outsider = live.user(unique("outsider"), workspace=workspace)
+    outsider_key = live.key(workspace=workspace)
+    esc = live.create(admin_key)
+    claim(api, outsider, esc["id"]).problem(404, "not_found")
+    assign(api, outsider_key, esc["id"], {"user": None}).problem(404, "not_found")
+    assert api.get(f"/escalations/{esc['id']}", token=admin_key).json()["history"][-1]["event"] == "created"

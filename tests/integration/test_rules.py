@@ -19,13 +19,6 @@ def add_rule(api, token, **body):
     return api.post("/rules", token=token, json_body={"choice": "approve", "reason": "known customer", **body})
 
 
-def waited(api, token, esc_id):
-    """The escalation once resolved (the server's own wait, bounded)."""
-    resp = api.get(f"/escalations/{esc_id}/wait", token=token, query={"timeout": 10})
-    assert resp.status == 200, resp.body
-    return resp.json()
-
-
 def test_a_rule_is_created_with_its_author_and_a_default_life_of_a_day(live, api, admin_key):
     policy = live.policy()
     resp = add_rule(api, admin_key, policy=policy, match={"agentId": "billing-agent"})
@@ -44,7 +37,8 @@ def test_a_matching_new_escalation_is_answered_open_then_resolved_by_the_rule(li
     rule = add_rule(api, live.user(author), policy=policy, match={"subjectType": "order"}).json()
     created = live.create(admin_key, policy=policy)
     assert created["status"] == "open"
-    esc = waited(api, admin_key, created["id"])
+    # Decided before the create's answer was sent: resolved at the very next read.
+    esc = api.get(f"/escalations/{created['id']}", token=admin_key).json()
     assert esc["status"] == "resolved"
     res = esc["resolution"]
     assert (res["choice"], res["resolvedBy"], res["answeredBy"]) == ("approve", "human", f"rule:{rule['id']}")
@@ -178,3 +172,15 @@ def test_a_rule_made_before_its_choice_needed_a_quorum_never_satisfies_it(live, 
     esc = api.get(f"/escalations/{created['id']}", token=admin_key).json()
     assert esc["status"] == "open" and esc.get("approvals", []) == []
     assert api.get(f"/rules/{rule['id']}", token=admin_key).json()["uses"] == []
+
+
+def test_rules_of_another_workspace_are_not_found(live, api, admin_key):
+    workspace = live.workspace()
+    other_key = live.key(workspace=workspace)
+    live.policy("refunds.large", workspace=workspace)
+    rule = add_rule(api, admin_key, policy="refunds.large", match={"agentId": unique("agent")}).json()
+    api.get(f"/rules/{rule['id']}", token=other_key).problem(404, "not_found")
+    api.delete(f"/rules/{rule['id']}", token=other_key).problem(404, "not_found")
+    assert rule["id"] not in {r["id"] for r in api.get("/rules", token=other_key).json()["data"]}
+    other = live.create(other_key, agentId=rule["match"]["agentId"])  # the same policy key, in its own workspace
+    assert api.get(f"/escalations/{other['id']}", token=other_key).json()["status"] == "open"

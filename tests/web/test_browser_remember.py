@@ -39,3 +39,22 @@ def test_claim_then_decide_and_remember_from_the_browser(browser, world):  # noq
     browser.get(f"{world.url}/app/escalations/{following['id']}")
     wait_for(browser, lambda d: status_text(d) == "resolved", "the rule did not decide the next escalation")
     assert "remembered decision of alice" in browser.find_element(By.ID, "resolution").text
+
+
+def test_remember_on_a_quorum_choice_records_the_approval_and_says_it_is_not_remembered(browser, world):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    world.server.cli("policy", "set", "pair.browser", "--quorum", "2", "--quorum-choice", "approve")
+    esc = create(world, policy="pair.browser", question="Approve the large refund?")
+    sign_in_by_link(browser, world)
+    browser.get(f"{world.url}/app/escalations/{esc['id']}")
+    browser.find_element(By.CSS_SELECTOR, "input[name=choice][value=approve]").click()
+    browser.find_element(By.ID, "remember-box").click()
+    browser.find_element(By.CSS_SELECTOR, "#decide-form button[type=submit]").click()
+    wait_for(
+        browser,
+        lambda d: "Your decision is recorded, but not remembered" in d.find_element(By.ID, "remember").text,
+        "the page did not say the decision was not remembered",
+    )
+    body = api(world.url, "GET", f"/escalations/{esc['id']}", world.key)[1]
+    assert [a["by"] for a in body["approvals"]] == ["alice"] and body["status"] != "resolved"
