@@ -1,15 +1,17 @@
-"""Head-of-line blocking: a healthy agent's callback behind callbacks to a hung receiver.
+"""Head-of-line blocking: a healthy agent's callback behind callbacks to hung receivers.
 
-    .venv/bin/python benchmarks/hol_bench.py [-n 200] [--hung 40]
+    .venv/bin/python benchmarks/hol_bench.py [-n 200] [--hung 40] [--ports 10]
 
 A real ``escalated serve`` (``--delivery-timeout 60s``, so a hung attempt
-holds its slot for the whole run) delivers to two local receivers: one that
-accepts each callback and never answers, one healthy (verifies signatures,
-answers at once). First ``--hung`` escalations that call back to the hung
-receiver are decided; then N escalations that call back to the healthy one
-are decided one after another, each timed from the decide request to the
-verified callback. Baseline, same run, same server: the same N healthy
-callbacks before any hung work was queued.
+holds its slot for the whole run) delivers to local receivers: ``--ports``
+that accept each callback and never answer (each on a port of its own, as
+local agents are; a receiver is scheme, host and port), and one healthy
+(verifies signatures, answers at once). First ``--hung`` escalations that
+call back to the hung receivers, spread evenly over them, are decided; then
+N escalations that call back to the healthy one are decided one after
+another, each timed from the decide request to the verified callback.
+Baseline, same run, same server: the same N healthy callbacks before any
+hung work was queued.
 """
 
 from __future__ import annotations
@@ -59,36 +61,43 @@ async def healthy_latencies(http, url: str, receiver: Receiver, ids: list[str]) 
     return [(await decide_and_wait(http, url, receiver, esc_id))[1] for esc_id in ids]
 
 
-async def run(server: Server, n: int, hung_n: int) -> None:
-    healthy, hung = Receiver(), HungReceiver()
+async def run(server: Server, n: int, hung_n: int, ports: int) -> None:
+    healthy, hung = Receiver(), [HungReceiver() for _ in range(ports)]
     await healthy.start()
-    await hung.start()
+    for receiver in hung:
+        await receiver.start()
     try:
         async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {server.key}"}) as http:
             ids = await create_all(http, server.url, 2 * n + 1, healthy.url)
-            hung_ids = await create_all(http, server.url, hung_n, hung.url)
+            hung_ids = []
+            for i, receiver in enumerate(hung):
+                share = hung_n // ports + (i < hung_n % ports)
+                hung_ids += await create_all(http, server.url, share, receiver.url)
             await decide_and_wait(http, server.url, healthy, ids.pop())  # warm-up
             base = await healthy_latencies(http, server.url, healthy, ids[:n])
             for esc_id in hung_ids:
                 async with http.post(f"{server.url}/escalations/{esc_id}/decide", json={"choice": "approve"}) as resp:
                     assert resp.status == 200, await resp.text()
-            await asyncio.sleep(1.0)  # let the sender start what it will for the hung receiver
-            in_flight = hung.arrived
+            await asyncio.sleep(1.0)  # let the sender start what it will for the hung receivers
+            in_flight = [receiver.arrived for receiver in hung]
             behind = await healthy_latencies(http, server.url, healthy, ids[n:])
     finally:
-        await hung.close()
+        for receiver in hung:
+            await receiver.close()
         await healthy.close()
+    where = f"{hung_n} hung callbacks on {ports} port{'s' if ports > 1 else ''}"
     print(f"\nhealthy callback, decide -> verified at the receiver, one at a time (n={n} each):")
-    print(f"  {f'behind {hung_n} hung callbacks':<38}{summary_ms(behind)}")
-    print(f"  {'baseline: no hung callbacks':<38}{summary_ms(base)}")
-    print(f"  attempts the hung receiver held: {in_flight} (the per-receiver limit); bad signatures: {healthy.bad_signatures}")
-    print(f"\np99 behind {hung_n} hung: {percentile(behind, 99) * 1000:.2f} ms; baseline p99: {percentile(base, 99) * 1000:.2f} ms")
+    print(f"  {f'behind {where}':<44}{summary_ms(behind)}")
+    print(f"  {'baseline: no hung callbacks':<44}{summary_ms(base)}")
+    print(f"  attempts the hung receivers held: {sum(in_flight)} ({in_flight}); bad signatures: {healthy.bad_signatures}")
+    print(f"\np99 behind {where}: {percentile(behind, 99) * 1000:.2f} ms; baseline p99: {percentile(base, 99) * 1000:.2f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=200, help="healthy callbacks timed in each phase")
-    parser.add_argument("--hung", type=int, default=40, help="callbacks to the hung receiver")
+    parser.add_argument("--hung", type=int, default=40, help="callbacks to the hung receivers")
+    parser.add_argument("--ports", type=int, default=10, help="hung receivers, one per port")
     args = parser.parse_args()
     work = scratch_dir("escalated-hol-")
     print(f"machine: {machine()}; {load_note()}")
@@ -96,7 +105,7 @@ def main() -> None:
     cli(db, "policy", "set", POLICY)
     server = Server(db=db, args=("--delivery-timeout", "60s")).start()
     try:
-        asyncio.run(run(server, args.n, args.hung))
+        asyncio.run(run(server, args.n, args.hung, args.ports))
     finally:
         server.stop()
 
