@@ -94,6 +94,11 @@ def idempotency_key(run_id: str, call_id: str) -> str:
     return key
 
 
+def as_evidence_json(value: Any) -> str:
+    """Any value as the JSON the reviewer reads: cut, redacted and named as the arguments are."""
+    return _arguments_json(value)
+
+
 def arguments_of(values: Mapping[str, Any]) -> dict[str, Any]:
     """Python keyword values as JSON-able arguments, run contexts left out.
 

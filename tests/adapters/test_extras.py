@@ -12,6 +12,7 @@ ADAPTERS = [
     ("escalated.adapters.openai_agents", "agents", "escalated[openai-agents]"),
     ("escalated.adapters.pydantic_ai", "pydantic_ai", "escalated[pydantic-ai]"),
     ("escalated.adapters.langgraph", "langgraph", "escalated[langgraph]"),
+    ("escalated.adapters.crewai", "crewai", "escalated[crewai]"),
 ]
 
 
