@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from escalated.store.postgres.outage import connect, lost_connection
+from escalated.store.postgres.outage import connect, first_line, lost_connection
 from escalated.store.postgres.writer import CONFIG_CHANGED, DOORBELL_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Doorbell:
                     raise
                 self.listening.clear()
                 if not failing:
-                    log.warning("doorbell connection lost (%s); reconnecting every %g s", exc, RECONNECT_S)
+                    log.warning("doorbell connection lost (%s); reconnecting every %g s", first_line(exc), RECONNECT_S)
                 failing = True
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), RECONNECT_S)

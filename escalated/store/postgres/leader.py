@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 import psycopg
 
-from escalated.store.postgres.outage import connect, lost_connection
+from escalated.store.postgres.outage import connect, first_line, lost_connection
 
 log = logging.getLogger(__name__)
 CLOCK_LOCK = 0x65736361636C6F63  # "escacloc": any fixed number shared by every replica
@@ -49,7 +49,7 @@ class Leadership:
                 if not lost_connection(exc):
                     raise
                 if not failing:
-                    log.warning("clock leadership connection lost (%s); trying again every %g s", exc, self._poll_s)
+                    log.warning("clock leadership connection lost (%s); trying again every %g s", first_line(exc), self._poll_s)
                 failing = True
             self.leading = False
             await _sleep_unless(stop, self._poll_s)

@@ -28,6 +28,10 @@ import psycopg
 from escalated.errors import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
+# psycopg_pool logs a warning, traceback-like, per failed reconnect and per
+# discarded connection (a dozen lines per replica for a 20 s outage); the
+# outage is logged here, once when it starts and once when it ends.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 PROBE_S = 0.5
 # What a 503 asks clients to wait: a few probes' worth, so three replicas'
 # clients do not retry in a storm while a database restarts.
@@ -86,7 +90,7 @@ class Outage:
             self.outages += 1
             self._back.clear()
             # One line per outage, not one per failed request.
-            log.error("lost the database connection (%s); answering 503 unavailable until it is back", _first_line(exc))
+            log.error("lost the database connection (%s); answering 503 unavailable until it is back", first_line(exc))
             self._probe = asyncio.create_task(self._until_back(), name="escalated-db-probe")
         return self.error()
 
@@ -115,11 +119,12 @@ class Outage:
                 await conn.execute("SELECT 1")
             await self._on_back()
         except (psycopg.Error, OSError, TimeoutError) as exc:
-            log.debug("database probe: %s", _first_line(exc))
+            log.debug("database probe: %s", first_line(exc))
             return False
         return True
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """libpq's messages run over several lines ("This probably means..."): one is enough."""
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
