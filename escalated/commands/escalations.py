@@ -138,6 +138,10 @@ def describe(esc: dict, *, at_ms: int) -> str:
     if deadline is not None and esc["status"] in ("open", "acknowledged"):
         lines.append(f"Deadline:  {esc['deadlineAt']} (in {countdown_text(deadline, at_ms)})")
     lines.append(f"Assignee:  {esc.get('assignee') or 'nobody'}")
+    if approvals := esc.get("approvals"):  # a quorum short of its count (CONTRACT §15)
+        lines.append("Approvals: " + ", ".join(f"{a['by']} ({a['choice']})" for a in approvals))
+    if esc.get("level"):
+        lines.append(f"Level:     {esc['level']} (escalated to more reviewers)")
     lines.append(f"Subject:   {subject.get('label')} ({subject.get('type')} {subject.get('id')})")
     lines.append(f"Policy:    {esc['policy']}   agent {esc['agentId']}, run {esc['runId']}")
     lines.append(f"Id:        {esc['id']}")

@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.cli import main
+from escalated.core.admin import PolicyRequest
+from tests.support import setup
 from tests.support.api import unique
 
 AMOUNT = [{"type": "number", "name": "amount", "label": "Amount", "min": 0, "step": 0.5}]
@@ -100,3 +102,13 @@ def test_a_field_that_is_not_name_value_is_a_usage_error(live, cli, admin_key):
     for field in ("amount", "amount=lots"):
         result = cli(admin_key, "decide", esc["id"], "approve", "--field", field)
         assert result.exit_code == 2 and "--field" in result.output
+
+
+def test_show_lists_the_approvals_of_a_quorum(live, cli, admin_key):
+    key = f"{unique('pair')}.cli"
+    request = PolicyRequest(key=key, quorum="2", quorum_choices=("approve",), allow_unknown_reviewers=True)
+    live._run(lambda: setup.set_policy(live.app, request))
+    esc = live.create(admin_key, policy=key)
+    name = unique("approver")
+    assert ok(cli(live.user(name), "decide", esc["id"], "approve")).strip() == f"{esc['id']}: open"  # one approval of two
+    assert f"Approvals: {name} (approve)" in ok(cli(admin_key, "show", esc["id"]))
