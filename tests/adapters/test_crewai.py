@@ -109,10 +109,20 @@ async def test_a_timeout_applies_the_policy_default(server, client, ledger, tmp_
     assert refunds(ledger) == []
 
 
-async def test_an_unknown_policy_is_one_clear_exception_and_nothing_runs(server, client, ledger, tmp_path):
-    async with Flows(server, client, tmp_path, "tools.nope") as flows:
-        with pytest.raises(ApprovalUnavailable, match="unknown_policy"):
-            await flows.start("o-9", 5)
+@pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
+async def test_bad_input_is_one_clear_exception_and_nothing_runs(server, client, ledger, tmp_path, unused_tcp_port, cause):
+    policy, url, key = "tools.refund", server.url, server.bootstrap_key
+    if cause == "unknown policy":
+        policy, expected = "tools.nope", "unknown_policy"
+    elif cause == "server down":
+        url, expected = f"http://127.0.0.1:{unused_tcp_port}", "cannot be reached"
+    else:
+        key, expected = server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
+    flow_class = refund_flow(EscalatedFeedbackProvider(policy=policy, url=url, api_key=key))
+    with pytest.raises(ApprovalUnavailable, match=expected):
+        await flow_class(persistence=SQLiteFlowPersistence(str(tmp_path / "flows.db"))).kickoff_async(
+            inputs={"order_id": "o-9", "amount_eur": 5}
+        )
     assert refunds(ledger) == []
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from escalated.adapters.approvals import ApprovalUnavailable
 from escalated.adapters.langgraph import ThreadResumer, resume_by_waiting
+from escalated.agent.client import EscalatedClient
 from escalated.agent.receiver import make_receiver_app, start_receiver
 from examples.langgraph_refund_tools.graph import build_graph, request_for, thread
 
@@ -103,8 +104,16 @@ async def test_a_repeated_resume_runs_nothing_again(client, reviewer, run_id, le
     assert refunds(ledger) == ["o-5 50.00"]
 
 
-async def test_an_unknown_policy_is_one_clear_exception_and_nothing_runs(client, run_id, ledger):
-    graph = build_graph(client, policy="tools.nope")
-    with pytest.raises(ApprovalUnavailable, match="unknown_policy"):
-        await graph.ainvoke(request_for("o-9", 5), thread(run_id))
+@pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
+async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(server, run_id, ledger, unused_tcp_port, cause):
+    policy, url, key = "tools.refund", server.url, server.bootstrap_key
+    if cause == "unknown policy":
+        policy, expected = "tools.nope", "unknown_policy"
+    elif cause == "server down":
+        url, expected = f"http://127.0.0.1:{unused_tcp_port}", "cannot be reached"
+    else:
+        key, expected = server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
+    async with EscalatedClient(url, key, retry_backoff_s=0.01) as client:
+        with pytest.raises(ApprovalUnavailable, match=expected):
+            await build_graph(client, policy=policy).ainvoke(request_for("o-9", 5), thread(run_id))
     assert refunds(ledger) == []

@@ -17,6 +17,7 @@ from agents import Agent, RunContextWrapper, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from escalated.adapters.approvals import ApprovalUnavailable, Paused
 from escalated.adapters.openai_agents import resume_run, run_with_approvals, start_run
+from escalated.adapters.runstore import RunStore, RunStoreError
 from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS, MAX_TEXT_CHARS
 from examples.openai_agents_refund.agent import Shop, build_agent, request_for
@@ -127,6 +128,20 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
     assert refunds(ledger) == ["o-4 300.00"]
     assert [type(i).__name__ for i in again.new_items][-2:] == ["ToolCallOutputItem", "MessageOutputItem"]
     assert len(await reviewer.all_for(run_id)) == 1
+
+
+async def test_a_resume_whose_process_died_midway_is_never_run_again(client, reviewer, run_id, ledger, tmp_path):
+    store = tmp_path / "runs"
+    await start_run(build_agent(), request_for("o-6", 60), policy="tools.refund", run_id=run_id, store=store, client=client, context=Shop())
+    [asked] = await reviewer.open_for(run_id)
+    await reviewer.decide(asked["id"], "approve")
+    # What a resume leaves behind when its process dies after marking the run, before saving the result.
+    runs = RunStore(store)
+    record = runs.read(run_id)
+    runs.write(run_id, **{k: v for k, v in record.items() if k not in ("version", "runId")} | {"status": "resuming"})
+    with pytest.raises(RunStoreError, match="its approved tools may have run, so it is not run again"):
+        await resume_run(build_agent(), run_id=run_id, store=store, client=client, context=Shop())
+    assert refunds(ledger) == []
 
 
 async def test_a_retried_start_files_no_second_escalation(client, reviewer, run_id, ledger, tmp_path):
