@@ -8,13 +8,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
+from escalated.domain.limits import MAX_BODY_BYTES
 from escalated.domain.mailserver import MailServer
 from escalated.domain.urlsafety import CallbackRules
 
 DEFAULT_PORT = 8470
 DEFAULT_RETRY_SCHEDULE_S = (5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 10800.0)
 DEFAULT_RETRY_FOR_S = 24 * 3600.0
-MAX_BODY_BYTES = 256 * 1024
+# MAX_BODY_BYTES (--max-body's default) lives in domain/limits beside the
+# other limits, where the agent side reads it too.
 
 
 def default_db_path() -> Path:
