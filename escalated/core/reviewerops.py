@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from escalated.domain.models import Escalation, Policy, Principal
+from escalated.domain.models import EVENT_DECIDED, Escalation, Policy, Principal, Resolution, RuleRef
 from escalated.domain.rules import Rule, RuleRequest, parse_rule_request
 from escalated.domain.scopes import ROLE_SCOPES
 from escalated.domain.ids import new_id
-from escalated.errors import NotFound, UserTokenRequired, ValidationFailed, field_error
+from escalated.errors import InvalidState, NotFound, UserTokenRequired, ValidationFailed, field_error
 from escalated.core.creation import routes_for
 from escalated.timeutil import now_ms
 
@@ -25,6 +25,34 @@ if TYPE_CHECKING:
 
 EVENT_CLAIMED = "escalation.claimed"
 EVENT_ASSIGNED = "escalation.assigned"
+
+
+class RuleDecisions:
+    """Mixed into ``Service``: a rule's decision goes the one resolve path
+    (its ``store``, ``_callback``, ``_resolved``), and a claim's change is
+    published as every other (``_publish``)."""
+
+    async def decide_by_rule(self, esc: Escalation, rule: Rule) -> Escalation | None:
+        """A remembered decision answers a new escalation, as the human who
+        made the rule (CONTRACT §15); None when someone decided first."""
+        resolution = Resolution(
+            choice=rule.choice,
+            resolved_by="human",
+            answered_by=f"rule:{rule.id}",
+            answered_at_ms=now_ms(),
+            reason=rule.reason,
+            rule=RuleRef(id=rule.id, created_by=rule.created_by),
+        )
+        callback = self._callback(esc, resolution, EVENT_DECIDED)
+        try:
+            await self.store.resolve_by_rule(escalation_id=esc.id, resolution=resolution, callback=callback, rule_id=rule.id)
+        except InvalidState:
+            return None
+        return self._resolved(esc, resolution, EVENT_DECIDED)
+
+    def announce(self, event: str, esc: Escalation, at_ms: int) -> None:
+        """A committed change made by ``ReviewerOps`` (a claim): to the bus."""
+        self._publish(event, esc, at_ms)
 
 
 class ReviewerOps:

@@ -32,9 +32,7 @@ from escalated.domain.models import (
     Policy,
     Principal,
     Resolution,
-    RuleRef,
 )
-from escalated.domain.rules import Rule
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery
 from escalated.domain.resource import escalation_resource
 from escalated.domain.scopes import DECIDE
@@ -45,7 +43,7 @@ from escalated.core.creation import IDEMPOTENCY_WINDOW_MS, Created, new_escalati
 from escalated.core.inbox import INBOX_LIMIT, Inbox, InboxQuery, matches_text, sort_inbox
 from escalated.core.notifications import notification_deliveries
 from escalated.core.review import EscalationReview
-from escalated.core.reviewerops import ReviewerOps
+from escalated.core.reviewerops import ReviewerOps, RuleDecisions
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
     DefaultChoiceNotOffered,
@@ -63,7 +61,7 @@ from escalated.timeutil import now_ms
 log = logging.getLogger(__name__)
 
 
-class Service(EscalationReview):
+class Service(EscalationReview, RuleDecisions):
     def __init__(
         self, store: Store, settings: Settings, *, bus: EventBus | None = None, metrics: Metrics | None = None
     ) -> None:
@@ -108,10 +106,6 @@ class Service(EscalationReview):
         with the database's event numbers (``on_change``): not here too."""
         if not self.store.shared:
             self.bus.publish(event, esc, at_ms, deliveries=deliveries)
-
-    def announce(self, event: str, esc: Escalation, at_ms: int) -> None:
-        """A committed change made outside this module (a claim): to the bus."""
-        self._publish(event, esc, at_ms)
 
     def on_change(self, change: Change) -> None:
         """A commit seen by the store's change feed (any process's)."""
@@ -278,24 +272,6 @@ class Service(EscalationReview):
         history_event = EVENT_DECIDED.removeprefix("escalation.")
         callback = self._callback(esc, resolution, EVENT_DECIDED)
         await self.store.resolve(escalation_id=esc.id, resolution=resolution, history_event=history_event, callback=callback)
-        return self._resolved(esc, resolution, EVENT_DECIDED)
-
-    async def decide_by_rule(self, esc: Escalation, rule: Rule) -> Escalation | None:
-        """A remembered decision answers a new escalation, as the human who
-        made the rule (CONTRACT §15); None when someone decided first."""
-        resolution = Resolution(
-            choice=rule.choice,
-            resolved_by="human",
-            answered_by=f"rule:{rule.id}",
-            answered_at_ms=now_ms(),
-            reason=rule.reason,
-            rule=RuleRef(id=rule.id, created_by=rule.created_by),
-        )
-        callback = self._callback(esc, resolution, EVENT_DECIDED)
-        try:
-            await self.store.resolve_by_rule(escalation_id=esc.id, resolution=resolution, callback=callback, rule_id=rule.id)
-        except InvalidState:
-            return None
         return self._resolved(esc, resolution, EVENT_DECIDED)
 
     async def breach_many(self, escalation_ids: list[str], *, at_ms: int) -> list[Escalation]:
