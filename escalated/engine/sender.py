@@ -176,16 +176,17 @@ class Sender:
                 paused.append(delivery)
                 continue
             started.append(self._start(delivery, origin, probe=self._breakers.probing(origin)))
-        await self._defer(paused, at_ms)
+        moved = await self._defer(paused, at_ms)
         if past_busy and not started and wakes == self._wakes:
             self._look_past_busy = False
-        if len(head) == limit and (started or paused):
+        if len(head) == limit and (started or (paused and moved)):
             self._wake.set()  # more may be due past this read: another pass, not a wait for a finishing attempt
         return started
 
-    async def _defer(self, deliveries: list[Delivery], at_ms: int) -> None:
+    async def _defer(self, deliveries: list[Delivery], at_ms: int) -> bool:
         """Move a paused receiver's due deliveries past its pause, out of the
-        outbox's head (where enough of them would hide other receivers' work)."""
+        outbox's head (where enough of them would hide other receivers' work);
+        whether they all moved."""
         by_until: dict[int, list[Delivery]] = {}
         for delivery in deliveries:
             until = self._breakers.not_before_ms(transport.origin(delivery), at_ms)
@@ -194,9 +195,10 @@ class Sender:
             try:
                 await self._service.defer_deliveries(group, until_ms=until_ms)
             except TRANSIENT:  # held back again on the next pass
-                return
+                return False
             if self._next_due_ms is None or until_ms < self._next_due_ms:
                 self._next_due_ms = until_ms  # wake for the probe
+        return True
 
     def _start(self, delivery: Delivery, origin: str, *, probe: bool = False) -> asyncio.Task:
         if origin not in self._origin_slots:
