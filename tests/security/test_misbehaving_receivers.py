@@ -158,6 +158,29 @@ async def test_hung_receivers_on_ten_ports_of_one_host_do_not_delay_a_healthy_re
             await receiver.stop()
 
 
+async def test_hung_webhook_receivers_on_ten_ports_do_not_delay_a_healthy_notification(server):
+    """The same for notifications (``webhook:`` targets): before, they shared the 8 slots too."""
+    hung = [await HungReceiver().start() for _ in range(HUNG_PORTS)]
+    healthy = await Receiver().start()
+    http = Http(server.url)
+    try:
+        hooks = [arg for r in hung for arg in ("--notify", f"webhook:http://127.0.0.1:{r.port}/hook")]
+        await asyncio.to_thread(server.cli, "policy", "set", "sec.hung-hooks", *hooks)
+        await asyncio.to_thread(server.cli, "policy", "set", "sec.healthy-hook", "--notify", f"webhook:{healthy.url()}")
+        for _ in range(HUNG_CALLBACKS // HUNG_PORTS):  # each create notifies every hung port
+            await asyncio.to_thread(create, http, server.bootstrap_key, "sec.hung-hooks")
+        await asyncio.to_thread(poll, lambda: all(r.arrived >= 4 for r in hung), what="each hung port's share of attempts")
+        for n in range(1, 4):
+            started = time.monotonic()
+            await asyncio.to_thread(create, http, server.bootstrap_key, "sec.healthy-hook")
+            await healthy.wait_for(n, timeout_s=5)
+            assert time.monotonic() - started < 5
+    finally:
+        await healthy.stop()
+        for receiver in hung:
+            await receiver.stop()
+
+
 async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivered(server):
     receiver = await EndlessBodyReceiver().start()
     http = Http(server.url)
