@@ -4,14 +4,29 @@ escalations" in the decide form."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Checkbox, Select
 
 from escalated.tui.components.escalation_table import EscalationTable
 from escalated.tui.screens.decide import DecideScreen
 from escalated.tui.screens.detail import DetailScreen
 from escalated.tui.screens.inbox import InboxScreen
-from tests.tui.conftest import REFUND_FIELDS, create, server_state, wait_until
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
+from tests.tui.conftest import REFUND_FIELDS, Setup, create, prepare, server_state, wait_until
 from tests.tui.test_review import SIZE, pick_first_choice, rows, status_text
+
+
+@pytest.fixture(scope="module")
+def shared(request, backend, tmp_path_factory) -> Setup:
+    """This module's server on either backend (the TUI's other modules run on SQLite):
+    claims and rules are new store code, so the TUI drives both."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("tui-ops")) as db:
+        server = ServerProcess(db=db).start()
+        try:
+            yield prepare(server)
+        finally:
+            server.stop()
 
 
 def detail_text(app) -> str:
