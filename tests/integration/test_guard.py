@@ -17,6 +17,7 @@ import pytest
 
 import escalated.guard
 from escalated.agent.client import EscalatedClient
+from escalated.domain.limits import MAX_TEXT_CHARS
 from escalated.guard.contracts import Choice, Contract, ContractSet, save_contracts
 from escalated.guard import EscalationRejected, GuardFailedClosed, guard, guard_async, run_context
 
@@ -349,6 +350,15 @@ async def test_a_streamed_agent_run_is_decided_while_the_event_loop_keeps_runnin
     await _decide(env, escalation["id"], "approve")
     assert await asyncio.wait_for(events, 15) == ["tool: issue_refund", "message: refunded"]
     ticking.cancel()
+
+
+async def test_a_long_output_is_cut_to_what_the_server_accepts_and_still_filed(env):
+    # The guard cut outputs at 16,000 characters; the server takes 10,000 per text, so long ones were refused.
+    run_id = os.environ["ESCALATED_RUN_ID"]
+    assert guard("billing.reviewed", lambda: "x" * 50_000) == "x" * 50_000
+    assert escalated.guard.flush(timeout_s=10)
+    [filed] = await _filed(env, run_id)
+    assert len(filed["evidence"][0]) <= MAX_TEXT_CHARS and filed["evidence"][0].endswith("more characters)")
 
 
 async def test_an_awaited_required_guard_honours_the_wait_cap(env, monkeypatch):
