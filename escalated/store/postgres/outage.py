@@ -74,6 +74,7 @@ class Outage:
         self._back = asyncio.Event()
         self._back.set()
         self._probe: asyncio.Task | None = None
+        self._closed = False
         self.outages = 0
 
     @property
@@ -91,7 +92,8 @@ class Outage:
             self._back.clear()
             # One line per outage, not one per failed request.
             log.error("lost the database connection (%s); answering 503 unavailable until it is back", first_line(exc))
-            self._probe = asyncio.create_task(self._until_back(), name="escalated-db-probe")
+            if not self._closed:  # a write failing while the store closes starts no task to outlive it
+                self._probe = asyncio.create_task(self._until_back(), name="escalated-db-probe")
         return self.error()
 
     async def wait_back(self, timeout_s: float) -> bool:
@@ -101,6 +103,7 @@ class Outage:
         return not self.down
 
     async def close(self) -> None:
+        self._closed = True
         if self._probe is not None:
             self._probe.cancel()
             await asyncio.gather(self._probe, return_exceptions=True)
