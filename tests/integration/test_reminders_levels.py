@@ -163,10 +163,13 @@ async def _rebuilt_after_kill_9(proc: ServerProcess) -> None:
             await asyncio.sleep(2.2)  # the level and a reminder fall due while the server is down (real 1 s / 2 s)
             proc.start()
             api.url = proc.url
-            got = await hook.wait_for(3)
-            events = [json.loads(g.body)["event"] for g in got]
-            assert events[0] == "escalation.created"
-            assert "escalation.escalated" in events[1:3]
+            events: list[str] = []
+            while "escalation.reminded" not in events:  # each wait is bounded by the receiver's deadline
+                events = [json.loads(g.body)["event"] for g in await hook.wait_for(len(events) + 1)]
+            # The first pass reaches the level (which tells the policy's hook) and owes the
+            # hook no reminder on top; the next reminder comes a full second later. (A
+            # notification may arrive twice: the kill can come before its delivery is recorded.)
+            assert list(dict.fromkeys(events)) == ["escalation.created", "escalation.escalated", "escalation.reminded"]
             stored = await api.get(esc["id"])
             assert stored["level"] == 1
             assert [h for h in stored["history"] if h["event"] == "escalated"] == [
