@@ -17,6 +17,7 @@ class InboxQuery:
     policy: str = ""
     text: str = ""
     sort: str = "deadline"  # one of INBOX_SORTS
+    mine: bool = False  # only those assigned to the caller (claimed or assigned, CONTRACT §15)
 
 
 @attrs.frozen

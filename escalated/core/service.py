@@ -207,6 +207,7 @@ class Service(EscalationReview, RuleDecisions):
                     routes=principal.routes,
                     status=status,
                     policy=query.policy or None,
+                    assignee=principal.actor if query.mine else None,
                     limit=INBOX_LIMIT,
                 )
             )

@@ -33,6 +33,7 @@ async def inbox(request: web.Request) -> web.Response:
         policy=q.get("policy", "").strip(),
         text=q.get("q", "").strip(),
         sort=q.get("sort") if q.get("sort") in INBOX_SORTS else "deadline",
+        mine=q.get("mine") == "1",
     )
     found = await request.config_dict[SERVICE].inbox(who.principal, query)
     return page(request, "inbox.html", {"inbox": found, "statuses": INBOX_STATUSES, "sorts": INBOX_SORTS})

@@ -119,3 +119,11 @@ def test_remembering_a_quorum_choice_records_the_approval_and_says_it_is_not_rem
     body = get(world, esc["id"])
     assert body["status"] in ("open", "acknowledged") and [a["by"] for a in body["approvals"]] == ["alice"]
     assert not [r for r in api(world.url, "GET", "/rules", world.key)[1]["data"] if r["policy"] == "pair.approve"]
+
+
+def test_the_inbox_filter_only_mine_shows_what_the_user_claimed(world, alice):
+    mine, other = create(world), create(world)
+    alice.submit(f"/app/escalations/{mine['id']}", f"/app/escalations/{mine['id']}/claim", {})
+    page = alice.get("/app/?mine=1").text
+    assert mine["id"] in page and other["id"] not in page and 'id="mine" checked' in page
+    assert other["id"] in alice.get("/app/").text
