@@ -270,7 +270,11 @@ async def _open_pool(url: str) -> AsyncConnectionPool:
         kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
         open=False,
     )
-    await pool.open(wait=True)
+    try:
+        await pool.open(wait=True, timeout=POOL_WAIT_S)
+    except BaseException:  # its workers would keep trying to connect, for nobody
+        await pool.close()
+        raise
     return pool
 
 
