@@ -1,4 +1,4 @@
-"""One real ``escalated serve`` per adapter module and backend, and a reviewer over HTTP.
+"""One real ``escalated serve`` per backend for all the adapter tests, and a reviewer over HTTP.
 
 Every adapter test runs its framework's real runner with the framework's own
 test model against this server; a reviewer (a user token, over plain HTTP
@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 
 from escalated.agent.client import EscalatedClient
-from tests.conftest import fresh_db
+from tests.conftest import BACKENDS, fresh_db
 from tests.support.api import Api, unique
 from tests.support.server import ServerProcess
 
@@ -29,9 +29,15 @@ def _no_model_provider_calls(monkeypatch):
     monkeypatch.delenv("ESCALATED_API_KEY", raising=False)
 
 
-@pytest.fixture(scope="module")
-def server(request, backend, tmp_path_factory):
-    with fresh_db(request, backend, tmp_path_factory.mktemp("adapters")) as db:
+@pytest.fixture(scope="package", params=BACKENDS)
+def adapters_backend(request) -> str:
+    """``sqlite`` or ``postgres``, for the whole package: its modules share one server per backend."""
+    return request.param
+
+
+@pytest.fixture(scope="package")
+def server(request, adapters_backend, tmp_path_factory):
+    with fresh_db(request, adapters_backend, tmp_path_factory.mktemp("adapters")) as db:
         proc = ServerProcess(db=db).start()
         proc.cli("policy", "set", "tools.refund")
         proc.cli("policy", "set", "tools.late", "--sla", "1s", "--default-choice", "approve")
@@ -40,7 +46,7 @@ def server(request, backend, tmp_path_factory):
         proc.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def reviewer_token(server) -> str:
     return server.cli("users", "add", "alice")
 
