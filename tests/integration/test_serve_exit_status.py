@@ -41,7 +41,7 @@ async def attempt_recorded(api: Api, escalation_id: str) -> None:
 
 
 async def test_a_server_stopped_by_a_dead_background_task_exits_1(request, fn_backend, tmp_path):
-    receiver = await Receiver(script=[500]).start()  # the first attempt fails: the delivery stays pending
+    receiver = await Receiver(script=[500] * 100).start()  # every attempt fails: the delivery stays pending
     with fresh_db(request, fn_backend, tmp_path) as db:
         cli(db, "policy", "set", "refunds.large")
         server = ServerProcess(db=db, args=("--retry-schedule", "1s")).start()
