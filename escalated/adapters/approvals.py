@@ -107,6 +107,13 @@ async def read_approval(client: EscalatedClient, escalation_id: str) -> Approval
         raise ApprovalUnavailable(f"could not read the decision on {escalation_id}: {cause_of(client, error)}") from error
 
 
+def resume_target(url: str | None, secret: str | None) -> dict | None:
+    """The escalation's ``resume`` for a callback receiver, or None to be resumed by polling."""
+    if url is None:
+        return None
+    return {"mode": "webhook", "url": url, **({"secret": secret} if secret else {})}
+
+
 def approval_of(escalation: dict) -> Approval | None:
     """A resolved or cancelled escalation as an ``Approval``; None while open.
 

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 import attrs
 
-from escalated.adapters.approvals import ApprovalUnavailable, cause_of
+from escalated.adapters.approvals import ApprovalUnavailable, cause_of, resume_target
 from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
 from escalated.agent.toolcall import CHOICES, as_evidence_json, idempotency_key
@@ -76,9 +76,7 @@ class EscalatedFeedbackProvider:
         raise HumanFeedbackPending(context=context, callback_info={"escalationId": filed["id"]})
 
     async def _file(self, context: PendingFeedbackContext, *, key: str) -> dict:
-        resume = None
-        if self.resume_url:
-            resume = {"mode": "webhook", "url": self.resume_url, **({"secret": self.resume_secret} if self.resume_secret else {})}
+        resume = resume_target(self.resume_url, self.resume_secret)
         flow_class = context.flow_class.rsplit(".", 1)[-1]
         async with self._client() as client:
             try:

@@ -142,9 +142,3 @@ def _pending(saved: dict) -> Pending:
 def _fields(record: dict, **changes: Any) -> dict:
     return {**{k: v for k, v in record.items() if k not in ("version", "runId")}, **changes}
 
-
-def resume_target(url: str | None, secret: str | None) -> dict | None:
-    """The escalation's ``resume`` for a callback receiver, or None to be resumed by polling."""
-    if url is None:
-        return None
-    return {"mode": "webhook", "url": url, **({"secret": secret} if secret else {})}

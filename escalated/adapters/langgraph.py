@@ -37,7 +37,14 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 import attrs
 
-from escalated.adapters.approvals import Approval, ApprovalUnavailable, cause_of, client_scope, rejection_message
+from escalated.adapters.approvals import (
+    Approval,
+    ApprovalUnavailable,
+    cause_of,
+    client_scope,
+    rejection_message,
+    resume_target,
+)
 from escalated.agent.client import ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
 from escalated.agent.toolcall import APPROVE, ToolCall, describe, idempotency_key
@@ -67,7 +74,7 @@ async def escalate(
     different for each pause (a node asking twice passes two keys).
     """
     thread_id = str(config["configurable"]["thread_id"])
-    resume = {"mode": "webhook", "url": resume_url, **({"secret": resume_secret} if resume_secret else {})} if resume_url else None
+    resume = resume_target(resume_url, resume_secret)
     async with client_scope(client) as escalated:
         try:
             filed = await escalated.create_escalation(

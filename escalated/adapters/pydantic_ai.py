@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 import attrs
 
 from escalated.adapters import driver
-from escalated.adapters.approvals import Approval, ApprovalUnavailable, Paused, client_scope
+from escalated.adapters.approvals import Approval, ApprovalUnavailable, Paused, client_scope, resume_target
 from escalated.adapters.driver import Pending, Step
 from escalated.adapters.runstore import RunStore
 from escalated.agent.client import EscalatedClient
@@ -76,7 +76,7 @@ async def start_run(
     back when a call is decided; its handler calls ``resume_run``. A start
     retried with a run id the store already holds resumes that run instead.
     """
-    resume = driver.resume_target(resume_url, resume_secret)
+    resume = resume_target(resume_url, resume_secret)
     async with client_scope(client) as escalated:
         return await driver.start_durable(
             _AgentRun(agent, prompt, run_kwargs), runs=RunStore(store), client=escalated, policy=policy, run_id=run_id, resume=resume

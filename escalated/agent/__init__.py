@@ -1,5 +1,7 @@
 """What an agent process imports: the HTTP client, the callback receiver and
-its signature check, the outcome types, and the event-stream parser.
+its signature check, the outcome types, the event-stream parser, and how a
+tool call is described to a reviewer (``toolcall``, shared by the guard and
+the framework adapters).
 
 Nothing here imports the server (core, store, http, web, engine): an import
 contract in pyproject.toml keeps it so.
