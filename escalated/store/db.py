@@ -363,6 +363,11 @@ class Database:
         # transaction at once: no snapshot outlives the call.
         return self._lookup_conn.execute(sql, params).fetchall()
 
+    def data_version(self) -> int:
+        """Changes whenever another connection (our writer, another process)
+        has committed since the last call: what ``UntilChanged`` keeps rows by."""
+        return self._lookup_conn.execute("PRAGMA data_version").fetchone()[0]
+
     async def close(self) -> None:
         await self._reader.close()
         await self.writer.close()

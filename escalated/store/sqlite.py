@@ -1,9 +1,10 @@
 """The SQLite store: ``Store`` over one file, one writer and its readers.
 
 Writes are jobs run by the group-commit writer (store/db.py) on the event
-loop; reads go through aiosqlite, except the three looked up on every
-request (policy, API key, user), which ``Database.lookup`` reads on the
-loop itself because a thread hop costs more than the read.
+loop; reads go through aiosqlite, except those looked up on every request
+(policy, API key, user, the policy's active rules), which ``Database.lookup``
+reads on the loop itself because a thread hop costs more than the read, and
+which are kept until the database next changes (untilchanged.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from escalated.domain.rules import Rule
 from escalated.store import decisionlinks, escalations, outbox, queries, review, reviewerops, websessions, workspaces
 from escalated.store.base import Resolve, Store
 from escalated.store.db import Database
+from escalated.store.untilchanged import UntilChanged
 from escalated.store.rows import decision_link_from_row, key_from_row, policy_from_row, user_from_row, workspace_from_row
 
 Q = queries.load("sqlite")
@@ -40,6 +42,7 @@ Q = queries.load("sqlite")
 class SqliteStore(Store):
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._kept = UntilChanged(db.data_version)
 
     @classmethod
     async def open(cls, path: Path | str, *, durability: str = "full") -> SqliteStore:
@@ -108,7 +111,13 @@ class SqliteStore(Store):
         return await reviewerops.rule(self._db, rule_id=rule_id, workspace_id=workspace_id)
 
     async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
-        return reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
+        def read() -> tuple[int, list[Rule]]:
+            return at_ms, reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
+
+        read_at_ms, rules = self._kept.get(("rules", workspace_id, policy), read)
+        if at_ms < read_at_ms:  # asked about an earlier time than the kept read: it may lack rules expired since
+            return reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
+        return [r for r in rules if r.expires_ms > at_ms]
 
     async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
         return await self._db.write(reviewerops.revoke_rule, rule_id=rule_id, workspace_id=workspace_id, by=by, at_ms=at_ms)
@@ -183,16 +192,25 @@ class SqliteStore(Store):
     # -- workspaces, keys, users, policies --------------------------------------
 
     async def policy(self, *, workspace_id: str, key: str) -> Policy | None:
-        row = self._db.lookup(Q["get_policy"], (workspace_id, key))
-        return None if row is None else policy_from_row(row)
+        def read() -> Policy | None:
+            row = self._db.lookup(Q["get_policy"], (workspace_id, key))
+            return None if row is None else policy_from_row(row)
+
+        return self._kept.get(("policy", workspace_id, key), read)
 
     async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None:
-        row = self._db.lookup(Q["key_by_hash"], (token_hash,))
-        return None if row is None else key_from_row(row)
+        def read() -> ApiKeyInfo | None:
+            row = self._db.lookup(Q["key_by_hash"], (token_hash,))
+            return None if row is None else key_from_row(row)
+
+        return self._kept.get(("key", token_hash), read)
 
     async def user_by_hash(self, *, token_hash: str) -> UserInfo | None:
-        row = self._db.lookup(Q["user_by_hash"], (token_hash,))
-        return None if row is None else user_from_row(row)
+        def read() -> UserInfo | None:
+            row = self._db.lookup(Q["user_by_hash"], (token_hash,))
+            return None if row is None else user_from_row(row)
+
+        return self._kept.get(("user", token_hash), read)
 
     async def api_key(self, *, key_id: str, workspace_id: str) -> ApiKeyInfo | None:
         row = await self._db.fetchone(Q["key_by_id"], (key_id, workspace_id))
