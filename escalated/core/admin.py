@@ -105,13 +105,14 @@ class AdminService:
         """The caller a bearer token stands for; ``Unauthenticated`` otherwise.
 
         A malformed token (bad shape or checksum) is refused without a
-        database look-up. Keys and users are read on every call, so a
-        revocation from the CLI applies to the very next request (across
-        PostgreSQL replicas: within the store's bound of 1 s).
+        database look-up. The store reads keys and users again after any
+        change (on SQLite), so a revocation from the CLI applies to the very
+        next request (across PostgreSQL replicas: within the store's bound
+        of 1 s).
         """
-        if not tokens.well_formed(token):
+        digest = tokens.checked_hash(token)
+        if digest is None:
             raise Unauthenticated("malformed token")
-        digest = tokens.hash_token(token)
         if token.startswith(tokens.API_KEY_PREFIX):
             key = await self.store.api_key_by_hash(token_hash=digest)
             if key is None or key.revoked_ms is not None:

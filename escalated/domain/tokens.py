@@ -49,3 +49,27 @@ def well_formed(token: str) -> bool:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+_TOKEN_LEN = len(API_KEY_PREFIX) + _BODY_LEN + _CHECK_LEN
+_WELL_FORMED_MAX = 4096
+_well_formed_digests: set[str] = set()
+
+
+def checked_hash(token: str) -> str | None:
+    """``hash_token(token)`` if the token is well formed, else None.
+
+    Every request checks its token; the checksum costs four times the hash,
+    so the digests of tokens found well formed are remembered (a digest, not
+    the secret) and such a token is checked once.
+    """
+    if len(token) != _TOKEN_LEN or not token.isascii():
+        return None
+    digest = hash_token(token)
+    if digest not in _well_formed_digests:
+        if not well_formed(token):
+            return None
+        if len(_well_formed_digests) >= _WELL_FORMED_MAX:
+            _well_formed_digests.clear()
+        _well_formed_digests.add(digest)
+    return digest

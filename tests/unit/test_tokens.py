@@ -57,3 +57,16 @@ def test_hash_is_sha256_hex_and_not_the_token():
     assert re.fullmatch(r"[0-9a-f]{64}", digest) and token not in digest
     assert tokens.hash_token(token) == digest
     assert tokens.hash_token(tokens.mint(tokens.API_KEY_PREFIX)) != digest
+
+
+def test_checked_hash_is_the_hash_of_a_well_formed_token_every_time():
+    token = tokens.mint(tokens.USER_TOKEN_PREFIX)
+    assert tokens.checked_hash(token) == tokens.checked_hash(token) == tokens.hash_token(token)
+
+
+def test_checked_hash_refuses_what_well_formed_refuses():
+    token = tokens.mint(tokens.API_KEY_PREFIX)
+    broken = token[:-1] + ("A" if token[-1] != "A" else "B")
+    for bad in (broken, token + "x", token[:-1], "ain_live_" + "é" * 38, ""):
+        assert tokens.checked_hash(bad) is None
+    assert tokens.checked_hash(broken) is None  # a refused token is never remembered as well formed
