@@ -19,12 +19,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-WALKTHROUGH = "## Run it yourself, step by step"
+# The step-by-step walkthrough and the agents' page the README links to.
+GUIDE = ROOT / "docs" / "guide.md"
+AGENTS = ROOT / "docs" / "agents.md"
+WALKTHROUGH = "# Run it yourself, step by step"
 INTERACTIVE = "escalated review"
 
 
-def section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def section(title: str, *, page: Path = README) -> str:
+    text = page.read_text(encoding="utf-8")
     start = text.index(title)
     end = text.find("\n## ", start + len(title))
     return text[start : end if end != -1 else None]
@@ -41,7 +44,7 @@ def free_port() -> int:
 
 
 def walkthrough_script(port: int) -> str:
-    blocks = shell_blocks(section(WALKTHROUGH))
+    blocks = shell_blocks(section(WALKTHROUGH, page=GUIDE))
     script = "\n".join(blocks).replace("8470", str(port))
     script = script.replace("escalated serve &", f"escalated serve --port {port} &")
     # The TUI takes over the terminal until q: check only that it exists.
@@ -97,7 +100,7 @@ def test_the_readme_test_command_is_the_one_ci_runs():
 
 
 def test_the_readme_sections_every_contracts_command_and_guard_variable():
-    text = section("## Guarding an agent's LLM calls")
+    text = section("## Guarding an agent's LLM calls", page=AGENTS)
     for command in ("contracts scan", "contracts explain", "contracts init", "contracts apply"):
         assert f"escalated {command}" in text
     guard_source = (ROOT / "escalated" / "guard" / "runtime.py").read_text(encoding="utf-8")
@@ -108,3 +111,12 @@ def test_the_readme_sections_every_contracts_command_and_guard_variable():
 def test_a_licence_file_matches_pyproject():
     assert 'license = "MIT"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_every_local_link_in_the_readme_and_docs_exists():
+    pages = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to {target}, which is not there"
