@@ -76,6 +76,19 @@ async def test_a_rejected_call_never_runs_and_the_reason_reaches_the_model(clien
     assert result.final_output == f"Refund step finished: {told[0]}"
 
 
+async def test_a_cancelled_approval_never_runs_the_tool(client, reviewer, run_id, ledger):
+    agent = build_agent()
+    task = await run_in_background(
+        run_with_approvals(agent, request_for("o-7", 70), policy="tools.refund", run_id=run_id, client=client, context=Shop())
+    )
+    [asked] = await reviewer.open_for(run_id)
+    status, body, _ = await reviewer.api.call("POST", f"/escalations/{asked['id']}/cancel", json={"reason": "customer withdrew"})
+    assert status == 200, body
+    result = await asyncio.wait_for(task, timeout=30)
+    assert refunds(ledger) == []
+    assert result.final_output == "Refund step finished: The approval was cancelled by alice: customer withdrew."
+
+
 async def test_a_timeout_applies_the_policy_default(client, run_id, ledger):
     # tools.late: 1 s SLA, default approve; nobody decides.
     agent = build_agent()
