@@ -6,6 +6,8 @@ cattrs, so the hot paths pay only for the dict building.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
@@ -19,7 +21,7 @@ def camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def _overrides(cls: type) -> dict:
+def _overrides(cls: type) -> dict[str, Any]:
     return {a.name: override(rename=camel(a.name), omit_if_default=a.name in ("min", "step", "rule")) for a in attrs.fields(cls)}
 
 
@@ -38,9 +40,10 @@ configure_tagged_union(
 )
 
 
-def content_to_json(content: Content) -> dict:
-    return converter.unstructure(content, Content)
+def content_to_json(content: Content) -> dict[str, Any]:
+    data: dict[str, Any] = converter.unstructure(content, Content)
+    return data
 
 
-def content_from_json(data: dict) -> Content:
+def content_from_json(data: dict[str, Any]) -> Content:
     return converter.structure(data, Content)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 # Status names (CONTRACT §3).
@@ -96,7 +98,7 @@ class Resolution:
     answered_by: str
     answered_at_ms: int
     reason: str | None = None
-    response: dict | None = None
+    response: dict[str, Any] | None = None
     rule: RuleRef | None = None  # answered by a remembered decision (answered_by "rule:<id>")
 
 

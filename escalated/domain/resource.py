@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from escalated.domain.convert import content_to_json
 from escalated.domain.masking import masked_delivery
 from escalated.domain.models import Delivery, Escalation, HistoryEntry
@@ -9,7 +11,7 @@ from escalated.domain.rules import Rule
 from escalated.timeutil import format_ms, format_opt
 
 
-def escalation_resource(esc: Escalation, *, content_json: dict | None = None) -> dict:
+def escalation_resource(esc: Escalation, *, content_json: dict[str, Any] | None = None) -> dict[str, Any]:
     content = content_json if content_json is not None else content_to_json(esc.content)
     res = esc.resolution
     cancel = esc.cancellation
@@ -53,14 +55,14 @@ def escalation_resource(esc: Escalation, *, content_json: dict | None = None) ->
     }
 
 
-def _history_entry(h: HistoryEntry) -> dict:
-    entry = {"event": h.event, "by": h.by, "at": format_ms(h.at_ms)}
+def _history_entry(h: HistoryEntry) -> dict[str, Any]:
+    entry: dict[str, Any] = {"event": h.event, "by": h.by, "at": format_ms(h.at_ms)}
     if h.level is not None:  # "escalated" (CONTRACT §15)
         entry["level"] = h.level
     return entry
 
 
-def delivery_resource(d: Delivery) -> dict:
+def delivery_resource(d: Delivery) -> dict[str, Any]:
     """A notification's webhook or Slack URL masked (agents and reviewers read
     deliveries; such a URL is the credential to post to its channel)."""
     d = masked_delivery(d)
@@ -78,7 +80,7 @@ def delivery_resource(d: Delivery) -> dict:
     }
 
 
-def rule_resource(rule: Rule, *, at_ms: int) -> dict:
+def rule_resource(rule: Rule, *, at_ms: int) -> dict[str, Any]:
     """A remembered decision (CONTRACT §15): its author, its life and every use."""
     m = rule.match
     match = {"agentId": m.agent_id, "subjectType": m.subject_type, "subjectId": m.subject_id}

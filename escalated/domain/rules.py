@@ -94,7 +94,7 @@ class RuleRequest:
     lifetime_s: float
 
 
-def parse_rule_request(body: dict) -> RuleRequest:
+def parse_rule_request(body: dict[str, Any]) -> RuleRequest:
     """A ``POST /rules`` body, checked whole: every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - _FIELDS)]
     policy = _text(body, "policy", problems, pattern=_POLICY_KEY, hint="dotted lower-case words, e.g. refunds.large")
@@ -109,7 +109,14 @@ def parse_rule_request(body: dict) -> RuleRequest:
 
 
 def _text(
-    obj: dict, name: str, problems: list, *, prefix: str = "", pattern=None, hint: str = "", limit: int = MAX_MATCH_VALUE
+    obj: dict[str, Any],
+    name: str,
+    problems: list[dict[str, str]],
+    *,
+    prefix: str = "",
+    pattern: re.Pattern[str] | None = None,
+    hint: str = "",
+    limit: int = MAX_MATCH_VALUE,
 ) -> Any:
     value = obj.get(name)
     path = prefix + name
@@ -126,7 +133,7 @@ def _text(
     return None
 
 
-def _match(value: Any, problems: list) -> RuleMatch:
+def _match(value: Any, problems: list[dict[str, str]]) -> RuleMatch:
     if not isinstance(value, dict):
         problems.append(field_error("match", "must be an object"))
         return RuleMatch()
@@ -135,7 +142,7 @@ def _match(value: Any, problems: list) -> RuleMatch:
     return RuleMatch(**parts)
 
 
-def _lifetime(value: Any, problems: list) -> float:
+def _lifetime(value: Any, problems: list[dict[str, str]]) -> float:
     if value is None:
         return DEFAULT_LIFETIME_S
     try:

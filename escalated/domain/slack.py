@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any, TypeGuard
 from urllib.parse import parse_qs
 
 import attrs
@@ -85,7 +86,7 @@ def parse_interaction(body: bytes) -> Click | None:
     return _click(payload)
 
 
-def _click(payload: dict) -> Click | None:
+def _click(payload: dict[str, Any]) -> Click | None:
     actions = payload.get("actions")
     user = payload.get("user")
     problems = []
@@ -97,6 +98,7 @@ def _click(payload: dict) -> Click | None:
         problems.append(field_error("payload.response_url", "is required"))
     if problems:
         raise ValidationFailed(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", errors=problems)
+    assert isinstance(actions, list) and isinstance(user, dict)  # the problems above refused anything else
     action = actions[0]
     if not str(action.get("action_id", "")).startswith(DECIDE_ACTION + "."):
         return None  # not one of our decide buttons
@@ -117,7 +119,7 @@ def _value(value: object) -> tuple[str, str]:
     return parsed["escalation"], parsed["choice"]
 
 
-def _text(value: object) -> bool:
+def _text(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and 0 < len(value) <= 3000
 
 

@@ -176,7 +176,7 @@ def literal_problem(url: str, rules: CallbackRules = OPEN) -> str | None:
     if unsendable(url):
         return "must not contain spaces, line breaks or control characters"
     parsed = client_url(url)
-    if parsed is None:
+    if parsed is None or parsed.raw_host is None:  # client_url gives only URLs with a host
         return NOT_A_URL
     return _host_problem(parsed.raw_host.lower().rstrip("."), rules)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -21,6 +22,7 @@ from escalated.domain.models import (
     Content,
     Escalation,
     NumberField,
+    ResponseField,
     Resume,
     SelectField,
     SelectOption,
@@ -65,7 +67,7 @@ class CreateRequest:
 class DecideRequest:
     choice: str
     reason: str | None
-    response: dict | None
+    response: dict[str, Any] | None
 
 
 class _Problems:
@@ -80,14 +82,14 @@ class _Problems:
             n = len(self.items)
             raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=self.items)
 
-    def unknown_fields(self, obj: dict, allowed: frozenset[str], prefix: str) -> None:
+    def unknown_fields(self, obj: dict[str, Any], allowed: frozenset[str], prefix: str) -> None:
         if allowed.issuperset(obj):  # the usual case, without building and sorting a set
             return
         for name in sorted(set(obj) - allowed):
             self.add(f"{prefix}{name}", "unknown field")
 
     def string(
-        self, obj: dict, name: str, prefix: str = "", *, required: bool = True, nonempty: bool = True
+        self, obj: dict[str, Any], name: str, prefix: str = "", *, required: bool = True, nonempty: bool = True
     ) -> str | None:
         """``obj[name]`` if it is an acceptable string; else None and a problem at ``prefix + name``.
 
@@ -117,7 +119,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def validate_create(body: dict, *, check_url=None) -> CreateRequest:
+def validate_create(body: dict[str, Any], *, check_url: Callable[[str], str | None] | None = None) -> CreateRequest:
     """Validate a create body; ``check_url(url) -> str | None`` may veto a resume URL."""
     p = _Problems()
     p.unknown_fields(body, CREATE_FIELDS, "")
@@ -133,6 +135,8 @@ def validate_create(body: dict, *, check_url=None) -> CreateRequest:
     fields = _response_fields(body.get("responseFields"), p)
     resume = _resume(body.get("resume"), p, check_url)
     p.raise_if_any()
+    # raise_if_any refused the body if any required part was missing.
+    assert subject is not None and question is not None and policy is not None and agent_id is not None and run_id is not None
     content = Content(subject=subject, question=question, evidence=evidence, choices=choices, response_fields=fields)
     return CreateRequest(policy=policy, agent_id=agent_id, run_id=run_id, content=content, resume=resume)
 
@@ -145,8 +149,10 @@ def _subject(value: Any, p: _Problems) -> Subject | None:
         p.add("subject", "must be an object with type, id and label")
         return None
     p.unknown_fields(value, _SUBJECT_FIELDS, "subject.")
-    parts = [p.string(value, k, "subject.") for k in _SUBJECT_PARTS]
-    return None if None in parts else Subject(*parts)
+    type_, id_, label = (p.string(value, k, "subject.") for k in _SUBJECT_PARTS)
+    if type_ is None or id_ is None or label is None:
+        return None
+    return Subject(type_, id_, label)
 
 
 def _evidence(value: Any, p: _Problems) -> tuple[str, ...]:
@@ -199,20 +205,21 @@ def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
     return tuple(out)
 
 
-def _response_fields(value: Any, p: _Problems) -> tuple:
+def _response_fields(value: Any, p: _Problems) -> tuple[ResponseField, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
         p.add("responseFields", "must be an array")
         return ()
     names: set[str] = set()
-    out = []
+    out: list[ResponseField] = []
     for i, item in enumerate(value):
         path = f"responseFields[{i}]"
         if not isinstance(item, dict):
             p.add(path, "must be an object")
             continue
         kind = item.get("type")
+        built: ResponseField | None
         if kind == "number":
             built = _number_field(item, path, p)
         elif kind == "select":
@@ -230,7 +237,7 @@ def _response_fields(value: Any, p: _Problems) -> tuple:
     return tuple(out)
 
 
-def _number_field(item: dict, path: str, p: _Problems) -> NumberField | None:
+def _number_field(item: dict[str, Any], path: str, p: _Problems) -> NumberField | None:
     p.unknown_fields(item, _NUMBER_FIELD_FIELDS, f"{path}.")
     name = p.string(item, "name", f"{path}.")
     label = p.string(item, "label", f"{path}.")
@@ -247,7 +254,7 @@ def _number_field(item: dict, path: str, p: _Problems) -> NumberField | None:
     return NumberField(name=name, label=label, min=lo, step=step)
 
 
-def _select_field(item: dict, path: str, p: _Problems) -> SelectField | None:
+def _select_field(item: dict[str, Any], path: str, p: _Problems) -> SelectField | None:
     p.unknown_fields(item, _SELECT_FIELD_FIELDS, f"{path}.")
     name = p.string(item, "name", f"{path}.")
     label = p.string(item, "label", f"{path}.")
@@ -276,7 +283,7 @@ def _select_field(item: dict, path: str, p: _Problems) -> SelectField | None:
     return SelectField(name=name, label=label, options=tuple(built))
 
 
-def _resume(value: Any, p: _Problems, check_url) -> Resume | None:
+def _resume(value: Any, p: _Problems, check_url: Callable[[str], str | None] | None) -> Resume | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -320,7 +327,7 @@ def _authority_problem(netloc: str) -> str | None:
     return None if parts.hostname else NOT_A_URL
 
 
-def validate_decide(body: dict, escalation: Escalation) -> DecideRequest:
+def validate_decide(body: dict[str, Any], escalation: Escalation) -> DecideRequest:
     p = _Problems()
     p.unknown_fields(body, _DECIDE_FIELDS, "")
     choice = p.string(body, "choice")
@@ -339,10 +346,11 @@ def validate_decide(body: dict, escalation: Escalation) -> DecideRequest:
     else:
         _check_response(response, fields, p)
     p.raise_if_any()
+    assert choice is not None  # raise_if_any refused a missing choice
     return DecideRequest(choice=choice, reason=reason, response=response if fields else None)
 
 
-def _check_response(response: dict, fields: tuple, p: _Problems) -> None:
+def _check_response(response: dict[str, Any], fields: tuple[ResponseField, ...], p: _Problems) -> None:
     names = {f.name for f in fields}
     for extra in sorted(set(response) - names):
         p.add(f"response.{extra}", "unknown field")
@@ -376,7 +384,7 @@ def number_problem(value: Any, field: NumberField) -> str | None:
     return None
 
 
-def validate_cancel(body: dict) -> str | None:
+def validate_cancel(body: dict[str, Any]) -> str | None:
     p = _Problems()
     p.unknown_fields(body, _CANCEL_FIELDS, "")
     reason = p.string(body, "reason", required=False, nonempty=False)

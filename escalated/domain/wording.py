@@ -7,7 +7,8 @@ Slack) words these the same way, so they live here, pure and headless.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 _UNITS = (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1))
@@ -51,7 +52,8 @@ def choice_label(choices: Iterable[Any], choice_id: str | None) -> str | None:
     for choice in choices:
         cid, label = (choice.get("id"), choice.get("label")) if isinstance(choice, Mapping) else (choice.id, choice.label)
         if cid == choice_id:
-            return label or cid
+            found: str = label or cid
+            return found
     return choice_id
 
 
@@ -62,7 +64,7 @@ def response_words(fields: Iterable[Any], response: Mapping[str, Any] | None) ->
     pairs: list[tuple[str, str]] = []
     known: set[str] = set()
     for field in fields:
-        get = field.get if isinstance(field, Mapping) else lambda k, f=field: getattr(f, k, None)
+        get: Callable[[str], Any] = field.get if isinstance(field, Mapping) else functools.partial(_opt, field)
         name = get("name")
         if name not in response:
             continue
