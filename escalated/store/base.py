@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from escalated.domain.models import (
     ApiKeyInfo,
@@ -65,7 +66,7 @@ class Store(abc.ABC):
         notifications: list[Delivery],
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
-        content_json: dict,
+        content_json: dict[str, Any],
     ) -> Replay | None:
         """Insert it with its routes, history and notifications; with an
         Idempotency-Key already used since ``not_before_ms``, insert nothing
@@ -343,7 +344,7 @@ class Store(abc.ABC):
 
     # -- several processes on one database ---------------------------------------
 
-    async def lead(self, stop: asyncio.Event, run: Callable[[], Awaitable[None]]) -> None:
+    async def lead(self, stop: asyncio.Event, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``run()`` (the SLA clock) while this process is the one that
         may; a shared store picks one process at a time. One process: always."""
         await run()

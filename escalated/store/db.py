@@ -18,9 +18,9 @@ import queue
 import threading
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 
@@ -31,6 +31,8 @@ from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# A job's future, its result and what it raised.
+_Outcome = tuple[asyncio.Future[Any], Any, BaseException | None]
 Q = queries.load("sqlite")
 MAX_GROUP = 512
 BUSY_RETRY_S = 0.005
@@ -117,7 +119,7 @@ class Writer:
     def __init__(self, conn: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
         self._conn = conn
         self._loop = loop
-        self._pending: list[tuple[Callable[..., Any], dict, asyncio.Future]] = []
+        self._pending: list[tuple[Callable[..., Any], dict[str, Any], asyncio.Future[Any]]] = []
         self._busy_since: float | None = None
         self._careful_next = False  # the next group is one that failed on the fast path
         self._closed = False
@@ -126,7 +128,7 @@ class Writer:
         self._idle.set()
         # A plain thread and queue rather than an executor: one hand-off each
         # way per group, with nothing else on the path.
-        self._to_commit: queue.SimpleQueue = queue.SimpleQueue()
+        self._to_commit: queue.SimpleQueue[list[_Outcome] | None] = queue.SimpleQueue()
         self._committer = threading.Thread(target=self._commit_loop, name="escalated-commit", daemon=True)
         self._committer.start()
         self.commits = 0
@@ -135,7 +137,7 @@ class Writer:
     async def submit(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         if self._closed:
             raise RuntimeError("the database is closed")
-        future = self._loop.create_future()
+        future: asyncio.Future[T] = self._loop.create_future()
         self._pending.append((fn, kwargs, future))
         if self._idle.is_set():
             self._idle.clear()
@@ -178,15 +180,15 @@ class Writer:
             return
         self._to_commit.put(outcomes)
 
-    def _take(self) -> list:
+    def _take(self) -> list[Any]:
         batch = self._pending[:MAX_GROUP]
         del self._pending[:MAX_GROUP]
         return batch
 
-    def _run_jobs(self, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
+    def _run_jobs(self, batch: list[Any], *, careful: bool) -> tuple[list[Any], Exception | None]:
         """Each job's outcome; without ``careful``, stop at the first job that raises and return its error."""
         conn = self._conn
-        outcomes: list[tuple[asyncio.Future, Any, BaseException | None]] = []
+        outcomes: list[_Outcome] = []
         for fn, kwargs, future in batch:
             if careful:
                 conn.execute("SAVEPOINT job")
@@ -249,7 +251,7 @@ class Writer:
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
-    def _committed(self, outcomes: list, exc: BaseException | None) -> None:
+    def _committed(self, outcomes: list[Any], exc: BaseException | None) -> None:
         if exc is not None:
             if not _is_full(exc):
                 log.error("commit of a write group of %d failed: %s", len(outcomes), exc)
@@ -262,7 +264,7 @@ class Writer:
             self.jobs += len(outcomes)
         self._finish(outcomes)
 
-    def _finish(self, outcomes: list) -> None:
+    def _finish(self, outcomes: list[Any]) -> None:
         _settle_all([(f, result, None if exc is None else self._error_for(exc)) for f, result, exc in outcomes])
         # After the callers just resolved have run: what they write next
         # joins the group that starts now.
@@ -293,7 +295,12 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _settle_all(outcomes: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
+def _tuples(rows: Iterable[sqlite3.Row]) -> list[tuple[Any, ...]]:
+    """The reader has no row factory: sqlite3 gives tuples (aiosqlite's annotation says Row)."""
+    return cast("list[tuple[Any, ...]]", rows if isinstance(rows, list) else list(rows))
+
+
+def _settle_all(outcomes: list[_Outcome]) -> None:
     for future, result, exc in outcomes:
         if future.done():
             continue
@@ -340,14 +347,14 @@ class Database:
     async def write(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         return await self.writer.submit(fn, **kwargs)
 
-    async def fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
-        return list(await self._reader.execute_fetchall(sql, params))
+    async def fetchall(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        return _tuples(await self._reader.execute_fetchall(sql, params))
 
-    async def fetchone(self, sql: str, params: tuple | list = ()) -> tuple | None:
-        rows = await self._reader.execute_fetchall(sql, params)
+    async def fetchone(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> tuple[Any, ...] | None:
+        rows = _tuples(await self._reader.execute_fetchall(sql, params))
         return rows[0] if rows else None
 
-    def lookup(self, sql: str, params: tuple | list = ()) -> tuple | None:
+    def lookup(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> tuple[Any, ...] | None:
         """One row by a unique key, read on the calling (loop) thread.
 
         Only for indexed point reads of small, hot tables: anything that may
@@ -356,7 +363,7 @@ class Database:
         rows = self.lookup_rows(sql, params)
         return rows[0] if rows else None
 
-    def lookup_rows(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+    def lookup_rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         """The few rows of an indexed read of a small, hot table, on the loop
         thread (the active rules of a policy, read on every create)."""
         # fetchall steps the statement to its end, which ends the read
@@ -366,7 +373,8 @@ class Database:
     def data_version(self) -> int:
         """Changes whenever another connection (our writer, another process)
         has committed since the last call: what ``UntilChanged`` keeps rows by."""
-        return self._lookup_conn.execute("PRAGMA data_version").fetchone()[0]
+        version: int = self._lookup_conn.execute("PRAGMA data_version").fetchone()[0]
+        return version
 
     async def close(self) -> None:
         await self._reader.close()

@@ -10,11 +10,12 @@ makes "resolved exactly once" true.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import orjson
 
 from escalated.domain.convert import content_to_json
-from escalated.domain.models import Cancellation, Delivery, Escalation, Resolution
+from escalated.domain.models import ACKNOWLEDGED, Cancellation, Delivery, Escalation, Resolution
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
@@ -48,7 +49,7 @@ def create_escalation(
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
     not_before_ms: int,
-    content_json: dict | None = None,
+    content_json: dict[str, Any] | None = None,
 ) -> Replay | None:
     """Insert an escalation, its routes, history and notifications.
 
@@ -110,12 +111,12 @@ def acknowledge(conn: sqlite3.Connection, *, escalation_id: str, by: str, at_ms:
         _history(conn, escalation_id=escalation_id, event="acknowledged", by=by, at_ms=at_ms)
         return True
     status = _current_status(conn, escalation_id)
-    if status != "acknowledged":
+    if status != ACKNOWLEDGED:
         raise InvalidState(f"escalation is {status}", current_status=status)
     return False
 
 
-def _finish(conn: sqlite3.Connection, *, query: str, escalation_id: str, record) -> None:
+def _finish(conn: sqlite3.Connection, *, query: str, escalation_id: str, record: Resolution | Cancellation) -> None:
     """Open/acknowledged → a terminal status: the compare-and-set every ending goes through."""
     if conn.execute(Q[query], (to_json_text(record), escalation_id)).rowcount != 1:
         current = _current_status(conn, escalation_id)
@@ -200,7 +201,7 @@ async def deadlines_between(db: Database, *, after_ms: int | None, until_ms: int
 
 async def get_many(db: Database, ids: list[str]) -> list[Escalation]:
     """Escalations by id with their history, for the system's batch paths."""
-    out = []
+    out: list[Escalation] = []
     for start in range(0, len(ids), GET_MANY_CHUNK):
         rows = await db.fetchall(Q["get_escalations"], (orjson.dumps(ids[start : start + GET_MANY_CHUNK]).decode(),))
         out.extend(escalation_with_history(r) for r in rows)

@@ -62,4 +62,7 @@ async def nudges_until(db: Database, *, until_ms: int, limit: int) -> list[str]:
 
 
 async def next_nudge(db: Database) -> int | None:
-    return (await db.fetchone(Q["next_nudge"], ()))[0]
+    row = await db.fetchone(Q["next_nudge"], ())
+    assert row is not None  # an aggregate: always one row
+    at_ms: int | None = row[0]
+    return at_ms

@@ -7,6 +7,7 @@ The column order of each converter is the matching column list in
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import attrs
 import orjson
@@ -37,7 +38,7 @@ from escalated.store import queries
 ESCALATION_WIDTH = queries.load("sqlite")["escalation_columns"].count(",") + 1
 
 
-def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> Escalation:
+def escalation_from_row(row: tuple[Any, ...], history: tuple[HistoryEntry, ...] = ()) -> Escalation:
     (eid, ws, status, policy, agent_id, run_id, content, url, secret, created_ms, created_by,
      deadline_ms, default_choice, ack_by, ack_ms, resolution, cancellation, assignee,
      review, level, approvals, remind_ms, nudge_ms) = row  # fmt: skip
@@ -68,7 +69,7 @@ def escalation_from_row(row: tuple, history: tuple[HistoryEntry, ...] = ()) -> E
     )
 
 
-def escalation_with_history(row: tuple) -> Escalation:
+def escalation_with_history(row: tuple[Any, ...]) -> Escalation:
     """A row selected with ``escalation_with_history``."""
     entries = sorted(orjson.loads(row[ESCALATION_WIDTH]))
     history = tuple(HistoryEntry(event=event, by=by, at_ms=at_ms) for _, event, by, at_ms in entries)
@@ -88,7 +89,7 @@ def _number_levels(history: tuple[HistoryEntry, ...]) -> tuple[HistoryEntry, ...
     return tuple(out)
 
 
-def delivery_from_row(row: tuple) -> Delivery:
+def delivery_from_row(row: tuple[Any, ...]) -> Delivery:
     did, eid, kind, target, event, status, body, secret, attempts, next_ms, created_ms = row
     return Delivery(
         id=did,
@@ -105,11 +106,11 @@ def delivery_from_row(row: tuple) -> Delivery:
     )
 
 
-def replay_from_row(row: tuple) -> Replay:
+def replay_from_row(row: tuple[Any, ...]) -> Replay:
     return Replay(body_sha256=row[0], status=row[1], response_json=bytes(row[2]))
 
 
-def workspace_from_row(row: tuple) -> Workspace:
+def workspace_from_row(row: tuple[Any, ...]) -> Workspace:
     return Workspace(*row)
 
 
@@ -117,7 +118,7 @@ def workspace_from_row(row: tuple) -> Workspace:
 # CLI applies to the very next one); turning them into objects is cached by
 # the row's exact contents.
 @functools.lru_cache(maxsize=1024)
-def key_from_row(row: tuple) -> ApiKeyInfo:
+def key_from_row(row: tuple[Any, ...]) -> ApiKeyInfo:
     kid, ws, name, scopes, created, expires, revoked = row
     return ApiKeyInfo(
         id=kid,
@@ -131,7 +132,7 @@ def key_from_row(row: tuple) -> ApiKeyInfo:
 
 
 @functools.lru_cache(maxsize=1024)
-def user_from_row(row: tuple) -> UserInfo:
+def user_from_row(row: tuple[Any, ...]) -> UserInfo:
     uid, ws, name, role, groups, created, email, slack_id = row
     return UserInfo(
         id=uid,
@@ -146,7 +147,7 @@ def user_from_row(row: tuple) -> UserInfo:
 
 
 @functools.lru_cache(maxsize=4096)
-def policy_from_row(row: tuple) -> Policy:
+def policy_from_row(row: tuple[Any, ...]) -> Policy:
     ws, key, reviewers, notify, sla_s, default_choice, cancel_callback, review = row
     return Policy(
         workspace_id=ws,
@@ -160,7 +161,7 @@ def policy_from_row(row: tuple) -> Policy:
     )
 
 
-def decision_link_from_row(row: tuple) -> DecisionLink:
+def decision_link_from_row(row: tuple[Any, ...]) -> DecisionLink:
     """A row of the ``decision_link`` query: the link's columns, then its user's."""
     escalation_id, choice, created_ms, expires_ms, used_ms, replaced_ms = row[:6]
     return DecisionLink(
@@ -174,7 +175,7 @@ def decision_link_from_row(row: tuple) -> DecisionLink:
     )
 
 
-def rule_from_row(row: tuple) -> Rule:
+def rule_from_row(row: tuple[Any, ...]) -> Rule:
     """A row selected with ``rule_with_uses`` (or ``rule_columns`` and ``'[]'``)."""
     (rid, ws, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
      expires_ms, revoked_by, revoked_ms, uses) = row  # fmt: skip
@@ -194,7 +195,7 @@ def rule_from_row(row: tuple) -> Rule:
     )
 
 
-def rule_params(rule: Rule) -> tuple:
+def rule_params(rule: Rule) -> tuple[Any, ...]:
     """The values of ``add_rule``, in ``rule_columns`` order (without the revocation)."""
     m = rule.match
     return (
@@ -221,5 +222,5 @@ def approvals_to_json(approvals: tuple[Approval, ...]) -> str:
     return orjson.dumps([converter.unstructure(a) for a in approvals]).decode()
 
 
-def to_json_text(value) -> str:
+def to_json_text(value: object) -> str:
     return orjson.dumps(converter.unstructure(value)).decode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from escalated.domain.models import (
     ApiKeyInfo,
@@ -66,7 +67,7 @@ class SqliteStore(Store):
         notifications: list[Delivery],
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
-        content_json: dict,
+        content_json: dict[str, Any],
     ) -> Replay | None:
         return await self._db.write(
             escalations.create_escalation,

@@ -9,6 +9,7 @@ SQLite, an array on PostgreSQL), which the caller encodes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from escalated.domain.models import Escalation
 from escalated.domain.records import ListQuery
@@ -30,10 +31,11 @@ def get_statement(
     workspace_id: str | None,
     routes: tuple[str, ...] | None,
     encode_routes: Callable[[tuple[str, ...]], object],
-) -> tuple[str, list]:
+) -> tuple[str, list[Any]]:
     """``get_escalation``, narrowed to a workspace and to what the routes see
     when given (``workspace_id=None`` is the system's view, across workspaces)."""
-    sql, params = blocks["get_escalation"], [escalation_id]
+    sql = blocks["get_escalation"]
+    params: list[Any] = [escalation_id]
     if workspace_id is not None:
         sql += blocks["in_workspace"]
         params.append(workspace_id)
@@ -45,10 +47,11 @@ def get_statement(
 
 def list_statement(
     query: ListQuery, blocks: dict[str, str], *, encode_routes: Callable[[tuple[str, ...]], object]
-) -> tuple[str, list]:
+) -> tuple[str, list[Any]]:
     """``list_escalations`` with the query's filters, cursor, routing and order;
     it asks for one row more than the page, to tell whether another follows."""
-    sql, params = blocks["list_escalations"], [query.workspace_id]
+    sql = blocks["list_escalations"]
+    params: list[Any] = [query.workspace_id]
     for field, part in _FILTERS:
         if (value := getattr(query, field)) is not None:
             sql += blocks[part]

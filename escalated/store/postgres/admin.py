@@ -13,7 +13,8 @@ not a guess about what the caches hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import orjson
 
@@ -22,27 +23,30 @@ from escalated.domain.models import ApiKeyInfo, Policy, UserInfo, Workspace
 from escalated.errors import ConfigError, NotFound
 from escalated.domain.ids import new_id
 from escalated.store import queries
+from escalated.store.postgres.parts import StoreParts
+from escalated.store.postgres.writer import GroupTx
 from escalated.store.rows import key_from_row, policy_from_row, review_to_json, user_from_row, workspace_from_row
 from escalated.timeutil import now_ms
 
 Q = queries.load("postgres")
+T = TypeVar("T")
 
 
-async def _execute(tx, *, sql: str, params: tuple) -> None:
+async def _execute(tx: GroupTx, *, sql: str, params: tuple[Any, ...]) -> None:
     await tx.execute(sql, params)
 
 
-async def _change_config(tx, *, sql: str, params: tuple) -> int:
+async def _change_config(tx: GroupTx, *, sql: str, params: tuple[Any, ...]) -> int:
     tx.config_changed = True
     return await tx.changed(sql, params)
 
 
-def _key_params(info: ApiKeyInfo, token_hash: str) -> tuple:
+def _key_params(info: ApiKeyInfo, token_hash: str) -> tuple[Any, ...]:
     scopes = " ".join(sorted(info.scopes))
     return (info.id, info.workspace_id, info.name, token_hash, scopes, info.created_ms, info.expires_ms)
 
 
-def _policy_params(policy: Policy) -> tuple:
+def _policy_params(policy: Policy) -> tuple[Any, ...]:
     return (
         policy.workspace_id, policy.key, orjson.dumps(list(policy.reviewers)).decode(),
         orjson.dumps(list(policy.notify)).decode(), policy.sla_s, policy.default_choice,
@@ -50,10 +54,10 @@ def _policy_params(policy: Policy) -> tuple:
     )  # fmt: skip
 
 
-class AdminQueries:
+class AdminQueries(StoreParts):
     """Mixed into ``PostgresStore``: uses its ``_writer``, ``_lookups``, ``_fetchone`` and ``_fetchall``."""
 
-    async def _config_write(self, job, /, **kwargs):
+    async def _config_write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         """A write that changes what ``_lookups`` holds: forgotten here once committed."""
         try:
             return await self._writer.submit(job, **kwargs)
@@ -104,7 +108,7 @@ class AdminQueries:
     ) -> ApiKeyInfo | None:
         info = ApiKeyInfo(id=new_id("key"), workspace_id=workspace_id, name=name, scopes=scopes, created_ms=now_ms())
 
-        async def job(tx) -> ApiKeyInfo | None:
+        async def job(tx: GroupTx) -> ApiKeyInfo | None:
             await tx.execute(Q["lock_bootstrap"], ())  # replicas starting together: one key, not one each
             if await (await tx.execute(Q["workspace_has_key"], (workspace_id,))).fetchone() is not None:
                 return None
@@ -115,7 +119,7 @@ class AdminQueries:
         return await self._config_write(job)
 
     async def revoke_api_key(self, *, key_id: str, workspace_id: str | None) -> None:
-        async def job(tx) -> None:
+        async def job(tx: GroupTx) -> None:
             if workspace_id is None:
                 changed = await _change_config(tx, sql=Q["revoke_key"], params=(now_ms(), key_id))
             else:
@@ -140,7 +144,7 @@ class AdminQueries:
     async def create_workspace(self, *, name: str) -> Workspace:
         workspace = Workspace(id=new_id("wsp"), name=name)
 
-        async def job(tx) -> Workspace:
+        async def job(tx: GroupTx) -> Workspace:
             if await (await tx.execute(Q["workspace_by_name"], (name,))).fetchone():
                 raise ConfigError(f"workspace {name!r} already exists")
             await tx.execute(Q["create_workspace"], (workspace.id, name, now_ms()))
@@ -152,7 +156,7 @@ class AdminQueries:
         await self._config_write(_change_config, sql=Q["put_policy"], params=_policy_params(policy))
 
     async def put_policies(self, *, workspace_id: str, policies: list[Policy], prune: bool) -> list[str]:
-        async def job(tx) -> list[str]:
+        async def job(tx: GroupTx) -> list[str]:
             tx.config_changed = True
             for policy in policies:
                 await tx.execute(Q["put_policy"], _policy_params(policy))
@@ -171,7 +175,7 @@ class AdminQueries:
         return [policy_from_row(r) for r in await self._fetchall(Q["policies_of_workspace"], (workspace_id,))]
 
     async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
-        async def job(tx) -> bool:
+        async def job(tx: GroupTx) -> bool:
             return await _change_config(tx, sql=Q["delete_policy"], params=(workspace_id, key)) > 0
 
         return await self._config_write(job)
@@ -195,7 +199,7 @@ class AdminQueries:
             email=email, slack_id=slack_id,
         )  # fmt: skip
 
-        async def job(tx) -> UserInfo:
+        async def job(tx: GroupTx) -> UserInfo:
             if await (await tx.execute(Q["user_exists"], (workspace_id, name))).fetchone():
                 raise ConfigError(f"user {name!r} already exists (rotate the token with: escalated users token {name})")
             for query, value, what in (("user_by_email", email, "email"), ("user_by_slack_id", slack_id, "Slack id")):
@@ -219,7 +223,7 @@ class AdminQueries:
         return None if row is None else user_from_row(row)
 
     async def rotate_user_token(self, *, workspace_id: str, name: str, token_hash: str) -> None:
-        async def job(tx) -> None:
+        async def job(tx: GroupTx) -> None:
             if await _change_config(tx, sql=Q["rotate_user_token"], params=(token_hash, workspace_id, name)) == 0:
                 raise ConfigError(f"no user named {name!r} in this workspace")
 
@@ -243,7 +247,7 @@ class AdminQueries:
         await self._writer.submit(_execute, sql=Q["end_session"], params=(at_ms, id_hash))
 
     async def add_login_link(self, *, secret_hash: str, workspace_id: str, name: str, at_ms: int, expires_ms: int) -> None:
-        async def job(tx) -> None:
+        async def job(tx: GroupTx) -> None:
             row = await (await tx.execute(Q["user_id_and_token_hash"], (workspace_id, name))).fetchone()
             if row is None:
                 raise ConfigError(f"no user named {name!r} in this workspace (add one with: escalated users add {name})")
@@ -252,7 +256,7 @@ class AdminQueries:
         await self._writer.submit(job)
 
     async def redeem_login_link(self, *, secret_hash: str, session_hash: str, at_ms: int) -> UserInfo | None:
-        async def job(tx) -> UserInfo | None:
+        async def job(tx: GroupTx) -> UserInfo | None:
             if await tx.changed(Q["use_login_link"], (at_ms, secret_hash, at_ms)) != 1:
                 return None
             row = await (await tx.execute(Q["login_link_user"], (secret_hash,))).fetchone()

@@ -16,9 +16,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from escalated.domain.records import Change
 from escalated.errors import DatabaseUnavailable
+
+if TYPE_CHECKING:
+    from escalated.store.postgres.store import PostgresStore
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -26,7 +30,7 @@ RETRY_S = 0.5
 
 
 class ChangeFeed:
-    def __init__(self, store, *, on_change: Callable[[Change], None]) -> None:  # a PostgresStore
+    def __init__(self, store: PostgresStore, *, on_change: Callable[[Change], None]) -> None:
         self._store = store
         self._on_change = on_change
         self._rung = asyncio.Event()
@@ -43,7 +47,7 @@ class ChangeFeed:
 
     async def run(self, stop: asyncio.Event) -> None:
         stopping = asyncio.ensure_future(stop.wait())
-        rung: asyncio.Future | None = None
+        rung: asyncio.Future[Any] | None = None
         try:
             while not stop.is_set():
                 rung = asyncio.ensure_future(self._rung.wait())

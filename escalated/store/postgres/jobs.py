@@ -11,10 +11,12 @@ condition, so whichever replica commits first wins and the other raises
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from escalated.domain.convert import content_to_json, converter
-from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Cancellation, Delivery, Escalation, Resolution
+from escalated.domain.models import ACKNOWLEDGED, DELIVERED, FAILED, PENDING, Attempt, Cancellation, Delivery, Escalation, Resolution
 from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
@@ -48,14 +50,16 @@ async def create_escalation(
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
     not_before_ms: int,
-    content_json: dict | None,
+    content_json: dict[str, Any] | None,
 ) -> Replay | None:
     """Insert an escalation with its routes, history and notifications; a
     live Idempotency-Key (from any replica) wins and is returned instead."""
     esc = escalation
     if idempotency is not None and not await _claim_key(tx, esc=esc, idem=idempotency, not_before_ms=not_before_ms):
         cur = await tx.execute(Q["find_replay"], (idempotency.workspace_id, idempotency.key, not_before_ms))
-        return replay_from_row(await cur.fetchone())
+        row = await cur.fetchone()
+        assert row is not None  # the key is live: _claim_key found it
+        return replay_from_row(row)
     content = content_json if content_json is not None else content_to_json(esc.content)
     await tx.execute(
         Q["create_escalation"],
@@ -94,12 +98,12 @@ async def acknowledge(tx: GroupTx, *, escalation_id: str, by: str, at_ms: int) -
         add_history(tx, escalation_id=escalation_id, event="acknowledged", by=by, at_ms=at_ms)
         return True
     status = await _current_status(tx, escalation_id=escalation_id)
-    if status != "acknowledged":
+    if status != ACKNOWLEDGED:
         raise InvalidState(f"escalation is {status}", current_status=status)
     return False
 
 
-async def _finish(tx: GroupTx, *, query: str, escalation_id: str, record) -> None:
+async def _finish(tx: GroupTx, *, query: str, escalation_id: str, record: Resolution | Cancellation) -> None:
     if await tx.changed(Q[query], (to_json_text(record), escalation_id)) != 1:
         current = await _current_status(tx, escalation_id=escalation_id)
         raise InvalidState(f"escalation is {current}", current_status=current)
@@ -120,7 +124,7 @@ def _resolved(tx: GroupTx, *, escalation_id: str, resolution: Resolution, histor
     )
 
 
-async def resolve_many(tx: GroupTx, *, items: list) -> list[str]:
+async def resolve_many(tx: GroupTx, *, items: list[Any]) -> list[str]:
     """Resolve each in order, skipping those already ended; the ids resolved."""
     done = []
     for escalation_id, resolution, history_event, callback in items:
@@ -147,7 +151,7 @@ async def cancel(
 # -- the outbox -------------------------------------------------------------------
 
 
-async def claim_deliveries(tx: GroupTx, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int]:
+async def claim_deliveries(tx: GroupTx, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int | None]:
     """The ids this replica won, each with its fencing token (the lease's end)."""
     token = at_ms + lease_ms
     cur = await tx.execute(Q["claim_deliveries"], (token, delivery_ids, at_ms, at_ms))
@@ -181,4 +185,5 @@ async def requeue_callback(tx: GroupTx, *, escalation_id: str, at_ms: int) -> De
     if delivery.status in (FAILED, DELIVERED) or delivery.next_attempt_ms is None or delivery.next_attempt_ms > at_ms:
         await tx.execute(Q["requeue_delivery"], (at_ms, at_ms, delivery.id))  # a fresh retry window
     row = await (await tx.execute(Q["get_delivery"], (delivery.id,))).fetchone()
+    assert row is not None  # read above, in this transaction
     return delivery_from_row(row)

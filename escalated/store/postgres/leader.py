@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import psycopg
 
@@ -26,7 +27,7 @@ CLOCK_LOCK = 0x65736361636C6F63  # "escacloc": any fixed number shared by every 
 POLL_S = 1.0
 CHECK_TIMEOUT_S = 3.0
 
-Lead = Callable[[], Awaitable[None]]
+Lead = Callable[[], Coroutine[Any, Any, None]]  # run as the leader's task
 
 
 class Leadership:
@@ -57,7 +58,7 @@ class Leadership:
     async def _candidate(self, conn: psycopg.AsyncConnection, stop: asyncio.Event, lead: Lead) -> None:
         while not stop.is_set():
             row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,))).fetchone()
-            if row[0]:
+            if row is not None and row[0]:  # a SELECT of one value: always one row
                 await self._lead(conn, stop, lead)
                 return
             await _sleep_unless(stop, self._poll_s)

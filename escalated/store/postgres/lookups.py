@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 TTL_S = 1.0  # the bound stated in docs/CONTRACT.md (#14)
@@ -39,14 +39,14 @@ class Lookups:
         self._ttl_s = ttl_s
         self._max_entries = max_entries
         self._entries: dict[Hashable, tuple[float, object]] = {}
-        self._reading: dict[Hashable, asyncio.Future] = {}
+        self._reading: dict[Hashable, asyncio.Future[Any]] = {}
         self._generation = 0
 
     async def get(self, key: Hashable, read: Callable[[], Awaitable[T | None]]) -> T | None:
         started = time.monotonic()
         hit = self._entries.get(key)
         if hit is not None and started - hit[0] < self._ttl_s:
-            return hit[1]  # type: ignore[return-value]
+            return hit[1]  # type: ignore[return-value]  # one key is always read by the same read(): its T
         shared = self._reading.get(key)
         if shared is None:
             shared = asyncio.ensure_future(self._read(key, read, started=started, generation=self._generation))
@@ -77,6 +77,6 @@ class Lookups:
         self._reading.clear()
 
 
-def _retrieved(future: asyncio.Future) -> None:
+def _retrieved(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()

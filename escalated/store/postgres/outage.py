@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import psycopg
 
@@ -58,7 +59,7 @@ def lost_connection(exc: BaseException) -> bool:
     return state is None or state.startswith(("08", "57P"))
 
 
-async def connect(url: str, **kwargs) -> psycopg.AsyncConnection:
+async def connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection:
     """A connection that gives up after ``CONNECT_TIMEOUT_S``."""
     return await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_S, **kwargs)
 
@@ -73,7 +74,7 @@ class Outage:
         self._since: float | None = None
         self._back = asyncio.Event()
         self._back.set()
-        self._probe: asyncio.Task | None = None
+        self._probe: asyncio.Task[None] | None = None
         self._closed = False
         self.outages = 0
 

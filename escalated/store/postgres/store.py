@@ -13,7 +13,8 @@ answer 503 ``unavailable`` until the database answers again, then go on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -75,7 +76,7 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
         old, self._pool = self._pool, await _open_pool(self._url)
         await old.close(timeout=1.0)
 
-    async def lead(self, stop: asyncio.Event, run: Callable[[], Awaitable[None]]) -> None:
+    async def lead(self, stop: asyncio.Event, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         await Leadership(self._url).run(stop, run)
 
     async def follow(self, stop: asyncio.Event, on_change: Callable[[Change], None]) -> None:
@@ -99,17 +100,19 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
         await self._writer.close()
         await self._pool.close()
 
-    async def _fetchall(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+    async def _fetchall(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         if _holds_nul(params):
             return []
-        return await self._read(sql, params, one=False)
+        rows: list[tuple[Any, ...]] = await self._read(sql, params, one=False)
+        return rows
 
-    async def _fetchone(self, sql: str, params: tuple | list = ()) -> tuple | None:
+    async def _fetchone(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> tuple[Any, ...] | None:
         if _holds_nul(params):
             return None
-        return await self._read(sql, params, one=True)
+        row: tuple[Any, ...] | None = await self._read(sql, params, one=True)
+        return row
 
-    async def _read(self, sql: str, params: tuple | list, *, one: bool):
+    async def _read(self, sql: str, params: tuple[Any, ...] | list[Any], *, one: bool) -> Any:
         """A read on the pool. One that lost its connection is tried once
         more, when the outage it reported is over (a terminated connection:
         milliseconds)."""
@@ -126,7 +129,7 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
                 raise
             raise self._outage.lost(exc) from None
 
-    async def _read_once(self, sql: str, params: tuple | list, *, one: bool):
+    async def _read_once(self, sql: str, params: tuple[Any, ...] | list[Any], *, one: bool) -> Any:
         """While the database is out of reach, wait ``RECOVERY_WAIT_S`` for it, then 503."""
         if self._outage.down and not await self._outage.wait_back(RECOVERY_WAIT_S):
             raise self._outage.error()
@@ -147,7 +150,7 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
         notifications: list[Delivery],
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
-        content_json: dict,
+        content_json: dict[str, Any],
     ) -> Replay | None:
         return await self._writer.submit(
             jobs.create_escalation,
@@ -187,7 +190,10 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
         return [r[0] for r in await self._fetchall(Q["nudges_until"], (until_ms, limit))]
 
     async def next_nudge(self) -> int | None:
-        return (await self._fetchone(Q["next_nudge"]))[0]
+        row = await self._fetchone(Q["next_nudge"])
+        assert row is not None  # an aggregate: always one row
+        at_ms: int | None = row[0]
+        return at_ms
 
     # -- escalations: reads -----------------------------------------------------
 
@@ -211,7 +217,8 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
         return page_of([escalation_with_history(r) for r in rows], limit=query.limit)
 
     async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
-        sql, params = Q["count_by_status"], [workspace_id]
+        sql = Q["count_by_status"]
+        params: list[Any] = [workspace_id]
         if routes is not None:
             sql += Q["routed_to"]
             params.append(list(routes))
@@ -226,7 +233,10 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
 
     async def last_change(self) -> int:
         """The number of the latest committed history entry (0 for none)."""
-        return (await self._fetchone(Q["last_change"]))[0]
+        row = await self._fetchone(Q["last_change"])
+        assert row is not None  # an aggregate: always one row
+        seq: int = row[0]
+        return seq
 
     async def changes_after(self, *, seq: int, limit: int) -> list[Change]:
         """Committed history entries after ``seq``, in commit order."""
@@ -241,7 +251,7 @@ class PostgresStore(AdminQueries, DecisionLinkQueries, ReviewerOpsQueries, Store
     async def deliveries_of(self, *, escalation_id: str) -> list[Delivery]:
         return [delivery_from_row(r) for r in await self._fetchall(Q["deliveries_of_escalation"], (escalation_id,))]
 
-    async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int]:
+    async def claim_deliveries(self, *, delivery_ids: list[str], at_ms: int, lease_ms: int) -> dict[str, int | None]:
         """Those of ``delivery_ids`` this replica may send now, with their fencing tokens."""
         return await self._writer.submit(
             jobs.claim_deliveries, delivery_ids=delivery_ids, at_ms=at_ms, lease_ms=lease_ms
@@ -278,7 +288,7 @@ async def _open_pool(url: str) -> AsyncConnectionPool:
     return pool
 
 
-def _holds_nul(params: tuple | list) -> bool:
+def _holds_nul(params: tuple[Any, ...] | list[Any]) -> bool:
     """True when a text parameter holds NUL: PostgreSQL text cannot, so such
     a value equals nothing stored, and psycopg would refuse to send it (a
     500 for ``GET /escalations/%00`` or ``?runId=%00`` where SQLite said

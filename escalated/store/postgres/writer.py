@@ -69,14 +69,14 @@ class GroupTx:
 
     def __init__(self, conn: psycopg.AsyncConnection, pipeline: psycopg.AsyncPipeline | None = None) -> None:
         self.conn = conn
-        self.last_rows: list[tuple] = []
+        self.last_rows: list[tuple[Any, ...]] = []
         self.config_changed = False  # set by a job that changed keys, users or policies
         self._pipeline = pipeline
 
-    async def execute(self, sql: str, params: tuple | list | dict | None = None) -> psycopg.AsyncCursor:
+    async def execute(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] | None = None) -> psycopg.AsyncCursor:
         return await self.conn.execute(sql, params)
 
-    async def changed(self, sql: str, params: tuple | list | dict | None = None) -> int:
+    async def changed(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] | None = None) -> int:
         """The number of rows a statement changed. In a pipeline that number
         exists only once the server has answered, so wait for it here (a
         compare-and-set must never read "unknown" as "nothing changed")."""
@@ -85,7 +85,7 @@ class GroupTx:
             await self._pipeline.sync()
         return cur.rowcount
 
-    def write_last(self, row: tuple) -> None:
+    def write_last(self, row: tuple[Any, ...]) -> None:
         self.last_rows.append(row)
 
 
@@ -116,10 +116,10 @@ class PgWriter:
         self._durability = durability
         self._channel = channel
         self._conn: psycopg.AsyncConnection | None = None
-        self._pending: list[tuple[Job, dict, asyncio.Future]] = []
+        self._pending: list[tuple[Job, dict[str, Any], asyncio.Future[Any]]] = []
         self._wake = asyncio.Event()
         self._closed = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self.on_commit: Callable[[], None] | None = None  # after each committed group (the change feed)
         self.commits = 0
         self.jobs = 0
@@ -129,10 +129,10 @@ class PgWriter:
         self._task = asyncio.create_task(self._run(), name="escalated-pg-writer")
         return self
 
-    async def submit(self, job: Job, /, **kwargs: Any) -> Any:
+    async def submit(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         if self._closed:
             raise RuntimeError("the database is closed")
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.append((job, kwargs, future))
         self._wake.set()
         return await future
@@ -159,7 +159,7 @@ class PgWriter:
             if self._closed:
                 return
 
-    async def _commit_group(self, batch: list) -> None:
+    async def _commit_group(self, batch: list[Any]) -> None:
         try:
             conn = await self._connection()
             outcomes = await self._run_group(conn, batch)
@@ -177,15 +177,15 @@ class PgWriter:
             self.jobs += len(batch)
             if self.on_commit is not None:
                 self.on_commit()
-        for future, result, exc in outcomes:
+        for future, result, raised in outcomes:
             if future.done():
                 continue
-            if exc is not None:
-                future.set_exception(exc)
+            if raised is not None:
+                future.set_exception(raised)
             else:
                 future.set_result(result)
 
-    async def _run_group(self, conn: psycopg.AsyncConnection, batch: list) -> list:
+    async def _run_group(self, conn: psycopg.AsyncConnection, batch: list[Any]) -> list[Any]:
         """The fast path, pipelined; if anything in it raises, the careful path.
 
         In pipeline mode statements are sent without waiting for their
@@ -245,10 +245,10 @@ class PgWriter:
         if not conn.broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             await conn.execute("ROLLBACK")
 
-    async def _run_jobs(self, tx: GroupTx, batch: list, *, careful: bool) -> tuple[list, Exception | None]:
+    async def _run_jobs(self, tx: GroupTx, batch: list[Any], *, careful: bool) -> tuple[list[Any], Exception | None]:
         """Each job's outcome; without ``careful``, stop at the first job that raises."""
         conn = tx.conn
-        outcomes: list[tuple[asyncio.Future, Any, BaseException | None]] = []
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         for job, kwargs, future in batch:
             if careful:
                 await conn.execute("SAVEPOINT job")
