@@ -57,8 +57,9 @@ def due(rules: ReviewRules, *, created_ms: int, level: int, remind_ms: int | Non
         level += 1
         reached.append(level)
     remind = remind_ms is not None and remind_ms <= at_ms
-    if remind:
-        remind_ms = at_ms + int(rules.remind_every_s * 1000)
+    if remind:  # and none after it if the policy's reminders were turned off since
+        every_s = rules.remind_every_s
+        remind_ms = at_ms + int(every_s * 1000) if every_s is not None else None
     nudge_ms = _earliest(remind_ms, level_ms(rules, created_ms=created_ms, level=level + 1))
     return Due(levels=tuple(reached), remind=remind, remind_ms=remind_ms, nudge_ms=nudge_ms)
 
