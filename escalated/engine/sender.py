@@ -38,6 +38,12 @@ log = logging.getLogger(__name__)
 IDLE_WAKE_S = 30.0  # also catches rows written by another process
 # How far past deliveries to busy receivers one pass looks for startable ones.
 SCAN_PAST_BUSY = 256
+# Due deliveries a pass skipped because their receiver has its share in
+# flight are left out of the next reads (until that receiver finishes an
+# attempt), so the next pass reads further: a backlog of any length to hung
+# receivers never hides a healthy one's delivery behind it. At most this
+# many ids are kept out (each read sends them to the database).
+MAX_PARKED = 4096
 # Attempts started per HTTP slot of a receiver: the rest of an attempt,
 # recording it, waits on the group commit, so a slot's next attempt is
 # already queued behind it. A hung receiver queues at most this many per
@@ -89,6 +95,7 @@ class Sender:
         self._in_flight: dict[str, asyncio.Task] = {}
         self._per_origin: Counter[str] = Counter()  # attempts started per receiver, not yet recorded
         self._origin_slots: dict[str, asyncio.Semaphore] = {}  # HTTP attempts at once, per receiver
+        self._parked: dict[str, set[str]] = {}  # due, skipped for a receiver at its share: left out of reads
         self._breakers = breakers or Breakers()  # receivers that keep failing are paused
         self._session: aiohttp.ClientSession | None = None
         self._next_due_ms: int | None = None  # the earliest pending delivery not yet due
@@ -157,9 +164,10 @@ class Sender:
         past_busy = self._look_past_busy and any(n >= cap for n in self._per_origin.values())
         wakes = self._wakes
         limit = min(free, HEAD_ROWS) + 1 + (SCAN_PAST_BUSY if past_busy else 0)
-        head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight))
+        head = await self._service.pending_deliveries(limit=limit, exclude=set(self._in_flight).union(*self._parked.values()))
         started: list[asyncio.Task] = []
         paused: list[Delivery] = []  # due, to receivers the breaker holds back
+        parked = 0  # newly left out of the next reads
         self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
         for delivery in head:
             if delivery.next_attempt_ms > at_ms:
@@ -171,17 +179,24 @@ class Sender:
             origin = transport.origin(delivery)
             if self._per_origin[origin] >= cap:
                 self._backlog = True
+                parked += self._park(origin, delivery)
                 continue
             if not self._breakers.may_start(origin, at_ms):
                 paused.append(delivery)
                 continue
             started.append(self._start(delivery, origin, probe=self._breakers.probing(origin)))
         moved = await self._defer(paused, at_ms)
-        if past_busy and not started and wakes == self._wakes:
+        if past_busy and not started and not parked and wakes == self._wakes:
             self._look_past_busy = False
-        if len(head) == limit and (started or (paused and moved)):
+        if len(head) == limit and (started or parked or (paused and moved)):
             self._wake.set()  # more may be due past this read: another pass, not a wait for a finishing attempt
         return started
+
+    def _park(self, origin: str, delivery: Delivery) -> int:
+        if sum(len(ids) for ids in self._parked.values()) >= MAX_PARKED:
+            return 0
+        self._parked.setdefault(origin, set()).add(delivery.id)
+        return 1
 
     async def _defer(self, deliveries: list[Delivery], at_ms: int) -> bool:
         """Move a paused receiver's due deliveries past its pause, out of the
@@ -211,6 +226,7 @@ class Sender:
 
     def _finished(self, delivery_id: str, origin: str) -> None:
         self._in_flight.pop(delivery_id, None)
+        self._parked.pop(origin, None)  # it has room again: its waiting deliveries are read again
         self._per_origin[origin] -= 1
         if self._per_origin[origin] <= 0:
             del self._per_origin[origin]
