@@ -4,7 +4,8 @@
     python benchmarks/scan_bench.py --files N       # a generated tree of N files
     python benchmarks/scan_bench.py PATH            # an existing tree instead
     python benchmarks/scan_bench.py --semgrep BIN   # also time semgrep (local rules, no downloads)
-    python benchmarks/scan_bench.py --import-share 1  # worst case: every file imports an SDK, all parsed
+    python benchmarks/scan_bench.py --import-share 1  # every file imports an SDK's types (the pre-check skips them)
+    python benchmarks/scan_bench.py --real-shape    # every file imports an SDK and has call-shaped text: all parsed
 
 The generated tree is deterministic and shaped like a real agent repository:
 most files are ordinary application code (~460 lines each: dataclasses,
@@ -80,8 +81,24 @@ import json
 '''
 
 
-def generate(root: Path, *, files: int, import_share: float = 0.0) -> None:
-    """``import_share``: the share of plain files that import an SDK (so the pre-check cannot skip them)."""
+# What a real agent repository's ordinary modules look like (openai-agents-python: nearly every
+# file imports the SDK and calls something named like its API): the pre-check parses them all.
+REAL_SHAPE = '''
+from agents import Agent, function_tool
+
+
+def describe_agent_{n}(name: str) -> Agent:
+    return Agent(name=name, instructions="summarise the records")
+
+
+def create_records_{n}(rows: list[dict]) -> list[Record{n}_0]:
+    return [Record{n}_0.create_from_row(row) for row in rows]
+'''
+
+
+def generate(root: Path, *, files: int, import_share: float = 0.0, real_shape: bool = False) -> None:
+    """``import_share``: the share of plain files that import an SDK's types (the pre-check skips them);
+    ``real_shape``: every plain file imports an SDK and has call-shaped text, so every one is parsed."""
     samples = sorted(p for p in CORPUS.rglob("*.py") if "/golden/" not in p.as_posix())
     for n in range(files):
         folder = root / f"pkg{n % 20:02d}" / f"mod{n % 7}"
@@ -93,6 +110,8 @@ def generate(root: Path, *, files: int, import_share: float = 0.0) -> None:
         else:
             imports = "import openai  # the SDK's types\n" if (n * 7919) % 100 < import_share * 100 else ""
             text = HEADER + imports + "".join(BLOCK.format(n=n, k=k) for k in range(12))
+            if real_shape:
+                text += REAL_SHAPE.format(n=n)
         (folder / f"file_{n:05d}.py").write_text(text)
 
 
@@ -163,8 +182,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=920, help="files in the generated tree (default 920)")
     parser.add_argument(
         "--import-share", type=float, default=0.0,
-        help="share of plain files that import an SDK, so they are parsed too (default 0; 1 = every file)",
+        help="share of plain files that import an SDK's types (default 0; the pre-check still skips them)",
     )  # fmt: skip
+    parser.add_argument("--real-shape", action="store_true", help="every file imports an SDK and has call-shaped text: all parsed")
     parser.add_argument("--semgrep", metavar="BIN", default=shutil.which("semgrep"), help="semgrep executable to compare with")
     args = parser.parse_args()
     if args.path is not None:
@@ -172,7 +192,7 @@ def main() -> None:
         return
     root = Path(tempfile.mkdtemp(prefix="escalated-scan-bench-"))
     try:
-        generate(root, files=args.files, import_share=args.import_share)
+        generate(root, files=args.files, import_share=args.import_share, real_shape=args.real_shape)
         measure(root, semgrep=args.semgrep)
     finally:
         shutil.rmtree(root, ignore_errors=True)

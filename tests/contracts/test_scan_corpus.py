@@ -30,7 +30,7 @@ def _summary(call) -> dict:
     }
 
 
-@pytest.mark.parametrize("folder", ["styles", "rules", "real"])
+@pytest.mark.parametrize("folder", ["styles", "rules", "real", "heldout"])
 def test_corpus_findings_match_expectations(folder: str) -> None:
     result = scan_tree(CORPUS / folder)
     assert [_summary(c) for c in result.calls] == EXPECTED[folder]

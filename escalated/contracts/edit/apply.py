@@ -17,7 +17,7 @@ import difflib
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -27,6 +27,7 @@ from escalated.contracts.deep import with_deep_stack
 from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
 from escalated.guard.contracts import ContractSet
 from escalated.contracts.calls import Location, LlmCall
+from escalated.contracts.edit.approvals import with_approvals
 from escalated.contracts.edit.rewrite import Rewritten, Skip, Target, rewrite_source
 from escalated.contracts.edit.tool_guard import ToolTarget, decorate_tools
 from escalated.errors import ConfigError
@@ -51,6 +52,8 @@ class FileChange:
     wrapped: tuple[Target, ...]
     # Tool functions decorated with @guard_tool (agent runners under a required contract).
     tools_guarded: tuple[ToolTarget, ...] = ()
+    # (contract id, policy) of the Runner.run calls rewritten to run_with_approvals.
+    approvals: tuple[tuple[str, str], ...] = ()
 
     def diff(self) -> str:
         old = self.original.decode(self.encoding, errors="replace").splitlines(keepends=True)
@@ -121,27 +124,50 @@ def tool_targets_for(
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
         if contract is None or contract.mode != "required" or not call.runner:
             continue
+        # Runner.run goes through the SDK adapter's run_with_approvals: the tools ask the SDK's own approval.
+        approval = call.api == "agents.Runner.run"
         for site in call.unguarded_tools:
             if site.function is None:
                 where = Location(site.path, site.line, 0, site.line, 0)
                 reason = f"tool {site.name} is not a function of the project: guard it at the tool by hand"
                 skipped.append(Skip(where, contract.id, reason))
                 continue
-            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop)
+            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop, approval)
             key = (site.path, site.function)
             if key in chosen:
                 earlier = chosen[key]
-                target = attrs.evolve(min(earlier, target, key=lambda t: t.contract_id), awaitable=earlier.awaitable or target.awaitable)
+                target = attrs.evolve(
+                    min(earlier, target, key=lambda t: t.contract_id),
+                    awaitable=earlier.awaitable or target.awaitable, approval=earlier.approval and target.approval,
+                )  # fmt: skip
             chosen[key] = target
     by_path: dict[str, list[ToolTarget]] = defaultdict(list)
     for key in sorted(chosen):
         by_path[key[0]].append(chosen[key])
-    return dict(by_path), sorted(set(skipped))
+    return dict(by_path), sorted(set(skipped), key=lambda s: (s.location, s.contract_id, s.reason))
 
 
-def rewrite_file(original: bytes, targets: list[Target], tools: list[ToolTarget]) -> tuple[Rewritten, tuple[ToolTarget, ...], list[Skip]]:
+def approvals_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, dict[str, str]]:
+    """Per file, contract id -> policy of each Agents SDK ``Runner.run`` under a ``required`` contract:
+    apply runs it through the adapter's ``run_with_approvals`` (approvals.py)."""
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for call in calls:
+        project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
+        contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
+        if contract is not None and contract.mode == "required" and call.api == "agents.Runner.run":
+            out[call.location.path][contract.id] = contract.policy
+    return dict(out)
+
+
+def rewrite_file(
+    original: bytes, targets: list[Target], tools: list[ToolTarget], approvals: Mapping[str, str] | None = None
+) -> tuple[Rewritten, tuple[ToolTarget, ...], list[Skip]]:
     """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips."""
     result = rewrite_source(original, targets)
+    if approvals:
+        module, done = with_approvals(cst.parse_module(result.code), approvals)
+        if done:
+            result = attrs.evolve(result, code=module.bytes)
     if not tools:
         return result, (), []
     decorated = decorate_tools(cst.parse_module(result.code), tools)
@@ -165,20 +191,21 @@ def build_change_set(
     guarded = 0
     call_targets = targets_for(calls, contracts, prefix=prefix)
     tool_targets, tool_skips = tool_targets_for(calls, contracts, prefix=prefix)
+    runs = approvals_for(calls, contracts, prefix=prefix)
     skipped += tool_skips
     for rel in sorted(set(call_targets) | set(tool_targets)):
-        targets, tools = call_targets.get(rel, []), tool_targets.get(rel, [])
+        targets, tools, approvals = call_targets.get(rel, []), tool_targets.get(rel, []), runs.get(rel, {})
         try:
             original = (Path(root) / rel).read_bytes()
             encoding = cst.parse_module(original).encoding
         except (OSError, cst.ParserSyntaxError) as exc:
             raise ApplyError(f"{rel}: cannot be read or parsed ({exc}); nothing was written") from exc
-        result, tools_guarded, tool_skips = rewrite_file(original, targets, tools)
+        result, tools_guarded, tool_skips = rewrite_file(original, targets, tools, approvals)
         skipped += result.skipped + tuple(tool_skips)
         guarded += len(result.already_guarded)
-        if not result.changed and not tools_guarded:
+        if result.code == original and not tools_guarded:
             continue
-        change = FileChange(rel, original, result.code, encoding, result.wrapped, tools_guarded)
+        change = FileChange(rel, original, result.code, encoding, result.wrapped, tools_guarded, tuple(sorted(approvals.items())))
         if _problems(change, contracts=contracts, prefix=prefix, scan_source=scan_source):
             change, rejected = _without_bad_calls(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
             skipped += rejected
@@ -197,14 +224,14 @@ def _without_bad_calls(
     kept: list[Target] = []
     rejected: list[Skip] = []
     best: FileChange | None = None
-    tools = list(change.tools_guarded)
+    tools, approvals = list(change.tools_guarded), dict(change.approvals)
     if tools:  # the tools alone, should no call be wrappable
-        result, guarded_tools, _skips = rewrite_file(change.original, [], tools)
-        trial = FileChange(change.path, change.original, result.code, change.encoding, (), guarded_tools)
+        result, guarded_tools, _skips = rewrite_file(change.original, [], tools, approvals)
+        trial = FileChange(change.path, change.original, result.code, change.encoding, (), guarded_tools, change.approvals)
         best = None if _problems(trial, contracts=contracts, prefix=prefix, scan_source=scan_source) else trial
     for target in change.wrapped:
-        result, guarded_tools, _skips = rewrite_file(change.original, [*kept, target], tools)
-        trial = FileChange(change.path, change.original, result.code, change.encoding, result.wrapped, guarded_tools)
+        result, guarded_tools, _skips = rewrite_file(change.original, [*kept, target], tools, approvals)
+        trial = FileChange(change.path, change.original, result.code, change.encoding, result.wrapped, guarded_tools, change.approvals)
         problems = _problems(trial, contracts=contracts, prefix=prefix, scan_source=scan_source)
         if problems:
             rejected.append(Skip(target.location, target.contract_id, f"not wrapped: {problems[0]}"))
@@ -233,10 +260,10 @@ def _problems(change: FileChange, *, contracts: ContractSet, prefix: str, scan_s
         wrapped_ids = {t.contract_id for t in change.wrapped}
         again = [t for t in targets_for(rescanned, contracts, prefix=prefix).get(change.path, []) if t.contract_id in wrapped_ids]
         again_tools = tool_targets_for(rescanned, contracts, prefix=prefix)[0].get(change.path, [])
-        second, second_tools, _skips = rewrite_file(change.new, again, again_tools)
+        second, second_tools, _skips = rewrite_file(change.new, again, again_tools, dict(change.approvals))
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
         return [f"{change.path}: the rewritten file does not compile: {exc}"]
-    changes_again = second.changed or bool(second_tools)
+    changes_again = second.code != change.new or bool(second_tools)
     problems = [f"{change.path}: a second apply would change the file again"] if changes_again else []
     guarded = {c.guard_id for c in rescanned if c.guarded}
     problems += [

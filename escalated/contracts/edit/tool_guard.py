@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import attrs
 import libcst as cst
 
+from escalated.contracts.edit.approvals import ask_approval
 from escalated.contracts.edit.rewrite import import_position
 
 GUARD_TOOL_NAME = "guard_tool"
@@ -42,6 +43,9 @@ class ToolTarget:
     contract_id: str
     # @guard_tool(..., awaitable=True): the framework calls sync tools inside its event loop.
     awaitable: bool = False
+    # The run goes through the Agents SDK adapter: ask the SDK's own approval
+    # (@function_tool(needs_approval=True)) instead of guard_tool (approvals.py).
+    approval: bool = False
 
 
 @attrs.frozen
@@ -64,7 +68,7 @@ def decorate_tools(module: cst.Module, targets: Sequence[ToolTarget]) -> Decorat
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     missing = tuple((t, "tool function not found in the file") for t in targets if t.function not in editor.seen)
-    if editor.guarded:
+    if editor.used_guard_tool:
         new = _ensure_import(new)
     return Decorated(new, tuple(editor.guarded), tuple(editor.already), missing)
 
@@ -77,6 +81,7 @@ class _Decorator(cst.CSTTransformer):
         self.seen: set[str] = set()
         self.guarded: list[ToolTarget] = []
         self.already: list[ToolTarget] = []
+        self.used_guard_tool = False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._names.append(node.name.value)
@@ -101,6 +106,11 @@ class _Decorator(cst.CSTTransformer):
             self.already.append(target)
             return updated_node
         self.guarded.append(target)
+        if target.approval:
+            asked = [ask_approval(d) for d in updated_node.decorators]
+            if any(a is not None for a in asked):
+                return updated_node.with_changes(decorators=[a or d for a, d in zip(asked, updated_node.decorators, strict=True)])
+        self.used_guard_tool = True
         args = [cst.Arg(cst.SimpleString(json.dumps(target.contract_id)))]
         if target.awaitable:
             args = [

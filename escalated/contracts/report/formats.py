@@ -14,6 +14,7 @@ import attrs
 
 from escalated.contracts.report.coverage import CallStatus, Coverage
 from escalated.contracts.calls import ScanResult
+from escalated.contracts.rules import MAX_REASONS
 from escalated.guard.modes import MODE_NAMES
 
 JSON_SCHEMA_VERSION = 1
@@ -161,7 +162,7 @@ def _call_lines(status: CallStatus) -> list[str]:
         f"  contract: {status.contract_mode or 'none'}" + (f" ({status.contract_id})" if status.contract_id else ""),
     ]
     out += [f"      - {reason}" for reason in rec.reasons]
-    if len(call.findings) > len(rec.reasons):
+    if len(call.findings) > len(rec.reasons) == MAX_REASONS:
         out.append(f"      ({len(call.findings)} findings in all: --format json lists them)")
     if status.covered:
         how = f"guard {status.contract_id!r}" if status.covered_by == "guard" else f"existing gate {call.existing_gate}"

@@ -151,6 +151,8 @@ RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent",
     "llamaindex-agent", "strands-agent",
 })  # fmt: skip
+# escalated's own adapters, which run the framework's runner with its approval hook answered.
+ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.Runner.run"}
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 
 # Provider of an API-shaped call whose receiver could not be resolved.

@@ -114,6 +114,9 @@ class CallMatcher:
             return Match("litellm", name, "high", None)
         if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
             return Match("openai", f"agents.Runner.{name}", "high", None)
+        if qualified in apis.ADAPTER_RUNS:
+            # The adapter runs Runner.run itself (apply wrote it): the same call, the same contract.
+            return Match("openai", apis.ADAPTER_RUNS[qualified], "high", None)
         for root, provider in apis.module_clients().items():
             if qualified.startswith(root + "."):
                 api = qualified[len(root) + 1 :]

@@ -40,7 +40,7 @@ _CALL_SHAPE = re.compile(
 )
 _API_SHAPE = re.compile(
     rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
-    rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff"
+    rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\("
 )
 
 

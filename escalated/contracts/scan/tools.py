@@ -95,7 +95,7 @@ class ToolResolver:
         if isinstance(expr, cst.Call):
             toolkit = self.toolkit(expr, scope)
             if toolkit is not None:
-                findings.append(toolkit)
+                tools.append(toolkit)
                 return
         if isinstance(expr, cst.Call) and self._helper_returns(expr, scope, tools, findings, depth=depth):
             return
@@ -253,7 +253,7 @@ class ToolResolver:
             return  # a web search reads public pages: nothing private, nothing written
         toolkit = self.toolkit(call, scope)
         if toolkit is not None:
-            findings.append(toolkit)
+            tools.append(toolkit)
             return
         if last == "as_tool" and isinstance(call.func, cst.Attribute):
             # agent.as_tool(...): the model calls another agent, which runs its own tools.
@@ -301,8 +301,12 @@ class ToolResolver:
             return
         findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
 
-    def toolkit(self, call: cst.Call, scope: Scope) -> Finding | None:
-        """ShellTools() / toolkit.get_tools() / StripeAgentToolkit(...).get_tools(): a library's tool set."""
+    def toolkit(self, call: cst.Call, scope: Scope) -> ToolRef | None:
+        """ShellTools() / toolkit.get_tools() / StripeAgentToolkit(...).get_tools(): a library's tool set.
+
+        A tool, not only a finding: it runs inside an agent run like any other, and being no
+        function of the project, apply cannot gate it, so the run says so instead of counting it covered.
+        """
         built: cst.BaseExpression | None = call
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
             built = call.func.value
@@ -311,7 +315,10 @@ class ToolResolver:
         if not isinstance(built, cst.Call):
             return None
         qualified = self.index.qualified(built.func)
-        return toolkit_finding(qualified, built, line=self.line_of(call)) if qualified is not None else None
+        found = toolkit_finding(qualified, built, line=self.line_of(call)) if qualified is not None else None
+        if found is None:
+            return None
+        return ToolRef(f"{qualified.rpartition('.')[2]} tools", None, found.line, f"built by {qualified}", known=(found,))
 
     # -- lookups -----------------------------------------------------------
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:

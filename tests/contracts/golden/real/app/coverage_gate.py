@@ -2,11 +2,11 @@
 import stripe
 from agents import Agent, Runner, function_tool
 from escalated.guard import guard
-from escalated.guard import guard_tool
+import uuid
+from escalated.adapters.openai_agents import run_with_approvals
 
 
-@function_tool
-@guard_tool("coverage_gate.run_refunds", awaitable=True)
+@function_tool(needs_approval=True)
 def issue_refund(charge_id: str) -> str:
     stripe.Refund.create(charge=charge_id)
     return "refunded"
@@ -23,7 +23,7 @@ accounts = Agent(name="accounts", tools=[close_account])
 
 
 async def run_refunds(request: str) -> str:
-    result = await guard("coverage_gate.run_refunds", lambda: Runner.run(refunds, request))
+    result = await guard("coverage_gate.run_refunds", lambda: run_with_approvals(refunds, request, policy="agents.coverage-gate.run-refunds", run_id=f"coverage_gate.run_refunds:{uuid.uuid4()}"))
     return result.final_output
 
 

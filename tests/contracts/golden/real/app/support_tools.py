@@ -1,11 +1,9 @@
 """Point 11: the tools live in their own module; apply guards the risky one where it is defined."""
 import stripe
 from agents import function_tool
-from escalated.guard import guard_tool
 
 
-@function_tool
-@guard_tool("support_agent.answer", awaitable=True)
+@function_tool(needs_approval=True)
 def refund_order(payment_intent: str) -> str:
     stripe.Refund.create(payment_intent=payment_intent)
     return "refunded"

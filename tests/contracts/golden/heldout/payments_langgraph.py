@@ -1,0 +1,13 @@
+"""Shaped like stripe/agent-toolkit's LangGraph example: a tool list filled by extend()."""
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+from stripe_agent_toolkit.langchain.toolkit import StripeAgentToolkit
+from escalated.guard import guard
+
+llm = ChatOpenAI(model="gpt-4o")
+toolkit = StripeAgentToolkit(secret_key="sk", configuration={"actions": {"payment_links": {"create": True}}})
+tools = []
+tools.extend(toolkit.get_tools())
+executor = create_react_agent(llm, tools)
+state = guard("payments_langgraph.module", lambda: executor.invoke({"messages": "Create a payment link for a new product"}))
+print(state["messages"][-1].content)
