@@ -42,3 +42,16 @@ async def test_a_sender_claiming_while_another_claim_is_uncommitted_skips_those_
     assert set(mine) == set(ids[:7])
     assert set(theirs) == set(ids[7:])
     assert late == {}
+
+
+async def test_a_paused_receivers_deliveries_are_not_due_or_claimable_before_the_pause_ends(postgres_url):
+    """``defer_deliveries`` (the sender's breaker) only ever moves a pending delivery later."""
+    conn = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    ids = await add_deliveries(conn, 3)
+    await conn.execute("UPDATE deliveries SET next_attempt_ms = 90000 WHERE id = %s", (ids[2],))
+    await jobs.defer_deliveries(GroupTx(conn), delivery_ids=ids, until_ms=60_000)
+    claimed = await jobs.claim_deliveries(GroupTx(conn), delivery_ids=ids, at_ms=59_999, lease_ms=LEASE_MS)
+    due = dict(await (await conn.execute("SELECT id, next_attempt_ms FROM deliveries")).fetchall())
+    await conn.close()
+    assert claimed == {}
+    assert due == {ids[0]: 60_000, ids[1]: 60_000, ids[2]: 90_000}
