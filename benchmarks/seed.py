@@ -3,7 +3,7 @@
 The first row goes through the store's own job (``create_escalation``, the
 one the writer runs for every HTTP create); every other row is a copy of it
 made by SQL with its own id, run id, timestamps and deadline, so the rows
-match escalated/store/schema.py by construction. Deadlines are written
+match the migrated schema by construction. Deadlines are written
 relative (``deadline_ms`` = offset) and made absolute just before the server
 starts (``arm_from``), so seeding time does not eat into them.
 """

@@ -25,8 +25,7 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 from escalated.errors import DatabaseBusy, StorageFull
-from escalated.store import queries
-from escalated.store.schema import MIGRATIONS
+from escalated.store import migrations, queries
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -62,10 +61,10 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         conn.execute(Q["create_migrations_table"])
         done = {row[0] for row in conn.execute(Q["applied_migrations"])}
         applied = []
-        for name, sql in MIGRATIONS:
+        for name, sql in migrations.load("sqlite"):
             if name in done:
                 continue
-            for statement in sql.split(";"):
+            for statement in sql.split(";"):  # store/migrations.py: no ';' inside a comment
                 if statement.strip():
                     conn.execute(statement)
             conn.execute(Q["record_migration"], (name, now_ms()))

@@ -1,5 +1,5 @@
-"""Migrations: one ordered list per dialect with the same names, the same
-tables and columns, applied once however many replicas start together, and
+"""Migrations: one ordered folder of .sql files per dialect with the same
+names, the same tables and columns, applied once however many replicas start together, and
 ``escalated migrate --db PATH|URL`` through the real CLI."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import threading
 import psycopg
 import pytest
 
-from escalated.store import schema as sqlite_schema
+from escalated.store import migrations
 from escalated.store.db import connect
-from escalated.store.postgres import schema as postgres_schema
 from escalated.store.postgres.migrate import migrate
 from tests.support.postgres import free_port
 from tests.support.server import cli
 
 # What a fresh database gets, as the command prints it.
-ALL_APPLIED = ", ".join(n for n, _ in sqlite_schema.MIGRATIONS)
+NAMES = [n for n, _ in migrations.load("sqlite")]
+ALL_APPLIED = ", ".join(NAMES)
 
 pytestmark = pytest.mark.postgres
 
@@ -49,7 +49,7 @@ def postgres_columns(url: str) -> dict[str, set[str]]:
 
 
 def test_both_dialects_list_the_same_migration_names_in_the_same_order():
-    assert [n for n, _ in postgres_schema.MIGRATIONS] == [n for n, _ in sqlite_schema.MIGRATIONS]
+    assert [n for n, _ in migrations.load("postgres")] == NAMES
 
 
 def test_both_dialects_have_the_same_tables_and_columns(tmp_path, postgres_url):
@@ -62,7 +62,7 @@ def test_both_dialects_record_the_same_applied_migrations(tmp_path, postgres_url
     conn.close()
     with psycopg.connect(postgres_url) as pg:
         postgres_names = [n for (n,) in pg.execute("SELECT name FROM migrations ORDER BY name")]
-    assert postgres_names == sqlite_names == [n for n, _ in sqlite_schema.MIGRATIONS]
+    assert postgres_names == sqlite_names == NAMES
 
 
 def test_replicas_migrating_together_apply_the_list_once_and_make_one_default_workspace(postgres_server):
@@ -84,7 +84,7 @@ def test_replicas_migrating_together_apply_the_list_once_and_make_one_default_wo
     for t in threads:
         t.join(60)
     assert not errors
-    assert sorted(results) == [[]] * 5 + [[n for n, _ in postgres_schema.MIGRATIONS]]
+    assert sorted(results) == [[]] * 5 + [NAMES]
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM workspaces WHERE name = 'default'").fetchone() == (1,)
     postgres_server.drop_database(url)

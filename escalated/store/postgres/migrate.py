@@ -12,11 +12,12 @@ import psycopg
 
 from escalated.domain.ids import new_id
 from escalated.domain.models import DEFAULT_WORKSPACE
-from escalated.store import queries
-from escalated.store.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
+from escalated.store import migrations, queries
 from escalated.timeutil import now_ms
 
 Q = queries.load("postgres")
+# Created before the list runs, as in SQLite, so "what ran" can be read first.
+MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms BIGINT NOT NULL)"
 
 
 def migrate(url: str) -> list[str]:
@@ -31,7 +32,7 @@ def migrate_on(conn: psycopg.Connection) -> list[str]:
         conn.execute(MIGRATIONS_TABLE)
         done = {name for (name,) in conn.execute(Q["applied_migrations"])}
         applied = []
-        for name, sql in MIGRATIONS:
+        for name, sql in migrations.load("postgres"):
             if name in done:
                 continue
             conn.execute(sql)

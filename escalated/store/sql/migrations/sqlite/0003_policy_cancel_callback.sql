@@ -1,0 +1,1 @@
+ALTER TABLE policies ADD COLUMN cancel_callback INTEGER NOT NULL DEFAULT 0;

@@ -1,0 +1,213 @@
+"""Migrations as numbered .sql files (escalated/store/sql/migrations/<dialect>/).
+
+- A fresh database's migrated schema equals the snapshot beside this file
+  (tests/store/schema/<dialect>.sql), as procrastinate tests its own: a
+  migration that changes the schema changes the snapshot in the same
+  commit, where review sees it. ``ESCALATED_WRITE_SCHEMA=1`` rewrites the
+  snapshots from a fresh database.
+- A database migrated by the Python lists the files replaced (a frozen copy
+  in tests/store/legacy/) needs no migration from the files and keeps
+  working, and has the schema a fresh one gets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from escalated.domain.ids import new_id
+from escalated.domain.models import DEFAULT_WORKSPACE
+from escalated.domain.records import ListQuery
+from escalated.store import migrations, queries
+from escalated.store.db import connect
+from escalated.timeutil import now_ms
+from tests.store import make
+from tests.store.legacy import postgres_schema as legacy_postgres
+from tests.store.legacy import sqlite_schema as legacy_sqlite
+
+SNAPSHOTS = Path(__file__).parent / "schema"
+
+
+def _one_line(sql: str) -> str:
+    return re.sub(r"\s+", " ", sql).replace("( ", "(").replace(" )", ")").strip()
+
+
+def sqlite_schema(conn: sqlite3.Connection) -> str:
+    """Every table and index as SQLite stores its CREATE statement, one a line."""
+    rows = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY tbl_name, type DESC, name"
+    )
+    return "".join(f"{_one_line(sql)};\n" for (sql,) in rows)
+
+
+def postgres_schema(conn) -> str:
+    """Each table's columns (type, nullability, default, identity), its
+    constraints and its indexes, from the catalogs (pg_dump's text changes
+    between PostgreSQL releases; these do not)."""
+    out = []
+    tables = [t for (t,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")]
+    for table in tables:
+        columns = conn.execute(
+            "SELECT column_name, data_type, is_nullable, column_default, is_identity FROM information_schema.columns"
+            " WHERE table_schema = 'public' AND table_name = %s ORDER BY ordinal_position",
+            (table,),
+        ).fetchall()
+        parts = [
+            f"{name} {kind}{' NOT NULL' if nullable == 'NO' else ''}"
+            f"{f' DEFAULT {default}' if default else ''}{' IDENTITY' if identity == 'YES' else ''}"
+            for name, kind, nullable, default, identity in columns
+        ]
+        parts += [
+            f"CONSTRAINT {name} {definition}"
+            for name, definition in conn.execute(
+                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass ORDER BY 1",
+                (table,),
+            )
+        ]
+        out.append(f"CREATE TABLE {table} ({', '.join(parts)});\n")
+        indexes = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s ORDER BY indexname", (table,)
+        )
+        out += [f"{_one_line(d).replace('public.', '')};\n" for (d,) in indexes]
+    return "".join(out)
+
+
+def _against_snapshot(dialect: str, schema: str) -> None:
+    path = SNAPSHOTS / f"{dialect}.sql"
+    if os.environ.get("ESCALATED_WRITE_SCHEMA") == "1":
+        path.write_text(schema)
+    assert schema == path.read_text(), f"the migrated {dialect} schema differs from {path.name}"
+
+
+# -- the files themselves ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_the_files_keep_the_names_the_python_lists_recorded(dialect):
+    legacy = legacy_sqlite if dialect == "sqlite" else legacy_postgres
+    assert [name for name, _ in migrations.load(dialect)] == [name for name, _ in legacy.MIGRATIONS]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_no_comment_holds_a_semicolon_since_sqlite_splits_statements_on_it(dialect):
+    comments = [line for _, sql in migrations.load(dialect) for line in sql.splitlines() if "--" in line]
+    assert comments and not [line for line in comments if ";" in line.split("--", 1)[1]]
+
+
+# -- SQLite ----------------------------------------------------------------------
+
+
+def _migrate_sqlite_like_before(path: Path) -> None:
+    """What escalated/store/db.py's migrate did with the Python list."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER NOT NULL)")
+    for name, sql in legacy_sqlite.MIGRATIONS:
+        for statement in sql.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("INSERT INTO migrations (name, applied_ms) VALUES (?, ?)", (name, now_ms()))
+    conn.execute("INSERT INTO workspaces (id, name, created_ms) VALUES (?, ?, ?)", (new_id("wsp"), DEFAULT_WORKSPACE, 0))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_fresh_sqlite_database_migrates_to_the_snapshot(tmp_path):
+    conn = connect(tmp_path / "e.db")
+    try:
+        _against_snapshot("sqlite", sqlite_schema(conn))
+    finally:
+        conn.close()
+
+
+def test_a_sqlite_database_migrated_by_the_python_list_needs_nothing_and_has_the_fresh_schema(tmp_path):
+    _migrate_sqlite_like_before(tmp_path / "old.db")
+    old = connect(tmp_path / "old.db", migrated=False)
+    fresh = connect(tmp_path / "fresh.db")
+    from escalated.store.db import migrate
+
+    try:
+        assert migrate(old) == []
+        assert sqlite_schema(old) == sqlite_schema(fresh)
+    finally:
+        old.close()
+        fresh.close()
+
+
+async def test_a_sqlite_database_migrated_by_the_python_list_keeps_working(tmp_path):
+    from escalated.store.sqlite import SqliteStore
+
+    _migrate_sqlite_like_before(tmp_path / "old.db")
+    store = await SqliteStore.open(tmp_path / "old.db")
+    try:
+        await _create_and_list(store)
+    finally:
+        await store.close()
+
+
+async def _create_and_list(store) -> None:
+    ws = (await store.workspace_by_name(name=DEFAULT_WORKSPACE)).id
+    esc = make.escalation(ws)
+    await make.create(store, esc)
+    page, _ = await store.list_escalations(query=ListQuery(workspace_id=ws, routes=None))
+    assert [e.id for e in page] == [esc.id]
+
+
+# -- PostgreSQL ----------------------------------------------------------------------
+
+
+def _migrate_postgres_like_before(url: str) -> None:
+    """What escalated/store/postgres/migrate.py did with the Python list."""
+    import psycopg
+
+    q = queries.load("postgres")
+    with psycopg.connect(url) as conn, conn.transaction():
+        conn.execute(legacy_postgres.MIGRATIONS_TABLE)
+        for name, sql in legacy_postgres.MIGRATIONS:
+            conn.execute(sql)
+            conn.execute(q["record_migration"], (name, now_ms()))
+        conn.execute(q["ensure_workspace"], (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()))
+
+
+@pytest.fixture
+def old_postgres_url(postgres_server):
+    url = postgres_server.create_database(migrated=False)
+    _migrate_postgres_like_before(url)
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.mark.postgres
+def test_a_fresh_postgres_database_migrates_to_the_snapshot(postgres_url):
+    import psycopg
+
+    with psycopg.connect(postgres_url) as conn:
+        _against_snapshot("postgres", postgres_schema(conn))
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_migrated_by_the_python_list_needs_nothing_and_has_the_fresh_schema(
+    old_postgres_url, postgres_url
+):
+    import psycopg
+
+    from escalated.store.postgres.migrate import migrate
+
+    assert migrate(old_postgres_url) == []
+    with psycopg.connect(old_postgres_url) as old, psycopg.connect(postgres_url) as fresh:
+        assert postgres_schema(old) == postgres_schema(fresh)
+
+
+@pytest.mark.postgres
+async def test_a_postgres_database_migrated_by_the_python_list_keeps_working(old_postgres_url):
+    from escalated.store.postgres.store import PostgresStore
+
+    store = await PostgresStore.open(old_postgres_url)
+    try:
+        await _create_and_list(store)
+    finally:
+        await store.close()
