@@ -74,7 +74,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:
-        """Open → acknowledged; False when it already was."""
+        """Open → acknowledged; False when it already was, ``InvalidState`` once it ended."""
 
     @abc.abstractmethod
     async def resolve(
