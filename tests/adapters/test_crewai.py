@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 if importlib.util.find_spec("crewai") is None:
-    pytest.skip("CrewAI is not in the test extra (see this module's docstring)", allow_module_level=True)
+    pytest.skip("CrewAI is not in the test extra: this module runs in .venv-crewai (the README's test command)", allow_module_level=True)
 # CrewAI reports telemetry and traces to its own servers unless told not to: nothing leaves the machine.
 os.environ.update({"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "true"})
 # Imported here, not below: crewai's lazy submodules raise ImportWarning on first import,
