@@ -200,3 +200,23 @@ def test_a_crewbase_crew_is_a_crew_in_its_module_and_in_another(tmp_path: Path) 
     (tmp_path / "proj" / "main.py").write_text("from proj.crew import OutreachCrew\n\ndef run():\n    OutreachCrew().crew().kickoff(inputs={})\n")
     (call,) = scan_tree(tmp_path).calls
     assert (call.location.path, call.api, call.recommendation.mode) == ("proj/main.py", "kickoff", "required")
+
+
+def test_tools_passed_as_a_parameter_are_what_the_module_passes() -> None:
+    source = REFUND_TOOL.format(decorator="") + (
+        "def build(tools):\n    return Agent(name='b', tools=tools)\n"
+        "class Bot:\n    def __init__(self, tools=None):\n        self.tools = list(tools or [])\n"
+        "        self.agent = Agent(name='c', tools=self.tools)\n"
+        "    async def go(self, m):\n        return await Runner.run(self.agent, m)\n"
+        "async def go(m):\n    return await Runner.run(build([issue_refund]), m)\n"
+        "bot = Bot(tools=[issue_refund])\n"
+    )
+    by_function = {c.function: c for c in scan_source(source, "a.py")}
+    assert by_function["go"].recommendation.mode == "required"
+    assert by_function["Bot.go"].recommendation.mode == "required"
+    # A parameter no caller here fills stays tools the scan cannot see.
+    alone = REFUND_TOOL.format(decorator="") + "def build(tools):\n    return Agent(name='b', tools=tools)\n" + (
+        "async def go(m, tools):\n    return await Runner.run(build(tools), m)\n"
+    )
+    (call,) = scan_source(alone, "b.py")
+    assert call.recommendation.mode == "reviewed" and "R7" in call.recommendation.rules

@@ -8,10 +8,13 @@ known at run time" (R7).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding
+from escalated.contracts.scan.index import ModuleIndex
 from escalated.contracts.scan.syntax import literal
 
 # Qualified constructor (or its module prefix) -> (fact, what its tools do).
@@ -34,6 +37,24 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
 )
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
+
+
+def toolkit_of(
+    index: ModuleIndex, call: cst.Call, value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None], *, line: int
+) -> tuple[str, Finding, str] | None:
+    """(tool name, what its tools do, the toolkit's class) for ``ShellTools()`` or ``kit.get_tools()``."""
+    built: cst.BaseExpression | None = call
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
+        built = call.func.value
+        if isinstance(built, cst.Name | cst.Attribute):
+            built = value_of(built)
+    if not isinstance(built, cst.Call):
+        return None
+    qualified = index.qualified(built.func)
+    found = toolkit_finding(qualified, built, line=line) if qualified is not None else None
+    if found is None or qualified is None:
+        return None
+    return f"{qualified.rpartition('.')[2]} tools", found, qualified
 
 
 def toolkit_finding(qualified: str, built: cst.Call, *, line: int) -> Finding | None:

@@ -17,8 +17,9 @@ from escalated.contracts import rules
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding, ToolSite
+from escalated.contracts.scan.params import enclosing_scope, extended, passed_to, unwrapped
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
-from escalated.contracts.scan.toolkits import TOOL_GETTERS, toolkit_finding
+from escalated.contracts.scan.toolkits import toolkit_of
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
@@ -105,11 +106,21 @@ class ToolResolver:
             if known is not None:  # make_tools() from another project module
                 findings.extend(known)
                 return
+        if isinstance(expr, cst.Call) and unwrapped(expr) is not None:  # list(tools or [])
+            self._collect(unwrapped(expr), scope, tools, findings, depth=depth + 1)
+            return
+        home = enclosing_scope(self.index, expr) if isinstance(expr, cst.Name) else None
+        if home is not None and expr.value in home.params:  # the scope the name is written in, not the caller's
+            passed = passed_to(self.index, expr.value, home)
+            for value, caller in passed:  # build_agent([issue_refund]): what the module's callers pass
+                self._collect(value, caller, tools, findings, depth=depth + 1)
+            if passed:
+                return
         if isinstance(expr, cst.Name | cst.Attribute):
             value = self.value_of(expr, scope)
             if value is not None:
                 self._collect(value, scope, tools, findings, depth=depth + 1)
-                for added in self._extended(expr, scope):  # tools = []; tools.extend(kit.get_tools())
+                for added in extended(self.index, expr, scope):  # tools = []; tools.extend(kit.get_tools())
                     self._collect(added, scope, tools, findings, depth=depth + 1)
                 return
             known = self._imported(expr)
@@ -119,26 +130,6 @@ class ToolResolver:
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
         findings.append(rules.fact("tools-unresolved", f"{what}: {text}", line))
-
-    def _extended(self, name: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression]:
-        """What ``name.extend(x)`` / ``name.append(x)`` add to a list, in the scope that binds it."""
-        if not isinstance(name, cst.Name):
-            return []
-        binder: Scope | None = scope
-        while binder is not None and (binder.qualname, name.value) not in self.index.values:
-            binder = binder.parent
-        if binder is None:
-            return []
-        out: list[cst.BaseExpression] = []
-        for call, where in self.index.calls:
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value
-                and func.attr.value in {"extend", "append"} and call.args and where.qualname == binder.qualname
-            ):  # fmt: skip
-                value = call.args[0].value
-                out.append(value if func.attr.value == "extend" else cst.List([cst.Element(value)]))
-        return out
 
     def _helper_returns(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> bool:
         """``tools=get_tools()`` with get_tools defined here: read what it returns."""
@@ -307,18 +298,8 @@ class ToolResolver:
         A tool, not only a finding: it runs inside an agent run like any other, and being no
         function of the project, apply cannot gate it, so the run says so instead of counting it covered.
         """
-        built: cst.BaseExpression | None = call
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
-            built = call.func.value
-            if isinstance(built, cst.Name | cst.Attribute):
-                built = self.value_of(built, scope)
-        if not isinstance(built, cst.Call):
-            return None
-        qualified = self.index.qualified(built.func)
-        found = toolkit_finding(qualified, built, line=self.line_of(call)) if qualified is not None else None
-        if found is None:
-            return None
-        return ToolRef(f"{qualified.rpartition('.')[2]} tools", None, found.line, f"built by {qualified}", known=(found,))
+        found = toolkit_of(self.index, call, lambda node: self.value_of(node, scope), line=self.line_of(call))
+        return None if found is None else ToolRef(found[0], None, found[1].line, f"built by {found[2]}", known=(found[1],))
 
     # -- lookups -----------------------------------------------------------
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
