@@ -135,6 +135,7 @@ class _AgentRun:
         """
         state = await RunState.from_string(self.agent, record["state"], **self._context_override())
         last_agent = state._current_agent or self.agent
+        assert state._context is not None  # from_string gives the state its context
         return RunResult(
             input=state._original_input,
             new_items=list(state._generated_items),

@@ -15,7 +15,7 @@ import inspect
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -351,7 +351,7 @@ class EscalatedClient:
         reconnect_delay_s: float = 1.0,
         max_reconnects: int | None = None,
         on_connect: Callable[[], Any] | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Live ``escalation.*`` events; reconnects with ``Last-Event-ID``.
 
         Auth and scope errors are raised (retrying cannot fix them); a dropped

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, ServerUnreachable
-from escalated.timeutil import now_ms
+from escalated.timeutil import now_ms, parse_timestamp_ms
 from escalated.tui.format import age_text, countdown_text, ms
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ def _row(esc: dict, at_ms: int) -> str:
     question = " ".join(esc["question"].split())
     if len(question) > QUESTION_WIDTH:
         question = question[: QUESTION_WIDTH - 1] + "…"
-    age = age_text(ms(esc["createdAt"]), at_ms)
+    age = age_text(parse_timestamp_ms(esc["createdAt"]), at_ms)  # always present
     return f"{esc['id']}  {esc['status']:<12} {age:>4}  {esc.get('assignee') or '-':<12} {esc['policy']}  {question}"
 
 

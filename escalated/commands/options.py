@@ -22,10 +22,11 @@ def _inherited(ctx: click.Context, name: str):
     own, else its group's, else the root's. A user writes ``escalated --db X
     keys create`` as naturally as ``escalated keys create --db X``, so the
     shared options are accepted at every level and the most specific wins."""
-    while ctx is not None:
-        if ctx.params.get(name) is not None:
-            return ctx.params[name]
-        ctx = ctx.parent
+    level: click.Context | None = ctx
+    while level is not None:
+        if level.params.get(name) is not None:
+            return level.params[name]
+        level = level.parent
     return None
 
 

@@ -158,7 +158,7 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         # would be recorded as shown and never printed again.
         # Shown inside the transaction that stores it (AdminService.bootstrap_key).
         await runner.app[ADMIN].bootstrap_key(show=show_bootstrap_key)
-        listening = http_url(settings.host, site._server.sockets[0].getsockname()[1])  # the real port when --port 0
+        listening = http_url(settings.host, site.bound_port)  # the real port when --port 0
         service = app[SERVICE]
         service.listening_at(listening)  # links in emails and Slack messages lead here unless --public-url
         click.echo(f"Listening on {listening}")

@@ -12,7 +12,8 @@ from pathlib import Path
 from escalated.core.settings import PostgresUrl, Settings
 from escalated.errors import ConfigError
 from escalated.store.base import Store
-from escalated.store.serverlock import AlreadyServing, ServerLock  # noqa: F401  (for ``serve``)
+# Re-exported for ``serve``, which may not import the store.
+from escalated.store.serverlock import ServerLock as ServerLock
 from escalated.store.sqlite import SqliteStore
 
 NEEDS_DRIVER = "PostgreSQL needs the driver: pip install 'escalated[postgres]'"

@@ -171,7 +171,7 @@ class SlaClock:
         breached = 0
         due_below = (at_ms + 1) << _ID_BITS  # every entry with deadline <= at_ms is smaller
         while self._heap and self._heap[0] < due_below:
-            batch = []
+            batch: list[int] = []
             while self._heap and self._heap[0] < due_below and len(batch) < BREACH_BATCH:
                 batch.append(heapq.heappop(self._heap))
             try:

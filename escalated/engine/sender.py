@@ -221,7 +221,8 @@ class Sender:
         task = asyncio.create_task(self._deliver(delivery, origin, probe=probe), name=f"deliver-{delivery.id}")
         self._in_flight[delivery.id] = task
         self._per_origin[origin] += 1
-        task.add_done_callback(lambda _t, did=delivery.id: self._finished(did, origin))
+        did = delivery.id
+        task.add_done_callback(lambda _t: self._finished(did, origin))
         return task
 
     def _finished(self, delivery_id: str, origin: str) -> None:
@@ -294,6 +295,7 @@ class Sender:
             plan = await self._email_plan(delivery)
         except TRANSIENT:  # tried again on a later pass
             return None
+        assert self._session is not None, "the sender is started before it sends"
         outcome = await transport.attempt(
             delivery,
             session=self._session,

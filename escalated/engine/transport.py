@@ -82,7 +82,7 @@ class GuardedResolver(AbstractResolver):
         self._rules = rules
         self._guard = guard
 
-    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET):
+    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET):
         infos = await self._inner.resolve(host, port, family)
         if host_allowed(host, self._rules):
             if self._guard is not None:

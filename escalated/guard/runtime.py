@@ -39,7 +39,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -90,7 +90,7 @@ def guard(contract_id: str, thunk: Callable[[], T], /) -> T | Awaitable[T]:
     if inspect.isawaitable(result):
         return _finish_async(contract, call, result)
     if hasattr(result, "__anext__"):  # an async stream handed out without await
-        return _guarded_async_iter(contract, call, result)
+        return cast(T, _guarded_async_iter(contract, call, result))  # a stream for a stream
     if callable(getattr(result, "stream_events", None)):  # Runner.run_streamed: the run is still to come
         return GuardedRunStream(result, settle=lambda text: _settle_async(contract, call, text))
     if is_context_manager(result):  # with client.messages.stream(...) as stream

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from escalated.core.admin import require_key_manager
+from escalated.core.principals import require_key_manager
 from escalated.domain.models import ApiKeyInfo, Principal
 from escalated.http.appkeys import ADMIN
 from escalated.http.auth import principal_of

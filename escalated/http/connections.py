@@ -148,10 +148,18 @@ class GatedSite(web.TCPSite):
         super().__init__(runner, host, port)
         self._max_connections = max_connections
 
+    @property
+    def bound_port(self) -> int:
+        """The port it listens on once started: the real one when asked for port 0."""
+        assert isinstance(self._server, asyncio.Server), "not started"
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
     async def start(self) -> None:
         await web.BaseSite.start(self)
         server = self._runner.server
         assert server is not None
+        assert isinstance(self._runner, web.AppRunner)  # what __init__ takes
         gate = ConnectionGate(server, in_request=self._runner.app[IN_REQUEST], max_connections=self._max_connections)
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(gate, self._host, self._port, backlog=BACKLOG, reuse_address=self._reuse_address)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from importlib.metadata import version
 from typing import Any
 
@@ -173,7 +173,7 @@ class _AsgiBridge:
         await self._done.wait()  # the answer is complete: the exchange is over
         return {"type": "http.disconnect"}
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: MutableMapping[str, Any]) -> None:
         if message["type"] == "http.response.start":
             self.response = web.StreamResponse(status=message["status"])
             for name, value in message.get("headers", ()):

@@ -6,7 +6,8 @@ from functools import cache
 
 from escalated import __version__
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.domain.validation import MAX_CHOICES, MAX_EVIDENCE, MAX_TEXT
+from escalated.domain.limits import MAX_CHOICES
+from escalated.domain.validation import MAX_EVIDENCE, MAX_TEXT
 from escalated.http import openapi_reviewerops
 
 # The schema is as strict as the server on syntax (schemathesis checks both

@@ -7,7 +7,7 @@ Errors are ``escalated.agent.client.ApiError``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol
 
 from escalated.agent.client import ApiError, Event, ServerUnreachable
@@ -40,7 +40,8 @@ class Backend(Protocol):
 
     async def retry_delivery(self, escalation_id: str) -> dict: ...
 
-    def events(self, *, on_connect: Callable[[], Any] | None = None) -> AsyncIterator[Event]: ...
+    # A generator: the app closes it (contextlib.aclosing) to close the stream's response.
+    def events(self, *, on_connect: Callable[[], Any] | None = None) -> AsyncGenerator[Event, None]: ...
 
 
 def describe_error(error: ApiError, *, doing: str) -> str:

@@ -28,11 +28,12 @@ _INTEGER = re.compile(r"^-?\d+$")
 async def inbox(request: web.Request) -> web.Response:
     who = await session.signed_in(request)
     q = request.query
+    status, sort = q.get("status", ""), q.get("sort", "")
     query = InboxQuery(
-        status=q.get("status") if q.get("status") in INBOX_STATUSES else "active",
+        status=status if status in INBOX_STATUSES else "active",
         policy=q.get("policy", "").strip(),
         text=q.get("q", "").strip(),
-        sort=q.get("sort") if q.get("sort") in INBOX_SORTS else "deadline",
+        sort=sort if sort in INBOX_SORTS else "deadline",
         mine=q.get("mine") == "1",
     )
     found = await request.config_dict[SERVICE].inbox(who.principal, query)

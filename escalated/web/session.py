@@ -41,7 +41,7 @@ class AdminOnly(EscalatedError):
 
 def _secure(request: web.Request) -> bool:
     public_url = request.config_dict[SETTINGS].public_url
-    return bool(public_url) and public_url.startswith("https://")
+    return public_url is not None and public_url.startswith("https://")
 
 
 def set_cookie(response: web.StreamResponse, request: web.Request, name: str, value: str) -> None:

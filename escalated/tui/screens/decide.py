@@ -118,6 +118,7 @@ class DecideScreen(ModalScreen["dict | ApiError | None"]):
             if isinstance(widget, Input):
                 values[field["name"]] = widget.value
             else:
+                assert isinstance(widget, Select)  # a field is an Input or a Select
                 values[field["name"]] = NULL if widget.value is Select.NULL else widget.value
         return values
 

@@ -3,6 +3,8 @@ and the delivery status of its callback."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,11 +17,17 @@ from escalated.tui import detail_text
 from escalated.tui.components.status_line import StatusLine
 from escalated.tui.messages import EscalationsChanged, StatusChanged
 
+if TYPE_CHECKING:
+    from escalated.tui.app import ReviewApp
+
 # Deliveries are not in the event stream; re-read them this often.
 DELIVERIES_POLL_S = 2.0
 
 
-class DetailScreen(Screen):
+class DetailScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app: ReviewApp  # the screens run in ReviewApp only; it has the actions they call
+
     DEFAULT_CSS = """
     DetailScreen #body { height: 1fr; padding: 0 1; }
     """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,13 +16,19 @@ from escalated.tui.components.filter_bar import FilterBar
 from escalated.tui.components.status_line import StatusLine
 from escalated.tui.messages import EscalationsChanged, StatusChanged
 
+if TYPE_CHECKING:
+    from escalated.tui.app import ReviewApp
+
 # How often ages and countdowns are redrawn.
 TICK_S = 1.0
 # Clicking one of these column headers sorts by it.
 HEADER_SORT = {"sla": "deadline", "age": "newest", "policy": "policy"}
 
 
-class InboxScreen(Screen):
+class InboxScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app: ReviewApp  # the screens run in ReviewApp only; it has the actions they call
+
     BINDINGS = [
         Binding("a", "acknowledge", "Ack"),
         Binding("m", "claim", "Claim", show=False),
