@@ -83,7 +83,7 @@ def scan(path: Path, output_format: str, exit_zero: bool, excludes: tuple[str, .
         sys.exit(code)
 
 
-def _progress_printer():  # type: ignore[no-untyped-def]
+def _progress_printer():
     """A running count on stderr, only when a person is watching (stderr is a TTY)."""
     stream = sys.stderr
     if not stream.isatty():

@@ -53,11 +53,15 @@ class ContractFileError(ConfigError):
 class CallLike(Protocol):
     """What ``ContractSet.match`` needs of a discovered call (model.LlmCall)."""
 
-    provider: str
-    api: str
-    function: str
-    index: int
-
+    # Read-only: a frozen LlmCall is one.
+    @property
+    def provider(self) -> str: ...
+    @property
+    def api(self) -> str: ...
+    @property
+    def function(self) -> str: ...
+    @property
+    def index(self) -> int: ...
     @property
     def key(self) -> tuple[str, str, int]: ...
 

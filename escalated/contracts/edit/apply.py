@@ -206,11 +206,12 @@ def build_change_set(
         if result.code == original and not tools_guarded:
             continue
         change = FileChange(rel, original, result.code, encoding, result.wrapped, tools_guarded, tuple(sorted(approvals.items())))
+        kept: FileChange | None = change
         if _problems(change, contracts=contracts, prefix=prefix, scan_source=scan_source):
-            change, rejected = _without_bad_calls(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
+            kept, rejected = _without_bad_calls(change, contracts=contracts, prefix=prefix, scan_source=scan_source)
             skipped += rejected
-        if change is not None:
-            changes.append(change)
+        if kept is not None:
+            changes.append(kept)
     change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
     validate(change_set, contracts=contracts, prefix=prefix, scan_source=scan_source)
     return change_set

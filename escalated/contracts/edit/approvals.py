@@ -20,7 +20,7 @@ answer). A tool without a ``function_tool`` decorator to extend keeps the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -85,7 +85,7 @@ class _RunRewriter(cst.CSTTransformer):
         return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=new_run))])
 
 
-def _commas(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> list[cst.Arg]:
+def _commas(args: Sequence[cst.Arg]) -> list[cst.Arg]:
     """The arguments with a trailing ", " on the last, so more can follow."""
     out = list(args)
     if out:

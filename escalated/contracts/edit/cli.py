@@ -306,7 +306,7 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
     from escalated.contracts.report.coverage import check, project_contracts
     from escalated.contracts.edit.apply import build_change_set, write_change_set
     from escalated.contracts.scan.config import load_options
-    from escalated.contracts.scan.discovery import scan_source, scan_tree
+    from escalated.contracts.scan.discovery import ScanContext, scan_source, scan_tree
 
     base = path if path.is_dir() else path.parent
     try:
@@ -316,7 +316,9 @@ def apply(path: Path, yes: bool, diff_only: bool) -> None:
             return
         result = scan_tree(path, options=load_options(path))
         # Re-scans see the project as this scan did (wrappers and clients of other modules).
-        rescan = functools.partial(scan_source, context=result.context)
+        context = result.context
+        assert context is None or isinstance(context, ScanContext)  # what scan_tree puts there
+        rescan = functools.partial(scan_source, context=context)
         change_set = build_change_set(base, calls=result.calls, contracts=contracts, prefix=prefix, scan_source=rescan)
     except EscalatedError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -357,7 +359,8 @@ def _warn(result: ScanResult, change_set: ChangeSet, *, stale: Iterable[StaleCon
 
 def _name_policies(change_set: ChangeSet, contracts: ContractSet) -> None:
     """The policies the new guards file under: a guard fails closed on a policy the server lacks."""
-    wrapped_ids = {t.contract_id for c in change_set.changes for t in (*c.wrapped, *c.tools_guarded)}
+    wrapped_ids = {t.contract_id for c in change_set.changes for t in c.wrapped}
+    wrapped_ids |= {t.contract_id for c in change_set.changes for t in c.tools_guarded}
     filing = [contracts.contracts[i] for i in wrapped_ids if contracts.contracts[i].mode != "autonomous"]
     policies = sorted({c.policy for c in filing})
     if policies:

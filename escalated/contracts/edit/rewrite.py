@@ -340,7 +340,7 @@ def ensure_import(module: cst.Module) -> cst.Module:
     return module.with_changes(body=[*body[:at], line, *body[at:]])
 
 
-def import_position(body: list[cst.BaseStatement]) -> int:
+def import_position(body: Sequence[cst.BaseStatement]) -> int:
     """Index after the docstring, ``__future__`` imports and the leading import block."""
     at = 0
     for i, stmt in enumerate(body):

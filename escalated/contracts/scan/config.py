@@ -89,6 +89,9 @@ def _globs(table: Mapping[str, Any], key: str, file: Path) -> tuple[str, ...]:
 
 def _typed(table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any, file: Path) -> Any:
     value = table.get(key, default)
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)) or (kind is not bool and value <= 0):
+    wrong = not isinstance(value, kind)
+    if kind is not bool:  # a number: also > 0, and a bool is not one here
+        wrong = wrong or isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+    if wrong:
         raise ConfigError(f"{file.name}: tool.escalated.contracts.{key} has the wrong type or value")
     return value

@@ -59,9 +59,9 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
             found[name] = kind
     for name, scopes in index.functions_by_name.items():
         helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
-        kind = resolver.returned_kind(helper) if helper is not None else None
-        if kind is not None:
-            found[f"{name}()"] = kind
+        returned = resolver.returned_kind(helper) if helper is not None else None
+        if returned is not None:
+            found[f"{name}()"] = returned
     for owner, method, _built in crew_methods(index):
         found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
     for qualname in index.class_nodes:

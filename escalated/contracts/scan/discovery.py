@@ -296,7 +296,7 @@ def _wrapper_callers(
     return parsed
 
 
-def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, context: ScanContext, options: ScanOptions, project: ProjectFlow):  # type: ignore[no-untyped-def]
+def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, context: ScanContext, options: ScanOptions, project: ProjectFlow):
     try:
         return analyse_module(
             module, index, path=rel, externals=context.externals, imported_tools=context.tools,

@@ -60,6 +60,7 @@ class ProjectFlow:
         if found is None:
             return None
         (rel, module, index), scope = found
+        assert isinstance(scope.node, cst.FunctionDef)  # _function finds functions only
         param = param_for(scope.node, call, arg)
         if param is None or param not in scope.params:
             return None
@@ -70,11 +71,11 @@ class ProjectFlow:
             return ()  # a cycle, or as far as the chain is followed
         self._open.append(key)
         try:
-            found = self._analyzer(rel, module, index).param_findings(scope, param)
+            findings = self._analyzer(rel, module, index).param_findings(scope, param)
         finally:
             self._open.pop()
         # Lines belong to that file: the caller re-lines them to its own call.
-        result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in found}))
+        result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in findings}))
         self._memo[key] = result
         return result
 
@@ -88,7 +89,7 @@ class ProjectFlow:
             index = entry[2]
             scope = index.scopes.get(".".join(parts[1:]))
             top = scope is not None and (scope.parent is index.module_scope if cut == 1 else scope.class_name == parts[1])
-            if top and isinstance(scope.node, cst.FunctionDef):
+            if top and scope is not None and isinstance(scope.node, cst.FunctionDef):
                 return entry, scope
         return None
 

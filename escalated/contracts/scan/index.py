@@ -257,7 +257,7 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     names = _FIELDS.get(type(node))
     if names is None:
         names = tuple(
-            f.name for f in dataclasses.fields(node)  # type: ignore[arg-type]
+            f.name for f in dataclasses.fields(node)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
         )  # fmt: skip
         _FIELDS[type(node)] = names

@@ -180,7 +180,7 @@ class OutputFlow:
             cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
             qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
-        if found is None:
+        if found is None or qualified is None:
             return None
         label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
         return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from typing import cast
 
 import libcst as cst
 from libcst._position import CodeRange
@@ -33,7 +34,7 @@ class Positions:
         self._whole = False
 
     def span(self, node: cst.CSTNode) -> CodeRange | None:
-        found = self._provider._computed.get(node)
+        found = self._computed(node)
         if found is not None or self._whole:
             return found
         top = self._statement(node)
@@ -45,7 +46,11 @@ class Positions:
             self._generate_all()
         else:
             self._generate(self._module.body[top], line=starts[top])
-        return self._provider._computed.get(node)
+        return self._computed(node)
+
+    def _computed(self, node: cst.CSTNode) -> CodeRange | None:
+        # What PositionProvider stores are CodeRanges (typed as any metadata value).
+        return cast("CodeRange | None", self._provider._computed.get(node))
 
     def line(self, node: cst.CSTNode) -> int:
         found = self.span(node)

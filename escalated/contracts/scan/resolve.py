@@ -137,8 +137,8 @@ class Resolver(CallMatcher):
             except (cst.ParserSyntaxError, TypeError):
                 return None
         qualified = self.qualified(node)
-        found = apis.annotation_kind(qualified) if qualified else None
-        return Kind(found[0], found[1], origin=node) if found else None
+        annotated = apis.annotation_kind(qualified) if qualified else None
+        return Kind(annotated[0], annotated[1], origin=node) if annotated else None
 
     # -- expressions -----------------------------------------------------
     def kind_of(self, node: cst.BaseExpression, scope: Scope) -> Kind | None:
@@ -167,7 +167,7 @@ class Resolver(CallMatcher):
                 return inner
         qualified = self.qualified(node)
         clients = apis.module_clients()
-        if qualified in clients:
+        if qualified is not None and qualified in clients:
             return Kind(clients[qualified], "module", origin=node)
         if qualified is not None and qualified in self.externals:
             found = self.externals[qualified]
@@ -286,7 +286,7 @@ class Resolver(CallMatcher):
                 prefix = (literal(value) or "").partition(":")[0]
                 return apis.MODEL_PREFIXES.get(prefix, default)
             inner = self.kind_of(value, scope) if isinstance(value, cst.Call | cst.Name | cst.Attribute) else None
-            if inner is not None and inner is not node:
+            if inner is not None:
                 return inner.provider
         return default
 

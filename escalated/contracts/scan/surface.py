@@ -85,7 +85,7 @@ class SurfaceAnalyzer(OfferedTools):
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
         tools_gated = state.gated_tools > 0 and all(f in gated for f in risky)
         return Surface(
-            findings, escapes=state.escapes, tools_gated=tools_gated, returned=state.returned, risky_tools=tuple(sorted(sites))
+            findings, escapes=state.escapes, tools_gated=tools_gated, returned=frozenset(state.returned), risky_tools=tuple(sorted(sites))
         )  # fmt: skip
 
     def param_findings(self, scope: Scope, param: str) -> tuple[Finding, ...]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import attrs
 import libcst as cst
@@ -17,7 +17,7 @@ class McpServers:
     why: str = "MCP servers: tools are listed by the server at run time"
 
 
-def tools_in_args(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> Iterator[cst.BaseExpression | McpServers]:
+def tools_in_args(args: Sequence[cst.Arg]) -> Iterator[cst.BaseExpression | McpServers]:
     for arg in args:
         keyword = arg.keyword.value if arg.keyword else None
         if keyword in {"tools", "functions"}:

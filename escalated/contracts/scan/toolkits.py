@@ -82,8 +82,7 @@ def _configured_actions(built: cst.Call) -> list[str] | None:
             for resource in element.value.elements:
                 if isinstance(resource, cst.DictElement) and isinstance(resource.value, cst.Dict):
                     for op in resource.value.elements:
-                        enabled = isinstance(op, cst.DictElement) and not (isinstance(op.value, cst.Name) and op.value.value == "False")
-                        if enabled:
+                        if isinstance(op, cst.DictElement) and not (isinstance(op.value, cst.Name) and op.value.value == "False"):
                             out.append(f"{literal(resource.key)}.{literal(op.key)}")
             return out
     return []

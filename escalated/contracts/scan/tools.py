@@ -106,20 +106,20 @@ class ToolResolver:
             if known is not None:  # make_tools() from another project module
                 findings.extend(known)
                 return
-        if isinstance(expr, cst.Call) and unwrapped(expr) is not None:  # list(tools or [])
-            self._collect(unwrapped(expr), scope, tools, findings, depth=depth + 1)
+        if isinstance(expr, cst.Call) and (inner := unwrapped(expr)) is not None:  # list(tools or [])
+            self._collect(inner, scope, tools, findings, depth=depth + 1)
             return
         home = enclosing_scope(self.index, expr) if isinstance(expr, cst.Name) else None
-        if home is not None and expr.value in home.params:  # the scope the name is written in, not the caller's
+        if home is not None and isinstance(expr, cst.Name) and expr.value in home.params:  # the scope the name is written in, not the caller's
             passed = passed_to(self.index, expr.value, home)
             for value, caller in passed:  # build_agent([issue_refund]): what the module's callers pass
                 self._collect(value, caller, tools, findings, depth=depth + 1)
             if passed:
                 return
         if isinstance(expr, cst.Name | cst.Attribute):
-            value = self.value_of(expr, scope)
-            if value is not None:
-                self._collect(value, scope, tools, findings, depth=depth + 1)
+            bound = self.value_of(expr, scope)
+            if bound is not None:
+                self._collect(bound, scope, tools, findings, depth=depth + 1)
                 for added in extended(self.index, expr, scope):  # tools = []; tools.extend(kit.get_tools())
                     self._collect(added, scope, tools, findings, depth=depth + 1)
                 return
