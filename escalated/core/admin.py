@@ -14,6 +14,7 @@ once; only their hashes are stored.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -144,7 +145,7 @@ class AdminService:
 
     # -- API keys ----------------------------------------------------------------
 
-    async def mint_key(self, principal: Principal, *, body: dict) -> tuple[str, ApiKeyInfo]:
+    async def mint_key(self, principal: Principal, *, body: dict[str, Any]) -> tuple[str, ApiKeyInfo]:
         """A new key from a request body (``name``, ``scopes``, ``expiresIn``;
         a 422 lists every problem), by default with all the principal's scopes."""
         require_key_manager(principal)

@@ -33,8 +33,8 @@ class EventBus:
     def __init__(self) -> None:
         self._seq = 0
         self._listeners: list[Callable[[BusEvent], None]] = []
-        self._streams: set[asyncio.Queue] = set()
-        self._waiters: dict[str, set[asyncio.Future]] = {}
+        self._streams: set[asyncio.Queue[BusEvent]] = set()
+        self._waiters: dict[str, set[asyncio.Future[BusEvent]]] = {}
 
     def add_listener(self, listener: Callable[[BusEvent], None]) -> None:
         self._listeners.append(listener)
@@ -60,21 +60,21 @@ class EventBus:
                 future.set_result(item)
         return item
 
-    def stream(self) -> asyncio.Queue:
-        queue: asyncio.Queue = asyncio.Queue(STREAM_QUEUE_SIZE)
+    def stream(self) -> asyncio.Queue[BusEvent]:
+        queue: asyncio.Queue[BusEvent] = asyncio.Queue(STREAM_QUEUE_SIZE)
         self._streams.add(queue)
         return queue
 
-    def close_stream(self, queue: asyncio.Queue) -> None:
+    def close_stream(self, queue: asyncio.Queue[BusEvent]) -> None:
         self._streams.discard(queue)
 
-    def next_change(self, escalation_id: str) -> asyncio.Future:
+    def next_change(self, escalation_id: str) -> asyncio.Future[BusEvent]:
         """A future resolved by the next event of this escalation."""
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[BusEvent] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(escalation_id, set()).add(future)
         return future
 
-    def forget(self, escalation_id: str, future: asyncio.Future) -> None:
+    def forget(self, escalation_id: str, future: asyncio.Future[BusEvent]) -> None:
         waiters = self._waiters.get(escalation_id)
         if waiters is not None:
             waiters.discard(future)

@@ -3,6 +3,8 @@ attempt sends these bytes) and the outbox row that carries them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from escalated.domain.models import CALLBACK, Cancellation, Delivery, Escalation, Resolution
@@ -27,7 +29,7 @@ def cancelled_callback_body(esc: Escalation, cancellation: Cancellation) -> byte
 
 def callback_body(esc: Escalation, resolution: Resolution) -> bytes:
     """The callback JSON, serialised once; every attempt sends these bytes."""
-    body = {
+    body: dict[str, Any] = {
         "escalationId": esc.id,
         "runId": esc.run_id,
         "agentId": esc.agent_id,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from escalated.domain.nul import NUL_MESSAGE, nul_fields
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError, ValidationFailed, field_error
 from escalated.timeutil import now_ms, parse_duration_s
 
 
-def parse_key_request(body: dict, *, default_scopes: frozenset[str]) -> tuple[str | None, frozenset[str], int | None]:
+def parse_key_request(body: dict[str, Any], *, default_scopes: frozenset[str]) -> tuple[str | None, frozenset[str], int | None]:
     """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
     name = body.get("name")

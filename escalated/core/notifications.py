@@ -10,6 +10,9 @@ Slack message is rendered once, at creation, with the settings of then.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import orjson
 
 from escalated.core import slackmessages
@@ -29,10 +32,10 @@ def escalation_text(esc: Escalation) -> str:
 
 def notification_deliveries(
     esc: Escalation,
-    targets,
+    targets: Sequence[str],
     *,
     at_ms: int,
-    content_json: dict,
+    content_json: dict[str, Any],
     slack_buttons: bool = False,
     base_url: str | None = None,
     event: str = EVENT_CREATED,

@@ -8,9 +8,12 @@ a breach and a nudge racing on one escalation each take effect once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from escalated.core.notifications import notification_deliveries
+from escalated.core.serviceparts import ServiceParts
 from escalated.domain.convert import content_to_json
 from escalated.domain.models import (
     EVENT_APPROVED,
@@ -32,7 +35,7 @@ NUDGE_BATCH = 200  # escalations per write job; each owes a few notifications at
 SYSTEM = "system"
 
 
-class EscalationReview:
+class EscalationReview(ServiceParts):
     """Mixed into ``Service``: uses its ``store``, ``_callback``, ``_resolved``,
     ``_publish``, ``wake_sender`` and settings."""
 
@@ -90,6 +93,7 @@ class EscalationReview:
 
     async def _nudge(self, esc: Escalation, at_ms: int) -> tuple[Nudge, Escalation]:
         """What ``esc`` owes at ``at_ms``, and the escalation as it is once written."""
+        assert esc.nudge_ms is not None  # nudge_due passes only escalations owed a nudge
         rules = esc.review
         owed = due(rules, created_ms=esc.created_ms, level=esc.level, remind_ms=esc.remind_ms, at_ms=at_ms)
         history = tuple(HistoryEntry(event="escalated", by=SYSTEM, at_ms=at_ms, level=n) for n in owed.levels)
@@ -131,7 +135,7 @@ class EscalationReview:
             notices += self._notices(esc, targets, at_ms=at_ms, event=EVENT_REMINDED, lead="Reminder")
         return notices
 
-    def _notices(self, esc: Escalation, targets, *, at_ms: int, event: str, lead: str) -> list[Delivery]:
+    def _notices(self, esc: Escalation, targets: Sequence[str], *, at_ms: int, event: str, lead: str) -> list[Delivery]:
         return notification_deliveries(
             esc,
             targets,

@@ -10,7 +10,7 @@ escalation's policy and the newest that applies decides it, through
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from escalated.domain.models import EVENT_DECIDED, Escalation, Policy, Principal, Resolution, RuleRef
 from escalated.domain.rules import Rule, RuleRequest, parse_rule_request
@@ -18,6 +18,7 @@ from escalated.domain.scopes import ROLE_SCOPES
 from escalated.domain.ids import new_id
 from escalated.errors import InvalidState, NotFound, UserTokenRequired, ValidationFailed, field_error
 from escalated.core.creation import routes_for
+from escalated.core.serviceparts import ServiceParts
 from escalated.timeutil import now_ms
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ EVENT_CLAIMED = "escalation.claimed"
 EVENT_ASSIGNED = "escalation.assigned"
 
 
-class RuleDecisions:
+class RuleDecisions(ServiceParts):
     """Mixed into ``Service``: a rule's decision goes the one resolve path
     (its ``store``, ``_callback``, ``_resolved``), and a claim's change is
     published as every other (``_publish``)."""
@@ -68,7 +69,7 @@ class ReviewerOps:
             raise UserTokenRequired("claiming names a person: use a user token (an API key is no one to assign)")
         return await self._assign(principal, esc, assignee=principal.actor, event=EVENT_CLAIMED, acknowledge=True)
 
-    async def assign(self, principal: Principal, esc: Escalation, body: dict) -> Escalation:
+    async def assign(self, principal: Principal, esc: Escalation, body: dict[str, Any]) -> Escalation:
         """``{"user": NAME}``: a user of the workspace the escalation is routed to; ``null`` unassigns."""
         problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"user"})]
         name = body.get("user", ...)
@@ -107,7 +108,7 @@ class ReviewerOps:
 
     # -- remembered decisions --------------------------------------------------------
 
-    async def create_rule(self, principal: Principal, body: dict) -> Rule:
+    async def create_rule(self, principal: Principal, body: dict[str, Any]) -> Rule:
         request = parse_rule_request(body)
         policy = await self._service.policy(principal.workspace_id, request.policy)
         if not self._routed_policy(principal, policy):

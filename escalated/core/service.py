@@ -12,18 +12,22 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import orjson
 
 from escalated.domain.convert import content_to_json
 from escalated.domain.models import (
+    ACKNOWLEDGED,
     ACTIVE_STATUSES,
+    CANCELLED,
     EVENT_ACKNOWLEDGED,
     EVENT_BREACHED,
     EVENT_CANCELLED,
     EVENT_CREATED,
     EVENT_DECIDED,
+    RESOLVED,
     Attempt,
     Cancellation,
     Delivery,
@@ -114,7 +118,7 @@ class Service(EscalationReview, RuleDecisions):
 
     # -- create -------------------------------------------------------------
 
-    async def create(self, principal: Principal, body: dict, *, idempotency_key: str | None = None) -> Created:
+    async def create(self, principal: Principal, body: dict[str, Any], *, idempotency_key: str | None = None) -> Created:
         at_ms = now_ms()
         body_sha = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest() if idempotency_key else ""
         not_before_ms = at_ms - IDEMPOTENCY_WINDOW_MS
@@ -193,7 +197,7 @@ class Service(EscalationReview, RuleDecisions):
         content to a caller from this alone."""
         return await self.store.get_escalation(escalation_id=escalation_id, workspace_id=None, routes=None)
 
-    async def list(self, query: ListQuery) -> tuple[list[Escalation], str | None]:
+    async def list_escalations(self, query: ListQuery) -> tuple[list[Escalation], str | None]:
         return await self.store.list_escalations(query=query)
 
     async def inbox(self, principal: Principal, query: InboxQuery) -> Inbox:
@@ -246,7 +250,7 @@ class Service(EscalationReview, RuleDecisions):
             return await self.get(principal, esc.id)
         esc = attrs.evolve(
             esc,
-            status="acknowledged",
+            status=ACKNOWLEDGED,
             acknowledged_by=principal.actor,
             acknowledged_ms=at_ms,
             history=(*esc.history, HistoryEntry(event="acknowledged", by=principal.actor, at_ms=at_ms)),
@@ -254,7 +258,7 @@ class Service(EscalationReview, RuleDecisions):
         self._publish(EVENT_ACKNOWLEDGED, esc, at_ms)
         return esc
 
-    async def decide(self, principal: Principal, esc: Escalation, body: dict) -> Escalation:
+    async def decide(self, principal: Principal, esc: Escalation, body: dict[str, Any]) -> Escalation:
         if not await self.may_decide(principal, esc):
             raise _not_decidable_by(principal, esc)
         _require_active(esc)
@@ -286,6 +290,7 @@ class Service(EscalationReview, RuleDecisions):
         live = sorted((e for e in found if e.status in ACTIVE_STATUSES and e.default_choice), key=lambda e: order[e.id])
         items = []
         for esc in live:
+            assert esc.default_choice is not None  # live has only escalations with one
             resolution = Resolution(
                 choice=esc.default_choice, resolved_by="timeout", answered_by="system", answered_at_ms=at_ms
             )
@@ -314,14 +319,14 @@ class Service(EscalationReview, RuleDecisions):
     def _resolved(self, esc: Escalation, resolution: Resolution, event: str) -> Escalation:
         """After the commit: the new state, published to the bus."""
         entry = HistoryEntry(event=event.removeprefix("escalation."), by=resolution.answered_by, at_ms=resolution.answered_at_ms)
-        esc = attrs.evolve(esc, status="resolved", resolution=resolution, history=(*esc.history, entry))
+        esc = attrs.evolve(esc, status=RESOLVED, resolution=resolution, history=(*esc.history, entry))
         self._publish(event, esc, resolution.answered_at_ms, deliveries=int(esc.resume is not None))
         if esc.resume is not None:
             self.wake_sender()
         self.metrics.escalations_resolved.labels(resolution.resolved_by).inc()
         return esc
 
-    async def cancel(self, principal: Principal, esc: Escalation, body: dict) -> Escalation:
+    async def cancel(self, principal: Principal, esc: Escalation, body: dict[str, Any]) -> Escalation:
         _require_active(esc)
         reason = validate_cancel(body)
         at_ms = now_ms()
@@ -330,7 +335,7 @@ class Service(EscalationReview, RuleDecisions):
         await self.store.cancel(escalation_id=esc.id, cancellation=cancellation, callback=callback)
         esc = attrs.evolve(
             esc,
-            status="cancelled",
+            status=CANCELLED,
             cancellation=cancellation,
             history=(*esc.history, HistoryEntry(event="cancelled", by=principal.actor, at_ms=at_ms)),
         )

@@ -14,8 +14,11 @@ with the outcome in place of its buttons, or a reply only the clicker sees.
 
 from __future__ import annotations
 
+from typing import Any
+
 from escalated.core import slackmessages
-from escalated.core.admin import AdminService, user_principal
+from escalated.core.admin import AdminService
+from escalated.core.principals import user_principal
 from escalated.core.service import Service
 from escalated.domain.models import ACTIVE_STATUSES, Escalation
 from escalated.domain.slack import Click, escape
@@ -31,7 +34,7 @@ class SlackDecisions:
         self._service = service
         self._admin = admin
 
-    async def click(self, click: Click) -> dict:
+    async def click(self, click: Click) -> dict[str, Any]:
         """The reply for ``click.response_url``; decides when the clicker may."""
         service = self._service
         esc = await service.escalation_for_integration(click.escalation_id)
@@ -60,5 +63,5 @@ class SlackDecisions:
         return slackmessages.decided(esc)
 
 
-def _too_late(esc: Escalation) -> dict:
+def _too_late(esc: Escalation) -> dict[str, Any]:
     return slackmessages.ephemeral(f"Too late, nothing was changed: {slackmessages.outcome(esc)}")

@@ -16,8 +16,10 @@ Slack's length limit but not escaped.
 
 from __future__ import annotations
 
+from typing import Any
+
 from escalated.core.weblinks import escalation_url
-from escalated.domain.models import Escalation
+from escalated.domain.models import CANCELLED, Escalation
 from escalated.domain import wording
 from escalated.domain.slack import DECIDE_ACTION, button_value, escape
 from escalated.timeutil import format_ms
@@ -31,7 +33,8 @@ MAX_FALLBACK = 3000
 
 def fit(text: str, limit: int) -> str:
     """``escape(text)`` cut to ``limit`` characters without splitting an entity."""
-    out, used = [], 0
+    out: list[str] = []
+    used = 0
     for char in text:
         piece = escape(char)
         if used + len(piece) > limit - 1:
@@ -55,7 +58,7 @@ def _when(at_ms: int) -> str:
     return f"<!date^{at_ms // 1000}^{{date_short_pretty}} at {{time}}|{format_ms(at_ms)}>"
 
 
-def _content_blocks(esc: Escalation) -> list[dict]:
+def _content_blocks(esc: Escalation) -> list[dict[str, Any]]:
     content = esc.content
     head = f"*{fit(content.subject.label, 500)}* · {fit(esc.policy, 200)}\n"
     blocks = [_section(head + fit(content.question, MAX_SECTION - len(head)))]
@@ -83,11 +86,11 @@ def _evidence(evidence: tuple[str, ...]) -> str:
     return "*Evidence*\n" + "\n".join(lines)
 
 
-def _section(text: str) -> dict:
+def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def _buttons(esc: Escalation) -> dict:
+def _buttons(esc: Escalation) -> dict[str, Any]:
     return {
         "type": "actions",
         "block_id": f"{DECIDE_ACTION}.{esc.id}",
@@ -103,13 +106,13 @@ def _buttons(esc: Escalation) -> dict:
     }
 
 
-def _link(esc: Escalation, *, base_url: str | None, why: str) -> dict:
+def _link(esc: Escalation, *, base_url: str | None, why: str) -> dict[str, Any]:
     url = page_url(esc, base_url=base_url)
     where = f"<{url}|Open it in escalated>" if url else f"Open escalation {esc.id} in escalated's web app"
     return _section(f"{why} {where}.")
 
 
-def notification(esc: Escalation, *, buttons: bool, base_url: str | None) -> dict:
+def notification(esc: Escalation, *, buttons: bool, base_url: str | None) -> dict[str, Any]:
     """The message a ``slack:`` target is posted when ``esc`` is created."""
     blocks = _content_blocks(esc)
     if buttons and not esc.content.response_fields:
@@ -129,14 +132,14 @@ def fallback_text(esc: Escalation) -> str:
     return fit(text, MAX_FALLBACK)
 
 
-def decided(esc: Escalation) -> dict:
+def decided(esc: Escalation) -> dict[str, Any]:
     """The original message with its buttons replaced by the outcome."""
     return {"replace_original": True, "text": fallback_text(esc), "blocks": [*_content_blocks(esc), _section(outcome(esc))]}
 
 
 def outcome(esc: Escalation) -> str:
     """What happened to ``esc``, in a line (``mrkdwn``)."""
-    if esc.status == "cancelled" and esc.cancellation is not None:
+    if esc.status == CANCELLED and esc.cancellation is not None:
         who = fit(esc.cancellation.cancelled_by, 200)
         return f":no_entry_sign: Cancelled by *{who}* {_when(esc.cancellation.cancelled_at_ms)}."
     res = esc.resolution
@@ -149,6 +152,6 @@ def outcome(esc: Escalation) -> str:
     return f":white_check_mark: *{choice}*, decided by *{fit(res.answered_by, 200)}* {_when(res.answered_at_ms)}."
 
 
-def ephemeral(text: str) -> dict:
+def ephemeral(text: str) -> dict[str, Any]:
     """A reply only the clicker sees; the message itself stays as it is."""
     return {"response_type": "ephemeral", "replace_original": False, "text": text}

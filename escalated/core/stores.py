@@ -8,6 +8,7 @@ migrate``), and the lock that keeps a SQLite file to one server.
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 from escalated.core.settings import PostgresUrl, Settings
 from escalated.errors import ConfigError
@@ -19,7 +20,7 @@ from escalated.store.sqlite import SqliteStore
 NEEDS_DRIVER = "PostgreSQL needs the driver: pip install 'escalated[postgres]'"
 
 
-def postgres_driver():
+def postgres_driver() -> ModuleType:
     """The ``psycopg`` module, once the whole ``postgres`` extra imports (the
     driver and its pool: an install may have one without the other), else
     ConfigError naming the extra: one line, not a traceback."""

@@ -59,7 +59,9 @@ def csrf_token(session_secret: str) -> str:
 def csrf_ok(session_secret: str | None, presented: str | None) -> bool:
     """No secret, no valid token: the token of an empty secret is an HMAC
     with an empty key, which anyone can compute."""
-    return bool(session_secret) and bool(presented) and hmac.compare_digest(csrf_token(session_secret), presented)
+    if not session_secret or not presented:
+        return False
+    return hmac.compare_digest(csrf_token(session_secret), presented)
 
 
 class WebSessions:

@@ -170,6 +170,7 @@ class Sender:
         parked = 0  # newly left out of the next reads
         self._next_due_ms, self._backlog = None, len(head) == limit  # rows past the scan may be due
         for delivery in head:
+            assert delivery.next_attempt_ms is not None  # a pending delivery has its next attempt's time
             if delivery.next_attempt_ms > at_ms:
                 self._next_due_ms = delivery.next_attempt_ms
                 break

@@ -87,7 +87,7 @@ def _assignee(value: str | None, principal) -> str | None:
 
 async def list_(request: web.Request) -> web.Response:
     principal = await require(request, scopes.READ)
-    page, cursor = await request.app[SERVICE].list(_list_query(request, principal))
+    page, cursor = await request.app[SERVICE].list_escalations(_list_query(request, principal))
     return json_response({"data": [escalation_resource(e) for e in page], "nextCursor": cursor})
 
 

@@ -62,7 +62,7 @@ class CoreBackend:
         query = ListQuery(
             workspace_id=self.principal.workspace_id, routes=self.principal.routes, status=status, policy=policy, limit=limit
         )
-        page, _cursor = await self.service.list(query)
+        page, _cursor = await self.service.list_escalations(query)
         return [escalation_resource(e) for e in page]
 
     async def decide(self, escalation_id: str, body: dict[str, Any]) -> dict[str, Any]:
