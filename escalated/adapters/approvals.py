@@ -19,6 +19,7 @@ import attrs
 
 from escalated.agent.client import DONE_STATUSES, ApiError, EscalatedClient, ServerUnreachable
 from escalated.agent.toolcall import APPROVE, ToolCall, describe, idempotency_key
+from escalated.domain.models import CANCELLED, RESOLVED
 from escalated.errors import EscalatedError
 
 __all__ = ["Approval", "ApprovalUnavailable", "Paused", "ToolCall"]
@@ -121,11 +122,11 @@ def approval_of(escalation: dict) -> Approval | None:
     cancellation never runs the tool.
     """
     escalation_id = escalation["id"]
-    if escalation["status"] == "cancelled":
+    if escalation["status"] == CANCELLED:
         cancellation = escalation.get("cancellation") or {}
         because = f": {cancellation['reason']}" if cancellation.get("reason") else ""
         return Approval(escalation_id, False, f"The approval was cancelled by {cancellation.get('cancelledBy', '?')}{because}.")
-    if escalation["status"] != "resolved":
+    if escalation["status"] != RESOLVED:
         return None
     resolution = escalation["resolution"]
     if resolution["choice"] == APPROVE:

@@ -37,6 +37,7 @@ from escalated.adapters.approvals import ApprovalUnavailable, cause_of, resume_t
 from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
 from escalated.agent.toolcall import CHOICES, as_evidence_json, idempotency_key
+from escalated.domain.models import CANCELLED
 
 __all__ = ["ApprovalUnavailable", "EscalatedFeedbackProvider", "FlowResumer", "resume_flow"]
 
@@ -161,7 +162,7 @@ async def resume_flow(flow_class: type, escalation_id: str, *, persistence: Any,
 def _outcome_of(escalation: dict[str, Any], pending: PendingFeedbackContext) -> tuple[str, str]:
     """The ``emit`` outcome the reviewer chose, and the feedback text (outcome, then the reason)."""
     emit = pending.emit or [c["id"] for c in CHOICES]
-    if escalation["status"] == "cancelled":
+    if escalation["status"] == CANCELLED:
         if not pending.default_outcome:
             raise ApprovalUnavailable(
                 f"the escalation for flow {escalation['runId']} was cancelled and {pending.method_name} has no "

@@ -48,6 +48,7 @@ from escalated.adapters.approvals import (
 from escalated.agent.client import ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
 from escalated.agent.toolcall import APPROVE, ToolCall, describe, idempotency_key
+from escalated.domain.models import CANCELLED, RESOLVED
 
 __all__ = ["ApprovalUnavailable", "ThreadResumer", "approve_tool_call", "escalate", "resume_by_waiting", "resume_value"]
 
@@ -108,9 +109,9 @@ async def approve_tool_call(config: Any, call: ToolCall | dict[str, Any], *, pol
 
 def approval_from(decision: dict[str, Any]) -> Approval:
     """A resume value (``resume_value``) as an ``Approval``."""
-    if decision.get("status") == "resolved" and decision.get("choice") == APPROVE:
+    if decision.get("status") == RESOLVED and decision.get("choice") == APPROVE:
         return Approval(decision["escalationId"], True)
-    if decision.get("status") == "cancelled":
+    if decision.get("status") == CANCELLED:
         because = f": {decision['reason']}" if decision.get("reason") else ""
         return Approval(decision["escalationId"], False, f"The approval was cancelled by {decision.get('cancelledBy', '?')}{because}.")
     return Approval(decision["escalationId"], False, rejection_message(decision))
@@ -119,7 +120,7 @@ def approval_from(decision: dict[str, Any]) -> Approval:
 def resume_value(escalation: dict[str, Any]) -> dict[str, Any]:
     """What a node's ``interrupt`` returns for a resolved or cancelled escalation."""
     value: dict[str, Any] = {"escalationId": escalation["id"], "status": escalation["status"]}
-    if escalation["status"] == "cancelled":
+    if escalation["status"] == CANCELLED:
         cancellation = escalation.get("cancellation") or {}
         return {**value, "reason": cancellation.get("reason"), "cancelledBy": cancellation.get("cancelledBy")}
     resolution = escalation.get("resolution") or {}

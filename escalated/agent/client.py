@@ -21,12 +21,13 @@ from urllib.parse import quote
 
 import aiohttp
 
+from escalated.domain.models import TERMINAL_STATUSES
 from escalated.errors import EscalatedError
 from escalated.agent.outcome import Outcome, outcome_of
 from escalated.agent.sse import Event, SseParser
 
 DEFAULT_URL = "http://127.0.0.1:8470"
-DONE_STATUSES = frozenset({"resolved", "cancelled"})
+DONE_STATUSES = frozenset(TERMINAL_STATUSES)
 # The server caps one wait at 60 s (CONTRACT §3); longer waits are loops.
 MAX_WAIT_S = 60.0
 # How long a Retry-After may hold a create retry back: an agent would rather

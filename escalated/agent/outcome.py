@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from escalated.domain.models import CANCELLED, RESOLVED
+
 EVENT_CANCELLED = "escalation.cancelled"
 
 
@@ -126,11 +128,11 @@ def outcome_of(escalation: dict[str, Any]) -> Outcome | None:
         "agentId": escalation["agentId"],
         "policy": escalation["policy"],
     }
-    if escalation["status"] == "cancelled":
+    if escalation["status"] == CANCELLED:
         c = escalation["cancellation"]
         body = {**common, "reason": c["reason"], "cancelledBy": c["cancelledBy"], "cancelledAt": c["cancelledAt"]}
         return Cancelled.from_body(_dumps(body), event=EVENT_CANCELLED, delivery_id=None)
-    if escalation["status"] == "resolved":
+    if escalation["status"] == RESOLVED:
         r = escalation["resolution"]
         body = {**common, "choice": r["choice"]}
         if escalation.get("responseFields"):

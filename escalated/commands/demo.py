@@ -30,6 +30,7 @@ import attrs
 import click
 
 from escalated.agent.client import ApiError, EscalatedClient
+from escalated.domain.models import OPEN
 from escalated.errors import EscalatedError
 from escalated.agent.receiver import Callback, make_receiver_app, start_receiver
 from escalated.timeutil import now_ms, parse_duration_s, parse_timestamp_ms
@@ -175,7 +176,7 @@ class Inbox:
 async def automatic_reviewer(reviewer: EscalatedClient) -> int:
     """Decide every sample that has a scripted answer, as a human would. Returns how many."""
     decided = 0
-    for escalation in (await reviewer.list_escalations(status="open"))["data"]:
+    for escalation in (await reviewer.list_escalations(status=OPEN))["data"]:
         answer = SCRIPTED_ANSWERS.get(escalation["runId"])
         if answer is None:
             continue
@@ -203,7 +204,7 @@ async def run_scripted(reviewer: EscalatedClient, inbox: Inbox, *, breach_s: flo
 
 async def next_deadline(reviewer: EscalatedClient) -> tuple[str, int] | None:
     """The open escalation whose SLA ends first: (its label, deadline in epoch ms)."""
-    open_ = (await reviewer.list_escalations(status="open"))["data"]
+    open_ = (await reviewer.list_escalations(status=OPEN))["data"]
     timed = [(e["deadlineAt"], e["subject"]["label"]) for e in open_ if e.get("deadlineAt")]
     if not timed:
         return None

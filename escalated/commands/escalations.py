@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 import click
 
 from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, ServerUnreachable
+from escalated.domain.models import ACTIVE_STATUSES, STATUSES
 from escalated.timeutil import now_ms, parse_timestamp_ms
 from escalated.tui.format import age_text, countdown_text, ms
 
 T = TypeVar("T")
-STATUSES = ("open", "acknowledged", "resolved", "cancelled")
 QUESTION_WIDTH = 60
 
 
@@ -135,7 +135,7 @@ def describe(esc: dict, *, at_ms: int) -> str:
         lines.append(f"  --field {field['name']}=…  {field['label']}: {options}")
     lines += ["", f"Status:    {esc['status']}" + _outcome(esc)]
     deadline = ms(esc.get("deadlineAt"))
-    if deadline is not None and esc["status"] in ("open", "acknowledged"):
+    if deadline is not None and esc["status"] in ACTIVE_STATUSES:
         lines.append(f"Deadline:  {esc['deadlineAt']} (in {countdown_text(deadline, at_ms)})")
     lines.append(f"Assignee:  {esc.get('assignee') or 'nobody'}")
     if approvals := esc.get("approvals"):  # a quorum short of its count (CONTRACT §15)

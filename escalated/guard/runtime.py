@@ -45,6 +45,7 @@ import attrs
 
 from escalated.agent.toolcall import ToolCall, describe
 from escalated.domain.limits import MAX_TEXT_CHARS
+from escalated.domain.models import CANCELLED, RESOLVED
 from escalated.guard.contracts import CONTRACTS_FILENAME, Contract, ContractCache
 from escalated.guard.render import GuardedContext, GuardedRunStream, buffer_async, buffer_sync, is_context_manager
 from escalated.guard import backend as guard_backend
@@ -246,7 +247,7 @@ async def _guarded_async_iter(contract: Contract, call: _Call, stream: Any) -> A
 def _verdict(contract: Contract, escalation: dict, value: Any) -> Any:
     status = escalation.get("status")
     where = f"contract {contract.id!r}, escalation {escalation.get('id')}"
-    if status == "resolved":
+    if status == RESOLVED:
         resolution = escalation.get("resolution") or {}
         choice = resolution.get("choice")
         if choice in contract.approve_choices:
@@ -254,7 +255,7 @@ def _verdict(contract: Contract, escalation: dict, value: Any) -> Any:
         by = resolution.get("answeredBy") or resolution.get("resolvedBy") or "?"
         reason = f": {resolution['reason']}" if resolution.get("reason") else ""
         raise EscalationRejected(f"{where}: {by} chose {choice!r}{reason}", escalation=escalation)
-    if status == "cancelled":
+    if status == CANCELLED:
         raise EscalationRejected(f"{where} was cancelled", escalation=escalation)
     raise GuardFailedClosed(f"{where}: no decision before the guard's wait ran out")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from escalated import __version__
+from escalated.domain.models import STATUSES
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.domain.limits import MAX_CHOICES
 from escalated.domain.validation import MAX_EVIDENCE, MAX_TEXT
@@ -159,7 +160,7 @@ SCHEMAS = {
         "required": ["id", "status", "policy", "agentId", "runId", "createdAt", "history"],
         "properties": {
             "id": _STR,
-            "status": {"enum": ["open", "acknowledged", "resolved", "cancelled"]},
+            "status": {"enum": list(STATUSES)},
             "policy": _STR,
             "agentId": _STR,
             "runId": _STR,
@@ -315,7 +316,7 @@ def _paths() -> dict:
                     {"name": n, "in": "query", "schema": s}
                     for n, s in (
                         # Empty means "any" for every filter (a form's unset field).
-                        ("status", {"enum": ["", "open", "acknowledged", "resolved", "cancelled"]}),
+                        ("status", {"enum": ["", *STATUSES]}),
                         ("policy", _STR),
                         ("agentId", _STR),
                         ("runId", _STR),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import datetime
 
+from escalated.domain.models import ACTIVE_STATUSES, CANCELLED, RESOLVED
 from escalated.timeutil import parse_timestamp_ms
 
-LIVE_STATUSES = ("open", "acknowledged")
+LIVE_STATUSES = ACTIVE_STATUSES
 
 # Share of the SLA still left below which the countdown turns amber / red.
 WARN_SHARE = 0.5
@@ -60,10 +61,10 @@ def urgency(escalation: dict, now_ms: int) -> str:
 
 def sla_text(escalation: dict, now_ms: int) -> str:
     status = escalation.get("status")
-    if status == "resolved":
+    if status == RESOLVED:
         resolution = escalation.get("resolution") or {}
         return "timeout" if resolution.get("resolvedBy") == "timeout" else "decided"
-    if status == "cancelled":
+    if status == CANCELLED:
         return "cancel"
     deadline = ms(escalation.get("deadlineAt"))
     return "—" if deadline is None else countdown_text(deadline, now_ms)

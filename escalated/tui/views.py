@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from escalated.domain.models import CANCELLED, RESOLVED, STATUSES
 from escalated.tui.format import LIVE_STATUSES, ms
 
 # view name -> statuses shown. "open" is the working queue: what still needs a
 # human. Decided, breached (resolved by timeout) and cancelled ones leave it.
 VIEWS: dict[str, tuple[str, ...]] = {
     "open": LIVE_STATUSES,
-    "resolved": ("resolved",),
-    "cancelled": ("cancelled",),
-    "all": ("open", "acknowledged", "resolved", "cancelled"),
+    "resolved": (RESOLVED,),
+    "cancelled": (CANCELLED,),
+    "all": STATUSES,
 }
 
 SORTS = ("deadline", "newest", "oldest", "policy")

@@ -9,7 +9,7 @@ from markupsafe import Markup, escape
 
 from escalated.core.weblinks import escalation_path
 from escalated.domain import wording
-from escalated.domain.models import Escalation
+from escalated.domain.models import TERMINAL_STATUSES, Escalation
 
 # The last share of an SLA in which the countdown is marked urgent.
 URGENT_SHARE = 0.2
@@ -54,7 +54,7 @@ def age(esc: Escalation, now_ms: int) -> str:
 
 def sla(esc: Escalation, now_ms: int) -> str:
     """In words, so it reads without colour: ``due in 14m``, ``overdue by 2m``, ``no SLA``."""
-    if esc.status in ("resolved", "cancelled"):
+    if esc.status in TERMINAL_STATUSES:
         return esc.status
     if esc.deadline_ms is None:
         return "no SLA"
@@ -63,7 +63,7 @@ def sla(esc: Escalation, now_ms: int) -> str:
 
 
 def urgent(esc: Escalation, now_ms: int) -> bool:
-    if esc.deadline_ms is None or esc.status in ("resolved", "cancelled"):
+    if esc.deadline_ms is None or esc.status in TERMINAL_STATUSES:
         return False
     total = max(1, esc.deadline_ms - esc.created_ms)
     return (esc.deadline_ms - now_ms) / total < URGENT_SHARE

@@ -11,13 +11,14 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
+from escalated.domain.models import ACKNOWLEDGED, CANCELLED, OPEN, RESOLVED
 from escalated.domain.wording import choice_label
 from escalated.tui.format import age_text, clip, ms, sla_text, urgency
 
 COLUMNS = (("St", "status", 4), ("Policy", "policy", 13), ("Subject", "subject", 14),
            ("Question", "question", 22), ("Age", "age", 4), ("SLA", "sla", 7))
 
-STATUS_MARK = {"open": "new", "acknowledged": "ack", "resolved": "done", "cancelled": "cncl"}
+STATUS_MARK = {OPEN: "new", ACKNOWLEDGED: "ack", RESOLVED: "done", CANCELLED: "cncl"}
 
 URGENCY_STYLE = {
     "ok": "green",
