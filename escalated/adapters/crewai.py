@@ -127,7 +127,7 @@ class FlowResumer:
     (a repeated callback, or the ``/wait`` fallback was first).
     """
 
-    flow_class: type
+    flow_class: type[Any]  # a CrewAI Flow subclass
     persistence: Any
     client: EscalatedClient
     flow_kwargs: dict[str, Any] = attrs.field(factory=dict)
