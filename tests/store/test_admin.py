@@ -91,12 +91,8 @@ async def test_revoking_with_no_workspace_revokes_whichever_has_it(store, ws):
 
 async def test_the_first_key_is_added_once_calling_before_commit(store, ws):
     calls = []
-    first = await store.add_first_api_key(
-        workspace_id=ws, token_hash="h-1", name="first", scopes=SCOPES, before_commit=lambda: calls.append(1)
-    )
-    second = await store.add_first_api_key(
-        workspace_id=ws, token_hash="h-2", name="first", scopes=SCOPES, before_commit=lambda: calls.append(2)
-    )
+    first = await store.add_first_api_key(workspace_id=ws, token_hash="h-1", name="first", scopes=SCOPES, before_commit=lambda: calls.append(1))
+    second = await store.add_first_api_key(workspace_id=ws, token_hash="h-2", name="first", scopes=SCOPES, before_commit=lambda: calls.append(2))
     assert first is not None and second is None and calls == [1]
     assert [k.id for k in await store.api_keys(workspace_id=ws)] == [first.id]
 

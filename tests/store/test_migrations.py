@@ -38,9 +38,7 @@ def _one_line(sql: str) -> str:
 
 def sqlite_schema(conn: sqlite3.Connection) -> str:
     """Every table and index as SQLite stores its CREATE statement, one a line."""
-    rows = conn.execute(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY tbl_name, type DESC, name"
-    )
+    rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY tbl_name, type DESC, name")
     return "".join(f"{_one_line(sql)};\n" for (sql,) in rows)
 
 
@@ -69,9 +67,7 @@ def postgres_schema(conn) -> str:
             )
         ]
         out.append(f"CREATE TABLE {table} ({', '.join(parts)});\n")
-        indexes = conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s ORDER BY indexname", (table,)
-        )
+        indexes = conn.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s ORDER BY indexname", (table,))
         out += [f"{_one_line(d).replace('public.', '')};\n" for (d,) in indexes]
     return "".join(out)
 
@@ -190,9 +186,7 @@ def test_a_fresh_postgres_database_migrates_to_the_snapshot(postgres_url):
 
 
 @pytest.mark.postgres
-def test_a_postgres_database_migrated_by_the_python_list_needs_nothing_and_has_the_fresh_schema(
-    old_postgres_url, postgres_url
-):
+def test_a_postgres_database_migrated_by_the_python_list_needs_nothing_and_has_the_fresh_schema(old_postgres_url, postgres_url):
     import psycopg
 
     from escalated.store.postgres.migrate import migrate

@@ -16,9 +16,7 @@ async def attempted(store, delivery, attempt: Attempt, *, status: str, next_atte
     """As the sender does: claim the due delivery, attempt it, record the
     attempt under the claim's token (a shared store records nothing without one)."""
     claim = await store.claim_deliveries(delivery_ids=[delivery.id], at_ms=attempt.at_ms, lease_ms=60_000)
-    await store.record_attempt(
-        delivery_id=delivery.id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms, token=claim[delivery.id]
-    )
+    await store.record_attempt(delivery_id=delivery.id, attempt=attempt, status=status, next_attempt_ms=next_attempt_ms, token=claim[delivery.id])
 
 
 async def with_notices(store, ws, *dues: int):
@@ -77,7 +75,7 @@ async def test_attempts_accumulate_until_the_delivery_fails_for_good(store, ws):
 
 
 async def test_defer_moves_pending_deliveries_later_without_an_attempt(store, ws):
-    esc, (a, b) = await with_notices(store, ws, 1_000, 2_000)
+    _, (a, b) = await with_notices(store, ws, 1_000, 2_000)
     await store.defer_deliveries(delivery_ids=[a.id], until_ms=7_000)
     pending = await store.pending_deliveries(limit=10, exclude=set())
     assert [(d.id, d.next_attempt_ms, d.attempts) for d in pending] == [(b.id, 2_000, ()), (a.id, 7_000, ())]
