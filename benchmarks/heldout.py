@@ -85,12 +85,18 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list misses, disagreements and extra reports")
     args = parser.parse_args()
     total: dict[str, int] = {}
+    rounds: dict[str, dict[str, int]] = {}
     for label_file in sorted(args.labels.glob("*.json")):
         if args.show:
             print(label_file.stem)
         m = measure(label_file, args.checkouts, show=args.show)
         print(line(label_file.stem, m))
+        # Each round of labels is a "before" for the changes that followed it: totals per round too.
+        name = json.loads(label_file.read_text()).get("round", "part 4")
+        rounds[name] = {k: rounds.get(name, {}).get(k, 0) + v for k, v in m.items()}
         total = {k: total.get(k, 0) + v for k, v in m.items()}
+    for name, m in sorted(rounds.items()):
+        print(line(f"round: {name}"[:36], m))
     print(line("all", total))
 
 

@@ -120,7 +120,8 @@ class OfferedTools:
             agent = call.args[0].value
             if self.resolver.kind_of(agent, scope) is None and self.tools.value_of(agent, scope) is None:
                 # Runner.run(agent) with an agent built elsewhere: its tools are unknown, not absent.
-                what = f"not analysed: the agent {_short_code(agent)!r} is not defined where the scan can follow it, so its tools are unknown"
+                written = _short_code(self.tools.code_of(agent))
+                what = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
                 yield McpServers(call.args[0].value, what)
             yield from self._agent_tools(agent, scope, seen=set())
         kind = match.receiver
@@ -213,6 +214,6 @@ class OfferedTools:
                     yield element.value
 
 
-def _short_code(node: cst.BaseExpression) -> str:
-    text = dotted_name(node) or "(an expression)"
+def _short_code(text: str) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= 40 else text[:37] + "..."
