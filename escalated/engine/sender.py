@@ -228,12 +228,14 @@ class Sender:
 
     def _finished(self, delivery_id: str, origin: str) -> None:
         self._in_flight.pop(delivery_id, None)
-        self._parked.pop(origin, None)  # it has room again: its waiting deliveries are read again
+        # It has room again: what it parked is read again, by a pass started
+        # now (a pass that saw only parked rows left out knows of no backlog).
+        unparked = self._parked.pop(origin, None)
         self._per_origin[origin] -= 1
         if self._per_origin[origin] <= 0:
             del self._per_origin[origin]
             del self._origin_slots[origin]
-        if self._backlog:
+        if self._backlog or unparked:
             self._wake.set()
 
     async def drain(self, at_ms: int | None = None) -> int:
