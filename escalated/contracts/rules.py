@@ -196,6 +196,10 @@ _SQL_FUNCTIONS = frozenset({"read_sql", "read_sql_query", "from_statement", "Raw
 _HTML_SINKS = frozenset({"Markup", "mark_safe", "render_template_string", "HTMLResponse", "HTML", "from_string", "Template", "html"})
 
 
+# An OpenAI Agents guardrail's result: tripwire_triggered stops the run it guards.
+_TRIPWIRES = frozenset({"GuardrailFunctionOutput"})
+
+
 def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | None = None) -> list[Finding]:
     """Findings for one called name, e.g. ``stripe.Refund.create`` or ``send_email``.
 
@@ -217,6 +221,9 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
         out.append(finding("R8", f"SQL: {dotted}()", line))
     if tainted and last in _HTML_SINKS:
         out.append(finding("R8", f"HTML: {dotted}()", line))
+    if last in _TRIPWIRES:  # reached by the output (a tool body never builds one)
+        out.append(finding("R10", f"the output decides a guardrail's tripwire: {dotted}() (the SDK stops the run on it)", line))
+        return out
     out.extend(classify_name(dotted, line=line, qualified=qualified))
     return out
 

@@ -220,3 +220,17 @@ def test_tools_passed_as_a_parameter_are_what_the_module_passes() -> None:
     )
     (call,) = scan_source(alone, "b.py")
     assert call.recommendation.mode == "reviewed" and "R7" in call.recommendation.rules
+
+
+def test_a_guardrail_classifier_decides_a_tripwire() -> None:
+    source = (
+        "from agents import Agent, GuardrailFunctionOutput, Runner, input_guardrail\n"
+        "checker = Agent(name='check', output_type=bool)\n"
+        "@input_guardrail\nasync def relevance(ctx, agent, text):\n"
+        "    result = await Runner.run(checker, text)\n"
+        "    final = result.final_output_as(bool)\n"
+        "    return GuardrailFunctionOutput(output_info=final, tripwire_triggered=not final)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert (call.recommendation.mode, call.recommendation.rules) == ("sampled", ("R10",))
+    assert "tripwire" in call.recommendation.reasons[0]
