@@ -119,6 +119,11 @@ def test_an_admin_edits_then_deletes_a_policy(world, root):
     assert "web.edit" not in world.server.cli("policy", "list")
 
 
+def test_deleting_a_policy_whose_key_holds_nul_is_not_found(root):
+    # PostgreSQL's text cannot hold NUL: its store raised a DataError (a 500) here.
+    assert root.submit("/app/policies", "/app/policies/web%00edit/delete", {}).status == 404
+
+
 def test_an_added_users_token_is_shown_once_and_signs_in(world, root):
     name = unique("erin")
     page = root.submit("/app/users", "/app/users", {"name": name, "role": "reviewer", "groups": "finance, ops"})

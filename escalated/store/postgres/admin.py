@@ -175,6 +175,9 @@ class AdminQueries(StoreParts):
         return [policy_from_row(r) for r in await self._fetchall(Q["policies_of_workspace"], (workspace_id,))]
 
     async def delete_policy(self, *, workspace_id: str, key: str) -> bool:
+        if "\x00" in key:  # PostgreSQL text cannot hold NUL: no policy has this key (SQLite says False too)
+            return False
+
         async def job(tx: GroupTx) -> bool:
             return await _change_config(tx, sql=Q["delete_policy"], params=(workspace_id, key)) > 0
 
