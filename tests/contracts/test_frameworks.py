@@ -234,3 +234,12 @@ def test_a_guardrail_classifier_decides_a_tripwire() -> None:
     (call,) = scan_source(source, "a.py")
     assert (call.recommendation.mode, call.recommendation.rules) == ("sampled", ("R10",))
     assert "tripwire" in call.recommendation.reasons[0]
+
+
+def test_a_run_of_an_agent_imported_from_another_module_is_not_free_text(tmp_path: Path) -> None:
+    (tmp_path / "defs.py").write_text(REFUND_TOOL.format(decorator="") + "billing = Agent(name='b', tools=[issue_refund])\n")
+    (tmp_path / "app.py").write_text("from agents import Runner\nfrom defs import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n")
+    (call,) = scan_tree(tmp_path).calls
+    assert call.recommendation.mode == "reviewed" and call.recommendation.rules == ("R7",)
+    assert "not analysed: the agent 'billing' is defined in another module (defs.billing)" in call.recommendation.reasons[0]
+    assert call.unseen_tools  # so a required contract guarded at the call is not counted covered

@@ -118,7 +118,14 @@ class OfferedTools:
         yield from self._spread_tools(call, scope)
         if match.api.startswith("agents.Runner") and call.args:
             agent = call.args[0].value
-            if self.resolver.kind_of(agent, scope) is None and self.tools.value_of(agent, scope) is None:
+            kind = self.resolver.kind_of(agent, scope)
+            if kind is not None and kind.origin is None and kind.kind == "agents-agent":
+                # An agent imported from another module: its tools are not followed there (yet), so unknown.
+                written = _short_code(self.tools.code_of(agent))
+                where = self.index.qualified(agent) or written
+                what = f"not analysed: the agent {written!r} is defined in another module ({where}); its tools are not followed there"
+                yield McpServers(agent, what)
+            if kind is None and self.tools.value_of(agent, scope) is None:
                 # Runner.run(agent) with an agent built elsewhere: its tools are unknown, not absent.
                 written = _short_code(self.tools.code_of(agent))
                 what = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
