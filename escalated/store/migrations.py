@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -20,10 +21,13 @@ _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 @functools.cache
 def load(dialect: str) -> tuple[tuple[str, str], ...]:
     """(name, SQL) of every migration of the dialect, in order."""
-    folder = resources.files("escalated.store").joinpath("sql", "migrations", dialect)
+    return read(resources.files("escalated.store").joinpath("sql", "migrations", dialect))
+
+
+def read(folder: Traversable) -> tuple[tuple[str, str], ...]:
     names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".sql"))
     for number, name in enumerate(names, start=1):
         match = _FILE.match(name)
         if match is None or int(match.group(1)) != number:
-            raise ValueError(f"migration {dialect}/{name}: expected {number:04d}_<name>.sql")
+            raise ValueError(f"migration {folder.name}/{name}: expected {number:04d}_<name>.sql")
     return tuple((name.removesuffix(".sql"), folder.joinpath(name).read_text(encoding="utf-8")) for name in names)

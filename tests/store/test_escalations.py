@@ -5,9 +5,22 @@ on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
-from escalated.domain.models import ACKNOWLEDGED, CANCELLED, OPEN, RESOLVED, Cancellation
+from escalated.domain.models import (
+    ACKNOWLEDGED,
+    CANCELLED,
+    OPEN,
+    RESOLVED,
+    Cancellation,
+    Level,
+    NumberField,
+    Resume,
+    ReviewRules,
+    SelectField,
+    SelectOption,
+)
 from escalated.domain.records import IdempotencyRecord, ListQuery
 from escalated.errors import InvalidState
 from tests.store import make
@@ -33,6 +46,27 @@ async def test_a_created_escalation_reads_back_whole_with_its_created_history(st
     assert got is not None and got.status == OPEN and got.content == esc.content
     assert (got.deadline_ms, got.default_choice, got.run_id) == (esc.deadline_ms, "deny", "run")
     assert [(h.event, h.by, h.at_ms) for h in got.history] == [("created", "key_1", 1_000)]
+
+
+async def test_every_field_of_a_created_escalation_reads_back_equal(store, ws):
+    content = attrs.evolve(
+        make.CONTENT,
+        response_fields=(
+            NumberField(name="amount", label="Amount", min=0.5, step=0.25),
+            SelectField(name="reason", label="Why", options=(SelectOption(value="fraud", label="Fraud"),)),
+        ),
+    )
+    review = ReviewRules(
+        remind_every_s=90.5, levels=(Level(after_s=600.0, reviewers=("group:leads",), notify=("email:x@example.com",)),),
+        quorum=2, quorum_choices=("approve",),
+    )  # fmt: skip
+    esc = attrs.evolve(
+        escalation(ws), content=content, resume=Resume(url="http://127.0.0.1:9/resume", secret="whsec_x"),
+        review=review, remind_ms=91_500, nudge_ms=91_500,
+    )  # fmt: skip
+    await create(store, esc)
+    got = await store.get_escalation(escalation_id=esc.id, workspace_id=ws, routes=None)
+    assert got == attrs.evolve(esc, history=got.history)
 
 
 async def test_a_second_create_with_the_same_idempotency_key_inserts_nothing_and_replays_the_first(store, ws):
@@ -180,9 +214,10 @@ async def test_resolve_records_the_resolution_history_and_callback_together(stor
     esc = escalation(ws)
     await create(store, esc)
     cb = make.delivery(esc, "escalation.decided")
-    await store.resolve(escalation_id=esc.id, resolution=human(), history_event="decided", callback=cb)
+    resolution = attrs.evolve(human(), reason="looks fine", response={"amount": 12.5, "reason": "fraud"})
+    await store.resolve(escalation_id=esc.id, resolution=resolution, history_event="decided", callback=cb)
     got = await store.get_escalation(escalation_id=esc.id, workspace_id=ws, routes=None)
-    assert got.status == RESOLVED and got.resolution == human()
+    assert got.status == RESOLVED and got.resolution == resolution
     assert [h.event for h in got.history] == ["created", "decided"]
     assert [(d.id, d.body) for d in await store.deliveries_of(escalation_id=esc.id)] == [(cb.id, cb.body)]
 

@@ -94,6 +94,21 @@ def test_no_comment_holds_a_semicolon_since_sqlite_splits_statements_on_it(diale
     assert comments and not [line for line in comments if ";" in line.split("--", 1)[1]]
 
 
+def test_files_are_read_in_name_order_without_the_suffix(tmp_path):
+    (tmp_path / "0002_second.sql").write_text("B;")
+    (tmp_path / "0001_first.sql").write_text("A;")
+    (tmp_path / "README").write_text("not a migration")
+    assert migrations.read(tmp_path) == (("0001_first", "A;"), ("0002_second", "B;"))
+
+
+@pytest.mark.parametrize("names", [["0001_a.sql", "0003_c.sql"], ["0002_b.sql"], ["0001_a.sql", "2_b.sql"], ["0001_A.sql"]])
+def test_a_gap_or_a_misnamed_file_is_refused(tmp_path, names):
+    for name in names:
+        (tmp_path / name).write_text("SELECT 1;")
+    with pytest.raises(ValueError, match="expected"):
+        migrations.read(tmp_path)
+
+
 # -- SQLite ----------------------------------------------------------------------
 
 
