@@ -38,7 +38,8 @@ def _bare_python() -> str:
 
 
 def _newest_source_mtime() -> float:
-    files = [ROOT / "pyproject.toml", ROOT / "zipapp.sh", *(ROOT / "escalated").rglob("*.py")]
+    # The .sql files too: a new migration must reach the pyz it runs.
+    files = [ROOT / "pyproject.toml", ROOT / "zipapp.sh", *(ROOT / "escalated").rglob("*.py"), *(ROOT / "escalated").rglob("*.sql")]
     return max(f.stat().st_mtime for f in files)
 
 
