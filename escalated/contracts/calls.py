@@ -104,6 +104,9 @@ class LlmCall:
     # The framework calls sync tools inside its running event loop (OpenAI Agents SDK): a
     # guard at such a tool must be awaitable, or it could not wait for the reviewer.
     tools_in_loop: bool = False
+    # The runner's kind ("pydantic-agent", "crew", ...; "" for Runner.run and non-runners): apply
+    # picks the framework's own approval hook by it.
+    runner_kind: str = ""
 
     @property
     def unguarded_tools(self) -> tuple[ToolSite, ...]:

@@ -110,6 +110,7 @@ def test_every_required_agent_run_is_guarded_at_its_risky_tools_after_apply(appl
         ("real/app/streaming.py", "stream_ops"),
         ("real/app/streaming.py", "graph_events"),
         ("real/app/streaming.py", "crew_async"),
+        ("heldout/refunds_pydantic.py", "answer"),
     }
     # Every risky tool that is a function of the project is gated; a library's toolkit cannot be,
     # so its run stays uncovered and apply says so in its skips.
@@ -121,6 +122,12 @@ def test_every_required_agent_run_is_guarded_at_its_risky_tools_after_apply(appl
     assert "@function_tool(needs_approval=True)\ndef refund_order(" in (project / "real/app/support_tools.py").read_text()
     assert "run_with_approvals(" in (project / "real/app/support_agent.py").read_text()
     assert "@function_tool\ndef lookup_order(" in (project / "real/app/support_tools.py").read_text()
+    # A Pydantic AI agent.run: requires_approval on the risky tool, the agent's output_type admitting the deferral.
+    pydantic = (project / "heldout/refunds_pydantic.py").read_text()
+    assert "@support.tool(requires_approval=True)\ndef issue_refund(" in pydantic
+    assert "@support.tool_plain\ndef opening_hours(" in pydantic
+    assert 'Agent[Shop, Answer]("openai:gpt-4o", deps_type=Shop, output_type=[Answer, DeferredToolRequests])' in pydantic
+    assert "lambda: run_with_approvals(support, question, deps=Shop(customer_id), policy=" in pydantic
 
 
 def test_a_realtime_session_is_skipped_with_the_reason_not_wrapped(applied):

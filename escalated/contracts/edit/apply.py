@@ -27,7 +27,7 @@ from escalated.contracts.deep import with_deep_stack
 from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
 from escalated.guard.contracts import ContractSet
 from escalated.contracts.calls import Location, LlmCall
-from escalated.contracts.edit.approvals import with_approvals
+from escalated.contracts.edit.approvals import approval_framework, with_approvals
 from escalated.contracts.edit.rewrite import Rewritten, Skip, Target, rewrite_source
 from escalated.contracts.edit.tool_guard import ToolTarget, decorate_tools
 from escalated.errors import ConfigError
@@ -124,21 +124,23 @@ def tool_targets_for(
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
         if contract is None or contract.mode != "required" or not call.runner:
             continue
-        # Runner.run goes through the SDK adapter's run_with_approvals: the tools ask the SDK's own approval.
-        approval = call.api == "agents.Runner.run"
+        framework = approval_framework(call)
         for site in call.unguarded_tools:
             if site.function is None:
                 where = Location(site.path, site.line, 0, site.line, 0)
                 reason = f"tool {site.name} is not a function of the project: guard it at the tool by hand"
                 skipped.append(Skip(where, contract.id, reason))
                 continue
+            # The run goes through an adapter's run_with_approvals: the tools ask the framework's own
+            # approval (a Pydantic AI tool only beside its run, where apply also sets the agent's output_type).
+            approval = framework if framework == "agents" or site.path == call.location.path else ""
             target = ToolTarget(site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop, approval)
             key = (site.path, site.function)
             if key in chosen:
                 earlier = chosen[key]
                 target = attrs.evolve(
                     min(earlier, target, key=lambda t: t.contract_id),
-                    awaitable=earlier.awaitable or target.awaitable, approval=earlier.approval and target.approval,
+                    awaitable=earlier.awaitable or target.awaitable, approval=earlier.approval if earlier.approval == target.approval else "",
                 )  # fmt: skip
             chosen[key] = target
     by_path: dict[str, list[ToolTarget]] = defaultdict(list)
@@ -148,13 +150,13 @@ def tool_targets_for(
 
 
 def approvals_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, dict[str, str]]:
-    """Per file, contract id -> policy of each Agents SDK ``Runner.run`` under a ``required`` contract:
-    apply runs it through the adapter's ``run_with_approvals`` (approvals.py)."""
+    """Per file, contract id -> policy of each Agents SDK ``Runner.run`` and Pydantic AI ``agent.run`` under a
+    ``required`` contract: apply runs it through the adapter's ``run_with_approvals`` (approvals.py)."""
     out: dict[str, dict[str, str]] = defaultdict(dict)
     for call in calls:
         project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
-        if contract is not None and contract.mode == "required" and call.api == "agents.Runner.run":
+        if contract is not None and contract.mode == "required" and approval_framework(call):
             out[call.location.path][contract.id] = contract.policy
     return dict(out)
 
@@ -164,10 +166,14 @@ def rewrite_file(
 ) -> tuple[Rewritten, tuple[ToolTarget, ...], list[Skip]]:
     """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips."""
     result = rewrite_source(original, targets)
+    done: tuple[str, ...] = ()
     if approvals:
         module, done = with_approvals(cst.parse_module(result.code), approvals)
         if done:
             result = attrs.evolve(result, code=module.bytes)
+    # A Pydantic AI run (always in this file with its tools) apply could not route through the adapter:
+    # its tools take guard_tool, never a deferral nobody answers.
+    tools = [attrs.evolve(t, approval="") if t.approval == "pydantic" and t.contract_id not in done else t for t in tools]
     if not tools:
         return result, (), []
     decorated = decorate_tools(cst.parse_module(result.code), tools)

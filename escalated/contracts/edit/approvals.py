@@ -14,8 +14,22 @@ writes::
         agent, request, policy="agents.billing.run", run_id=f"billing.run:{uuid.uuid4()}"))
 
 (the call keeps its arguments; the guard around it still reviews the final
-answer). A tool without a ``function_tool`` decorator to extend keeps the
-``guard_tool`` path (tool_guard.py).
+answer). Pydantic AI's hook is ``requires_approval``: a ``required``
+``agent.run`` beside its agent and tools becomes::
+
+    agent = Agent(model, deps_type=Shop, output_type=[str, DeferredToolRequests])
+
+    @agent.tool(requires_approval=True)
+    def issue_refund(ctx: RunContext[Shop], order_id: str) -> str: ...
+
+    result = await guard("billing.run", lambda: run_with_approvals(
+        agent, request, deps=Shop(), policy="agents.billing.run", run_id=f"billing.run:{uuid.uuid4()}"))
+
+(a deferred call ends the run with ``DeferredToolRequests``, so the agent's
+``output_type`` must admit it; the adapter resumes the run with the decisions,
+and its final output is the agent's own type again). A tool without a
+decorator to extend, or a run apply cannot route through the adapter (its
+agent built in another file), keeps the ``guard_tool`` path (tool_guard.py).
 """
 
 from __future__ import annotations
@@ -24,11 +38,23 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
+from escalated.contracts.calls import LlmCall
 from escalated.contracts.edit.rewrite import import_position
 
 ADAPTER_IMPORT = "from escalated.adapters.openai_agents import run_with_approvals"
+PYDANTIC_IMPORTS = ("from escalated.adapters.pydantic_ai import run_with_approvals", "from pydantic_ai import DeferredToolRequests")
 UUID_IMPORT = "import uuid"
 RUNNER = "Runner.run"
+DEFERRED = "DeferredToolRequests"
+# The framework's decorator and the keyword that asks its approval.
+_HOOKS = {"agents": ("function_tool", "needs_approval"), "pydantic": ("tool", "requires_approval")}
+
+
+def approval_framework(call: LlmCall) -> str:
+    """Which adapter's run_with_approvals can run ``call``: "agents", "pydantic", or ""."""
+    if call.api == "agents.Runner.run":
+        return "agents"
+    return "pydantic" if call.runner_kind == "pydantic-agent" and call.api == "run" else ""
 
 
 def with_approvals(module: cst.Module, policies: Mapping[str, str]) -> tuple[cst.Module, tuple[str, ...]]:
@@ -36,34 +62,43 @@ def with_approvals(module: cst.Module, policies: Mapping[str, str]) -> tuple[cst
     ``policies`` (contract id -> policy); the ids rewritten."""
     if not policies:
         return module, ()
-    editor = _RunRewriter(policies)
+    editor = _RunRewriter(policies, agents=_built_agents(module))
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
         return module, ()
-    return _ensure_imports(new, (UUID_IMPORT, ADAPTER_IMPORT)), tuple(sorted(editor.done))
+    if editor.deferring:
+        new = new.visit(_OutputTypes(editor.deferring))
+        assert isinstance(new, cst.Module)
+    imports = (UUID_IMPORT, *(PYDANTIC_IMPORTS if editor.deferring else (ADAPTER_IMPORT,)))
+    return _ensure_imports(new, imports), tuple(sorted(editor.done))
 
 
-def ask_approval(decorator: cst.Decorator) -> cst.Decorator | None:
-    """``@function_tool`` / ``@function_tool(...)`` with ``needs_approval=True``; None if it is not one."""
+def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
+    """``@function_tool`` with ``needs_approval=True`` (agents), ``@agent.tool`` with ``requires_approval=True``
+    (pydantic); None if the decorator is not the framework's tool decorator."""
     target = decorator.decorator
     func = target.func if isinstance(target, cst.Call) else target
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-    if name != "function_tool":
+    wanted, keyword = _HOOKS.get(framework, ("", ""))
+    if name != wanted or (framework == "pydantic" and not isinstance(func, cst.Attribute)):
         return None
-    flag = cst.Arg(cst.Name("True"), keyword=cst.Name("needs_approval"), equal=_tight_equal())
+    flag = cst.Arg(cst.Name("True"), keyword=cst.Name(keyword), equal=_tight_equal())
     if not isinstance(target, cst.Call):
         return decorator.with_changes(decorator=cst.Call(func=target, args=[flag]))
-    if any(a.keyword is not None and a.keyword.value == "needs_approval" for a in target.args):
+    if any(a.keyword is not None and a.keyword.value == keyword for a in target.args):
         return decorator  # already decided there (a function deciding, or False: left to its author)
     return decorator.with_changes(decorator=target.with_changes(args=[*_commas(target.args), flag]))
 
 
 class _RunRewriter(cst.CSTTransformer):
-    def __init__(self, policies: Mapping[str, str]) -> None:
+    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str]) -> None:
         super().__init__()
         self._policies = policies
+        self._agents = agents
         self.done: set[str] = set()
+        # Pydantic AI agents (module-level names) whose runs now defer: their output_type must admit it.
+        self.deferring: set[str] = set()
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if len(updated_node.args) < 2 or not isinstance(updated_node.args[1].value, cst.Lambda):
@@ -74,15 +109,74 @@ class _RunRewriter(cst.CSTTransformer):
         run = lam.body
         if not isinstance(contract_id, str) or contract_id not in self._policies or not isinstance(run, cst.Call):
             return updated_node
-        if cst.Module([]).code_for_node(run.func) not in {RUNNER, f"agents.{RUNNER}"}:
+        new_args = self._adapter_args(run)
+        if new_args is None:
             return updated_node
         self.done.add(contract_id)
         policy = cst.Arg(cst.SimpleString(_quoted(self._policies[contract_id])), keyword=cst.Name("policy"), equal=_tight_equal())
         run_id = cst.Arg(
             cst.parse_expression(f'f"{contract_id}:{{uuid.uuid4()}}"'), keyword=cst.Name("run_id"), equal=_tight_equal()
         )
-        new_run = run.with_changes(func=cst.Name("run_with_approvals"), args=[*_commas(run.args), policy, run_id])
+        new_run = run.with_changes(func=cst.Name("run_with_approvals"), args=[*_commas(new_args), policy, run_id])
         return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=new_run))])
+
+
+    def _adapter_args(self, run: cst.Call) -> Sequence[cst.Arg] | None:
+        """The adapter's arguments before policy= and run_id=: Runner.run's own, or agent.run's after its agent."""
+        if cst.Module([]).code_for_node(run.func) in {RUNNER, f"agents.{RUNNER}"}:
+            return run.args
+        func = run.func
+        # agent.run(...) of an agent built in this module, not passed its history or deferred results by hand.
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and isinstance(func.value, cst.Name)):
+            return None
+        if func.value.value not in self._agents or any(a.star for a in run.args):
+            return None
+        if any(a.keyword is not None and a.keyword.value in {"message_history", "deferred_tool_results"} for a in run.args):
+            return None
+        self.deferring.add(func.value.value)
+        return [cst.Arg(func.value), *run.args]
+
+
+class _OutputTypes(cst.CSTTransformer):
+    """``output_type=`` of each named agent admits ``DeferredToolRequests`` (``str`` where it had none)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self._names = names
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        target = updated_node.targets[0].target if len(updated_node.targets) == 1 else None
+        value = updated_node.value
+        if not (isinstance(target, cst.Name) and target.value in self._names and _is_agent(value)):
+            return updated_node
+        assert isinstance(value, cst.Call)
+        args = list(value.args)
+        for i, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == "output_type":
+                written = cst.Module([]).code_for_node(arg.value)
+                if DEFERRED not in written:
+                    args[i] = arg.with_changes(value=cst.parse_expression(f"[{written}, {DEFERRED}]"))
+                return updated_node.with_changes(value=value.with_changes(args=args))
+        flag = cst.Arg(cst.parse_expression(f"[str, {DEFERRED}]"), keyword=cst.Name("output_type"), equal=_tight_equal())
+        return updated_node.with_changes(value=value.with_changes(args=[*_commas(args), flag]))
+
+
+def _built_agents(module: cst.Module) -> frozenset[str]:
+    """Module-level names bound to ``Agent(...)`` / ``Agent[Deps](...)`` (Pydantic AI's agent)."""
+    names: set[str] = set()
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if _is_agent(small.value):
+                names.add(small.targets[0].target.value)
+    return frozenset(names)
+
+
+def _is_agent(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func.value if isinstance(value.func, cst.Subscript) else value.func
+    return cst.Module([]).code_for_node(func) in {"Agent", "pydantic_ai.Agent"}
 
 
 def _commas(args: Sequence[cst.Arg]) -> list[cst.Arg]:

@@ -43,9 +43,10 @@ class ToolTarget:
     contract_id: str
     # @guard_tool(..., awaitable=True): the framework calls sync tools inside its event loop.
     awaitable: bool = False
-    # The run goes through the Agents SDK adapter: ask the SDK's own approval
-    # (@function_tool(needs_approval=True)) instead of guard_tool (approvals.py).
-    approval: bool = False
+    # The run goes through an adapter's run_with_approvals: ask the framework's own approval instead of
+    # guard_tool (approvals.py): "agents" (@function_tool(needs_approval=True)), "pydantic"
+    # (@agent.tool(requires_approval=True)); "" for guard_tool.
+    approval: str = ""
 
 
 @attrs.frozen
@@ -107,7 +108,7 @@ class _Decorator(cst.CSTTransformer):
             return updated_node
         self.guarded.append(target)
         if target.approval:
-            asked = [ask_approval(d) for d in updated_node.decorators]
+            asked = [ask_approval(d, framework=target.approval) for d in updated_node.decorators]
             if any(a is not None for a in asked):
                 return updated_node.with_changes(decorators=[a or d for a, d in zip(asked, updated_node.decorators, strict=True)])
         self.used_guard_tool = True

@@ -153,6 +153,8 @@ RUNNER_KINDS = frozenset({
 })  # fmt: skip
 # escalated's own adapters, which run the framework's runner with its approval hook answered.
 ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.Runner.run"}
+# run_with_approvals(agent, ...) of the Pydantic AI adapter: the same agent.run, its agent the first argument.
+PYDANTIC_ADAPTER_RUN = "escalated.adapters.pydantic_ai.run_with_approvals"
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 
 # Provider of an API-shaped call whose receiver could not be resolved.

@@ -53,6 +53,11 @@ class CallMatcher:
 
     def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
         qualified = self.qualified(callee)
+        if qualified == apis.PYDANTIC_ADAPTER_RUN and node.args:
+            # apply wrote it for agent.run(...): the same run of the same agent, the same contract.
+            agent = self.kind_of(node.args[0].value, scope)
+            if agent is not None and agent.kind == "pydantic-agent":
+                return Match(agent.provider, "run", agent.confidence, agent)
         if qualified is not None:
             found = self._qualified_match(qualified)
             if found is not None:

@@ -239,6 +239,7 @@ def _build(
         source=module.code_for_node(call),
         runner=runner,
         tools_in_loop=runner and _awaits_tools(found),
+        runner_kind=found.receiver.kind if runner and found.receiver is not None else "",
         risky_tools=tuple(attrs.evolve(t, path=t.path or path) for t in result.risky_tools) if runner else (),
     )
 

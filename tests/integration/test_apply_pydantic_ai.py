@@ -1,0 +1,163 @@
+"""scan -> init --accept-all -> apply on a real Pydantic AI app, then a real run with Pydantic AI's
+FunctionModel scripting the tool call against a real serve: apply gates the money tool through
+Pydantic AI's own requires_approval (the agent's output_type admitting DeferredToolRequests) and the
+adapter's run_with_approvals, so the refund runs only after a reviewer approves the tool call over
+HTTP, and never after a reject."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.cli import main
+from escalated.guard.contracts import load_contracts
+from tests.conftest import fresh_db
+from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
+from tests.support.server import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(request, backend, tmp_path_factory):
+    """One real serve per backend for this module: each test decides every escalation it files."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("apply-pydantic-ai")) as db:
+        proc = ServerProcess(db=db).start()
+        yield proc
+        proc.stop()
+
+# A stand-in for the Stripe SDK (a third-party part, not ours): same import path and call shape,
+# a ledger line instead of a network call.
+FAKE_STRIPE = '''
+import os
+
+
+class Refund:
+    @staticmethod
+    def create(*, charge, amount):
+        with open(os.environ["REFUND_LEDGER"], "a", encoding="utf-8") as ledger:
+            ledger.write(f"{charge} {amount}\\n")
+'''
+
+SHOP = '''\
+import asyncio
+from dataclasses import dataclass
+
+import stripe
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+
+
+@dataclass
+class Shop:
+    crm_notes: str = "private notes the reviewer never needs"
+
+
+def script(messages, info):
+    answers = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+    if answers:
+        return ModelResponse(parts=[TextPart(f"done: {answers[-1].content}")])
+    return ModelResponse(parts=[ToolCallPart("issue_refund", {"order_id": "o-981", "amount_eur": 12.5}, tool_call_id="call-981")])
+
+
+agent = Agent(FunctionModel(script), deps_type=Shop, name="refund-agent")
+
+
+@agent.tool
+def issue_refund(ctx: RunContext[Shop], order_id: str, amount_eur: float) -> str:
+    stripe.Refund.create(charge=order_id, amount=int(amount_eur * 100))
+    return f"refunded {amount_eur:.2f} EUR for order {order_id}"
+
+
+async def handle(request):
+    result = await agent.run(request, deps=Shop())
+    return result.output
+
+
+if __name__ == "__main__":
+    print(asyncio.run(handle("refund order o-981")))
+'''
+
+
+def _applied(tmp_path: Path, server) -> tuple[Path, subprocess.Popen]:
+    project = tmp_path / "project"
+    (project / "stripe").mkdir(parents=True)
+    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
+    (project / "shop.py").write_text(SHOP)
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
+    assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
+    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
+    contract = load_contracts(project).contracts["shop.handle"]
+    assert contract.mode == "required"
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert applied.exit_code == 0, applied.output
+    source = (project / "shop.py").read_text()
+    assert "@agent.tool(requires_approval=True)\ndef issue_refund(" in source
+    assert 'name="refund-agent", output_type=[str, DeferredToolRequests])' in source
+    assert 'run_with_approvals(agent, request, deps=Shop(), policy="agents.shop.handle", run_id=' in source
+    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
+    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
+    server.cli("policy", "set", contract.policy)
+    env = {
+        **os.environ,
+        "ESCALATED_URL": server.url,
+        "ESCALATED_API_KEY": server.bootstrap_key,
+        "REFUND_LEDGER": str(project / "refunds.log"),
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
+    }
+    env.pop("ESCALATED_CONTRACTS", None)
+    run = subprocess.Popen(
+        [sys.executable, "shop.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return project, run
+
+
+def _finish(run: subprocess.Popen) -> tuple[str, str]:
+    try:
+        return run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+
+
+def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, server):
+    project, run = _applied(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
+        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
+        assert "private notes" not in str(asked)  # the run's context is not the evidence
+        assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
+        _decide(server, asked["id"], "approve")
+        final = _wait_for_open_escalation(server)  # the guard around the run: its final answer
+        assert (project / "refunds.log").read_text() == "o-981 1250\n"
+        _decide(server, final["id"], "approve")
+        out, err = _finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert out.strip() == "done: refunded 12.50 EUR for order o-981"
+
+
+def test_a_rejected_tool_call_never_refunds(tmp_path, server):
+    project, run = _applied(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        _decide(server, asked["id"], "reject")
+        final = _wait_for_open_escalation(server)
+        assert final["id"] != asked["id"]
+        _decide(server, final["id"], "approve")
+        out, err = _finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert "rejected" in out
+    assert not (project / "refunds.log").exists()
