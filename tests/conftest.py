@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server import ServerProcess, start_server
+from tests.support.server import ServerProcess
 
 # The postgres param carries the ``postgres`` mark, so ``-m 'not postgres'``
 # runs the SQLite half alone.
@@ -48,6 +48,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# The fault suite's figures (tests/faults/conftest.py's ``record_figures``),
+# collected from the test reports: in the process that prints the summary,
+# which under pytest-xdist is not the one that ran the test.
+_FIGURES_KEY = "escalated_fault_figures"
+_FIGURES: list[list[str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _FIGURES.extend(lines for key, lines in report.user_properties if key == _FIGURES_KEY)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _FIGURES:
+        return
+    long = os.environ.get("ESCALATED_FAULTS_LONG", "") not in ("", "0")
+    terminalreporter.section("escalated fault figures" + (" (long)" if long else ""))
+    for lines in _FIGURES:
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -1,6 +1,9 @@
 """The fault suite's figures, printed at the end of the run (and with ``-s`` as they come).
 
 ``ESCALATED_FAULTS_LONG=1`` runs the long version: many more kills and escalations.
+The figures travel with the test's report (``user_properties``): under
+pytest-xdist the test runs in a worker, whose terminal is not the run's, and
+tests/conftest.py prints them in the run's summary.
 """
 
 from __future__ import annotations
@@ -11,23 +14,15 @@ import pytest
 
 from tests.faults.checks import Figures
 
-FIGURES: list[Figures] = []
 LONG = os.environ.get("ESCALATED_FAULTS_LONG", "") not in ("", "0")
+FIGURES_KEY = "escalated_fault_figures"  # tests/conftest.py reads it (_FIGURES_KEY)
 
 
 @pytest.fixture
-def record_figures():
+def record_figures(request):
     def record(figures: Figures) -> None:
-        FIGURES.append(figures)
-        print("\n" + "\n".join(figures.lines()))
+        lines = figures.lines()
+        request.node.user_properties.append((FIGURES_KEY, lines))
+        print("\n" + "\n".join(lines))
 
     return record
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("escalated fault figures" + (" (long)" if LONG else ""))
-    for figures in FIGURES:
-        for line in figures.lines():
-            terminalreporter.write_line(line)

@@ -8,10 +8,8 @@ are real aiohttp servers on port 0.
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +21,7 @@ from aiohttp import web
 from tests.support.api import escalation_body
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 @attrs.frozen
 class Response:
@@ -80,16 +79,6 @@ def create(http: Http, token: str, policy: str, **overrides: Any) -> dict:
     return resp.json()
 
 
-def poll(check, *, timeout_s: float = 15.0, interval_s: float = 0.05, what: str = "condition"):
-    """Call ``check`` until it returns something truthy, or fail at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval_s)
 
 
 @attrs.define
@@ -124,11 +113,7 @@ class Receiver:
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}/hook"
 
     async def wait_for(self, n: int, *, timeout_s: float = 15.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while len(self.received) < n:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"receiver got {len(self.received)} of {n} requests")
-            await asyncio.sleep(0.02)
+        await eventually(lambda: len(self.received) >= n, timeout_s=timeout_s, what=f"{n} requests at the receiver")
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -22,7 +22,8 @@ import pytest
 
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
-from tests.security.conftest import Http, Receiver, Served, create, poll
+from tests.security.conftest import Http, Receiver, Served, create
+from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import cli, start_server
 
@@ -164,7 +165,7 @@ async def test_a_stored_callback_to_a_unicode_spelling_is_refused_at_delivery_fo
             delivery = resp.json()["data"][0]
             return delivery if delivery["status"] == "failed" else None
 
-        delivery = await asyncio.to_thread(poll, failed, what="the delivery to fail for good")
+        delivery = await asyncio.to_thread(eventually, failed, what="the delivery to fail for good")
         assert "not a unicast address" in delivery["attempts"][-1]["error"], delivery
         assert canary.received == []
     finally:

@@ -17,7 +17,8 @@ import pytest
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver, Served, create, poll
+from tests.security.conftest import Http, Receiver, Served, create
+from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import ServerProcess
 
@@ -81,7 +82,7 @@ async def test_at_delivery_a_webhook_to_loopback_by_name_is_refused_and_the_allo
             data = shared.http.get(f"/escalations/{esc['id']}/deliveries", token=shared.key).json()["data"]
             return next((d for d in data if d["kind"] == "notification" and d["status"] == "failed"), None)
 
-        failed = await asyncio.to_thread(poll, notification_failed, what="the webhook refused")
+        failed = await asyncio.to_thread(eventually, notification_failed, what="the webhook refused")
         assert "refused" in failed["attempts"][0]["error"] and "loopback" in failed["attempts"][0]["error"], failed
         assert receiver.received == []
         resp = await asyncio.to_thread(shared.http.post, f"/escalations/{esc['id']}/decide", token=shared.key, json_body={"choice": "approve"})

@@ -18,7 +18,8 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.security.conftest import Served, cli_all, create, poll
+from tests.security.conftest import Served, cli_all, create
+from tests.support.wait import eventually
 from tests.support.api import unique
 
 ID_ROUTES = {
@@ -57,7 +58,7 @@ def world(served: Served):
     open_esc = create(http, served.key, "sec.routed")
     done_esc = create(http, served.key, "sec.routed", resume={"mode": "webhook", "url": refused_url(), "secret": "s3cr3t-x"})
     assert http.post(f"/escalations/{done_esc['id']}/decide", token=served.key, json_body={"choice": "deny"}).status == 200
-    poll(lambda: _callback(http, served.key, done_esc["id"])["attempts"], what="the first attempt")
+    eventually(lambda: _callback(http, served.key, done_esc["id"])["attempts"], what="the first attempt")
     return {"tokens": tokens, "open": open_esc["id"], "resolved": done_esc["id"]}
 
 

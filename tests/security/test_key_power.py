@@ -14,7 +14,8 @@ import itertools
 import pytest
 
 from escalated.domain.scopes import ALL_SCOPES
-from tests.security.conftest import Served, create, poll
+from tests.security.conftest import Served, create
+from tests.support.wait import eventually
 
 SUBSETS = [frozenset(c) for n in range(1, 6) for c in itertools.combinations(ALL_SCOPES, n)]
 
@@ -98,7 +99,7 @@ def test_a_key_stops_working_when_it_expires_without_a_restart(served):
     status, body = mint(served, served.key, expiresIn="2s")
     assert status == 201 and body["expiresAt"]
     assert served.http.get("/escalations", token=body["key"]).status == 200
-    poll(lambda: served.http.get("/escalations", token=body["key"]).status == 401, timeout_s=10, interval_s=0.2, what="expiry")
+    eventually(lambda: served.http.get("/escalations", token=body["key"]).status == 401, timeout_s=10, interval_s=0.2, what="expiry")
     served.http.get("/escalations", token=body["key"]).problem(401, "unauthenticated")
 
 
@@ -116,7 +117,7 @@ def test_a_key_minted_without_expiry_by_an_expiring_key_dies_with_it(served):
     assert status == 201, child
     assert child["expiresAt"] == parent["expiresAt"]
     assert served.http.get("/escalations", token=child["key"]).status == 200
-    poll(lambda: served.http.get("/escalations", token=child["key"]).status == 401, timeout_s=10, interval_s=0.2, what="child expiry")
+    eventually(lambda: served.http.get("/escalations", token=child["key"]).status == 401, timeout_s=10, interval_s=0.2, what="child expiry")
     served.http.get("/escalations", token=child["key"]).problem(401, "unauthenticated")
 
 

@@ -17,7 +17,8 @@ import pytest
 from escalated.domain import scopes
 from escalated.domain.nul import NUL_MESSAGE
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Response, cli_all, create, poll
+from tests.security.conftest import Http, Response, cli_all, create
+from tests.support.wait import eventually
 from tests.security.test_limits import LIMIT, QUICK_S, raw_request
 from tests.support.server import ServerProcess, start_server
 
@@ -96,7 +97,7 @@ def test_mcp_is_rate_limited_per_token_with_retry_after(limited):
     retry_after = int(resp.headers["retry-after"])
     assert 1 <= retry_after <= 2
     assert rpc(limited, other, "tools/list").status == 200  # another token, its own bucket
-    poll(lambda: rpc(limited, limited.key, "tools/list").status == 200, timeout_s=retry_after + 3, interval_s=0.25, what="the bucket to refill")
+    eventually(lambda: rpc(limited, limited.key, "tools/list").status == 200, timeout_s=retry_after + 3, interval_s=0.25, what="the bucket to refill")
 
 
 def test_a_declared_oversize_mcp_body_is_refused_before_it_is_sent(mcp_served):

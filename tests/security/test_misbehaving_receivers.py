@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver, create, poll
+from tests.security.conftest import Http, Receiver, create
+from tests.support.wait import eventually
 from tests.support.server import ServerProcess
 
 HUNG_CALLBACKS = 40
@@ -122,7 +123,7 @@ async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(serve
         await healthy.wait_for(1, timeout_s=5)
         for _ in range(HUNG_CALLBACKS):
             await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{hung.port}/hook")
-        await asyncio.to_thread(poll, lambda: hung.arrived >= 4, what="the hung receiver's share of attempts")
+        await asyncio.to_thread(eventually, lambda: hung.arrived >= 4, what="the hung receiver's share of attempts")
         for n in range(2, 7):  # one after another: each must find capacity, not only the first
             started = time.monotonic()
             await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())
@@ -191,7 +192,7 @@ async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivere
             delivery = http.get(f"/escalations/{esc_id}/deliveries", token=server.bootstrap_key).json()["data"][0]
             return delivery if delivery["status"] == "delivered" else None
 
-        delivery = await asyncio.to_thread(poll, delivered, timeout_s=20, what="the callback to be delivered")
+        delivery = await asyncio.to_thread(eventually, delivered, timeout_s=20, what="the callback to be delivered")
         assert delivery["attempts"][0]["statusCode"] == 200
         assert receiver.sent_bytes < HUGE_BODY_BYTES // 4, receiver.sent_bytes  # the server hung up early
         assert _peak_rss_mb(server._proc.pid) < 200  # before: the whole answer was held in memory

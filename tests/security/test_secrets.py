@@ -19,7 +19,8 @@ from pathlib import Path
 import aiohttp
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver, poll
+from tests.security.conftest import Http, Receiver
+from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import ServerProcess
 
@@ -109,7 +110,7 @@ async def scenario(proc: ServerProcess) -> None:
             tokens["unknown"] = "ain_live_" + "Z" * 38
             for name in ("mistyped", "unknown", "alice-old", "api-by-admin"):
                 (await call("GET", "/escalations", token=tokens[name])).problem(401, "unauthenticated")
-            poll(lambda: http.get("/escalations", token=tokens["api-expiring"]).status == 401, what="expiry")
+            await eventually(lambda: http.get("/escalations", token=tokens["api-expiring"]).status == 401, what="expiry")
 
             # Callbacks: one delivered after a 500 and a 401, one failing for good, one refused.
             targets = {"ok": receiver.url(), "fails": failing.url(), "refused": refused_url()}

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from tests.security.conftest import Http, poll
+from tests.security.conftest import Http
+from tests.support.wait import eventually
 from tests.support.server import ServerProcess
 
 PARTIAL_REQUEST = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -62,7 +63,7 @@ def test_a_half_open_connection_is_closed_after_the_header_timeout(tmp_path, soc
     try:
         sockets.append(sock := _half_open(_port(proc)))
         sock.sendall(b"X-Slow: 1\r\n")  # a trickle of header bytes does not extend the deadline
-        poll(lambda: _closed_by_peer(sock), timeout_s=5, what="the half-open connection to be closed")
+        eventually(lambda: _closed_by_peer(sock), timeout_s=5, what="the half-open connection to be closed")
     finally:
         proc.kill()
 
@@ -105,8 +106,8 @@ def test_at_the_cap_a_half_open_connection_makes_way_for_a_newcomer(capped, sock
     sockets.append(half_open := _half_open(_port(proc)))
     # The server registers a connection a loop turn after accepting it; until
     # then it counts but cannot make way, so the first try may get 503 busy.
-    poll(lambda: Http(proc.url).get("/healthz").status == 200, timeout_s=5, what="the newcomer to be served")
-    poll(lambda: _closed_by_peer(half_open), timeout_s=5, what="the half-open connection to make way")
+    eventually(lambda: Http(proc.url).get("/healthz").status == 200, timeout_s=5, what="the newcomer to be served")
+    eventually(lambda: _closed_by_peer(half_open), timeout_s=5, what="the half-open connection to make way")
     assert not any(_closed_by_peer(conn.sock) for conn in streams)
 
 
@@ -118,4 +119,4 @@ def test_at_the_cap_connections_inside_a_request_are_kept_and_a_newcomer_gets_50
     assert refused.headers["retry-after"] == "1" and body["status"] == 503
     assert not any(_closed_by_peer(conn.sock) for conn in streams)  # the streams were not displaced
     # The log arrives through a pipe read by another thread: wait for the line, don't race it.
-    poll(lambda: "connection cap reached (3 open, cap 3" in "".join(proc.output), timeout_s=5, what="the cap's log line")
+    eventually(lambda: "connection cap reached (3 open, cap 3" in "".join(proc.output), timeout_s=5, what="the cap's log line")
