@@ -11,20 +11,12 @@ import time
 
 import pytest
 
-from tests.integration.conftest import Api
+from tests.support.http import Http
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 from tests.support.tinydisk import TinyDisk, tiny_disk  # noqa: F401  (fixture)
-
-
-def poll(check, *, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while not (result := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-    return result
 
 
 @pytest.fixture
@@ -35,11 +27,11 @@ def server(tiny_disk: TinyDisk):
     proc.stop()
 
 
-def create(api: Api, key: str):
+def create(api: Http, key: str):
     return api.post("/escalations", token=key, json_body=escalation_body("disk.full"))
 
 
-def until_full(api: Api, key: str):
+def until_full(api: Http, key: str):
     """Creates until one is refused; the WAL may hold a few more after the fill."""
     for _ in range(2000):
         resp = create(api, key)
@@ -49,7 +41,7 @@ def until_full(api: Api, key: str):
 
 
 def test_a_full_disk_answers_503_unavailable_with_retry_after(server, tiny_disk):
-    api = Api(server.url)
+    api = Http(server.url)
     assert create(api, server.bootstrap_key).status == 201
     tiny_disk.fill()
     resp = until_full(api, server.bootstrap_key)
@@ -59,37 +51,37 @@ def test_a_full_disk_answers_503_unavailable_with_retry_after(server, tiny_disk)
 
 
 def test_a_full_disk_logs_one_line_and_no_traceback_however_many_requests_fail(server, tiny_disk):
-    api = Api(server.url)
+    api = Http(server.url)
     tiny_disk.fill()
     until_full(api, server.bootstrap_key)
     for _ in range(20):
         create(api, server.bootstrap_key).problem(503, "unavailable")
     # The log arrives through a pipe read by another thread: wait for the line before counting.
-    poll(lambda: any("disk is full" in line for line in server.output), timeout_s=5, what="the disk-full log line")
+    eventually(lambda: any("disk is full" in line for line in server.output), timeout_s=5, what="the disk-full log line")
     log = "".join(server.output)
     assert sum("disk is full" in line for line in log.splitlines()) == 1, log[-3000:]
     assert "Traceback" not in log
 
 
 def test_writes_succeed_again_once_the_disk_has_space(server, tiny_disk):
-    api = Api(server.url)
+    api = Http(server.url)
     tiny_disk.fill()
     until_full(api, server.bootstrap_key)
     tiny_disk.free()
-    poll(lambda: create(api, server.bootstrap_key).status == 201, timeout_s=15, what="a create after freeing space")
+    eventually(lambda: create(api, server.bootstrap_key).status == 201, timeout_s=15, what="a create after freeing space")
 
 
 def test_breaches_that_failed_on_a_full_disk_commit_once_there_is_space(server, tiny_disk):
     """The issue's case: 20 of 20 stayed open after the disk had space again, until a restart."""
     server.cli("policy", "set", "disk.sla", "--sla", "2s", "--default-choice", "deny")
-    api = Api(server.url)
+    api = Http(server.url)
     ids = [
         api.post("/escalations", token=server.bootstrap_key, json_body=escalation_body("disk.sla")).json()["id"]
         for _ in range(20)
     ]
     tiny_disk.fill()
     until_full(api, server.bootstrap_key)
-    poll(lambda: any("breach write failed" in line for line in server.output), timeout_s=15, what="the failed breach")
+    eventually(lambda: any("breach write failed" in line for line in server.output), timeout_s=15, what="the failed breach")
     assert all(api.get(f"/escalations/{i}", token=server.bootstrap_key).json()["status"] == "open" for i in ids)
     tiny_disk.free()
     freed_at = time.monotonic()
@@ -97,7 +89,7 @@ def test_breaches_that_failed_on_a_full_disk_commit_once_there_is_space(server, 
     def still_open() -> list[str]:
         return [i for i in ids if api.get(f"/escalations/{i}", token=server.bootstrap_key).json()["status"] != "resolved"]
 
-    poll(lambda: not still_open(), timeout_s=20, what="every breach after freeing space")
+    eventually(lambda: not still_open(), timeout_s=20, what="every breach after freeing space")
     print(f"\n20 breaches committed {time.monotonic() - freed_at:.1f} s after the disk had space again")
     for i in ids:
         resolution = api.get(f"/escalations/{i}", token=server.bootstrap_key).json()["resolution"]
@@ -109,7 +101,7 @@ async def test_a_callback_whose_attempt_cannot_be_recorded_on_a_full_disk_logs_n
     server.cli("policy", "set", "disk.full")
     receiver = await Receiver(hold=asyncio.Event()).start()
     loop = asyncio.get_running_loop()
-    api = Api(server.url)
+    api = Http(server.url)
 
     def post(path: str, body: dict):
         return api.post(path, token=server.bootstrap_key, json_body=body)
@@ -124,7 +116,7 @@ async def test_a_callback_whose_attempt_cannot_be_recorded_on_a_full_disk_logs_n
         receiver.hold.set()  # answered 200; recording that attempt fails
         tried = ("not recorded", "Task exception")  # what the sender says once it tried (now, and before the fix)
         await loop.run_in_executor(
-            None, lambda: poll(lambda: any(t in line for line in server.output for t in tried), timeout_s=15, what="the record")
+            None, lambda: eventually(lambda: any(t in line for line in server.output for t in tried), timeout_s=15, what="the record")
         )
         tiny_disk.free()
         # New work wakes the sender, which sends the unrecorded callback again.
@@ -135,7 +127,7 @@ async def test_a_callback_whose_attempt_cannot_be_recorded_on_a_full_disk_logs_n
             found = api.get(f"/escalations/{esc['id']}/deliveries", token=server.bootstrap_key).json()["data"]
             return found[0]["status"] == "delivered"
 
-        await loop.run_in_executor(None, lambda: poll(delivered, timeout_s=15, what="the callback recorded"))
+        await loop.run_in_executor(None, lambda: eventually(delivered, timeout_s=15, what="the callback recorded"))
     finally:
         await receiver.stop()
         server.stop()

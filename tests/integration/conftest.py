@@ -4,8 +4,8 @@
 included) on port 0 in a thread of its own, against a SQLite file in a
 temporary directory or a PostgreSQL database (the module-scoped ``live``
 runs each module once per backend: see tests/conftest.py). Tests talk to it
-over real HTTP with ``Api`` (stdlib ``http.client``, so a test can send any
-bytes, headers or chunking it likes). Set-up goes through the running app's
+over real HTTP with ``Http`` (tests/support/http.py: stdlib ``http.client``,
+so a test can send any bytes, headers or chunking it likes). Set-up goes through the running app's
 core (``AdminService``, as the operator of a workspace) on the server's own
 event loop (tests/support/setup.py): nothing of ours is mocked, and nothing
 is SQLite-only.
@@ -13,14 +13,9 @@ is SQLite-only.
 
 from __future__ import annotations
 
-import http.client
-import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
-import attrs
 import pytest
 from aiohttp import web
 
@@ -31,76 +26,8 @@ from escalated.core.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
 from tests.support.api import escalation_body, unique
+from tests.support.http import Http
 from tests.support.threaded import ThreadedServer
-
-
-@attrs.frozen
-class Response:
-    status: int
-    headers: http.client.HTTPMessage
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    @property
-    def content_type(self) -> str:
-        return (self.headers.get("Content-Type") or "").split(";")[0].strip()
-
-    def problem(self, status: int, code: str) -> dict:
-        """Assert this is the problem+json of ``status``/``code``; return it."""
-        assert self.status == status, (self.status, self.body[:500])
-        assert self.content_type == "application/problem+json", self.headers
-        body = self.json()
-        assert body["code"] == code, body
-        return body
-
-
-class Api:
-    """Real HTTP against the server; one connection per request."""
-
-    def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        token: str | None = None,
-        json_body: Any = None,
-        body: bytes | Iterable[bytes] | None = None,
-        headers: dict[str, str] | None = None,
-        query: dict[str, Any] | None = None,
-        chunked: bool = False,
-    ) -> Response:
-        hdrs = dict(headers or {})
-        if token is not None:
-            hdrs.setdefault("Authorization", f"Bearer {token}")
-        if json_body is not None:
-            body = json.dumps(json_body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        if query:
-            path = f"{path}?{urlencode({k: v for k, v in query.items() if v is not None})}"
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
-        try:
-            if chunked:
-                hdrs["Transfer-Encoding"] = "chunked"
-            conn.request(method, path, body=body, headers=hdrs, encode_chunked=chunked)
-            resp = conn.getresponse()
-            return Response(status=resp.status, headers=resp.headers, body=resp.read())
-        finally:
-            conn.close()
-
-    def get(self, path: str, **kw) -> Response:
-        return self.request("GET", path, **kw)
-
-    def post(self, path: str, **kw) -> Response:
-        return self.request("POST", path, **kw)
-
-    def delete(self, path: str, **kw) -> Response:
-        return self.request("DELETE", path, **kw)
 
 
 class LiveServer:
@@ -116,7 +43,7 @@ class LiveServer:
         from escalated.server import create_app
 
         self.url = self._server.start(lambda: create_app(self.settings), handle_signals=False)
-        self.api = Api(self.url)
+        self.api = Http(self.url)
         return self
 
     def stop(self) -> None:
@@ -189,5 +116,5 @@ def admin_key(live) -> str:
 
 
 @pytest.fixture
-def api(live) -> Api:
+def api(live) -> Http:
     return live.api

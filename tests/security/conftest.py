@@ -1,18 +1,15 @@
 """The security suite runs against the real ``escalated serve`` subprocess,
 once on each backend (``served`` is parametrized by tests/conftest.py's ``backend``).
 
-``Http`` is a plain stdlib client (any bytes, any headers) that remembers
-every response body, so a test can scan what the API ever said. Receivers
+``Http`` (tests/support/http.py) is the suite's raw stdlib client; it
+remembers every response, so a test can scan what the API ever said. Receivers
 are real aiohttp servers on port 0.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 import pytest
@@ -20,58 +17,9 @@ from aiohttp import web
 
 from tests.support.api import escalation_body
 from tests.conftest import fresh_db
+from tests.support.http import Http
 from tests.support.server import ServerProcess
 from tests.support.wait import eventually
-
-@attrs.frozen
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    def problem(self, status: int, code: str) -> dict:
-        assert self.status == status, (self.status, self.body[:300])
-        assert self.headers.get("content-type", "").startswith("application/problem+json"), self.headers
-        body = self.json()
-        assert body["code"] == code, body
-        return body
-
-
-@attrs.define
-class Http:
-    url: str
-    seen: list[bytes] = attrs.field(factory=list)  # every response body, headers included
-
-    def request(
-        self, method: str, path: str, *, token: str | None = None, json_body: Any = None, body: bytes | None = None,
-        headers: dict | None = None, timeout_s: float = 30,
-    ) -> Response:
-        parts = urlsplit(self.url)
-        hdrs = dict(headers or {})
-        if token is not None:
-            hdrs["Authorization"] = f"Bearer {token}"
-        if json_body is not None:
-            body = json.dumps(json_body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
-        try:
-            conn.request(method, path, body=body, headers=hdrs)
-            resp = conn.getresponse()
-            out = Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-        finally:
-            conn.close()
-        self.seen.append(repr(out.headers).encode() + out.body)
-        return out
-
-    def get(self, path: str, **kw) -> Response:
-        return self.request("GET", path, **kw)
-
-    def post(self, path: str, **kw) -> Response:
-        return self.request("POST", path, **kw)
-
 
 def create(http: Http, token: str, policy: str, **overrides: Any) -> dict:
     resp = http.post("/escalations", token=token, json_body=escalation_body(policy, **overrides))

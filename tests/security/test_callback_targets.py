@@ -115,7 +115,7 @@ def test_allow_callback_host_lets_an_operator_opt_in(tmp_path):
     proc = start_server(tmp_path, "--allow-callback-host", "169.254.169.254")
     try:
         proc.cli("policy", "set", "sec.open")
-        from tests.security.conftest import Http
+        from tests.support.http import Http
 
         allowed = Served(proc=proc, http=Http(proc.url), key=proc.bootstrap_key)
         assert _create_status(allowed, "http://169.254.169.254/hook")[0] == 201

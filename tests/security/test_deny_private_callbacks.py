@@ -17,7 +17,8 @@ import pytest
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver, Served, create
+from tests.security.conftest import Receiver, Served, create
+from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import ServerProcess

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.security.conftest import Http
+from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import start_server

@@ -17,7 +17,8 @@ import pytest
 from escalated.domain import scopes
 from escalated.domain.nul import NUL_MESSAGE
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Response, cli_all, create
+from tests.security.conftest import cli_all, create
+from tests.support.http import Http, Response
 from tests.support.wait import eventually
 from tests.security.test_limits import LIMIT, QUICK_S, raw_request
 from tests.support.server import ServerProcess, start_server

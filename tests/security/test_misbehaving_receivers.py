@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver, create
+from tests.security.conftest import Receiver, create
+from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.server import ServerProcess
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import aiohttp
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Http, Receiver
+from tests.security.conftest import Receiver
+from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
 from tests.support.server import ServerProcess

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.security.conftest import Http
+from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.server import ServerProcess
 

@@ -12,7 +12,7 @@ import pytest
 
 from escalated.domain import tokens
 from tests.conftest import fresh_db
-from tests.security.conftest import Http
+from tests.support.http import Http
 from tests.support.server import ServerProcess, start_server
 
 README_REGEX = r"ain_(live|user)_[0-9A-Za-z]{38}"
