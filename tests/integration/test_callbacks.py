@@ -137,7 +137,7 @@ async def test_redirects_are_not_followed(api, receiver):
     target = await Receiver().start()
     try:
         receiver.script[:] = [302]
-        receiver.extra_headers["Location"] = target.url
+        receiver.headers["Location"] = target.url
         esc = await api.create(resume={"mode": "webhook", "url": receiver.url})
         await api.decide(esc["id"])
         await receiver.wait_for(2)  # the 302 is a failed attempt; the retry goes to the same URL

@@ -22,7 +22,8 @@ import pytest
 
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
-from tests.security.conftest import Receiver, Served, create
+from tests.security.conftest import Served, create
+from tests.support.receiver import Receiver
 from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
@@ -111,7 +112,7 @@ async def test_unicode_spellings_of_loopback_are_normalised_and_delivered(served
     resp = await asyncio.to_thread(served.http.post, f"/escalations/{esc['id']}/decide", token=served.key, json_body={"choice": "approve"})
     assert resp.status == 200
     await canary.wait_for(1)
-    assert canary.received[0][0]["x-service-event"] == "escalation.decided"
+    assert canary.received[0].headers["x-service-event"] == "escalation.decided"
 
 
 @pytest.mark.parametrize("url", UNOPENABLE)

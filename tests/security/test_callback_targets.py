@@ -16,7 +16,8 @@ import pytest
 
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
-from tests.security.conftest import Receiver, Served, create
+from tests.security.conftest import Served, create
+from tests.support.receiver import Receiver
 from tests.support.api import escalation_body
 from tests.support.server import start_server
 
@@ -129,12 +130,12 @@ async def test_callbacks_reach_loopback_however_it_is_spelled(served, listen, sp
     receiver = await Receiver(host=listen).start()
     try:
         esc = await asyncio.to_thread(
-            create, served.http, served.key, "sec.open", resume={"mode": "webhook", "url": receiver.url(spelling), "secret": "s"}
+            create, served.http, served.key, "sec.open", resume={"mode": "webhook", "url": receiver.url_on(spelling), "secret": "s"}
         )
         resp = await asyncio.to_thread(served.http.post, f"/escalations/{esc['id']}/decide", token=served.key, json_body={"choice": "approve"})
         assert resp.status == 200
         await receiver.wait_for(1)
-        assert receiver.received[0][0]["x-service-event"] == "escalation.decided"
+        assert receiver.received[0].headers["x-service-event"] == "escalation.decided"
     finally:
         await receiver.stop()
 
@@ -142,10 +143,10 @@ async def test_callbacks_reach_loopback_however_it_is_spelled(served, listen, sp
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 async def test_redirects_are_not_followed_and_count_as_failed_attempts(served, status):
     target = await Receiver().start()
-    redirector = await Receiver(status=status, headers={"Location": target.url()}).start()
+    redirector = await Receiver(status=status, headers={"Location": target.url}).start()
     try:
         esc = await asyncio.to_thread(
-            create, served.http, served.key, "sec.open", resume={"mode": "webhook", "url": redirector.url(), "secret": "s"}
+            create, served.http, served.key, "sec.open", resume={"mode": "webhook", "url": redirector.url, "secret": "s"}
         )
         resp = await asyncio.to_thread(served.http.post, f"/escalations/{esc['id']}/decide", token=served.key, json_body={"choice": "approve"})
         assert resp.status == 200

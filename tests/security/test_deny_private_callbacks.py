@@ -17,7 +17,8 @@ import pytest
 from escalated.domain.urlsafety import CallbackRules
 from escalated.engine import transport
 from tests.conftest import fresh_db
-from tests.security.conftest import Receiver, Served, create
+from tests.security.conftest import Served, create
+from tests.support.receiver import Receiver
 from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
@@ -76,8 +77,8 @@ async def test_at_delivery_a_webhook_to_loopback_by_name_is_refused_and_the_allo
     reaches the same receiver."""
     receiver = await Receiver().start()
     try:
-        await asyncio.to_thread(shared.proc.cli, "policy", "set", "deny.hook", "--notify", f"webhook:{receiver.url('localhost')}")
-        esc = await asyncio.to_thread(create, shared.http, shared.key, "deny.hook", resume={"mode": "webhook", "url": receiver.url(), "secret": "s"})
+        await asyncio.to_thread(shared.proc.cli, "policy", "set", "deny.hook", "--notify", f"webhook:{receiver.url_on('localhost')}")
+        esc = await asyncio.to_thread(create, shared.http, shared.key, "deny.hook", resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
 
         def notification_failed():
             data = shared.http.get(f"/escalations/{esc['id']}/deliveries", token=shared.key).json()["data"]
@@ -89,7 +90,7 @@ async def test_at_delivery_a_webhook_to_loopback_by_name_is_refused_and_the_allo
         resp = await asyncio.to_thread(shared.http.post, f"/escalations/{esc['id']}/decide", token=shared.key, json_body={"choice": "approve"})
         assert resp.status == 200
         await receiver.wait_for(1)
-        assert receiver.received[0][0]["x-service-event"] == "escalation.decided"
+        assert receiver.received[0].headers["x-service-event"] == "escalation.decided"
     finally:
         await receiver.stop()
 

@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Receiver, create
+from tests.security.conftest import create
+from tests.support.receiver import Receiver
 from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.server import ServerProcess
@@ -24,36 +25,6 @@ from tests.support.server import ServerProcess
 HUNG_CALLBACKS = 40
 HUNG_PORTS = 10
 HUGE_BODY_BYTES = 512 * 1024 * 1024
-
-
-class HungReceiver:
-    """Accepts each POST and never answers (until stopped)."""
-
-    def __init__(self) -> None:
-        self.arrived = 0
-        self._release = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    async def _handle(self, request: web.Request) -> web.Response:
-        self.arrived += 1
-        await self._release.wait()
-        return web.Response(status=200)
-
-    async def start(self) -> HungReceiver:
-        app = web.Application()
-        app.router.add_post("/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        self._release.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
 
 class EndlessBodyReceiver:
@@ -117,20 +88,20 @@ def server(request, fn_backend, tmp_path):
 
 
 async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(server):
-    hung, healthy = await HungReceiver().start(), await Receiver().start()
+    hung, healthy = await Receiver(hold=asyncio.Event()).start(), await Receiver().start()  # hung: never answers until stopped
     http = Http(server.url)
     try:
-        await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())  # the sender has served it before
+        await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url)  # the sender has served it before
         await healthy.wait_for(1, timeout_s=5)
         for _ in range(HUNG_CALLBACKS):
-            await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{hung.port}/hook")
-        await asyncio.to_thread(eventually, lambda: hung.arrived >= 4, what="the hung receiver's share of attempts")
+            await asyncio.to_thread(_decide, http, server.bootstrap_key, hung.url)
+        await asyncio.to_thread(eventually, lambda: len(hung.received) >= 4, what="the hung receiver's share of attempts")
         for n in range(2, 7):  # one after another: each must find capacity, not only the first
             started = time.monotonic()
-            await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())
+            await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url)
             await healthy.wait_for(n, timeout_s=5)  # before: behind 40 hung ones, up to 60 s (the delivery timeout)
             assert time.monotonic() - started < 5
-        assert hung.arrived == 4  # the per-receiver limit, while the hung ones hold their slots
+        assert len(hung.received) == 4  # the per-receiver limit, while the hung ones hold their slots
     finally:
         await healthy.stop()
         await hung.stop()

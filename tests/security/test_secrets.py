@@ -19,7 +19,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.conftest import fresh_db
-from tests.security.conftest import Receiver
+from tests.support.receiver import Receiver
 from tests.support.http import Http
 from tests.support.wait import eventually
 from tests.support.api import escalation_body
@@ -114,7 +114,7 @@ async def scenario(proc: ServerProcess) -> None:
             await eventually(lambda: http.get("/escalations", token=tokens["api-expiring"]).status == 401, what="expiry")
 
             # Callbacks: one delivered after a 500 and a 401, one failing for good, one refused.
-            targets = {"ok": receiver.url(), "fails": failing.url(), "refused": refused_url()}
+            targets = {"ok": receiver.url, "fails": failing.url, "refused": refused_url()}
             ids = {}
             for name, url in targets.items():
                 resume[name] = f"whsec-{name}-{hashlib.sha256(name.encode()).hexdigest()[:24]}"

@@ -1,4 +1,5 @@
-"""A real HTTP receiver for callbacks and webhook notifications, in the test's loop."""
+"""The suite's receiver: a real HTTP server for callbacks and webhook
+notifications, on port 0 in the test's own loop."""
 
 from __future__ import annotations
 
@@ -19,17 +20,22 @@ class Received:
 
 @attrs.define
 class Receiver:
-    """Answers each POST with the next scripted status (default 200) and records it.
+    """Answers each request with the next scripted status (then ``status``) and records it.
 
-    ``hold``: when set to an event, each answer waits for it (an attempt
-    stays in flight until the test releases it). ``peer_ports``: the client
-    port of each request, in order (which process sent it: ``sender_pid``).
+    ``headers`` go with every answer (a redirect's Location, a 429's
+    Retry-After). ``hold``: when set to an event, each answer waits for it
+    (an attempt stays in flight until the test releases it). ``host``: the
+    address it listens on (``url_on`` names it by another spelling).
+    ``peer_ports``: the client port of each request, in order (which
+    process sent it: ``sender_pid``).
     """
 
     received: list[Received] = attrs.field(factory=list)
     hold: asyncio.Event | None = None
     script: list[int] = attrs.field(factory=list)
-    extra_headers: dict[str, str] = attrs.field(factory=dict)
+    status: int = 200
+    headers: dict[str, str] = attrs.field(factory=dict)
+    host: str = "127.0.0.1"
     peer_ports: list[int] = attrs.field(factory=list)
     port: int = 0
     _runner: web.AppRunner | None = None
@@ -37,7 +43,11 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/resume"
+        return self.url_on(self.host)
+
+    def url_on(self, host: str) -> str:
+        """This receiver's URL with ``host`` for its address (a name, or another spelling of it)."""
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}/resume"
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.read()
@@ -46,15 +56,15 @@ class Receiver:
         self._changed.set()
         if self.hold is not None:
             await self.hold.wait()
-        status = self.script.pop(0) if self.script else 200
-        return web.json_response({"ok": status < 300}, status=status, headers=self.extra_headers if status >= 300 else None)
+        status = self.script.pop(0) if self.script else self.status
+        return web.json_response({"ok": status < 300}, status=status, headers=self.headers or None)
 
     async def start(self) -> Receiver:
         app = web.Application()
-        app.router.add_post("/{tail:.*}", self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
         return self
