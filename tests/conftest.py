@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
 
 # The postgres param carries the ``postgres`` mark, so ``-m 'not postgres'``
@@ -99,12 +100,20 @@ def fresh_db(request: pytest.FixtureRequest, backend: str, directory: Path) -> I
 
 
 @pytest.fixture
-def server(request, fn_backend, tmp_path) -> ServerProcess:
+def fresh_server(request, fn_backend, tmp_path) -> ServerProcess:
     """A real ``escalated serve`` subprocess on a fresh database of either backend."""
     with fresh_db(request, fn_backend, tmp_path) as db:
         proc = ServerProcess(db=db).start()
         yield proc
         proc.stop()
+
+
+@pytest.fixture
+async def receiver() -> Receiver:
+    """The suite's receiver (tests/support/receiver.py), fresh for each test."""
+    rcv = await Receiver().start()
+    yield rcv
+    await rcv.stop()
 
 
 @pytest.fixture(scope="session")

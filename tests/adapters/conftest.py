@@ -36,7 +36,7 @@ def adapters_backend(request) -> str:
 
 
 @pytest.fixture(scope="package")
-def server(request, adapters_backend, tmp_path_factory):
+def adapter_server(request, adapters_backend, tmp_path_factory):
     with fresh_db(request, adapters_backend, tmp_path_factory.mktemp("adapters")) as db:
         proc = ServerProcess(db=db).start()
         proc.cli("policy", "set", "tools.refund")
@@ -47,21 +47,21 @@ def server(request, adapters_backend, tmp_path_factory):
 
 
 @pytest.fixture(scope="package")
-def reviewer_token(server) -> str:
-    return server.cli("users", "add", "alice")
+def reviewer_token(adapter_server) -> str:
+    return adapter_server.cli("users", "add", "alice")
 
 
 @pytest.fixture
-async def client(server):
+async def client(adapter_server):
     """The agent's client; quick create retries so a dead server is known in well under a second."""
-    async with EscalatedClient(server.url, server.bootstrap_key, retry_backoff_s=0.05) as agent_client:
+    async with EscalatedClient(adapter_server.url, adapter_server.bootstrap_key, retry_backoff_s=0.05) as agent_client:
         yield agent_client
 
 
 @pytest.fixture
-async def reviewer(server, reviewer_token):
+async def reviewer(adapter_server, reviewer_token):
     async with aiohttp.ClientSession() as session:
-        yield Reviewer(Api(server.url, reviewer_token, session))
+        yield Reviewer(Api(adapter_server.url, reviewer_token, session))
 
 
 @pytest.fixture

@@ -49,8 +49,8 @@ def refunds(ledger: Path) -> list[str]:
 class Flows:
     """The refund flow behind a real callback receiver, on CrewAI's SQLite persistence."""
 
-    def __init__(self, server, client, tmp_path: Path, policy: str) -> None:
-        self.server, self.client, self.policy = server, client, policy
+    def __init__(self, adapter_server, client, tmp_path: Path, policy: str) -> None:
+        self.server, self.client, self.policy = adapter_server, client, policy
         self.persistence = SQLiteFlowPersistence(str(tmp_path / "flows.db"))
         self.finished: asyncio.Future = asyncio.get_running_loop().create_future()
         self.resumer = FlowResumer(None, self.persistence, client, on_finished=lambda _id, out: self.finished.set_result(out))
@@ -77,8 +77,8 @@ class Flows:
         return await asyncio.wait_for(self.finished, timeout=30)
 
 
-async def test_an_approved_refund_runs_after_the_callback_resumes_the_flow(server, client, reviewer, ledger, tmp_path):
-    async with Flows(server, client, tmp_path, "tools.refund") as flows:
+async def test_an_approved_refund_runs_after_the_callback_resumes_the_flow(adapter_server, client, reviewer, ledger, tmp_path):
+    async with Flows(adapter_server, client, tmp_path, "tools.refund") as flows:
         paused = await flows.start("o-1", 1200)
         flow_id = paused.context.flow_id
         [asked] = await reviewer.open_for(flow_id)
@@ -94,30 +94,30 @@ async def test_an_approved_refund_runs_after_the_callback_resumes_the_flow(serve
     assert refunds(ledger) == ["o-1 1200.00"]
 
 
-async def test_a_rejected_refund_never_runs_and_the_reason_reaches_the_flow(server, client, reviewer, ledger, tmp_path):
-    async with Flows(server, client, tmp_path, "tools.refund") as flows:
+async def test_a_rejected_refund_never_runs_and_the_reason_reaches_the_flow(adapter_server, client, reviewer, ledger, tmp_path):
+    async with Flows(adapter_server, client, tmp_path, "tools.refund") as flows:
         paused = await flows.start("o-2", 80)
         await reviewer.decide(paused.callback_info["escalationId"], "reject", reason="the parcel came back empty")
         assert await flows.answer() == "refund denied: the parcel came back empty"
     assert refunds(ledger) == []
 
 
-async def test_a_timeout_applies_the_policy_default(server, client, ledger, tmp_path):
-    async with Flows(server, client, tmp_path, "tools.late-no") as flows:  # 1 s SLA, default reject
+async def test_a_timeout_applies_the_policy_default(adapter_server, client, ledger, tmp_path):
+    async with Flows(adapter_server, client, tmp_path, "tools.late-no") as flows:  # 1 s SLA, default reject
         await flows.start("o-3", 10)
         assert await flows.answer() == "refund denied"
     assert refunds(ledger) == []
 
 
 @pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
-async def test_bad_input_is_one_clear_exception_and_nothing_runs(server, client, ledger, tmp_path, unused_tcp_port, cause):
-    policy, url, key = "tools.refund", server.url, server.bootstrap_key
+async def test_bad_input_is_one_clear_exception_and_nothing_runs(adapter_server, client, ledger, tmp_path, unused_tcp_port, cause):
+    policy, url, key = "tools.refund", adapter_server.url, adapter_server.bootstrap_key
     if cause == "unknown policy":
         policy, expected = "tools.nope", "unknown_policy"
     elif cause == "server down":
         url, expected = f"http://127.0.0.1:{unused_tcp_port}", "cannot be reached"
     else:
-        key, expected = server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
+        key, expected = adapter_server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
     flow_class = refund_flow(EscalatedFeedbackProvider(policy=policy, url=url, api_key=key))
     with pytest.raises(ApprovalUnavailable, match=expected):
         await flow_class(persistence=SQLiteFlowPersistence(str(tmp_path / "flows.db"))).kickoff_async(

@@ -62,11 +62,11 @@ def support_model(call: ModelCall) -> list:
 
 
 @pytest.fixture
-def guarded(server, run_id, tmp_path, monkeypatch):
+def guarded(adapter_server, run_id, tmp_path, monkeypatch):
     save_contracts(tmp_path, ContractSet({CONTRACT.id: CONTRACT}))
     monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
-    monkeypatch.setenv("ESCALATED_URL", server.url)
-    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+    monkeypatch.setenv("ESCALATED_URL", adapter_server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", adapter_server.bootstrap_key)
     monkeypatch.setenv("ESCALATED_RUN_ID", run_id)
     cancelled.clear()
     yield

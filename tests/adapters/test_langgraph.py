@@ -105,14 +105,14 @@ async def test_a_repeated_resume_runs_nothing_again(client, reviewer, run_id, le
 
 
 @pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
-async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(server, run_id, ledger, unused_tcp_port, cause):
-    policy, url, key = "tools.refund", server.url, server.bootstrap_key
+async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(adapter_server, run_id, ledger, unused_tcp_port, cause):
+    policy, url, key = "tools.refund", adapter_server.url, adapter_server.bootstrap_key
     if cause == "unknown policy":
         policy, expected = "tools.nope", "unknown_policy"
     elif cause == "server down":
         url, expected = f"http://127.0.0.1:{unused_tcp_port}", "cannot be reached"
     else:
-        key, expected = server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
+        key, expected = adapter_server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
     async with EscalatedClient(url, key, retry_backoff_s=0.01) as client:
         with pytest.raises(ApprovalUnavailable, match=expected):
             await build_graph(client, policy=policy).ainvoke(request_for("o-9", 5), thread(run_id))

@@ -105,8 +105,8 @@ async def test_a_timeout_applies_the_policy_default(client, run_id, ledger):
 # -- the durable pair ------------------------------------------------------------------
 
 
-def resume_in_a_fresh_process(server, store: Path, run_id: str, ledger: Path) -> subprocess.Popen:
-    env = {**os.environ, "ESCALATED_URL": server.url, "ESCALATED_API_KEY": server.bootstrap_key, "REFUND_LEDGER": str(ledger)}
+def resume_in_a_fresh_process(adapter_server, store: Path, run_id: str, ledger: Path) -> subprocess.Popen:
+    env = {**os.environ, "ESCALATED_URL": adapter_server.url, "ESCALATED_API_KEY": adapter_server.bootstrap_key, "REFUND_LEDGER": str(ledger)}
     command = [sys.executable, "-m", "examples.openai_agents_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -118,7 +118,7 @@ def finished(proc: subprocess.Popen) -> str:
 
 
 async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool_twice(
-    server, client, reviewer, run_id, ledger, tmp_path
+    adapter_server, client, reviewer, run_id, ledger, tmp_path
 ):
     store = tmp_path / "runs"
     paused = await start_run(build_agent(), request_for("o-4", 300), policy="tools.refund", run_id=run_id, store=store, client=client, context=Shop())
@@ -132,7 +132,7 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
     await reviewer.decide(asked["id"], "approve")
     # Two fresh processes resume at once (a callback and a retry, say): one runs the tool, the other
     # waits for the run's lock and finds it finished.
-    both = [resume_in_a_fresh_process(server, store, run_id, ledger) for _ in range(2)]
+    both = [resume_in_a_fresh_process(adapter_server, store, run_id, ledger) for _ in range(2)]
     outputs = await asyncio.gather(*(asyncio.to_thread(finished, p) for p in both))
     again = await resume_run(build_agent(), run_id=run_id, store=store, client=client, context=Shop())
 
@@ -224,12 +224,12 @@ async def test_an_unknown_policy_is_one_clear_exception_and_nothing_runs(client,
 async def test_a_server_that_is_down_is_one_clear_exception_and_nothing_runs(run_id, ledger, unused_tcp_port):
     async with EscalatedClient(f"http://127.0.0.1:{unused_tcp_port}", "ain_live_x", retry_backoff_s=0.01) as down:
         said = await refund_failing_with(down, run_id, ledger)
-    assert f"the escalated server at http://127.0.0.1:{unused_tcp_port} cannot be reached" in said
+    assert f"the escalated adapter_server at http://127.0.0.1:{unused_tcp_port} cannot be reached" in said
 
 
-async def test_a_key_without_the_write_scope_is_one_clear_exception_and_nothing_runs(server, run_id, ledger):
-    read_only = server.cli("keys", "create", "--scope", "escalations:read")
-    async with EscalatedClient(server.url, read_only) as client:
+async def test_a_key_without_the_write_scope_is_one_clear_exception_and_nothing_runs(adapter_server, run_id, ledger):
+    read_only = adapter_server.cli("keys", "create", "--scope", "escalations:read")
+    async with EscalatedClient(adapter_server.url, read_only) as client:
         said = await refund_failing_with(client, run_id, ledger)
     assert "insufficient_scope" in said and "escalations:write" in said
 

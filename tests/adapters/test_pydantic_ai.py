@@ -74,7 +74,7 @@ async def test_a_timeout_applies_the_policy_default(client, run_id, shop):
     assert result.output == "Refund step finished: No reviewer decided in time; the policy's default is to reject the call."
 
 
-async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool_twice(server, client, reviewer, run_id, shop, tmp_path):
+async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool_twice(adapter_server, client, reviewer, run_id, shop, tmp_path):
     store = tmp_path / "runs"
     paused = await start_run(build_agent(), request_for("o-4", 300), policy="tools.refund", run_id=run_id, store=store, client=client, deps=shop)
     [asked] = await reviewer.open_for(run_id)
@@ -82,7 +82,7 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
     assert await resume_run(build_agent(), run_id=run_id, store=store, client=client, deps=shop) == paused
 
     await reviewer.decide(asked["id"], "approve")
-    env = {**os.environ, "ESCALATED_URL": server.url, "ESCALATED_API_KEY": server.bootstrap_key, "REFUND_LEDGER": shop.ledger}
+    env = {**os.environ, "ESCALATED_URL": adapter_server.url, "ESCALATED_API_KEY": adapter_server.bootstrap_key, "REFUND_LEDGER": shop.ledger}
     command = [sys.executable, "-m", "examples.pydantic_ai_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
     fresh = await asyncio.to_thread(subprocess.run, command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert fresh.returncode == 0, fresh.stderr
@@ -94,14 +94,14 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
 
 
 @pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
-async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(server, run_id, shop, unused_tcp_port, cause):
-    policy, url, key = "tools.refund", server.url, server.bootstrap_key
+async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(adapter_server, run_id, shop, unused_tcp_port, cause):
+    policy, url, key = "tools.refund", adapter_server.url, adapter_server.bootstrap_key
     if cause == "unknown policy":
         policy, expected = "tools.nope", "unknown_policy"
     elif cause == "server down":
         url, expected = f"http://127.0.0.1:{unused_tcp_port}", "cannot be reached"
     else:
-        key, expected = server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
+        key, expected = adapter_server.cli("keys", "create", "--scope", "escalations:read"), "escalations:write"
     async with EscalatedClient(url, key, retry_backoff_s=0.01) as client:
         with pytest.raises(ApprovalUnavailable, match=expected):
             await run_with_approvals(build_agent(), request_for("o-9", 5), policy=policy, run_id=run_id, client=client, deps=shop)

@@ -9,10 +9,12 @@ tests/conftest.py prints them in the run's summary.
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 
 from tests.faults.checks import Figures
+from tests.faults.receiver import FlakyReceiver
 
 LONG = os.environ.get("ESCALATED_FAULTS_LONG", "") not in ("", "0")
 FIGURES_KEY = "escalated_fault_figures"  # tests/conftest.py reads it (_FIGURES_KEY)
@@ -26,3 +28,19 @@ def record_figures(request):
         print("\n" + "\n".join(lines))
 
     return record
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    """The loop's randomness; ``ESCALATED_FAULTS_SEED`` replays a run."""
+    seed = int(os.environ.get("ESCALATED_FAULTS_SEED", "0")) or random.randrange(1, 2**31)
+    print(f"\nESCALATED_FAULTS_SEED={seed}")
+    return random.Random(seed)
+
+
+@pytest.fixture
+async def flaky_receiver(rng):
+    """A receiver that fails, hangs and refuses connections at random (tests/faults/receiver.py)."""
+    receiver = await FlakyReceiver(rng=rng).start()
+    yield receiver
+    await receiver.close()

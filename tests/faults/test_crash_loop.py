@@ -15,7 +15,6 @@ loop costs CI about 45 s of a 12-minute budget.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 
@@ -47,15 +46,8 @@ SIZE = Size(kills=60, max_escalations=6000, agents=8, outage_s=30.0, drain_s=180
 )
 
 
-@pytest.fixture
-def rng() -> random.Random:
-    seed = int(os.environ.get("ESCALATED_FAULTS_SEED", "0")) or random.randrange(1, 2**31)
-    print(f"\nESCALATED_FAULTS_SEED={seed}")
-    return random.Random(seed)
-
-
 @pytest.fixture(params=["full"])
-def server(tmp_path, request, fn_backend):
+def crashing_server(tmp_path, request, fn_backend):
     """``--durability`` is the fixture's param; SIGKILL is a process crash,
     which both levels must survive (only power loss separates them)."""
     with fresh_db(request, fn_backend, tmp_path) as db:
@@ -67,61 +59,54 @@ def server(tmp_path, request, fn_backend):
 
 
 @pytest.fixture
-def voters(server) -> dict[str, str]:
+def voters(crashing_server) -> dict[str, str]:
     """Users who approve under a quorum of two (CONTRACT §15): name -> token."""
-    tokens = {name: server.cli("users", "add", name) for name in VOTERS}
+    tokens = {name: crashing_server.cli("users", "add", name) for name in VOTERS}
     quorum = ("--quorum", "2", "--quorum-choice", "approve")
-    server.cli("policy", "set", QUORUM_POLICY, "--sla", "1s", "--default-choice", "deny", *quorum)
+    crashing_server.cli("policy", "set", QUORUM_POLICY, "--sla", "1s", "--default-choice", "deny", *quorum)
     return tokens
 
 
-@pytest.fixture
-async def receiver(rng):
-    receiver = await FlakyReceiver(rng=rng).start()
-    yield receiver
-    await receiver.close()
-
-
-def named(what: str, server: ServerProcess) -> str:
-    return f"{what}; {'postgres' if str(server.db).startswith('postgresql://') else 'sqlite'}"
+def named(what: str, crashing_server: ServerProcess) -> str:
+    return f"{what}; {'postgres' if str(crashing_server.db).startswith('postgresql://') else 'sqlite'}"
 
 
 async def crash_loop(
-    name: str, server: ServerProcess, receiver: FlakyReceiver, rng: random.Random, *, outage: bool, voters: dict[str, str]
+    name: str, crashing_server: ServerProcess, flaky_receiver: FlakyReceiver, rng: random.Random, *, outage: bool, voters: dict[str, str]
 ) -> tuple[Figures, list[str]]:
     started = time.monotonic()
     deadline = started + (SIZE.kills * 8 + 60 + (SIZE.outage_s if outage else 0))
-    killer = Killer(server=server, rng=rng)
+    killer = Killer(server=crashing_server, rng=rng)
     done = asyncio.Event()
     async with aiohttp.ClientSession() as session:
-        api = Api(session=session, server=server, key=server.bootstrap_key)
-        workload = Workload(api=api, receiver=receiver, rng=rng, voters=voters)
+        api = Api(session=session, server=crashing_server, key=crashing_server.bootstrap_key)
+        workload = Workload(api=api, receiver=flaky_receiver, rng=rng, voters=voters)
         chaos = [asyncio.create_task(killer.run(kills=SIZE.kills, done=done), name="killer")]
         if outage:
-            chaos.append(asyncio.create_task(_outage(receiver, killer), name="receiver-outage"))
+            chaos.append(asyncio.create_task(_outage(flaky_receiver, killer), name="receiver-outage"))
         await workload.run_agents(agents=SIZE.agents, until=done, max_escalations=SIZE.max_escalations, deadline=deadline)
         await asyncio.gather(*chaos)
-        await receiver.stop_flapping()
-        escalations = await drain(api, receiver, deadline=time.monotonic() + SIZE.drain_s)
+        await flaky_receiver.stop_flapping()
+        escalations = await drain(api, flaky_receiver, deadline=time.monotonic() + SIZE.drain_s)
         figures = Figures(name=name, kills=killer.kills, client_reconnects=api.reconnects)
-        problems = check(figures, workload.ledger, escalations, receiver)
+        problems = check(figures, workload.ledger, escalations, flaky_receiver)
     figures.seconds = time.monotonic() - started
     return figures, problems
 
 
-async def _outage(receiver: FlakyReceiver, killer: Killer) -> None:
+async def _outage(flaky_receiver: FlakyReceiver, killer: Killer) -> None:
     """Take the receiver down once a third of the kills are done; back after SIZE.outage_s."""
     while killer.kills < max(1, SIZE.kills // 3):
         await asyncio.sleep(0.05)
-    await receiver.go_down()
+    await flaky_receiver.go_down()
     await asyncio.sleep(SIZE.outage_s)  # the outage itself, not a wait for something
-    await receiver.come_up()
+    await flaky_receiver.come_up()
 
 
-async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(server, voters, receiver, rng, record_figures):
-    receiver.flap()
-    name = named("flaky receiver; --durability full", server)
-    figures, problems = await crash_loop(name, server, receiver, rng, outage=False, voters=voters)
+async def test_crash_loop_with_a_flaky_receiver_loses_and_doubles_nothing(crashing_server, voters, flaky_receiver, rng, record_figures):
+    flaky_receiver.flap()
+    name = named("flaky receiver; --durability full", crashing_server)
+    figures, problems = await crash_loop(name, crashing_server, flaky_receiver, rng, outage=False, voters=voters)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills
@@ -140,12 +125,12 @@ def on_postgres_in_the_long_run(test):
 
 
 @on_postgres_in_the_long_run
-@pytest.mark.parametrize("server", ["normal"], indirect=True)
+@pytest.mark.parametrize("crashing_server", ["normal"], indirect=True)
 async def test_crash_loop_with_the_receiver_down_for_a_while_delivers_everything_once_it_is_back(
-    server, voters, receiver, rng, record_figures
+    crashing_server, voters, flaky_receiver, rng, record_figures
 ):
-    name = named("receiver down, then back; --durability normal", server)
-    figures, problems = await crash_loop(name, server, receiver, rng, outage=True, voters=voters)
+    name = named("receiver down, then back; --durability normal", crashing_server)
+    figures, problems = await crash_loop(name, crashing_server, flaky_receiver, rng, outage=True, voters=voters)
     record_figures(figures)
     assert not problems, "\n".join(problems[:30])
     assert figures.kills == SIZE.kills

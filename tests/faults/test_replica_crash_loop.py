@@ -16,7 +16,6 @@ tests/faults/test_replica_crash_loop.py -s`` runs the long one.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 from datetime import datetime
@@ -28,7 +27,6 @@ import pytest
 
 from tests.faults.checks import Figures, check, drain
 from tests.faults.conftest import LONG
-from tests.faults.receiver import FlakyReceiver
 from tests.faults.workload import MANUAL_POLICY, REQUEST_TIMEOUT_S, SLA_POLICY, Api, Unreachable, Workload
 from tests.support.server import ServerProcess, cli
 
@@ -207,37 +205,23 @@ async def replicas(postgres_server):
     postgres_server.drop_database(url)
 
 
-@pytest.fixture
-def rng() -> random.Random:
-    seed = int(os.environ.get("ESCALATED_FAULTS_SEED", "0")) or random.randrange(1, 2**31)
-    print(f"\nESCALATED_FAULTS_SEED={seed}")
-    return random.Random(seed)
-
-
-@pytest.fixture
-async def receiver(rng):
-    receiver = await FlakyReceiver(rng=rng).start()
-    yield receiver
-    await receiver.close()
-
-
-async def test_three_replicas_killed_at_random_lose_and_double_nothing(replicas, receiver, rng, record_figures):
+async def test_three_replicas_killed_at_random_lose_and_double_nothing(replicas, flaky_receiver, rng, record_figures):
     started = time.monotonic()
     deadline = started + SIZE.kills * 10 + 90
     key = next(r.bootstrap_key for r in replicas if r.bootstrap_key)
     killer, done = ReplicaKiller(replicas=replicas, rng=rng), asyncio.Event()
-    receiver.flap()
+    flaky_receiver.flap()
     async with aiohttp.ClientSession() as session:
         api = ReplicaApi(session=session, replicas=replicas, key=key)
-        workload = Workload(api=api, receiver=receiver, rng=rng)
+        workload = Workload(api=api, receiver=flaky_receiver, rng=rng)
         probe = WaitProbe(workload=workload, api=api, killer=killer, rng=rng)
         chaos = [asyncio.create_task(killer.run(kills=SIZE.kills, done=done)), asyncio.create_task(probe.run(until=done, deadline=deadline))]
         await workload.run_agents(agents=SIZE.agents, until=done, max_escalations=SIZE.max_escalations, deadline=deadline)
         await asyncio.gather(*chaos)
-        await receiver.stop_flapping()
-        escalations = await drain(api, receiver, deadline=time.monotonic() + SIZE.drain_s)
+        await flaky_receiver.stop_flapping()
+        escalations = await drain(api, flaky_receiver, deadline=time.monotonic() + SIZE.drain_s)
         figures = Figures(name=f"{REPLICAS} PostgreSQL replicas, flaky receiver", kills=killer.kills, client_reconnects=api.reconnects)
-        problems = check(figures, workload.ledger, escalations, receiver)
+        problems = check(figures, workload.ledger, escalations, flaky_receiver)
     figures.seconds = time.monotonic() - started
     late = breach_lateness_s(escalations)
     record_figures(figures)

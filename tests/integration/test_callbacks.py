@@ -17,13 +17,6 @@ from tests.support.server import ServerProcess
 FAST_RETRY = ("--retry-schedule", "100ms,200ms", "--retry-for", "1h")
 
 
-@pytest.fixture
-async def receiver():
-    rcv = await Receiver().start()
-    yield rcv
-    await rcv.stop()
-
-
 @pytest.fixture(scope="module")
 def fast_server(request, backend, tmp_path_factory):
     """One server per module and backend; each test has its own receiver and escalations."""

@@ -17,21 +17,13 @@ from escalated.agent.receiver import Callback, Cancelled, make_receiver_app, sta
 from escalated.agent.signing import verify
 from tests.conftest import fresh_db
 from tests.support.api import Api
-from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
 
 CANCELLED_FIELDS = ["escalationId", "runId", "agentId", "policy", "reason", "cancelledBy", "cancelledAt"]
 
 
-@pytest.fixture
-async def receiver():
-    rcv = await Receiver().start()
-    yield rcv
-    await rcv.stop()
-
-
 @pytest.fixture(scope="module")
-def server(request, backend, tmp_path_factory):
+def cancel_server(request, backend, tmp_path_factory):
     """One server per module and backend; each test makes its own escalations."""
     with fresh_db(request, backend, tmp_path_factory.mktemp("cancel")) as db:
         proc = ServerProcess(db=db).start()
@@ -42,9 +34,9 @@ def server(request, backend, tmp_path_factory):
 
 
 @pytest.fixture
-async def api(server):
+async def api(cancel_server):
     async with aiohttp.ClientSession() as session:
-        yield Api(server.url, server.bootstrap_key, session)
+        yield Api(cancel_server.url, cancel_server.bootstrap_key, session)
 
 
 async def cancel(api: Api, escalation_id: str, **body) -> dict:
@@ -96,27 +88,27 @@ async def test_a_cancel_refused_as_409_sends_no_callback(api, receiver):
     assert [d["event"] for d in await api.deliveries(esc["id"])] == ["escalation.decided"]
 
 
-def test_policy_show_and_list_say_whether_cancel_sends_a_callback(server):
-    assert json.loads(server.cli("policy", "show", "refunds.told"))["cancelCallback"] is True
-    assert json.loads(server.cli("policy", "show", "refunds.quiet"))["cancelCallback"] is False
-    listed = {p["key"]: p["cancelCallback"] for p in json.loads(server.cli("policy", "list", "--json"))}
+def test_policy_show_and_list_say_whether_cancel_sends_a_callback(cancel_server):
+    assert json.loads(cancel_server.cli("policy", "show", "refunds.told"))["cancelCallback"] is True
+    assert json.loads(cancel_server.cli("policy", "show", "refunds.quiet"))["cancelCallback"] is False
+    listed = {p["key"]: p["cancelCallback"] for p in json.loads(cancel_server.cli("policy", "list", "--json"))}
     assert listed["refunds.quiet"] is False and listed["refunds.told"] is True
-    lines = dict(line.split("\t", 1) for line in server.cli("policy", "list").splitlines())
+    lines = dict(line.split("\t", 1) for line in cancel_server.cli("policy", "list").splitlines())
     assert "cancel_callback" in lines["refunds.told"] and "cancel_callback" not in lines["refunds.quiet"]
 
 
-def test_a_policy_file_turns_cancel_callback_on(server, tmp_path):
+def test_a_policy_file_turns_cancel_callback_on(cancel_server, tmp_path):
     path = tmp_path / "policies.toml"
     path.write_text('[policies."refunds.filed"]\ncancel_callback = true\n', encoding="utf-8")
-    server.cli("policy", "apply", str(path))
-    assert json.loads(server.cli("policy", "show", "refunds.filed"))["cancelCallback"] is True
+    cancel_server.cli("policy", "apply", str(path))
+    assert json.loads(cancel_server.cli("policy", "show", "refunds.filed"))["cancelCallback"] is True
 
 
-def test_a_policy_file_with_a_non_boolean_cancel_callback_is_refused(server, tmp_path):
+def test_a_policy_file_with_a_non_boolean_cancel_callback_is_refused(cancel_server, tmp_path):
     path = tmp_path / "policies.toml"
     path.write_text('[policies."refunds.filed"]\ncancel_callback = "yes"\n', encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "escalated", "policy", "apply", str(path), "--db", str(server.db)],
+        [sys.executable, "-m", "escalated", "policy", "apply", str(path), "--db", str(cancel_server.db)],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 1 and "cancel_callback must be true or false" in done.stderr
@@ -168,9 +160,9 @@ async def test_on_cancel_gets_the_cancellations_and_the_handler_only_decisions(a
     assert len(cancellations.got) == 1 and len(decisions.got) == 1
 
 
-async def test_wait_for_outcome_sees_a_cancellation_that_sent_no_callback(server, api):
+async def test_wait_for_outcome_sees_a_cancellation_that_sent_no_callback(cancel_server, api):
     esc = await api.create(policy="refunds.quiet")
-    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+    async with EscalatedClient(cancel_server.url, cancel_server.bootstrap_key) as client:
         waiting = asyncio.ensure_future(client.wait_for_outcome(esc["id"], timeout_s=30))
         await cancel(api, esc["id"], reason="not needed")
         got = await waiting
@@ -178,16 +170,16 @@ async def test_wait_for_outcome_sees_a_cancellation_that_sent_no_callback(server
     assert list(got.body) == CANCELLED_FIELDS
 
 
-async def test_wait_for_outcome_gives_the_body_the_callback_carried(server, api, receiver):
+async def test_wait_for_outcome_gives_the_body_the_callback_carried(cancel_server, api, receiver):
     esc = await api.create(policy="refunds.told", resume={"mode": "webhook", "url": receiver.url})
     await api.decide(esc["id"], reason="fine")
     [got] = await receiver.wait_for(1)
-    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+    async with EscalatedClient(cancel_server.url, cancel_server.bootstrap_key) as client:
         outcome = await client.wait_for_outcome(esc["id"], timeout_s=5)
     assert isinstance(outcome, Callback) and outcome.body == json.loads(got.body)
 
 
-async def test_wait_for_outcome_is_none_when_its_time_runs_out(server, api):
+async def test_wait_for_outcome_is_none_when_its_time_runs_out(cancel_server, api):
     esc = await api.create(policy="refunds.quiet")
-    async with EscalatedClient(server.url, server.bootstrap_key) as client:
+    async with EscalatedClient(cancel_server.url, cancel_server.bootstrap_key) as client:
         assert await client.wait_for_outcome(esc["id"], timeout_s=0.2) is None

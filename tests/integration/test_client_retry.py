@@ -46,28 +46,28 @@ class LossyProxy:
             return web.Response(status=resp.status, body=body, content_type=resp.content_type)
 
 
-async def proxied(server, *, lose: int):
-    proxy = LossyProxy(server.url, lose=lose)
+async def proxied(fresh_server, *, lose: int):
+    proxy = LossyProxy(fresh_server.url, lose=lose)
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     return proxy, await start_receiver(app)
 
 
-async def test_lost_answer_is_retried_into_the_same_escalation(server):
-    server.cli("policy", "set", POLICY)
-    proxy, running = await proxied(server, lose=2)
-    async with running, EscalatedClient(running.url, server.bootstrap_key, retry_backoff_s=0.01) as client:
+async def test_lost_answer_is_retried_into_the_same_escalation(fresh_server):
+    fresh_server.cli("policy", "set", POLICY)
+    proxy, running = await proxied(fresh_server, lose=2)
+    async with running, EscalatedClient(running.url, fresh_server.bootstrap_key, retry_backoff_s=0.01) as client:
         created = await client.create_escalation(**REQUEST, idempotency_key="thread-lost-answer:review")
-    async with EscalatedClient(server.url, server.bootstrap_key) as direct:
+    async with EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as direct:
         listed = (await direct.list_escalations(run_id=REQUEST["run_id"]))["data"]
     assert proxy.forwarded == 3  # the server saw three creates...
     assert [e["id"] for e in listed] == [created["id"]]  # ...and made one escalation
 
 
-async def test_without_a_key_the_lost_answer_is_an_error_not_a_retry(server):
-    server.cli("policy", "set", POLICY)
-    proxy, running = await proxied(server, lose=1)
-    async with running, EscalatedClient(running.url, server.bootstrap_key, retry_backoff_s=0.01) as client:
+async def test_without_a_key_the_lost_answer_is_an_error_not_a_retry(fresh_server):
+    fresh_server.cli("policy", "set", POLICY)
+    proxy, running = await proxied(fresh_server, lose=1)
+    async with running, EscalatedClient(running.url, fresh_server.bootstrap_key, retry_backoff_s=0.01) as client:
         with pytest.raises(ApiError) as caught:
             await client.create_escalation(**REQUEST)
     assert caught.value.status == 502 and proxy.forwarded == 1

@@ -56,15 +56,15 @@ CONTRACTS = ContractSet(
 
 
 @pytest.fixture
-def env(tmp_path, server, monkeypatch):
+def env(tmp_path, fresh_server, monkeypatch):
     """A project with the four contracts, and the guard pointed at the real server."""
-    server.cli("policy", "set", POLICY)
+    fresh_server.cli("policy", "set", POLICY)
     save_contracts(tmp_path, CONTRACTS)
     monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
-    monkeypatch.setenv("ESCALATED_URL", server.url)
-    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+    monkeypatch.setenv("ESCALATED_URL", fresh_server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", fresh_server.bootstrap_key)
     monkeypatch.setenv("ESCALATED_RUN_ID", f"run-{uuid.uuid4().hex}")
-    yield server
+    yield fresh_server
     escalated.guard.shutdown()
 
 

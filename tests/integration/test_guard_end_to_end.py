@@ -45,13 +45,13 @@ if __name__ == "__main__":
 '''
 
 
-def _wait_for_open_escalation(server, *, timeout_s: float = 30.0) -> dict:
+def _wait_for_open_escalation(fresh_server, *, timeout_s: float = 30.0) -> dict:
     import json
     import urllib.request
 
     deadline = time.monotonic() + timeout_s
     request = urllib.request.Request(
-        f"{server.url}/escalations?status=open", headers={"Authorization": f"Bearer {server.bootstrap_key}"}
+        f"{fresh_server.url}/escalations?status=open", headers={"Authorization": f"Bearer {fresh_server.bootstrap_key}"}
     )
     while time.monotonic() < deadline:
         with urllib.request.urlopen(request, timeout=5) as response:
@@ -62,20 +62,20 @@ def _wait_for_open_escalation(server, *, timeout_s: float = 30.0) -> dict:
     raise AssertionError("the guarded agent filed no escalation")
 
 
-def _decide(server, escalation_id: str, choice: str) -> None:
+def _decide(fresh_server, escalation_id: str, choice: str) -> None:
     import json
     import urllib.request
 
     request = urllib.request.Request(
-        f"{server.url}/escalations/{escalation_id}/decide",
+        f"{fresh_server.url}/escalations/{escalation_id}/decide",
         data=json.dumps({"choice": choice, "reason": "looks right"}).encode(),
-        headers={"Authorization": f"Bearer {server.bootstrap_key}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Bearer {fresh_server.bootstrap_key}", "Content-Type": "application/json"},
         method="POST",
     )
     urllib.request.urlopen(request, timeout=5).close()
 
 
-def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path, server, monkeypatch):
+def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path, fresh_server, monkeypatch):
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)
     project = tmp_path / "project"
@@ -93,11 +93,11 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
     assert result.exit_code == 0, result.output
     assert 'guard("agent.decide", lambda: client.chat.completions.create(' in (project / "agent.py").read_text()
 
-    server.cli("policy", "set", contract.policy)
+    fresh_server.cli("policy", "set", contract.policy)
     env = {
         **os.environ,
-        "ESCALATED_URL": server.url,
-        "ESCALATED_API_KEY": server.bootstrap_key,
+        "ESCALATED_URL": fresh_server.url,
+        "ESCALATED_API_KEY": fresh_server.bootstrap_key,
         "ESCALATED_RUN_ID": "ticket-981",
         "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
     }
@@ -106,11 +106,11 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
         [sys.executable, "agent.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        escalation = _wait_for_open_escalation(server)
+        escalation = _wait_for_open_escalation(fresh_server)
         assert escalation["runId"] == "ticket-981" and escalation["agentId"] == "agent"
         assert escalation["evidence"][0] == "Model output:\nrefund 1200 EUR to order 981"
         assert agent.poll() is None  # blocked on the human
-        _decide(server, escalation["id"], "approve")
+        _decide(fresh_server, escalation["id"], "approve")
         out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:
@@ -197,7 +197,7 @@ if __name__ == "__main__":
 '''
 
 
-def _applied_agent_run(tmp_path, server) -> tuple[Path, subprocess.Popen]:
+def _applied_agent_run(tmp_path, fresh_server) -> tuple[Path, subprocess.Popen]:
     """init --accept-all and apply on the billing agent, then start it against the server."""
     project = tmp_path / "project"
     for name, source in {"agents": FAKE_AGENTS, "stripe": FAKE_STRIPE}.items():
@@ -210,11 +210,11 @@ def _applied_agent_run(tmp_path, server) -> tuple[Path, subprocess.Popen]:
     result = CliRunner().invoke(apply, [str(project), "--yes"])
     assert result.exit_code == 0, result.output
     assert '@function_tool\n@guard_tool("billing.handle", awaitable=True)\ndef issue_refund(' in (project / "billing.py").read_text()
-    server.cli("policy", "set", contract.policy)
+    fresh_server.cli("policy", "set", contract.policy)
     env = {
         **os.environ,
-        "ESCALATED_URL": server.url,
-        "ESCALATED_API_KEY": server.bootstrap_key,
+        "ESCALATED_URL": fresh_server.url,
+        "ESCALATED_API_KEY": fresh_server.bootstrap_key,
         "ESCALATED_RUN_ID": "refund-981",
         "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
     }
@@ -225,17 +225,17 @@ def _applied_agent_run(tmp_path, server) -> tuple[Path, subprocess.Popen]:
     return project, agent
 
 
-def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_call(tmp_path, server):
-    project, agent = _applied_agent_run(tmp_path, server)
+def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_call(tmp_path, fresh_server):
+    project, agent = _applied_agent_run(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(server)
+        asked = _wait_for_open_escalation(fresh_server)
         assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"charge_id": "ch_981"}']
         assert agent.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(server, asked["id"], "approve")
-        final = _wait_for_open_escalation(server)  # the guard around the run: its final output
+        _decide(fresh_server, asked["id"], "approve")
+        final = _wait_for_open_escalation(fresh_server)  # the guard around the run: its final output
         assert final["evidence"][0] == "Model output:\nissue_refund: refunded ch_981"
         assert (project / "refunds.log").read_text() == "ch_981\n"
-        _decide(server, final["id"], "approve")
+        _decide(fresh_server, final["id"], "approve")
         out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:
@@ -245,11 +245,11 @@ def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_
     assert out.strip() == "issue_refund: refunded ch_981"
 
 
-def test_an_applied_agent_run_whose_tool_call_is_rejected_never_refunds(tmp_path, server):
-    project, agent = _applied_agent_run(tmp_path, server)
+def test_an_applied_agent_run_whose_tool_call_is_rejected_never_refunds(tmp_path, fresh_server):
+    project, agent = _applied_agent_run(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(server)
-        _decide(server, asked["id"], "reject")
+        asked = _wait_for_open_escalation(fresh_server)
+        _decide(fresh_server, asked["id"], "reject")
         _out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:

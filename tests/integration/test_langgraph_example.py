@@ -50,19 +50,19 @@ def finished_future() -> tuple[asyncio.Future, Resumer]:
     return finished, Resumer(on_finished=lambda _thread, final: finished.set_result(final))
 
 
-async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(server):
-    server.cli("policy", "set", "refunds.large")
-    reviewer_token = server.cli("users", "add", "alice")
+async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(fresh_server):
+    fresh_server.cli("policy", "set", "refunds.large")
+    reviewer_token = fresh_server.cli("users", "add", "alice")
     counter = CreateCounter()
     finished, resumer = finished_future()
     async with (
         aiohttp.ClientSession(trace_configs=[counter.trace]) as session,
-        EscalatedClient(server.url, server.bootstrap_key, session=session) as agent,
+        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key, session=session) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-42")
         assert not finished.done()
-        async with EscalatedClient(server.url, reviewer_token) as reviewer:
+        async with EscalatedClient(fresh_server.url, reviewer_token) as reviewer:
             await reviewer.decide(escalation_id, choice="approve", reason="loyal customer")
         final = await asyncio.wait_for(finished, timeout=30)
         escalations = (await agent.list_escalations(run_id="thread-42"))["data"]
@@ -76,11 +76,11 @@ async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(s
     assert [e["id"] for e in escalations] == [escalation_id]
 
 
-async def test_sla_breach_resumes_the_thread_with_the_default_choice(server):
-    server.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
+async def test_sla_breach_resumes_the_thread_with_the_default_choice(fresh_server):
+    fresh_server.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         await run_until_paused(agent, resumer, receiver.url, "thread-breach")
@@ -90,11 +90,11 @@ async def test_sla_breach_resumes_the_thread_with_the_default_choice(server):
     assert final["decision"]["resolvedBy"] == "timeout"
 
 
-async def test_a_repeated_callback_does_not_resume_a_finished_thread(server):
-    server.cli("policy", "set", "refunds.large")
+async def test_a_repeated_callback_does_not_resume_a_finished_thread(fresh_server):
+    fresh_server.cli("policy", "set", "refunds.large")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-again")
@@ -128,11 +128,11 @@ async def test_a_repeated_callback_does_not_resume_a_finished_thread(server):
     assert state.values["outcome"] == final["outcome"] == f"refund denied by {final['decision']['answeredBy']}"
 
 
-async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancelled(server):
-    server.cli("policy", "set", "refunds.large", "--cancel-callback")
+async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancelled(fresh_server):
+    fresh_server.cli("policy", "set", "refunds.large", "--cancel-callback")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-cb")
@@ -144,11 +144,11 @@ async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancell
     assert delivery["event"] == "escalation.cancelled"
 
 
-async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(server):
-    server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
+async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(fresh_server):
+    fresh_server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(server.url, server.bootstrap_key) as agent,
+        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-wait")
@@ -161,14 +161,14 @@ async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_
     assert final["outcome"] == "refund cancelled by key:bootstrap"
 
 
-async def test_the_run_script_without_a_receiver_finishes_through_wait(server, monkeypatch):
-    server.cli("policy", "set", "refunds.large")
-    monkeypatch.setenv("ESCALATED_URL", server.url)
-    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
+async def test_the_run_script_without_a_receiver_finishes_through_wait(fresh_server, monkeypatch):
+    fresh_server.cli("policy", "set", "refunds.large")
+    monkeypatch.setenv("ESCALATED_URL", fresh_server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", fresh_server.bootstrap_key)
     running = asyncio.ensure_future(
         run_script(order_id="o-7", amount_eur=500.0, thread_id="thread-no-receiver", receiver_port=0, receiver=False)
     )
-    async with EscalatedClient(server.url, server.bootstrap_key) as reviewer:
+    async with EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as reviewer:
         async with asyncio.timeout(30):
             while not (found := (await reviewer.list_escalations(run_id="thread-no-receiver"))["data"]):
                 await asyncio.sleep(0.05)

@@ -51,7 +51,7 @@ async def recorder():
 
 
 @pytest.fixture
-async def receiver(recorder):
+async def agent_receiver(recorder):
     async with await start_receiver(make_receiver_app(recorder, secret=SECRET)) as running:
         yield running
 
@@ -61,8 +61,8 @@ async def post(url: str, body: bytes, hdrs: dict[str, str]) -> tuple[int, dict]:
         return resp.status, await resp.json(content_type=None)
 
 
-async def test_valid_signature_hands_the_parsed_callback_to_the_handler(receiver, recorder):
-    status, answer = await post(receiver.url, BODY, headers())
+async def test_valid_signature_hands_the_parsed_callback_to_the_handler(agent_receiver, recorder):
+    status, answer = await post(agent_receiver.url, BODY, headers())
     assert (status, answer) == (200, {"ok": True})
     assert recorder.calls == [
         Callback(
@@ -83,54 +83,54 @@ async def test_valid_signature_hands_the_parsed_callback_to_the_handler(receiver
     assert recorder.calls[0].raw == BODY
 
 
-async def test_tampered_body_is_401_and_handler_not_called(receiver, recorder):
+async def test_tampered_body_is_401_and_handler_not_called(agent_receiver, recorder):
     tampered = BODY.replace(b'"approve"', b'"deny"')
-    status, answer = await post(receiver.url, tampered, headers(BODY))
+    status, answer = await post(agent_receiver.url, tampered, headers(BODY))
     assert status == 401 and answer["code"] == "invalid_signature"
     assert recorder.calls == []
 
 
-async def test_wrong_secret_is_401_and_handler_not_called(receiver, recorder):
-    status, _ = await post(receiver.url, BODY, headers(secret="someone-else"))
+async def test_wrong_secret_is_401_and_handler_not_called(agent_receiver, recorder):
+    status, _ = await post(agent_receiver.url, BODY, headers(secret="someone-else"))
     assert status == 401
     assert recorder.calls == []
 
 
-async def test_missing_signature_header_is_401_and_handler_not_called(receiver, recorder):
+async def test_missing_signature_header_is_401_and_handler_not_called(agent_receiver, recorder):
     hdrs = headers()
     del hdrs["x-service-signature"]
-    status, _ = await post(receiver.url, BODY, hdrs)
+    status, _ = await post(agent_receiver.url, BODY, hdrs)
     assert status == 401
     assert recorder.calls == []
 
 
 @pytest.mark.parametrize("bad", ["v1=", "v1=zz", "v2=" + "0" * 64, "garbage", sign(BODY, SECRET)[3:]])
-async def test_malformed_signature_header_is_401_and_handler_not_called(receiver, recorder, bad):
-    status, _ = await post(receiver.url, BODY, {**headers(), "x-service-signature": bad})
+async def test_malformed_signature_header_is_401_and_handler_not_called(agent_receiver, recorder, bad):
+    status, _ = await post(agent_receiver.url, BODY, {**headers(), "x-service-signature": bad})
     assert status == 401
     assert recorder.calls == []
 
 
-async def test_reserialised_json_breaks_verification(receiver, recorder):
+async def test_reserialised_json_breaks_verification(agent_receiver, recorder):
     # Same meaning, different bytes: why receivers must verify the raw body they read.
     reserialised = json.dumps(json.loads(BODY)).encode()
     assert json.loads(reserialised) == json.loads(BODY) and reserialised != BODY
-    status, _ = await post(receiver.url, reserialised, headers(BODY))
+    status, _ = await post(agent_receiver.url, reserialised, headers(BODY))
     assert status == 401
     assert recorder.calls == []
 
 
-async def test_repeated_delivery_id_calls_the_handler_once(receiver, recorder):
-    first = await post(receiver.url, BODY, headers())
-    repeat = await post(receiver.url, BODY, headers())
+async def test_repeated_delivery_id_calls_the_handler_once(agent_receiver, recorder):
+    first = await post(agent_receiver.url, BODY, headers())
+    repeat = await post(agent_receiver.url, BODY, headers())
     assert first == (200, {"ok": True})
     assert repeat == (200, {"ok": True, "duplicate": True})
     assert len(recorder.calls) == 1
 
 
-async def test_different_delivery_ids_are_both_handled(receiver, recorder):
-    await post(receiver.url, BODY, headers(delivery="dlv_01"))
-    await post(receiver.url, BODY, headers(delivery="dlv_02"))
+async def test_different_delivery_ids_are_both_handled(agent_receiver, recorder):
+    await post(agent_receiver.url, BODY, headers(delivery="dlv_01"))
+    await post(agent_receiver.url, BODY, headers(delivery="dlv_02"))
     assert [c.delivery_id for c in recorder.calls] == ["dlv_01", "dlv_02"]
 
 
@@ -180,9 +180,9 @@ async def test_without_a_secret_unsigned_callbacks_are_accepted():
     assert recorder.calls[0].event == "escalation.breached"
 
 
-async def test_verified_body_that_is_not_a_callback_is_400_and_handler_not_called(receiver, recorder):
+async def test_verified_body_that_is_not_a_callback_is_400_and_handler_not_called(agent_receiver, recorder):
     body = b'{"hello": "world"}'
-    status, answer = await post(receiver.url, body, headers(body))
+    status, answer = await post(agent_receiver.url, body, headers(body))
     assert status == 400 and answer["code"] == "invalid_callback"
     assert recorder.calls == []
 

@@ -21,7 +21,7 @@ from tests.support.receiver import Receiver
 
 
 @pytest.fixture
-async def receiver():
+async def holding_receiver():
     rcv = await Receiver(hold=asyncio.Event()).start()
     yield rcv
     await rcv.stop()
@@ -38,10 +38,10 @@ async def service(tmp_path):
     await store.close()
 
 
-async def _decided(service: Service, receiver: Receiver, count: int) -> list[str]:
+async def _decided(service: Service, holding_receiver: Receiver, count: int) -> list[str]:
     ids = []
     for _ in range(count):
-        body = escalation_body(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+        body = escalation_body(resume={"mode": "webhook", "url": holding_receiver.url, "secret": "s"})
         created = await service.create(service.test_principal, body)
         esc = await service.get(service.test_principal, created.escalation_id)
         await service.decide(service.test_principal, esc, {"choice": "approve"})
@@ -72,18 +72,18 @@ async def _until(predicate, timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.01)
 
 
-async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, receiver, monkeypatch):
-    ids = await _decided(service, receiver, 1)
+async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, holding_receiver, monkeypatch):
+    ids = await _decided(service, holding_receiver, 1)
     head = CountingHead(monkeypatch, service.store)
     stop = asyncio.Event()
     async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))
+            await _until(lambda: asyncio.sleep(0, len(holding_receiver.received) == 1))
             reads_while_waiting = head.calls
             await asyncio.sleep(0.3)  # the attempt is in flight the whole time
             assert head.calls == reads_while_waiting
-            receiver.hold.set()
+            holding_receiver.hold.set()
             await _until(lambda: _all_delivered(service, ids))
         finally:
             stop.set()
@@ -95,20 +95,20 @@ async def _all_delivered(service: Service, ids: list[str]) -> bool:
     return set(await _statuses(service, ids)) == {"delivered"}
 
 
-async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(service, receiver, monkeypatch):
+async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(service, holding_receiver, monkeypatch):
     # sender_concurrency=1: at most 4 attempts queued in flight, so 6 due
     # callbacks leave 2 behind. They must not wait for the 30 s idle wake.
-    ids = await _decided(service, receiver, 6)
+    ids = await _decided(service, holding_receiver, 6)
     stop = asyncio.Event()
     async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(receiver.received) == 1))
+            await _until(lambda: asyncio.sleep(0, len(holding_receiver.received) == 1))
             await asyncio.sleep(0.2)
             assert sorted(await _statuses(service, ids)) == ["pending"] * 6
-            receiver.hold.set()
+            holding_receiver.hold.set()
             await _until(lambda: _all_delivered(service, ids))
-            assert len(receiver.received) == 6
+            assert len(holding_receiver.received) == 6
         finally:
             stop.set()
             sender.wake()

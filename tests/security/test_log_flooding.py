@@ -21,8 +21,8 @@ MALFORMED = (
 )
 
 
-def _answer(server: ServerProcess, raw: bytes) -> bytes:
-    parts = urlsplit(server.url)
+def _answer(fresh_server: ServerProcess, raw: bytes) -> bytes:
+    parts = urlsplit(fresh_server.url)
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(raw)
         answer = b""
@@ -31,13 +31,13 @@ def _answer(server: ServerProcess, raw: bytes) -> bytes:
     return answer
 
 
-def test_a_flood_of_malformed_requests_is_one_log_line_without_a_traceback(server):
+def test_a_flood_of_malformed_requests_is_one_log_line_without_a_traceback(fresh_server):
     for i in range(200):
-        assert b" 400 " in _answer(server, MALFORMED[i % len(MALFORMED)]).split(b"\r\n", 1)[0]
-    healthy = _answer(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert b" 400 " in _answer(fresh_server, MALFORMED[i % len(MALFORMED)]).split(b"\r\n", 1)[0]
+    healthy = _answer(fresh_server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert healthy.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK"
-    server.stop()  # all of its output is read once it has exited
-    log = "".join(server.output)
+    fresh_server.stop()  # all of its output is read once it has exited
+    log = "".join(fresh_server.output)
     about = [line for line in log.splitlines() if "malformed request" in line]
     assert len(about) == 1, log[-3000:]
     assert "from 127.0.0.1 answered 400" in about[0] and "WARNING escalated.http" in about[0]

@@ -79,7 +79,7 @@ def _decide(http: Http, key: str, url: str) -> str:
 
 
 @pytest.fixture
-def server(request, fn_backend, tmp_path):
+def patient_server(request, fn_backend, tmp_path):
     with fresh_db(request, fn_backend, tmp_path) as db:
         proc = ServerProcess(db=db, args=("--delivery-timeout", "60s", "--retry-schedule", "1h", "--retry-for", "2h")).start()
         proc.cli("policy", "set", "sec.open")
@@ -87,18 +87,18 @@ def server(request, fn_backend, tmp_path):
         proc.kill()
 
 
-async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(server):
+async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(patient_server):
     hung, healthy = await Receiver(hold=asyncio.Event()).start(), await Receiver().start()  # hung: never answers until stopped
-    http = Http(server.url)
+    http = Http(patient_server.url)
     try:
-        await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url)  # the sender has served it before
+        await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, healthy.url)  # the sender has served it before
         await healthy.wait_for(1, timeout_s=5)
         for _ in range(HUNG_CALLBACKS):
-            await asyncio.to_thread(_decide, http, server.bootstrap_key, hung.url)
+            await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, hung.url)
         await asyncio.to_thread(eventually, lambda: len(hung.received) >= 4, what="the hung receiver's share of attempts")
         for n in range(2, 7):  # one after another: each must find capacity, not only the first
             started = time.monotonic()
-            await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url)
+            await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, healthy.url)
             await healthy.wait_for(n, timeout_s=5)  # before: behind 40 hung ones, up to 60 s (the delivery timeout)
             assert time.monotonic() - started < 5
         assert len(hung.received) == 4  # the per-receiver limit, while the hung ones hold their slots
@@ -107,22 +107,22 @@ async def test_a_hung_receiver_does_not_delay_a_healthy_receivers_callback(serve
         await hung.stop()
 
 
-async def test_hung_receivers_on_ten_ports_of_one_host_do_not_delay_a_healthy_receiver(server):
+async def test_hung_receivers_on_ten_ports_of_one_host_do_not_delay_a_healthy_receiver(patient_server):
     """A receiver is scheme, host and port: local agents differ by port. Before
     (#24), 40 callbacks to hung receivers on 10 ports filled the sender's 8
     shared slots and a healthy callback waited 11-54 s."""
-    hung = [await HungReceiver().start() for _ in range(HUNG_PORTS)]
+    hung = [await Receiver(hold=asyncio.Event()).start() for _ in range(HUNG_PORTS)]
     healthy = await Receiver().start()
-    http = Http(server.url)
+    http = Http(patient_server.url)
     try:
         for receiver in hung:
             for _ in range(HUNG_CALLBACKS // HUNG_PORTS):
-                await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{receiver.port}/hook")
+                await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, receiver.url)
         # Every port holds its own share in flight at once: none waits behind another's.
-        await asyncio.to_thread(poll, lambda: all(r.arrived >= 4 for r in hung), what="each hung port's share of attempts")
+        await asyncio.to_thread(eventually, lambda: all(len(r.received) >= 4 for r in hung), what="each hung port's share of attempts")
         for n in range(1, 6):
             started = time.monotonic()
-            await asyncio.to_thread(_decide, http, server.bootstrap_key, healthy.url())
+            await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, healthy.url)
             await healthy.wait_for(n, timeout_s=5)  # before: 11-54 s behind the hung ports
             assert time.monotonic() - started < 5
     finally:
@@ -131,21 +131,21 @@ async def test_hung_receivers_on_ten_ports_of_one_host_do_not_delay_a_healthy_re
             await receiver.stop()
 
 
-async def test_hung_webhook_receivers_on_ten_ports_do_not_delay_a_healthy_notification(server):
+async def test_hung_webhook_receivers_on_ten_ports_do_not_delay_a_healthy_notification(patient_server):
     """The same for notifications (``webhook:`` targets): before, they shared the 8 slots too."""
-    hung = [await HungReceiver().start() for _ in range(HUNG_PORTS)]
+    hung = [await Receiver(hold=asyncio.Event()).start() for _ in range(HUNG_PORTS)]
     healthy = await Receiver().start()
-    http = Http(server.url)
+    http = Http(patient_server.url)
     try:
-        hooks = [arg for r in hung for arg in ("--notify", f"webhook:http://127.0.0.1:{r.port}/hook")]
-        await asyncio.to_thread(server.cli, "policy", "set", "sec.hung-hooks", *hooks)
-        await asyncio.to_thread(server.cli, "policy", "set", "sec.healthy-hook", "--notify", f"webhook:{healthy.url()}")
+        hooks = [arg for r in hung for arg in ("--notify", f"webhook:{r.url}")]
+        await asyncio.to_thread(patient_server.cli, "policy", "set", "sec.hung-hooks", *hooks)
+        await asyncio.to_thread(patient_server.cli, "policy", "set", "sec.healthy-hook", "--notify", f"webhook:{healthy.url}")
         for _ in range(HUNG_CALLBACKS // HUNG_PORTS):  # each create notifies every hung port
-            await asyncio.to_thread(create, http, server.bootstrap_key, "sec.hung-hooks")
-        await asyncio.to_thread(poll, lambda: all(r.arrived >= 4 for r in hung), what="each hung port's share of attempts")
+            await asyncio.to_thread(create, http, patient_server.bootstrap_key, "sec.hung-hooks")
+        await asyncio.to_thread(eventually, lambda: all(len(r.received) >= 4 for r in hung), what="each hung port's share of attempts")
         for n in range(1, 4):
             started = time.monotonic()
-            await asyncio.to_thread(create, http, server.bootstrap_key, "sec.healthy-hook")
+            await asyncio.to_thread(create, http, patient_server.bootstrap_key, "sec.healthy-hook")
             await healthy.wait_for(n, timeout_s=5)
             assert time.monotonic() - started < 5
     finally:
@@ -154,19 +154,19 @@ async def test_hung_webhook_receivers_on_ten_ports_do_not_delay_a_healthy_notifi
             await receiver.stop()
 
 
-async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivered(server):
+async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivered(patient_server):
     receiver = await EndlessBodyReceiver().start()
-    http = Http(server.url)
+    http = Http(patient_server.url)
     try:
-        esc_id = await asyncio.to_thread(_decide, http, server.bootstrap_key, f"http://127.0.0.1:{receiver.port}/hook")
+        esc_id = await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, receiver.url)
 
         def delivered():
-            delivery = http.get(f"/escalations/{esc_id}/deliveries", token=server.bootstrap_key).json()["data"][0]
+            delivery = http.get(f"/escalations/{esc_id}/deliveries", token=patient_server.bootstrap_key).json()["data"][0]
             return delivery if delivery["status"] == "delivered" else None
 
         delivery = await asyncio.to_thread(eventually, delivered, timeout_s=20, what="the callback to be delivered")
         assert delivery["attempts"][0]["statusCode"] == 200
         assert receiver.sent_bytes < HUGE_BODY_BYTES // 4, receiver.sent_bytes  # the server hung up early
-        assert _peak_rss_mb(server._proc.pid) < 200  # before: the whole answer was held in memory
+        assert _peak_rss_mb(patient_server._proc.pid) < 200  # before: the whole answer was held in memory
     finally:
         await receiver.stop()

@@ -72,9 +72,9 @@ async def setup(shared: Setup) -> Setup:
 
 
 @pytest.fixture
-def own_setup(server: ServerProcess) -> Setup:
+def own_setup(fresh_server: ServerProcess) -> Setup:
     """A server of its own, for tests that stop it."""
-    return prepare(server)
+    return prepare(fresh_server)
 
 
 async def create(agent: EscalatedClient, *, policy: str = "refunds.large", label: str = "Order #981", **extra) -> dict:
