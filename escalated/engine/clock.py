@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+from collections.abc import Callable
 
 from escalated.core.bus import BusEvent
 from escalated.core.service import Service
@@ -81,8 +82,10 @@ class SlaClock:
         window_ms: int = WINDOW_MS,
         refill_batch: int = REFILL_BATCH,
         sweep_ms: int = SWEEP_MS,
+        now: Callable[[], int] = now_ms,
     ) -> None:
         self._service = service
+        self._now = now  # epoch ms, read once per pass by run; tests pass a clock they move
         self._window_ms = window_ms
         self._refill_batch = refill_batch
         self._sweep_ms = sweep_ms
@@ -244,7 +247,7 @@ class SlaClock:
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self._wake.clear()
-            at_ms = now_ms()
+            at_ms = self._now()
             try:
                 await self.tick(at_ms)
             except TRANSIENT as exc:  # the deadlines could not be read: back off, as after a failed breach
@@ -254,7 +257,7 @@ class SlaClock:
             else:
                 if self._retry_at_ms is not None and at_ms >= self._retry_at_ms:
                     self._committed()  # a whole pass worked: the next failure starts a fresh backoff
-            sleep_s = max(0.0, (self.next_wake_ms(now_ms()) - now_ms()) / 1000)
+            sleep_s = max(0.0, (self.next_wake_ms(self._now()) - self._now()) / 1000)
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=min(sleep_s, 60.0))
             except TimeoutError:

@@ -21,6 +21,7 @@ import contextlib
 import logging
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import aiohttp
 
@@ -85,8 +86,10 @@ class Sender:
         rng: random.Random | None = None,
         links: DecisionLinks | None = None,
         breakers: Breakers | None = None,
+        now: Callable[[], int] = now_ms,
     ) -> None:
         self._service = service
+        self._now = now  # epoch ms; tests pass a clock they move (no test waits out a backoff)
         self._links = links  # email decision links, minted per attempt (core/decisionlinks.py)
         self._settings = service.settings
         self._metrics = metrics
@@ -113,7 +116,7 @@ class Sender:
 
     def retried_by_hand(self, delivery: Delivery) -> None:
         """A retry by hand is let through its receiver's pause at once, as its probe."""
-        self._breakers.probe_now(transport.origin(delivery), now_ms())
+        self._breakers.probe_now(transport.origin(delivery), self._now())
 
     async def __aenter__(self) -> Sender:
         self._session = transport.open_session(rules=self._settings.callback_rules, limit=self._settings.sender_concurrency)
@@ -133,7 +136,7 @@ class Sender:
         while not stop.is_set():
             self._wake.clear()
             try:
-                await self.dispatch(now_ms())
+                await self.dispatch(self._now())
             except TRANSIENT as exc:
                 if not retry_s:  # one line per outage
                     log.warning("cannot read the outbox (%s); trying again with backoff", exc.detail)
@@ -152,7 +155,7 @@ class Sender:
     def _sleep_s(self) -> float:
         if self._next_due_ms is None:
             return IDLE_WAKE_S  # a finishing attempt or new work wakes us
-        return min(IDLE_WAKE_S, max(0.0, (self._next_due_ms - now_ms()) / 1000))
+        return min(IDLE_WAKE_S, max(0.0, (self._next_due_ms - self._now()) / 1000))
 
     async def dispatch(self, at_ms: int) -> list[asyncio.Task]:
         """Start attempts for every due delivery (bounded); return their tasks."""
@@ -240,7 +243,7 @@ class Sender:
 
     async def drain(self, at_ms: int | None = None) -> int:
         """Deliver everything due now and wait for it (tests and shutdown)."""
-        tasks = await self.dispatch(now_ms() if at_ms is None else at_ms)
+        tasks = await self.dispatch(self._now() if at_ms is None else at_ms)
         await asyncio.gather(*tasks)
         return len(tasks)
 
@@ -255,7 +258,7 @@ class Sender:
                 self._breakers.forget(origin)  # not made: the next delivery probes
             return
         outcome, token = tried
-        at_ms = now_ms()
+        at_ms = self._now()
         self._count(delivery, origin, outcome, at_ms)
         attempt = Attempt(at_ms=at_ms, duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error)
         status, next_ms = self._after(delivery, outcome, at_ms)
@@ -291,7 +294,7 @@ class Sender:
         # Claimed under the slots, so the lease covers this attempt only.
         try:
             lease_ms = self._lease_ms(delivery)
-            claims = await self._service.claim_deliveries([delivery], at_ms=now_ms(), lease_ms=lease_ms)
+            claims = await self._service.claim_deliveries([delivery], at_ms=self._now(), lease_ms=lease_ms)
             if delivery.id not in claims:
                 self._look_again_soon()
                 return None

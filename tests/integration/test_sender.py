@@ -18,6 +18,7 @@ from escalated.core.settings import Settings
 from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
+from escalated.timeutil import now_ms
 
 
 @pytest.fixture
@@ -113,3 +114,40 @@ async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(ser
             stop.set()
             sender.wake()
             await asyncio.wait_for(task, 5)
+
+
+class MovedClock:
+    """Epoch ms that pass only when the test moves them."""
+
+    def __init__(self, at_ms: int) -> None:
+        self.at_ms = at_ms
+
+    def __call__(self) -> int:
+        return self.at_ms
+
+
+async def test_a_failed_attempt_is_tried_again_when_its_backoff_has_passed_on_the_senders_clock(tmp_path, receiver):
+    """An hour's backoff, passed by moving the clock the sender is given: no test waits it out."""
+    store = await SqliteStore.open(tmp_path / "backoff.db")
+    try:
+        ws = await store.workspace_by_name(name="default")
+        await store.put_policy(policy=build_policy(ws.id, "refunds.large"))
+        settings = Settings(db_path=tmp_path / "backoff.db", retry_schedule_s=(3600.0,), retry_for_s=7200.0)
+        service = Service(store, settings)
+        service.test_principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
+        [esc_id] = await _decided(service, receiver, 1)
+        receiver.script.append(500)  # the first attempt fails
+        clock = MovedClock(now_ms() + 1_000)  # ahead of the decision, as time goes on
+        async with Sender(service, metrics=Metrics(), now=clock) as sender:
+            assert await sender.drain() == 1
+            [delivery] = await store.deliveries_of(escalation_id=esc_id)
+            assert delivery.status == "pending" and len(delivery.attempts) == 1
+            assert delivery.attempts[0].at_ms == clock.at_ms  # the attempt is stamped by the sender's clock
+            clock.at_ms += 3_600_000 * 8 // 10 - 1  # within the backoff (an hour, less its 20% jitter): not due
+            assert await sender.drain() == 0
+            clock.at_ms = delivery.next_attempt_ms
+            assert await sender.drain() == 1
+        assert [d.status for d in await store.deliveries_of(escalation_id=esc_id)] == ["delivered"]
+        assert len(receiver.received) == 2
+    finally:
+        await store.close()

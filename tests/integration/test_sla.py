@@ -24,6 +24,7 @@ from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
 from escalated.timeutil import now_ms
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 
 @contextlib.asynccontextmanager
@@ -255,3 +256,23 @@ async def test_a_deadline_armed_while_a_refill_reads_is_kept(service):
     clock.arm(esc_id, at_ms + 1_000)
     await refilling
     assert await clock.tick(at_ms + 1_000) == 1
+
+
+
+async def test_the_running_clock_breaches_when_its_injected_time_reaches_the_deadline(service):
+    """``run`` reads the time from the clock it is given: a 10 s SLA breaches
+    as soon as that clock says the deadline has come, with no real wait."""
+    esc_id = await _create(service)
+    deadline_ms = (await service.get(service.test_principal, esc_id)).deadline_ms
+    running = asyncio.create_task(SlaClock(service, now=lambda: deadline_ms).run(asyncio.Event()))
+    try:
+
+        async def breached() -> bool:
+            return (await service.get(service.test_principal, esc_id)).status == "resolved"
+
+        await eventually(breached, timeout_s=5, what="the breach at the injected deadline")  # 10 s away on the wall clock
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
