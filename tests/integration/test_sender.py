@@ -18,6 +18,7 @@ from escalated.core.settings import Settings
 from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
+from tests.support.wait import eventually
 from escalated.timeutil import now_ms
 
 
@@ -67,12 +68,6 @@ async def _statuses(service: Service, ids: list[str]) -> list[str]:
     return [d.status for eid in ids for d in await service.store.deliveries_of(escalation_id=eid)]
 
 
-async def _until(predicate, timeout_s: float = 5.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not await predicate():
-            await asyncio.sleep(0.01)
-
-
 async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, holding_receiver, monkeypatch):
     ids = await _decided(service, holding_receiver, 1)
     head = CountingHead(monkeypatch, service.store)
@@ -80,12 +75,12 @@ async def test_an_attempt_in_flight_does_not_make_the_sender_poll(service, holdi
     async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(holding_receiver.received) == 1))
+            await eventually(lambda: len(holding_receiver.received) == 1, what="the first attempt")
             reads_while_waiting = head.calls
             await asyncio.sleep(0.3)  # the attempt is in flight the whole time
             assert head.calls == reads_while_waiting
             holding_receiver.hold.set()
-            await _until(lambda: _all_delivered(service, ids))
+            await eventually(lambda: _all_delivered(service, ids), what="every callback delivered")
         finally:
             stop.set()
             sender.wake()
@@ -104,11 +99,11 @@ async def test_what_is_due_behind_full_slots_starts_when_an_attempt_finishes(ser
     async with Sender(service, metrics=Metrics()) as sender:
         task = asyncio.create_task(sender.run(stop))
         try:
-            await _until(lambda: asyncio.sleep(0, len(holding_receiver.received) == 1))
+            await eventually(lambda: len(holding_receiver.received) == 1, what="the first attempt")
             await asyncio.sleep(0.2)
             assert sorted(await _statuses(service, ids)) == ["pending"] * 6
             holding_receiver.hold.set()
-            await _until(lambda: _all_delivered(service, ids))
+            await eventually(lambda: _all_delivered(service, ids), what="every callback delivered")
             assert len(holding_receiver.received) == 6
         finally:
             stop.set()

@@ -10,6 +10,7 @@ import pytest
 from escalated.store.postgres.feed import ChangeFeed
 from escalated.store.postgres.store import PostgresStore
 from escalated.store.postgres.writer import DOORBELL_CHANNEL
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -37,9 +38,7 @@ async def _sessions(url: str, condition: str) -> int:
 
 
 async def _until(url: str, condition: str) -> None:
-    async with asyncio.timeout(10):
-        while not await _sessions(url, condition):
-            await asyncio.sleep(0.02)
+    await eventually(lambda: _sessions(url, condition), timeout_s=10, what=f"a session where {condition}")
 
 
 async def test_a_cancelled_follow_returns_only_once_its_feed_has_finished_cancelling_a_query(postgres_url):

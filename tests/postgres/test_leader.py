@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from escalated.store.postgres.leader import Leadership
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -29,15 +30,6 @@ asyncio.run(main())
 """
 
 
-async def wait_for(predicate, *, timeout_s: float) -> float:
-    """Seconds until ``predicate()`` held; fails at the deadline."""
-    start = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - start < timeout_s, "condition not met in time"
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
-
-
 async def test_of_two_candidates_exactly_one_leads(postgres_url):
     stop = asyncio.Event()
     leading: list[str] = []
@@ -51,7 +43,7 @@ async def test_of_two_candidates_exactly_one_leads(postgres_url):
 
     a, b = Leadership(postgres_url, poll_s=0.1), Leadership(postgres_url, poll_s=0.1)
     tasks = [asyncio.create_task(a.run(stop, leader("a"))), asyncio.create_task(b.run(stop, leader("b")))]
-    await wait_for(lambda: leading, timeout_s=5)
+    await eventually(lambda: leading, timeout_s=5)
     await asyncio.sleep(0.5)  # several polls of the other candidate
     stop.set()
     await asyncio.gather(*tasks)
@@ -99,14 +91,14 @@ async def test_a_leader_whose_session_is_ended_stops_leading_and_the_clock_is_le
 
     candidates = [Leadership(postgres_url, poll_s=0.1) for _ in range(2)]
     tasks = [asyncio.create_task(c.run(stop, lead)) for c in candidates]
-    await wait_for(lambda: events == ["start"], timeout_s=5)
+    await eventually(lambda: events == ["start"], timeout_s=5)
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
         # End the session holding the clock lock, as a database restart or a network cut would.
         await admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
             " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
         )
-    await wait_for(lambda: events[-2:] == ["stop", "start"] or events[1:] == ["start", "stop"], timeout_s=5)
+    await eventually(lambda: events[-2:] == ["stop", "start"] or events[1:] == ["start", "stop"], timeout_s=5)
     assert sum(c.leading for c in candidates) == 1
     stop.set()
     await asyncio.gather(*tasks)

@@ -13,6 +13,7 @@ from escalated.agent.signing import verify
 from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess, cli
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -123,13 +124,6 @@ async def test_a_decision_made_on_one_replica_is_called_back_once_and_signed(two
     assert verify(got.body, got.headers["x-service-signature"], "s3cret")
 
 
-async def poll(predicate, *, timeout_s: float, every_s: float = 0.05):
-    async with asyncio.timeout(timeout_s):
-        while not (found := await predicate()):
-            await asyncio.sleep(every_s)
-    return found
-
-
 async def test_a_deadline_is_breached_once_by_the_one_clock_of_two_replicas(two, session):
     url, replicas = two
     await put_policy(url, "sla.short", sla="1s")
@@ -140,7 +134,7 @@ async def test_a_deadline_is_breached_once_by_the_one_clock_of_two_replicas(two,
         got = await b.get(esc["id"])
         return got if got["status"] == "resolved" else None
 
-    got = await poll(breached, timeout_s=10)
+    got = await eventually(breached, timeout_s=10)
     assert got["resolution"]["resolvedBy"] == "timeout"
     assert [h["event"] for h in got["history"]].count("breached") == 1
 
@@ -148,7 +142,7 @@ async def test_a_deadline_is_breached_once_by_the_one_clock_of_two_replicas(two,
 async def test_when_the_clock_leader_is_killed_the_other_replica_breaches_within_5_s(two, session):
     url, replicas = two
     await put_policy(url, "sla.short", sla="1s")
-    leader = await poll(lambda: _leader_now(replicas), timeout_s=5)
+    leader = await eventually(lambda: _leader_now(replicas), timeout_s=5)
     survivor = next(r for r in replicas if r is not leader)
     api = Api(survivor.url, survivor.bootstrap_key or leader.bootstrap_key, session)
     leader.kill()  # SIGKILL: its session, and so its lock, end with the process
@@ -158,7 +152,7 @@ async def test_when_the_clock_leader_is_killed_the_other_replica_breaches_within
     async def breached():
         return (await api.get(esc["id"]))["status"] == "resolved"
 
-    await poll(breached, timeout_s=10)
+    await eventually(breached, timeout_s=10)
     assert time.monotonic() - killed_at < 1.0 + 5.0  # the deadline, plus failover under 5 s
 
 
