@@ -83,7 +83,7 @@ if __name__ == "__main__":
 '''
 
 
-def _applied(tmp_path: Path, server) -> tuple[Path, subprocess.Popen]:
+def _applied(tmp_path: Path, fresh_server) -> tuple[Path, subprocess.Popen]:
     project = tmp_path / "project"
     (project / "stripe").mkdir(parents=True)
     (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
@@ -99,11 +99,11 @@ def _applied(tmp_path: Path, server) -> tuple[Path, subprocess.Popen]:
     assert "@function_tool(needs_approval=True)\ndef issue_refund(" in source
     assert 'run_with_approvals(agent, request, context=Shop(), policy="agents.shop.handle", run_id=' in source
     assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    server.cli("policy", "set", contract.policy)
+    fresh_server.cli("policy", "set", contract.policy)
     env = {
         **os.environ,
-        "ESCALATED_URL": server.url,
-        "ESCALATED_API_KEY": server.bootstrap_key,
+        "ESCALATED_URL": fresh_server.url,
+        "ESCALATED_API_KEY": fresh_server.bootstrap_key,
         "REFUND_LEDGER": str(project / "refunds.log"),
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
         "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
@@ -124,18 +124,18 @@ def _finish(run: subprocess.Popen) -> tuple[str, str]:
             run.communicate()
 
 
-def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, server):
-    project, run = _applied(tmp_path, server)
+def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, fresh_server):
+    project, run = _applied(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(server)
+        asked = _wait_for_open_escalation(fresh_server)
         assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
         assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
         assert "private notes" not in str(asked)  # the run's context is not the evidence
         assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(server, asked["id"], "approve")
-        final = _wait_for_open_escalation(server)  # the guard around the run: its final answer
+        _decide(fresh_server, asked["id"], "approve")
+        final = _wait_for_open_escalation(fresh_server)  # the guard around the run: its final answer
         assert (project / "refunds.log").read_text() == "o-981 1250\n"
-        _decide(server, final["id"], "approve")
+        _decide(fresh_server, final["id"], "approve")
         out, err = _finish(run)
     finally:
         if run.poll() is None:
@@ -144,14 +144,14 @@ def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path
     assert out.strip() == "done: refunded 12.50 EUR for order o-981"
 
 
-def test_a_rejected_tool_call_never_refunds(tmp_path, server):
-    project, run = _applied(tmp_path, server)
+def test_a_rejected_tool_call_never_refunds(tmp_path, fresh_server):
+    project, run = _applied(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(server)
-        _decide(server, asked["id"], "reject")
-        final = _wait_for_open_escalation(server)
+        asked = _wait_for_open_escalation(fresh_server)
+        _decide(fresh_server, asked["id"], "reject")
+        final = _wait_for_open_escalation(fresh_server)
         assert final["id"] != asked["id"]
-        _decide(server, final["id"], "approve")
+        _decide(fresh_server, final["id"], "approve")
         out, err = _finish(run)
     finally:
         if run.poll() is None:
