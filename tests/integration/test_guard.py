@@ -20,6 +20,9 @@ from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import MAX_TEXT_CHARS
 from escalated.guard.contracts import Choice, Contract, ContractSet, save_contracts
 from escalated.guard import EscalationRejected, GuardFailedClosed, guard, guard_async, run_context
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 POLICY = "agents.billing.decide-refund"
 
@@ -55,15 +58,38 @@ CONTRACTS = ContractSet(
 )
 
 
-@pytest.fixture
-def env(tmp_path, fresh_server, monkeypatch):
-    """A project with the four contracts, and the guard pointed at the real server."""
-    fresh_server.cli("policy", "set", POLICY)
+@pytest.fixture(scope="module")
+def guard_server(request, backend, tmp_path_factory):
+    """One server per module and backend: each test files under a run id of its own."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("guard")) as db:
+        proc = ServerProcess(db=db).start()
+        proc.cli("policy", "set", POLICY)
+        yield proc
+        proc.stop()
+
+
+def _point_the_guard_at(server: ServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project with the four contracts, and the guard pointed at ``server`` under a new run id."""
     save_contracts(tmp_path, CONTRACTS)
     monkeypatch.setenv("ESCALATED_CONTRACTS", str(tmp_path / "escalated.contracts.toml"))
-    monkeypatch.setenv("ESCALATED_URL", fresh_server.url)
-    monkeypatch.setenv("ESCALATED_API_KEY", fresh_server.bootstrap_key)
+    monkeypatch.setenv("ESCALATED_URL", server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", server.bootstrap_key)
     monkeypatch.setenv("ESCALATED_RUN_ID", f"run-{uuid.uuid4().hex}")
+
+
+@pytest.fixture
+def env(tmp_path, guard_server, monkeypatch):
+    """The guard pointed at the module's real server."""
+    _point_the_guard_at(guard_server, tmp_path, monkeypatch)
+    yield guard_server
+    escalated.guard.shutdown()
+
+
+@pytest.fixture
+def own_env(tmp_path, fresh_server, monkeypatch):
+    """The guard pointed at a real server of its own, for tests that stop it."""
+    fresh_server.cli("policy", "set", POLICY)
+    _point_the_guard_at(fresh_server, tmp_path, monkeypatch)
     yield fresh_server
     escalated.guard.shutdown()
 
@@ -75,12 +101,8 @@ async def _filed(server, run_id: str) -> list[dict]:
 
 
 async def _wait_for_escalation(server, run_id: str, *, timeout_s: float = 10.0) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if filed := await _filed(server, run_id):
-            return filed[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError("no escalation was filed")
+    filed = await eventually(lambda: _filed(server, run_id), timeout_s=timeout_s, what="the escalation to be filed")
+    return filed[0]
 
 
 async def _decide(server, escalation_id: str, choice: str) -> None:
@@ -187,20 +209,20 @@ async def test_a_streamed_result_is_buffered_for_review_and_replayed(env):
     assert list(replay) == ["Refund ", "approved ", "for #981"]
 
 
-async def test_required_fails_closed_when_the_server_is_down(env):
-    env.stop()
+async def test_required_fails_closed_when_the_server_is_down(own_env):
+    own_env.stop()
     used = []
     with pytest.raises(GuardFailedClosed, match="result is not used"):
         await asyncio.to_thread(guard, "billing.required", lambda: used.append(1) or "answer")
     assert used == [1]  # the call ran; its result was withheld
 
 
-def test_reviewed_logs_a_review_it_could_not_file(env, caplog):
-    env.stop()
+def test_reviewed_logs_a_review_it_could_not_file(own_env, caplog):
+    own_env.stop()
     assert guard("billing.reviewed", lambda: "answer") == "answer"
     assert escalated.guard.flush(timeout_s=10)
     assert "could not file the review for contract 'billing.reviewed'" in caplog.text
-    assert env.bootstrap_key not in caplog.text
+    assert own_env.bootstrap_key not in caplog.text
 
 
 async def test_a_rerun_of_the_same_run_does_not_file_twice(env, tmp_path):
