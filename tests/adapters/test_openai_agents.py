@@ -224,7 +224,7 @@ async def test_an_unknown_policy_is_one_clear_exception_and_nothing_runs(client,
 async def test_a_server_that_is_down_is_one_clear_exception_and_nothing_runs(run_id, ledger, unused_tcp_port):
     async with EscalatedClient(f"http://127.0.0.1:{unused_tcp_port}", "ain_live_x", retry_backoff_s=0.01) as down:
         said = await refund_failing_with(down, run_id, ledger)
-    assert f"the escalated adapter_server at http://127.0.0.1:{unused_tcp_port} cannot be reached" in said
+    assert f"the escalated server at http://127.0.0.1:{unused_tcp_port} cannot be reached" in said
 
 
 async def test_a_key_without_the_write_scope_is_one_clear_exception_and_nothing_runs(adapter_server, run_id, ledger):

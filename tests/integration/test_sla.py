@@ -138,7 +138,7 @@ async def _deadlines_passed_while_down_breach_at_start_up(proc: ServerProcess) -
             await asyncio.sleep(1.2)  # the deadlines pass while the server is down (a real 1 s SLA)
             proc.start()
             api.url = proc.url
-            got = await receiver.wait_for(5)
+            got = await receiver.wait_for(5, timeout_s=60)  # a start-up catch-up on a loaded machine
             bodies = [json.loads(g.body) for g in got]
             assert sorted(b["escalationId"] for b in bodies) == sorted(ids)
             # (breach order is asserted in process: test_a_rebuilt_clock_breaches_overdue_deadlines_in_deadline_order)
@@ -167,7 +167,7 @@ async def _decisions_racing_deadlines_resolve_once_with_one_callback(proc: Serve
             )
             await asyncio.sleep(1.45)  # decide right around the deadline
             outcomes = await asyncio.gather(*(api.decide(e["id"]) for e in created))
-            got = await receiver.wait_for(40)
+            got = await receiver.wait_for(40, timeout_s=60)  # 40 callbacks from a loaded machine (two test workers per two cores)
             await asyncio.sleep(0.5)  # any duplicate would arrive within this
             assert len(receiver.received) == 40
             by_id = {json.loads(g.body)["escalationId"]: json.loads(g.body) for g in got}

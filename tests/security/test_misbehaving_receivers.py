@@ -158,7 +158,7 @@ async def test_an_endless_answer_is_not_read_and_the_callback_counts_as_delivere
     receiver = await EndlessBodyReceiver().start()
     http = Http(patient_server.url)
     try:
-        esc_id = await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, receiver.url)
+        esc_id = await asyncio.to_thread(_decide, http, patient_server.bootstrap_key, f"http://127.0.0.1:{receiver.port}/hook")
 
         def delivered():
             delivery = http.get(f"/escalations/{esc_id}/deliveries", token=patient_server.bootstrap_key).json()["data"][0]
