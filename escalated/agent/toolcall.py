@@ -111,7 +111,8 @@ def arguments_of(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _is_context(value: Any) -> bool:
-    return any(cls.__name__.endswith(("Context", "ContextWrapper")) for cls in type(value).__mro__)
+    # LangGraph's ToolRuntime carries the graph's state, context and config.
+    return any(cls.__name__.endswith(("Context", "ContextWrapper", "ToolRuntime")) for cls in type(value).__mro__)
 
 
 # -- arguments ------------------------------------------------------------------

@@ -86,6 +86,17 @@ def guard_tool(contract_id: str, /, *, awaitable: bool = False) -> Callable[[F],
     return decorate
 
 
+# What LangChain/LangGraph pass a tool themselves (its config, the graph's state or store, the
+# call id): a plain dict at run time, so told apart by the parameter's annotation.
+_INJECTED = ("RunnableConfig", "InjectedState", "InjectedStore", "InjectedToolArg", "InjectedToolCallId", "ToolRuntime")
+
+
+def _injected(parameter: inspect.Parameter) -> bool:
+    annotation = parameter.annotation
+    written = annotation if isinstance(annotation, str) else repr(annotation)
+    return any(name in written for name in _INJECTED)
+
+
 def _as_coroutine(tool: Callable[..., Any]) -> Callable[..., Any]:
     async def run(*args: Any, **kwargs: Any) -> Any:
         return tool(*args, **kwargs)
@@ -102,9 +113,12 @@ def _tool_call(tool: Callable[..., Any], contract: Any, call: Any, args: tuple[A
     anything (46 KB of private state in one real support agent).
     """
     try:
-        values = dict(inspect.signature(tool).bind_partial(*args, **kwargs).arguments)
+        signature = inspect.signature(tool)
+        values = dict(signature.bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):
         values = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+    else:
+        values = {k: v for k, v in values.items() if k not in signature.parameters or not _injected(signature.parameters[k])}
     return ToolCall(
         name=getattr(tool, "__name__", "tool"),
         call_id=f"{contract.id}:{call.ordinal}",

@@ -463,3 +463,21 @@ async def test_an_awaitable_guard_on_a_sync_tool_waits_for_the_reviewer_without_
     assert ran == [] and not pending.done()
     await _decide(env, escalation["id"], "approve")
     assert await asyncio.wait_for(pending, 15) == "refunded ch_2" and ran == ["ch_2"]
+
+
+async def test_what_langchain_passes_a_tool_itself_is_not_the_evidence(env):
+    from langchain_core.runnables import RunnableConfig
+
+    from escalated.guard import guard_tool
+
+    @guard_tool("billing.required")
+    async def issue_refund(charge_id: str, config: RunnableConfig) -> str:
+        return "refunded"
+
+    # LangChain passes a tool's config (a plain dict at run time) when its parameter is annotated so.
+    pending = asyncio.ensure_future(issue_refund("ch_3", config={"configurable": {"crm_notes": "private"}}))
+    escalation = await _wait_for_escalation(env, os.environ["ESCALATED_RUN_ID"])
+    assert escalation["evidence"][1] == 'Arguments (JSON): {"charge_id": "ch_3"}'
+    await _decide(env, escalation["id"], "reject")
+    with pytest.raises(EscalationRejected):
+        await asyncio.wait_for(pending, 15)

@@ -1,0 +1,176 @@
+"""scan -> init --accept-all -> apply on a real LangGraph prebuilt agent, then a real run with a
+LangChain fake chat model scripting the tool call against a real serve: apply guards the money tool
+with guard_tool (the graph calls it synchronously, where the guard waits for the reviewer), so the
+refund runs only after a reviewer approves the tool call over HTTP, and never after a reject; the
+tool's ToolRuntime (the run's context) is not the evidence."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from escalated.cli import main
+from escalated.guard.contracts import load_contracts
+from tests.conftest import fresh_db
+from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
+from tests.support.server import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(request, backend, tmp_path_factory):
+    """One real serve per backend for this module: each test decides every escalation it files."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("apply-langgraph")) as db:
+        proc = ServerProcess(db=db).start()
+        yield proc
+        proc.stop()
+
+# A stand-in for the Stripe SDK (a third-party part, not ours): same import path and call shape,
+# a ledger line instead of a network call.
+FAKE_STRIPE = '''
+import os
+
+
+class Refund:
+    @staticmethod
+    def create(*, charge, amount):
+        with open(os.environ["REFUND_LEDGER"], "a", encoding="utf-8") as ledger:
+            ledger.write(f"{charge} {amount}\\n")
+'''
+
+SHOP = '''\
+import warnings
+from dataclasses import dataclass
+
+import stripe
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt import ToolRuntime
+
+with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0; the prebuilt one is what apps use
+    warnings.simplefilter("ignore")
+    from langgraph.prebuilt import create_react_agent
+
+
+@dataclass
+class Shop:
+    crm_notes: str = "private notes the reviewer never needs"
+
+
+@tool
+def issue_refund(order_id: str, amount_eur: float, runtime: ToolRuntime[Shop]) -> str:
+    """Refund an order."""
+    assert runtime.context.crm_notes
+    stripe.Refund.create(charge=order_id, amount=int(amount_eur * 100))
+    return f"refunded {amount_eur:.2f} EUR for order {order_id}"
+
+
+class Scripted(GenericFakeChatModel):
+    """The tool call first, then an answer quoting what the tool returned."""
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        answers = [m for m in messages if isinstance(m, ToolMessage)]
+        if answers:
+            self.messages = iter([AIMessage(content=f"done: {answers[-1].content}")])
+        else:
+            call = {"name": "issue_refund", "args": {"order_id": "o-981", "amount_eur": 12.5}, "id": "call-981"}
+            self.messages = iter([AIMessage(content="", tool_calls=[call])])
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+agent = create_react_agent(Scripted(messages=iter([])), [issue_refund], context_schema=Shop)
+
+
+def handle(request):
+    result = agent.invoke({"messages": [("user", request)]}, context=Shop())
+    return result["messages"][-1].content
+
+
+if __name__ == "__main__":
+    print(handle("refund order o-981"))
+'''
+
+
+def _applied(tmp_path: Path, server) -> tuple[Path, subprocess.Popen]:
+    project = tmp_path / "project"
+    (project / "stripe").mkdir(parents=True)
+    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
+    (project / "shop.py").write_text(SHOP)
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
+    assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
+    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
+    contract = load_contracts(project).contracts["shop.handle"]
+    assert contract.mode == "required"
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert applied.exit_code == 0, applied.output
+    source = (project / "shop.py").read_text()
+    assert '@tool\n@guard_tool("shop.handle")\ndef issue_refund(' in source
+    assert 'guard("shop.handle", lambda: agent.invoke({"messages": [("user", request)]}, context=Shop()))' in source
+    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
+    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
+    server.cli("policy", "set", contract.policy)
+    env = {
+        **os.environ,
+        "ESCALATED_URL": server.url,
+        "ESCALATED_API_KEY": server.bootstrap_key,
+        "REFUND_LEDGER": str(project / "refunds.log"),
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
+    }
+    env.pop("ESCALATED_CONTRACTS", None)
+    run = subprocess.Popen(
+        [sys.executable, "shop.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return project, run
+
+
+def _finish(run: subprocess.Popen) -> tuple[str, str]:
+    try:
+        return run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+
+
+def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, server):
+    project, run = _applied(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
+        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
+        assert "private notes" not in str(asked)  # the run's context is not the evidence
+        assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
+        _decide(server, asked["id"], "approve")
+        final = _wait_for_open_escalation(server)  # the guard around the run: its final answer
+        assert (project / "refunds.log").read_text() == "o-981 1250\n"
+        _decide(server, final["id"], "approve")
+        out, err = _finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert out.strip() == "done: refunded 12.50 EUR for order o-981"
+
+
+def test_a_rejected_tool_call_never_refunds(tmp_path, server):
+    project, run = _applied(tmp_path, server)
+    try:
+        asked = _wait_for_open_escalation(server)
+        _decide(server, asked["id"], "reject")
+        _out, err = _finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    # guard_tool raises inside the graph's tool node (LangGraph re-raises a tool's own error): the run
+    # ends there, nothing refunded and no final answer to review.
+    assert run.returncode != 0 and "EscalationRejected" in err, err
+    assert not (project / "refunds.log").exists()
