@@ -118,3 +118,17 @@ def test_output_handed_to_a_method_of_another_modules_class_is_followed_from_tha
     assert act.recommendation.rules == ("R1",)  # the plan reaches os.system; the rmtree is of something else
     assert act.recommendation.reasons[0].startswith("R1 output reaches code execution: self.runner.run() -> os.system()")
     assert note.recommendation.rules == ("R3",)  # here the reply is the folder removed
+
+
+def test_a_function_only_a_wrapper_caller_imports_is_classified_for_it(tmp_path: Path) -> None:
+    # Tools are classified only under names some module imports; brain.py is parsed in the
+    # wrapper round (no model-call text of its own), after the first round chose those names.
+    write(tmp_path, "ops.py", "import shutil\ndef log(q):\n    print(q)\ndef wipe(path):\n    shutil.rmtree(path)\n")
+    write(
+        tmp_path, "llm.py",
+        "from openai import OpenAI\nfrom ops import log\n"
+        "def think(q):\n    log(q)\n    return OpenAI().responses.create(model='m', input=q).output_text\n",
+    )  # fmt: skip
+    write(tmp_path, "brain.py", "from llm import think\nfrom ops import wipe\ndef act(q):\n    if think(q) == 'yes':\n        wipe('/srv')\n")
+    calls = {c.location.path: c for c in scan_tree(tmp_path).calls}
+    assert any("(in ops.py)" in r for r in calls["brain.py"].recommendation.reasons)

@@ -10,7 +10,7 @@ rather than guessed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import attrs
@@ -71,12 +71,17 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
 
 
-def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, tuple[Finding, ...]]:
+def tool_exports(
+    rel: str, module: cst.Module, index: ModuleIndex, *, wanted: Callable[[str], bool] = lambda _name: True
+) -> dict[str, tuple[Finding, ...]]:
     """Name -> findings for the tool lists and functions the module defines at top level.
 
     ``from .tools import TOOLS`` then ``bind_tools(TOOLS)``: the tools are
     classified where they are written, and the finding says which file.
     Lines are 0 there: a line number would point into the wrong file.
+    Classes and functions are classified only when ``wanted`` (their name) says
+    another module may look them up: classifying every test function of a
+    real tree was a quarter of its scan.
     """
     surface = SurfaceAnalyzer(index, Resolver(index), line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set())
     found: dict[str, list[Finding]] = {}
@@ -94,11 +99,11 @@ def tool_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, 
                     crew += findings + [f for tool in tools for f in surface.classify_tool(tool)]
         found[f"{owner}.{method}()"] = crew
     for name, node in index.class_nodes.items():
-        if "." not in name and name not in found:  # a BaseTool class another module offers: SendEmailTool()
+        if "." not in name and name not in found and wanted(name):  # a BaseTool class another module offers: SendEmailTool()
             found[name] = surface.classify_tool(ToolRef(name, node, 0))
     for name, scopes in index.functions_by_name.items():
         for scope in scopes:
-            if scope.parent is index.module_scope and scope.class_name is None:
+            if scope.parent is index.module_scope and scope.class_name is None and wanted(name):
                 tool = ToolRef(surface.tools.tool_name(scope) or name, scope.node, 0)
                 found[name] = surface.classify_tool(tool)
                 returned = _returned_tools(surface, scope)
@@ -121,6 +126,29 @@ def tool_site_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[
                 site = ToolSite(tools.tool_name(scope) or name, rel, scope.qualname, 0, tools.guard_id(scope), tools.needs_approval(scope))
                 found[name] = site
     return found
+
+
+def imported_by(targets: set[str], rel: str) -> Callable[[str], bool]:
+    """Whether another module can look up ``rel``'s top-level ``name`` in a table.
+
+    Tables are read at an import's target or below it (``tools.send`` after
+    ``import tools``, ``make_tools()`` after ``from .tools import make_tools``):
+    a name is wanted when one of its keys (``table``'s, every suffix of the module
+    path) has an import target as a dotted prefix. A key nobody can read is not
+    worth computing; the keys that can be read get every module's value, so
+    ``table`` drops the same ambiguous ones.
+    """
+    parts = module_name(rel).split(".")
+    prefixes = [".".join(parts[start:]) for start in range(len(parts))]
+
+    def wanted(name: str) -> bool:
+        for prefix in prefixes:
+            pieces = f"{prefix}.{name.removesuffix('()')}".split(".")
+            if any(".".join(pieces[:end]) in targets for end in range(1, len(pieces) + 1)):
+                return True
+        return False
+
+    return wanted
 
 
 def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, tuple[str, str]]]:

@@ -19,7 +19,7 @@ import itertools
 import re
 import tokenize
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import attrs
@@ -207,13 +207,15 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
 
 def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
     kinds: list[tuple[str, Mapping[str, Kind]]] = []
-    tools: list[tuple[str, Mapping[str, tuple[Finding, ...]]]] = []
+    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]] = []
     sites: list[tuple[str, Mapping[str, ToolSite]]] = []
     analysable: list[_Parsed] = []
-    for rel, module, index in tree.parsed:
+    for rel, _module, index in tree.parsed:
         crossref.absolutise(index, rel)
+    targets = _import_targets(tree.parsed)
+    for rel, module, index in tree.parsed:
         try:
-            exported = crossref.exports(index), crossref.tool_exports(rel, module, index)
+            exported = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=crossref.imported_by(targets, rel))
         except RecursionError:
             tree.errors.append(ParseProblem(rel, _TOO_DEEP))
             continue
@@ -239,10 +241,15 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     # Second round, only for the files that call another module's wrapper: its call sites are calls.
     wrappers = crossref.table(returned)
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
-    for rel, module, index in [*analysable, *_wrapper_callers(tree, base=base, options=options, wrappers=returned)]:
+    callers = _wrapper_callers(tree, base=base, options=options, wrappers=returned)
+    if not _import_targets(callers) <= targets:  # they may look up tools no candidate imports
+        _export_more_tools(tools, analysable, old=targets, new=targets | _import_targets(callers))
+        context = attrs.evolve(context, tools=crossref.with_reexports(tools, indexes))
+    context = attrs.evolve(context, wrappers=wrappers)
+    for rel, module, index in [*analysable, *callers]:
         if any(t in wrappers or t in wrapper_modules or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
             index.meter = meter
-            found = _analyse_one(tree, rel, module, index, context=attrs.evolve(context, wrappers=wrappers), options=options, project=project)
+            found = _analyse_one(tree, rel, module, index, context=context, options=options, project=project)
             if found is not None:
                 by_file[rel] = found.calls
     calls = [
@@ -250,7 +257,28 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         for rel in sorted(by_file)
         for call in _with_tool_lines(by_file[rel], base=base)
     ]
-    return calls, attrs.evolve(context, wrappers=wrappers)
+    return calls, context
+
+
+def _import_targets(parsed: Iterable[_Parsed]) -> set[str]:
+    """Every name the modules import: the only keys another module's tools are looked up under (or below)."""
+    return {target for _rel, _module, index in parsed for target in index.imports.values()}
+
+
+def _export_more_tools(
+    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]], analysable: list[_Parsed], *, old: set[str], new: set[str]
+) -> None:
+    """Classify the tools the wrapper round's extra importers can look up and the first round left out."""
+    for (rel, found), (_rel, module, index) in zip(tools, analysable, strict=True):
+        was, now = crossref.imported_by(old, rel), crossref.imported_by(new, rel)
+
+        def newly(name: str, was: Callable[[str], bool] = was, now: Callable[[str], bool] = now) -> bool:
+            return now(name) and not was(name)
+
+        try:
+            found.update(crossref.tool_exports(rel, module, index, wanted=newly))
+        except RecursionError:
+            continue  # as deep as the first round allowed: what it exported stands
 
 
 def _with_tool_lines(calls: tuple[LlmCall, ...], *, base: Path) -> list[LlmCall]:
