@@ -4,6 +4,8 @@ The integration, security, fault and web suites run their servers on both
 backends: a fixture that takes ``backend`` (module-scoped) or
 ``fn_backend`` (per test) is parametrized over ``sqlite`` and ``postgres``,
 and the test ids say which (``test_x[sqlite]``, ``test_x[postgres]``).
+``fresh_server`` is a ``serve`` of its own per test, for tests that stop or
+kill it; a module shares one where its tests do not interfere.
 ``fresh_db`` gives such a server its database: a SQLite file in a temporary
 directory, or a ``CREATE DATABASE ... TEMPLATE`` copy of the migrated
 template (one per server, dropped afterwards). A test of something only
@@ -13,10 +15,11 @@ at all, and says why; its PostgreSQL twin, where the behaviour exists
 there, is marked ``only_on("postgres", ...)``. docs/reliability.md lists
 which suites run where.
 
-The time budget (about 12 minutes for the whole suite on 2 cores) does not
-hold every test twice, so two deliberate choices run on SQLite only: the
-browser tests (Chromium drives the same pages; the page tests run on both)
-and the receiver-outage crash loop (the flaky-receiver loop runs on both;
+The time budget (under about 6 minutes for the whole suite on 2 cores at
+a load of about 1, on two pytest-xdist workers: docs/performance.md, "Test
+suite") does not hold every test twice, so two deliberate choices run on
+SQLite only: the browser tests (Chromium drives the same pages; the page
+tests run on both) and the receiver-outage crash loop (the flaky-receiver loop runs on both;
 ``ESCALATED_FAULTS_LONG=1`` runs the outage loop on PostgreSQL too).
 """
 
