@@ -9,13 +9,13 @@ form ticks only what an agent needs.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from tests.support.api import escalation_body, unique
 from tests.support.receiver import Receiver
 from tests.web.support import WebClient, api
+from tests.support.wait import eventually
 
 SLACK_SECRET = "T0SECRET/B0SECRET/xoxSECRETslack1234"
 HOOK_SECRET = "hooks/SECRET-token-wxyz"
@@ -120,14 +120,9 @@ def test_a_failing_webhooks_url_is_in_no_attempt_error_and_no_log_line(world):
     world.server.cli("policy", "set", key, "--notify", f"webhook:http://127.0.0.1:9/{HOOK_SECRET}")  # port 9: refused
     status, esc = api(world.url, "POST", "/escalations", world.key, escalation_body(key))
     assert status == 201
-    deadline = time.monotonic() + 30
-    while not (attempts := _notification_attempts(world, esc["id"])):
-        assert time.monotonic() < deadline, "no attempt recorded"
-        time.sleep(0.1)
+    attempts = eventually(lambda: _notification_attempts(world, esc["id"]), timeout_s=30, what="an attempt recorded")
     assert attempts[0]["error"] and "SECRET" not in str(attempts)
-    while not [line for line in list(world.server.output) if esc["id"] in line and "failed" in line]:
-        assert time.monotonic() < deadline, "the failed attempt was not logged"
-        time.sleep(0.1)
+    eventually(lambda: [line for line in list(world.server.output) if esc["id"] in line and "failed" in line], timeout_s=30, what="the failed attempt logged")
     assert "SECRET" not in "".join(world.server.output)
 
 
