@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import apply, init
 from escalated.guard.contracts import load_contracts
+from tests.support.wait import eventually
 
 # A stand-in for the OpenAI SDK (a third-party part, not ours): same import
 # path and call shape, a canned answer instead of a network call.
@@ -49,17 +49,15 @@ def _wait_for_open_escalation(fresh_server, *, timeout_s: float = 30.0) -> dict:
     import json
     import urllib.request
 
-    deadline = time.monotonic() + timeout_s
     request = urllib.request.Request(
         f"{fresh_server.url}/escalations?status=open", headers={"Authorization": f"Bearer {fresh_server.bootstrap_key}"}
     )
-    while time.monotonic() < deadline:
+
+    def open_escalations() -> list[dict]:
         with urllib.request.urlopen(request, timeout=5) as response:
-            data = json.loads(response.read())["data"]
-        if data:
-            return data[0]
-        time.sleep(0.05)
-    raise AssertionError("the guarded agent filed no escalation")
+            return json.loads(response.read())["data"]
+
+    return eventually(open_escalations, timeout_s=timeout_s, what="the guarded agent to file an escalation")[0]
 
 
 def _decide(fresh_server, escalation_id: str, choice: str) -> None:

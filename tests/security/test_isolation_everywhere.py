@@ -137,10 +137,7 @@ class Stream:
         return self
 
     async def until(self, item: tuple[str, str], *, timeout_s: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while item not in self.events:
-            assert time.monotonic() < deadline, f"{item} never arrived; got {self.events}"
-            await asyncio.sleep(0.02)
+        await eventually(lambda: item in self.events, timeout_s=timeout_s, interval_s=0.02, what=f"{item} on the stream")
 
 
 async def test_events_stream_shows_nothing_to_unrouted_or_foreign_tokens(served, world):
