@@ -3,17 +3,21 @@
 libcst computes positions by generating the code of the whole module and
 recording a span for every node, the single largest cost of a scan of a real
 tree when done for every candidate module. A report needs spans of a few
-nodes: the calls and the facts their reasons cite. So the code of a top-level
-statement is generated (with positions) only when a node inside it is asked
-for, starting at that statement's first line, which Python's own parser (C,
-fast) gives without generating anything. Each statement is generated once per
-module, whatever the number of rounds that ask.
+nodes: the calls and the facts their reasons cite. So the code of a statement
+is generated (with positions) only when a node inside it is asked for,
+starting at that statement's first line, which Python's own parser (C, fast)
+gives without generating anything. The statement is the smallest one known
+that way: one of a function's or class's body (at any depth of them), else the
+top-level one (a test class is a single top-level statement, and generating
+all of it for one call was a fifth of a real tree's scan). Each statement is
+generated once per module, whatever the number of rounds that ask.
 """
 
 from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Sequence
 from typing import cast
 
 import libcst as cst
@@ -30,6 +34,7 @@ class Positions:
         self._provider = PositionProvider()
         self._top = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._starts: list[int] | None = None
+        self._block_starts: dict[int, list[int] | None] = {}
         self._done: set[int] = set()
         self._whole = False
 
@@ -37,16 +42,51 @@ class Positions:
         found = self._computed(node)
         if found is not None or self._whole:
             return found
-        top = self._statement(node)
-        if top is None or top in self._done:
+        chain = self._chain(node)
+        if chain is None:
             return None
-        self._done.add(top)
         starts = self._statement_starts()
         if starts is None:
             self._generate_all()
-        else:
-            self._generate(self._module.body[top], line=starts[top])
+            return self._computed(node)
+        statement, line, indents = self._unit(chain, starts[self._top[id(chain[0])]])
+        if id(statement) in self._done:
+            return None
+        self._done.add(id(statement))
+        self._generate(statement, line=line, indents=indents)
         return self._computed(node)
+
+    def _unit(self, chain: list[cst.CSTNode], line: int) -> tuple[cst.CSTNode, int, list[str]]:
+        """The smallest statement holding the node whose first line is known: a statement of a
+        function's or class's body (at any depth of them) rather than the whole top-level one
+        (a test class is one top-level statement)."""
+        statement = chain[0]
+        indents: list[str] = []
+        depth = 0
+        while isinstance(statement, cst.FunctionDef | cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            block = statement.body
+            if len(chain) < depth + 3 or chain[depth + 1] is not block:
+                break  # the node is in the header (or is the block)
+            starts = self._block_starts.get(id(block))
+            if starts is None:
+                break
+            inner = chain[depth + 2]
+            indents.append(self._module.default_indent if block.indent is None else block.indent)
+            statement, line = inner, starts[block.body.index(inner)]
+            depth += 2
+        return statement, line, indents
+
+    def _chain(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """The node's ancestors from its top-level statement down to itself."""
+        chain: list[cst.CSTNode] = []
+        current: cst.CSTNode | None = node
+        parents = self._index.parents
+        while current is not None:
+            chain.append(current)
+            if id(current) in self._top:
+                return chain[::-1]
+            current = parents.get(id(current))
+        return None
 
     def _computed(self, node: cst.CSTNode) -> CodeRange | None:
         # What PositionProvider stores are CodeRanges (typed as any metadata value).
@@ -56,22 +96,12 @@ class Positions:
         found = self.span(node)
         return found.start.line if found is not None else 0
 
-    def _statement(self, node: cst.CSTNode) -> int | None:
-        """The index of the top-level statement holding ``node``, through the index's parent links."""
-        current: cst.CSTNode | None = node
-        parents = self._index.parents
-        while current is not None:
-            top = self._top.get(id(current))
-            if top is not None:
-                return top
-            current = parents.get(id(current))
-        return None
-
-    def _generate(self, statement: cst.CSTNode, *, line: int) -> None:
+    def _generate(self, statement: cst.CSTNode, *, line: int, indents: list[str]) -> None:
         state = PositionProvidingCodegenState(
             default_indent=self._module.default_indent, default_newline=self._module.default_newline, provider=self._provider
         )
         state.line = line
+        state.indent_tokens = indents  # the blocks it is in, as their own code generation would have pushed them
         statement._codegen(state)
 
     def _generate_all(self) -> None:
@@ -80,29 +110,42 @@ class Positions:
         self._provider._gen_impl(self._module)
 
     def _statement_starts(self) -> list[int] | None:
-        """The line each top-level statement's code (its leading blank and comment lines included) starts at."""
-        if self._starts is not None:
-            return self._starts
-        body = _python_body(self._source)
-        if body is None:
+        """The line each top-level statement's code (its leading blank and comment lines included) starts at.
+
+        Those of the statements in functions' and classes' bodies are kept by block, as
+        numbers: Python's tree is dropped here, not kept for every module of the scan.
+        """
+        if self._starts is None:
+            body = _python_body(self._source)
+            self._starts = None if body is None else _starts(self._module.body, body, self._block_starts)
+        return self._starts
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _starts(statements: Sequence[cst.BaseStatement], body: list[ast.stmt], blocks: dict[int, list[int] | None]) -> list[int] | None:
+    """For each statement, the line its code starts at; None if the two parsers disagree.
+
+    A function's or class's body goes into ``blocks`` (by its block's id) the same way.
+    """
+    starts: list[int] = []
+    i = 0
+    for statement in statements:
+        if i >= len(body):
             return None
-        starts: list[int] = []
-        i = 0
-        for statement in self._module.body:
-            if i >= len(body):
-                return None
-            first = body[i]
-            i += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-            line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-            leading = len(statement.leading_lines)
-            decorators = getattr(statement, "decorators", ())
-            if decorators:
-                leading += len(decorators[0].leading_lines)
-            starts.append(line - leading)
-        if i != len(body):
-            return None
-        self._starts = starts
-        return starts
+        first = body[i]
+        i += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        leading = len(getattr(statement, "leading_lines", ()))  # every statement has them; BaseStatement does not say
+        decorators = getattr(statement, "decorators", ())
+        if decorators:
+            leading += len(decorators[0].leading_lines)
+        starts.append(line - leading)
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            if isinstance(first, _DEFINITIONS):
+                blocks[id(statement.body)] = _starts(statement.body.body, first.body, blocks)
+    return starts if i == len(body) else None
 
 
 def _python_body(source: str | None) -> list[ast.stmt] | None:
