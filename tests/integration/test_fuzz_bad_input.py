@@ -14,6 +14,14 @@ from hypothesis import strategies as st
 
 from tests.support.api import escalation_body
 
+# The server runs in this process (a thread of its own), and on PostgreSQL its
+# connection pool draws from the global `random` module (psycopg_pool jitters
+# each new connection's lifetime). Hypothesis reads a change of that state
+# during a draw as a strategy using `random`; these strategies never do.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Do not use the `random` module inside strategies:hypothesis.errors.HypothesisDeprecationWarning"
+)
+
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FUZZ_SIDE = settings(FUZZ, max_examples=75)  # routes with little to explore
 CREATE_KEYS = ["policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"]
