@@ -5,9 +5,7 @@ approves the tool call over HTTP, and never after a reject."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,11 +15,12 @@ from escalated.cli import main
 from escalated.guard.contracts import load_contracts
 from tests.conftest import fresh_db
 from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
+from tests.support.applied import finish, launch
 from tests.support.server import ServerProcess
 
 
 @pytest.fixture(scope="module")
-def server(request, backend, tmp_path_factory):
+def apply_server(request, backend, tmp_path_factory):
     """One real serve per backend for this module: each test decides every escalation it files."""
     with fresh_db(request, backend, tmp_path_factory.mktemp("apply-agents-sdk")) as db:
         proc = ServerProcess(db=db).start()
@@ -83,7 +82,7 @@ if __name__ == "__main__":
 '''
 
 
-def _applied(tmp_path: Path, fresh_server) -> tuple[Path, subprocess.Popen]:
+def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subprocess.Popen]:
     project = tmp_path / "project"
     (project / "stripe").mkdir(parents=True)
     (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
@@ -99,44 +98,23 @@ def _applied(tmp_path: Path, fresh_server) -> tuple[Path, subprocess.Popen]:
     assert "@function_tool(needs_approval=True)\ndef issue_refund(" in source
     assert 'run_with_approvals(agent, request, context=Shop(), policy="agents.shop.handle", run_id=' in source
     assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    fresh_server.cli("policy", "set", contract.policy)
-    env = {
-        **os.environ,
-        "ESCALATED_URL": fresh_server.url,
-        "ESCALATED_API_KEY": fresh_server.bootstrap_key,
-        "REFUND_LEDGER": str(project / "refunds.log"),
-        "OPENAI_AGENTS_DISABLE_TRACING": "1",
-        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
-    }
-    env.pop("ESCALATED_CONTRACTS", None)
-    run = subprocess.Popen(
-        [sys.executable, "shop.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    return project, run
+    apply_server.cli("policy", "set", contract.policy)
+    return project, launch(project, apply_server, OPENAI_AGENTS_DISABLE_TRACING="1")
 
 
-def _finish(run: subprocess.Popen) -> tuple[str, str]:
+def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):
+    project, run = _applied(tmp_path, apply_server)
     try:
-        return run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
-
-
-def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, fresh_server):
-    project, run = _applied(tmp_path, fresh_server)
-    try:
-        asked = _wait_for_open_escalation(fresh_server)
+        asked = _wait_for_open_escalation(apply_server)
         assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
         assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
         assert "private notes" not in str(asked)  # the run's context is not the evidence
         assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(fresh_server, asked["id"], "approve")
-        final = _wait_for_open_escalation(fresh_server)  # the guard around the run: its final answer
+        _decide(apply_server, asked["id"], "approve")
+        final = _wait_for_open_escalation(apply_server)  # the guard around the run: its final answer
         assert (project / "refunds.log").read_text() == "o-981 1250\n"
-        _decide(fresh_server, final["id"], "approve")
-        out, err = _finish(run)
+        _decide(apply_server, final["id"], "approve")
+        out, err = finish(run)
     finally:
         if run.poll() is None:
             run.kill()
@@ -144,15 +122,15 @@ def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path
     assert out.strip() == "done: refunded 12.50 EUR for order o-981"
 
 
-def test_a_rejected_tool_call_never_refunds(tmp_path, fresh_server):
-    project, run = _applied(tmp_path, fresh_server)
+def test_a_rejected_tool_call_never_refunds(tmp_path, apply_server):
+    project, run = _applied(tmp_path, apply_server)
     try:
-        asked = _wait_for_open_escalation(fresh_server)
-        _decide(fresh_server, asked["id"], "reject")
-        final = _wait_for_open_escalation(fresh_server)
+        asked = _wait_for_open_escalation(apply_server)
+        _decide(apply_server, asked["id"], "reject")
+        final = _wait_for_open_escalation(apply_server)
         assert final["id"] != asked["id"]
-        _decide(fresh_server, final["id"], "approve")
-        out, err = _finish(run)
+        _decide(apply_server, final["id"], "approve")
+        out, err = finish(run)
     finally:
         if run.poll() is None:
             run.kill()

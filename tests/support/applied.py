@@ -1,0 +1,37 @@
+"""An agent project that ``escalated contracts apply`` rewrote, run for real in a subprocess
+against a real ``escalated serve`` (the end-to-end tests of apply, one per framework)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.server import ServerProcess
+
+
+def launch(project: Path, server: ServerProcess, **extra_env: str) -> subprocess.Popen:
+    """``python shop.py`` in ``project``, filing with the server's bootstrap key; refunds go to refunds.log."""
+    env = {
+        **os.environ,
+        "ESCALATED_URL": server.url,
+        "ESCALATED_API_KEY": server.bootstrap_key,
+        "REFUND_LEDGER": str(project / "refunds.log"),
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path.cwd())]),
+        **extra_env,
+    }
+    env.pop("ESCALATED_CONTRACTS", None)  # the project's own contracts file, found above shop.py
+    return subprocess.Popen(
+        [sys.executable, "shop.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish(run: subprocess.Popen) -> tuple[str, str]:
+    """The run's output once it ends (60 s at most); killed if it has not."""
+    try:
+        return run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
