@@ -1,6 +1,6 @@
 """``escalated serve`` exactly as the CLI runs it, plus one line at exit:
 ``writer: N commits, M jobs`` — the group-commit counters of the single
-writer (escalated.store.db.Writer), which /metrics does not expose.
+writer (escalated.store.sqlite.db.Writer), which /metrics does not expose.
 
 Benchmark instrumentation only: it records each Writer after its normal
 construction and changes nothing it does.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import atexit
 
-from escalated.store import db
+from escalated.store.sqlite import db
 
 import os
 

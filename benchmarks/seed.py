@@ -19,9 +19,9 @@ import attrs
 from ulid import ULID
 
 from escalated.domain.models import DEFAULT_WORKSPACE, OPEN, Choice, Content, Escalation, HistoryEntry, Resume, Subject
-from escalated.store import workspaces
-from escalated.store import escalations as store
-from escalated.store.db import connect, run_in_transaction
+from escalated.store.sqlite import workspaces
+from escalated.store.sqlite import escalations as store
+from escalated.store.sqlite.db import connect, run_in_transaction
 from escalated.store.queries import load
 
 ESCALATION_COLUMNS = " ".join(load("sqlite")["escalation_columns"].split())

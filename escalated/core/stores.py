@@ -14,7 +14,7 @@ from escalated.core.settings import PostgresUrl, Settings
 from escalated.errors import ConfigError
 from escalated.store.base import Store
 # Re-exported for ``serve``, which may not import the store.
-from escalated.store.serverlock import ServerLock as ServerLock
+from escalated.store.sqlite.serverlock import ServerLock as ServerLock
 from escalated.store.sqlite import SqliteStore
 
 NEEDS_DRIVER = "PostgreSQL needs the driver: pip install 'escalated[postgres]'"
@@ -48,7 +48,7 @@ def migrate(target: Path | PostgresUrl) -> list[str]:
         from escalated.store.postgres.migrate import migrate as migrate_postgres  # needs the optional driver
 
         return migrate_postgres(target.url)
-    from escalated.store import db
+    from escalated.store.sqlite import db
 
     conn = db.connect(target, migrated=False)
     try:

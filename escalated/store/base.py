@@ -4,7 +4,7 @@
 Methods take and return domain objects, keyword-only. An implementation
 keeps its SQL in its own named-query file (``store/sql/<dialect>.sql``)
 and turns rows into objects in ``store/rows.py``; ``SqliteStore``
-(store/sqlite.py) is the one in use.
+(store/sqlite/store.py) is the one in use.
 
 What every implementation owes, beyond the signatures:
 

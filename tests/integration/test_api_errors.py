@@ -243,7 +243,7 @@ def test_error_bodies_never_carry_a_stack_trace(api, admin_key):
 def test_a_write_lock_held_elsewhere_too_long_is_503_busy_with_retry_after(live, api, admin_key, monkeypatch):
     import sqlite3
 
-    from escalated.store import db as dbmod
+    from escalated.store.sqlite import db as dbmod
 
     monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_S", 0.2)
     holder = sqlite3.connect(str(live.db), isolation_level=None, timeout=0)

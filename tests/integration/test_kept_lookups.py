@@ -1,5 +1,5 @@
 """Keys, users, policies and active rules kept by the SQLite store until the
-database changes (store/untilchanged.py): a change committed through any
+database changes (store/sqlite/untilchanged.py): a change committed through any
 connection, this server's or another process's (the CLI opens its own), is
 seen by the next look-up, as when every look-up read the row.
 
@@ -19,7 +19,7 @@ from escalated.domain.models import DEFAULT_WORKSPACE, Policy
 from escalated.domain.rules import Rule, RuleMatch
 from escalated.errors import Unauthenticated
 from escalated.store.sqlite import SqliteStore
-from escalated.store.untilchanged import UntilChanged
+from escalated.store.sqlite.untilchanged import UntilChanged
 from escalated.timeutil import now_ms
 
 

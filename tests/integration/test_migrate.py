@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from escalated.store import migrations
-from escalated.store.db import connect
+from escalated.store.sqlite.db import connect
 from escalated.store.postgres.migrate import migrate
 from tests.support.postgres import free_port
 from tests.support.server import cli

@@ -189,7 +189,7 @@ async def test_a_breach_whose_write_fails_is_retried_with_backoff_until_it_commi
     import sqlite3
 
     from escalated.engine import clock as clockmod
-    from escalated.store import db as dbmod
+    from escalated.store.sqlite import db as dbmod
 
     monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_S", 0.1)
     clock = SlaClock(service)

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from escalated.errors import DatabaseBusy
-from escalated.store import db as dbmod
-from escalated.store.db import Database
+from escalated.store.sqlite import db as dbmod
+from escalated.store.sqlite.db import Database
 
 
 @pytest.fixture

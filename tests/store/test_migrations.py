@@ -23,7 +23,7 @@ from escalated.domain.ids import new_id
 from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.domain.records import ListQuery
 from escalated.store import migrations, queries
-from escalated.store.db import connect
+from escalated.store.sqlite.db import connect
 from escalated.timeutil import now_ms
 from tests.store import make
 from tests.store.legacy import postgres_schema as legacy_postgres
@@ -113,7 +113,7 @@ def test_a_gap_or_a_misnamed_file_is_refused(tmp_path, names):
 
 
 def _migrate_sqlite_like_before(path: Path) -> None:
-    """What escalated/store/db.py's migrate did with the Python list."""
+    """What escalated/store/sqlite/db.py's migrate did with the Python list."""
     conn = sqlite3.connect(str(path), isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER NOT NULL)")
@@ -139,7 +139,7 @@ def test_a_sqlite_database_migrated_by_the_python_list_needs_nothing_and_has_the
     _migrate_sqlite_like_before(tmp_path / "old.db")
     old = connect(tmp_path / "old.db", migrated=False)
     fresh = connect(tmp_path / "fresh.db")
-    from escalated.store.db import migrate
+    from escalated.store.sqlite.db import migrate
 
     try:
         assert migrate(old) == []

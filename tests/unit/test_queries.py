@@ -11,7 +11,7 @@ import pytest
 
 import escalated.store
 from escalated.store import queries
-from escalated.store.db import connect
+from escalated.store.sqlite.db import connect
 
 Q = queries.load("sqlite")
 SQL_FILE = Path(escalated.store.__file__).parent / "sql" / "sqlite.sql"
@@ -44,7 +44,7 @@ def test_the_clauses_parse_appended_to_their_statement(conn, statement):
 
 
 # statements.py composes get and list statements from either dialect's parts.
-@pytest.mark.parametrize("dialect, code", [("sqlite", ("*.py",)), ("postgres", ("postgres/*.py", "statements.py"))])
+@pytest.mark.parametrize("dialect, code", [("sqlite", ("sqlite/*.py", "*.py")), ("postgres", ("postgres/*.py", "statements.py"))])
 def test_every_block_is_used_by_the_store(dialect, code):
     store_dir = Path(escalated.store.__file__).parent
     source = "\n".join(p.read_text() for pattern in code for p in store_dir.glob(pattern))

@@ -8,7 +8,7 @@ from escalated.core.admin import AdminService
 from escalated.core.websessions import WebSessions
 from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.errors import Unauthenticated
-from escalated.store.db import connect
+from escalated.store.sqlite.db import connect
 from escalated.store.sqlite import SqliteStore
 from escalated.timeutil import now_ms
 

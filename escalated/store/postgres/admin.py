@@ -2,7 +2,7 @@
 part of ``PostgresStore`` the admin surfaces and the web app use.
 
 Reads go to the pool, writes to the replica's writer; the same named
-queries as SQLite's ``store/workspaces.py`` and ``store/websessions.py``. The
+queries as SQLite's ``store/sqlite/workspaces.py`` and ``store/sqlite/websessions.py``. The
 three rows read on every request (key or user by token hash, policy) come
 through the replica's ``Lookups`` (lookups.py); every write to keys, users
 or policies (``_config_write``) marks its commit group (``config_changed``,

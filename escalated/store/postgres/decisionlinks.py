@@ -1,6 +1,6 @@
 """Email decision links on PostgreSQL (issue #16): the part of ``PostgresStore``
 behind the core's ``DecisionLinks``. The same named queries as SQLite's
-``store/decisionlinks.py``; only hashes of the secrets arrive here.
+``store/sqlite/decisionlinks.py``; only hashes of the secrets arrive here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reviewer operations on PostgreSQL (CONTRACT §15): claims and assignments,
 and remembered decisions. The same named queries as SQLite's
-``store/reviewerops.py``; transitions are compare-and-set on ``status`` as
+``store/sqlite/reviewerops.py``; transitions are compare-and-set on ``status`` as
 in jobs.py, so a claim racing a decision on another replica loses cleanly.
 """
 

@@ -69,7 +69,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
                     conn.execute(statement)
             conn.execute(Q["record_migration"], (name, now_ms()))
             applied.append(name)
-        from escalated.store.workspaces import ensure_default_workspace
+        from escalated.store.sqlite.workspaces import ensure_default_workspace
 
         ensure_default_workspace(conn)
         conn.execute("COMMIT")

@@ -11,8 +11,8 @@ import sqlite3
 from escalated.domain.models import Approval, Delivery, Resolution
 from escalated.domain.review import Nudge
 from escalated.errors import AlreadyApproved, InvalidState
-from escalated.store.db import Database
-from escalated.store.escalations import Q, insert_deliveries, resolve
+from escalated.store.sqlite.db import Database
+from escalated.store.sqlite.escalations import Q, insert_deliveries, resolve
 from escalated.store.rows import approvals_from_json, approvals_to_json
 
 

@@ -1,5 +1,5 @@
 """Escalations on SQLite: the create and transition jobs (run by the writer)
-and the reads. ``SqliteStore`` (store/sqlite.py) is their only caller.
+and the reads. ``SqliteStore`` (store/sqlite/store.py) is their only caller.
 
 Every transition is a compare-and-set on ``status`` inside the write
 transaction: whichever transition commits first wins, the others see a
@@ -19,7 +19,7 @@ from escalated.domain.models import ACKNOWLEDGED, Cancellation, Delivery, Escala
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.db import Database
+from escalated.store.sqlite.db import Database
 from escalated.store.statements import get_statement, list_statement, page_of
 from escalated.store.rows import escalation_with_history, replay_from_row, review_to_json, to_json_text
 

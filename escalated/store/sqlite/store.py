@@ -1,6 +1,6 @@
 """The SQLite store: ``Store`` over one file, one writer and its readers.
 
-Writes are jobs run by the group-commit writer (store/db.py) on the event
+Writes are jobs run by the group-commit writer (db.py) on the event
 loop; reads go through aiosqlite, except those looked up on every request
 (policy, API key, user, the policy's active rules), which ``Database.lookup``
 reads on the loop itself because a thread hop costs more than the read, and
@@ -31,10 +31,11 @@ from escalated.errors import ConfigError
 from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
 from escalated.domain.review import Nudge
 from escalated.domain.rules import Rule
-from escalated.store import decisionlinks, escalations, outbox, queries, review, reviewerops, websessions, workspaces
+from escalated.store import queries
+from escalated.store.sqlite import decisionlinks, escalations, outbox, review, reviewerops, websessions, workspaces
 from escalated.store.base import Resolve, Store
-from escalated.store.db import Database
-from escalated.store.untilchanged import UntilChanged
+from escalated.store.sqlite.db import Database
+from escalated.store.sqlite.untilchanged import UntilChanged
 from escalated.store.rows import decision_link_from_row, key_from_row, policy_from_row, user_from_row, workspace_from_row
 
 Q = queries.load("sqlite")

@@ -1,5 +1,5 @@
 """The outbox on SQLite: deliveries owed (callbacks, notifications) and
-their attempts. ``SqliteStore`` (store/sqlite.py) is the only caller."""
+their attempts. ``SqliteStore`` (store/sqlite/store.py) is the only caller."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from escalated.domain.convert import converter
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.db import Database
+from escalated.store.sqlite.db import Database
 from escalated.store.rows import delivery_from_row
 
 Q = queries.load("sqlite")

@@ -11,8 +11,8 @@ from escalated.domain.models import Delivery, Resolution
 from escalated.domain.rules import Rule
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.db import Database
-from escalated.store.escalations import resolve
+from escalated.store.sqlite.db import Database
+from escalated.store.sqlite.escalations import resolve
 from escalated.store.rows import rule_from_row, rule_params
 
 Q = queries.load("sqlite")

@@ -2,7 +2,7 @@
 
 Only hashes of the secrets are stored. Write functions take a
 ``sqlite3.Connection`` and keyword arguments, and run in the transaction
-of the writer's group (``SqliteStore``), like ``store.workspaces``.
+of the writer's group (``SqliteStore``), like ``workspaces.py``.
 """
 
 from __future__ import annotations
