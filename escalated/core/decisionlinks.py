@@ -45,7 +45,6 @@ EXPIRED = "expired"
 REPLACED = "replaced"
 SUPERSEDED = "superseded"  # the escalation was decided, breached or cancelled first
 REFUSED = "refused"  # the user is no longer routed to it or may not decide
-STATUS_OF = {READY: 200, DECIDED: 200, USED: 410, EXPIRED: 410, REPLACED: 410, SUPERSEDED: 410, REFUSED: 403}
 
 
 @attrs.frozen
@@ -71,10 +70,6 @@ class LinkPage:
     escalation: Escalation
     choice: Choice
     user: str
-
-    @property
-    def status(self) -> int:
-        return STATUS_OF[self.state]
 
 
 def _hash(secret: str) -> str:

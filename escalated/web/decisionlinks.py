@@ -11,14 +11,26 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from escalated.core import decisionlinks as links
 from escalated.core.decisionlinks import LinkPage
 from escalated.http.appkeys import DECISION_LINKS
 from escalated.web.render import page
 from escalated.web.session import throttle
 
+# The page's status for each state of its link (gone once it cannot decide).
+STATUS_OF = {
+    links.READY: 200,
+    links.DECIDED: 200,
+    links.USED: 410,
+    links.EXPIRED: 410,
+    links.REPLACED: 410,
+    links.SUPERSEDED: 410,
+    links.REFUSED: 403,
+}
+
 
 def _answer(request: web.Request, found: LinkPage) -> web.Response:
-    return page(request, "decision_link.html", {"link": found}, status=found.status)
+    return page(request, "decision_link.html", {"link": found}, status=STATUS_OF[found.state])
 
 
 async def confirm_page(request: web.Request) -> web.Response:
