@@ -6,7 +6,7 @@ Benchmark instrumentation only: it records each Writer after its normal
 construction and changes nothing it does.
 
 One experiment, only with ``BENCH_STUB_SERVICE=1``: ``Service.create``
-answers a fixed ~1 KB body without validating or writing anything, so the
+answers one fixed escalation without validating or writing anything, so the
 create benchmark can measure what our HTTP layer (auth, body checks,
 problem+json middleware, metrics) costs on its own.
 """
@@ -37,14 +37,21 @@ db.Writer.__init__ = _recording_init
 atexit.register(_report)
 
 if os.environ.get("BENCH_STUB_SERVICE"):
-    import orjson
+    from escalated.core import creation, service
+    from escalated.domain.models import Policy
+    from escalated.domain.validation import validate_create
+    from escalated.timeutil import now_ms
 
-    from escalated.core import service
+    _stub: list[creation.Created] = []
 
-    _STUB_BODY = orjson.dumps({"id": "esc_01BENCHSTUB000000000000000", "status": "open", "pad": "x" * 900})
-
-    async def _stub_create(self, principal, body, *, idempotency_key=None):
-        return service.Created(escalation_id="esc_01BENCHSTUB000000000000000", resource_json=_STUB_BODY, replayed=False)
+    async def _stub_create(self, principal, body, *, idempotency=None):
+        # One escalation, built from the first body: what the route renders,
+        # without validating, reading or writing anything per request.
+        if not _stub:
+            policy = Policy(workspace_id=principal.workspace_id, key=body["policy"], sla_s=3600.0, default_choice="deny")
+            esc = creation.new_escalation(principal, validate_create(body), policy, at_ms=now_ms())
+            _stub.append(creation.Created(esc))
+        return _stub[0]
 
     service.Service.create = _stub_create
 

@@ -1,14 +1,18 @@
-"""What ``Service.create`` builds: the new escalation, where it is routed,
-and the answer an Idempotency-Key stores and replays.
+"""What ``Service.create`` builds and answers: the new escalation, where it
+is routed, and what an Idempotency-Key remembers of it.
 
 Plain functions, no I/O: ``Service.create`` calls them between its reads
-and its one write.
+and its one write. The core does not know what its caller answers a create
+(HTTP's 201 and body, say): a keyed create brings its caller's ``answer``,
+which the core stores with the escalation, in the same transaction, and
+hands back on a replay.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
-import orjson
 
 from escalated.domain.models import OPEN, Escalation, HistoryEntry, Policy, Principal
 from escalated.domain.records import Replay
@@ -21,15 +25,37 @@ IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
 
 
 @attrs.frozen
-class Created:
-    """What a create did. ``resource_json`` is the escalation as first
-    answered, rendered once: an Idempotency-Key stores these bytes and a
-    replay answers them again, whatever happened to the escalation since."""
+class Answer:
+    """What a caller answered a create, as it will answer a replay of it."""
 
-    escalation_id: str
-    resource_json: bytes
-    replayed: bool
-    escalation: Escalation | None = None  # None for a replay: the stored answer stands in
+    status: int
+    body: bytes
+
+
+@attrs.frozen
+class Idempotency:
+    """A create's Idempotency-Key, and how its caller answers the escalation
+    created: that answer is remembered with the key."""
+
+    key: str
+    answer: Callable[[Escalation], Answer]
+
+
+@attrs.frozen
+class Created:
+    """A new escalation, as created (``open``). ``answer`` is the caller's
+    answer remembered with its Idempotency-Key, when it gave one."""
+
+    escalation: Escalation
+    answer: Answer | None = None
+
+
+@attrs.frozen
+class Replayed:
+    """A repeat of an earlier create (same key, same body): its answer then,
+    whatever happened to the escalation since."""
+
+    answer: Answer
 
 
 def routes_for(policy: Policy) -> tuple[str, ...]:
@@ -60,8 +86,7 @@ def new_escalation(principal: Principal, request: CreateRequest, policy: Policy,
     )
 
 
-def replayed(replay: Replay, body_sha: str) -> Created:
+def replayed(replay: Replay, body_sha: str) -> Replayed:
     if replay.body_sha256 != body_sha:
         raise IdempotencyKeyReused("this Idempotency-Key was used with a different body")
-    esc_id = orjson.loads(replay.response_json)["id"]
-    return Created(escalation_id=esc_id, resource_json=replay.response_json, replayed=True)
+    return Replayed(Answer(status=replay.status, body=replay.response_json))

@@ -38,12 +38,19 @@ from escalated.domain.models import (
     Resolution,
 )
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery
-from escalated.domain.resource import escalation_resource
 from escalated.domain.scopes import DECIDE
 from escalated.domain.validation import validate_cancel, validate_create, validate_decide
 from escalated.core.bus import EventBus
 from escalated.core.callbacks import callback_body, callback_delivery, cancelled_callback_body
-from escalated.core.creation import IDEMPOTENCY_WINDOW_MS, Created, new_escalation, replayed, routes_for
+from escalated.core.creation import (
+    IDEMPOTENCY_WINDOW_MS,
+    Created,
+    Idempotency,
+    Replayed,
+    new_escalation,
+    replayed,
+    routes_for,
+)
 from escalated.core.inbox import INBOX_LIMIT, Inbox, InboxQuery, matches_text, sort_inbox
 from escalated.core.notifications import notification_deliveries
 from escalated.core.review import EscalationReview
@@ -118,13 +125,15 @@ class Service(EscalationReview, RuleDecisions):
 
     # -- create -------------------------------------------------------------
 
-    async def create(self, principal: Principal, body: dict[str, Any], *, idempotency_key: str | None = None) -> Created:
+    async def create(
+        self, principal: Principal, body: dict[str, Any], *, idempotency: Idempotency | None = None
+    ) -> Created | Replayed:
         at_ms = now_ms()
-        body_sha = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest() if idempotency_key else ""
+        body_sha = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest() if idempotency else ""
         not_before_ms = at_ms - IDEMPOTENCY_WINDOW_MS
-        if idempotency_key:
+        if idempotency:
             replay = await self.store.find_replay(
-                workspace_id=principal.workspace_id, key=idempotency_key, not_before_ms=not_before_ms
+                workspace_id=principal.workspace_id, key=idempotency.key, not_before_ms=not_before_ms
             )
             if replay is not None:
                 return replayed(replay, body_sha)
@@ -137,10 +146,10 @@ class Service(EscalationReview, RuleDecisions):
             )
         esc = new_escalation(principal, request, policy, at_ms=at_ms)
         content_json = content_to_json(esc.content)
-        response = orjson.dumps(escalation_resource(esc, content_json=content_json))
-        idem = (
-            IdempotencyRecord(principal.workspace_id, idempotency_key, body_sha, 201, response) if idempotency_key else None
-        )
+        answer, idem = None, None
+        if idempotency:  # remembered with the escalation, in its transaction
+            answer = idempotency.answer(esc)
+            idem = IdempotencyRecord(principal.workspace_id, idempotency.key, body_sha, answer.status, answer.body)
         notices = notification_deliveries(
             esc,
             policy.notify,
@@ -163,10 +172,10 @@ class Service(EscalationReview, RuleDecisions):
         if notices:
             self.wake_sender()
         self.metrics.escalations_created.inc()
-        # Answered "open" as always (the response above is rendered); a
-        # matching remembered decision resolves it now (CONTRACT §15).
+        # Answered "open" as always (the escalation as created); a matching
+        # remembered decision resolves it now (CONTRACT §15).
         await self.reviewer_ops.answer_new(esc, policy)
-        return Created(escalation_id=esc.id, resource_json=response, replayed=False, escalation=esc)
+        return Created(esc, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:
         return literal_problem(url, self.settings.callback_rules)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import orjson
 from aiohttp import web
 
+from escalated.core.creation import Answer, Idempotency, Replayed
 from escalated.domain import scopes
-from escalated.domain.models import STATUSES
+from escalated.domain.models import STATUSES, Escalation
 from escalated.domain.records import ListQuery
 from escalated.domain.resource import escalation_resource
 from escalated.errors import ValidationFailed, field_error
@@ -24,6 +25,13 @@ def json_response(data, *, status: int = 200, headers: dict | None = None) -> we
     return web.Response(status=status, body=orjson.dumps(data), content_type="application/json", headers=headers)
 
 
+def created_answer(esc: Escalation) -> Answer:
+    """A create's answer, 201 and the escalation as created: what an
+    Idempotency-Key remembers, for this API and the MCP server alike (they
+    share keys, so they answer a create the same way)."""
+    return Answer(status=201, body=orjson.dumps(escalation_resource(esc)))
+
+
 async def create(request: web.Request) -> web.Response:
     principal = await require(request, scopes.WRITE)
     body = await read_json(request)
@@ -34,11 +42,15 @@ async def create(request: web.Request) -> web.Response:
             "invalid Idempotency-Key",
             errors=[field_error("Idempotency-Key", "must be 1 to 255 printable ASCII characters")],
         )
-    created = await request.app[SERVICE].create(principal, body, idempotency_key=key)
-    headers = {"Location": f"/escalations/{created.escalation_id}"}
-    if created.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return web.Response(status=201, body=created.resource_json, content_type="application/json", headers=headers)
+    idempotency = Idempotency(key, answer=created_answer) if key is not None else None
+    outcome = await request.app[SERVICE].create(principal, body, idempotency=idempotency)
+    if isinstance(outcome, Replayed):  # the first answer, byte for byte
+        answer = outcome.answer
+        headers = {"Location": f"/escalations/{orjson.loads(answer.body)['id']}", "Idempotent-Replayed": "true"}
+    else:
+        answer = outcome.answer or created_answer(outcome.escalation)
+        headers = {"Location": f"/escalations/{outcome.escalation.id}"}
+    return web.Response(status=answer.status, body=answer.body, content_type="application/json", headers=headers)
 
 
 def _list_query(request: web.Request, principal) -> ListQuery:

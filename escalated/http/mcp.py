@@ -25,6 +25,7 @@ from aiohttp import web
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from escalated.adapters.mcp.server import build_server
+from escalated.core.creation import Idempotency, Replayed
 from escalated.core.service import Service
 from escalated.core.waiting import until_done
 from escalated.core.weblinks import escalation_url
@@ -35,6 +36,7 @@ from escalated.errors import InvalidJson, UnsupportedMediaType
 from escalated.http.appkeys import SERVICE, SETTINGS
 from escalated.http.auth import principal_of
 from escalated.http.body import is_json, read_bytes
+from escalated.http.escalations import created_answer
 
 MCP_PATH = "/mcp"
 MANAGER = web.AppKey("mcp_manager", StreamableHTTPSessionManager)
@@ -52,8 +54,12 @@ class CoreBackend:
         return self.principal.scopes
 
     async def create(self, body: dict[str, Any], *, idempotency_key: str | None) -> dict[str, Any]:
-        created = await self.service.create(self.principal, body, idempotency_key=idempotency_key)
-        return orjson.loads(created.resource_json)
+        idempotency = Idempotency(idempotency_key, answer=created_answer) if idempotency_key is not None else None
+        outcome = await self.service.create(self.principal, body, idempotency=idempotency)
+        if isinstance(outcome, Replayed):  # perhaps first answered by the API: the same key, the same answer
+            answer: dict[str, Any] = orjson.loads(outcome.answer.body)
+            return answer
+        return escalation_resource(outcome.escalation)
 
     async def wait(self, escalation_id: str, *, timeout_s: float) -> dict[str, Any]:
         return escalation_resource(await until_done(self.service, self.principal, escalation_id, timeout_s=lambda: timeout_s))

@@ -49,7 +49,7 @@ async def service(tmp_path):
 async def decided(service: Service, receiver: Receiver) -> str:
     body = escalation_body(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
     created = await service.create(service.test_principal, body)
-    esc = await service.get(service.test_principal, created.escalation_id)
+    esc = await service.get(service.test_principal, created.escalation.id)
     await service.decide(service.test_principal, esc, {"choice": "approve"})
     return esc.id
 

@@ -45,7 +45,7 @@ async def _decided(service: Service, holding_receiver: Receiver, count: int) -> 
     for _ in range(count):
         body = escalation_body(resume={"mode": "webhook", "url": holding_receiver.url, "secret": "s"})
         created = await service.create(service.test_principal, body)
-        esc = await service.get(service.test_principal, created.escalation_id)
+        esc = await service.get(service.test_principal, created.escalation.id)
         await service.decide(service.test_principal, esc, {"choice": "approve"})
         ids.append(esc.id)
     return ids

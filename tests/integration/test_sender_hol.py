@@ -41,7 +41,7 @@ async def service(tmp_path):
 
 async def decide(service: Service, url: str) -> str:
     created = await service.create(service.test_principal, escalation_body(resume={"mode": "webhook", "url": url}))
-    esc = await service.get(service.test_principal, created.escalation_id)
+    esc = await service.get(service.test_principal, created.escalation.id)
     await service.decide(service.test_principal, esc, {"choice": "approve"})
     return esc.id
 

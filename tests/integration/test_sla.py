@@ -54,7 +54,7 @@ async def service(tmp_path):
 
 async def _create(service: Service, **overrides) -> str:
     created = await service.create(service.test_principal, escalation_body(**overrides))
-    return created.escalation_id
+    return created.escalation.id
 
 
 async def test_tick_before_the_deadline_breaches_nothing(service):

@@ -25,7 +25,7 @@ async def test_a_claim_that_cannot_be_written_leaves_the_delivery_pending_withou
     service = Service(store, Settings(db_path=PostgresUrl(postgres_url)))
     principal = Principal(kind="key", id="key_test", name="test", workspace_id=ws.id, scopes=frozenset(ALL_SCOPES))
     body = escalation_body(resume={"mode": "webhook", "url": "http://127.0.0.1:9/resume"})
-    esc = await service.get(principal, (await service.create(principal, body)).escalation_id)
+    esc = await service.get(principal, (await service.create(principal, body)).escalation.id)
     await service.decide(principal, esc, {"choice": "approve"})
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
         # The writer's connection dies: its next group (the claim) fails as busy.

@@ -24,7 +24,7 @@ async def world(tmp_path):
     tokens = {name: await admin.add_user(operator, name=name, role="reviewer", groups=()) for name in ("alice", "bob")}
     await admin.set_policy(operator, request=PolicyRequest(key="refunds.large", reviewers=("alice",)))
     service = Service(store, Settings(db_path=tmp_path / "may-decide.db"))
-    esc = await service.get(operator, (await service.create(operator, escalation_body())).escalation_id)
+    esc = await service.get(operator, (await service.create(operator, escalation_body())).escalation.id)
 
     async def user(name: str):
         return await admin.principal_for(tokens[name])
