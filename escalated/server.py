@@ -3,7 +3,8 @@
 
 It sits above both so neither imports the other's wiring. Background work
 (SLA clock, sender) runs in ``cleanup_ctx`` so it starts and stops with the
-server, and a crash of one stops the rest."""
+server, and a crash of one stops the rest. Every part reads the time from
+``settings.clock`` (the wall clock unless a test passes its own)."""
 
 from __future__ import annotations
 
@@ -69,8 +70,10 @@ async def _service_ctx(app: web.Application):
     # would otherwise keep a failed start-up's process alive.
     try:
         app[SERVICE] = Service(store, settings, metrics=app[METRICS])
-        app[ADMIN] = AdminService(store)
-        app[WEB_SESSIONS] = WebSessions(store, idle_s=settings.web_idle_s, lifetime_s=settings.web_lifetime_s)
+        app[ADMIN] = AdminService(store, clock=settings.clock)
+        app[WEB_SESSIONS] = WebSessions(
+            store, idle_s=settings.web_idle_s, lifetime_s=settings.web_lifetime_s, clock=settings.clock
+        )
         app[DECISION_LINKS] = DecisionLinks(store, service=app[SERVICE], admin=app[ADMIN], ttl_s=settings.link_ttl_s)
         yield
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from escalated.errors import ConfigError
@@ -23,6 +24,12 @@ _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+# The server's one clock: epoch ms, read where an operation takes its time.
+# ``now_ms`` (the wall clock) in ``serve``; a test passes one it moves
+# (Settings.clock), so no test waits real time for a deadline or an expiry.
+Clock = Callable[[], int]
 
 
 def format_ms(at_ms: int) -> str:

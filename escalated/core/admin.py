@@ -36,7 +36,7 @@ from escalated.domain.review import build_rules, parse_level
 from escalated.domain.scopes import ALL_SCOPES, ROLES
 from escalated.errors import ConfigError, InsufficientScope, NotFound, Unauthenticated
 from escalated.store.base import Store
-from escalated.timeutil import now_ms
+from escalated.timeutil import Clock, now_ms
 
 BOOTSTRAP_KEY_NAME = "bootstrap"
 
@@ -97,8 +97,9 @@ class UnknownReviewers(ConfigError):
 
 
 class AdminService:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_ms) -> None:
         self.store = store
+        self.clock = clock  # epoch ms: key expiry is judged by it
 
     # -- who is asking ---------------------------------------------------------
 
@@ -118,7 +119,7 @@ class AdminService:
             key = await self.store.api_key_by_hash(token_hash=digest)
             if key is None or key.revoked_ms is not None:
                 raise Unauthenticated("unknown or revoked API key")
-            if key.expires_ms is not None and key.expires_ms <= now_ms():
+            if key.expires_ms is not None and key.expires_ms <= self.clock():
                 raise Unauthenticated("expired API key")
             return key_principal(key)
         user = await self.store.user_by_hash(token_hash=digest)
@@ -149,7 +150,7 @@ class AdminService:
         """A new key from a request body (``name``, ``scopes``, ``expiresIn``;
         a 422 lists every problem), by default with all the principal's scopes."""
         require_key_manager(principal)
-        name, scopes, expires_ms = parse_key_request(body, default_scopes=principal.scopes)
+        name, scopes, expires_ms = parse_key_request(body, default_scopes=principal.scopes, at_ms=self.clock())
         return await self.issue_key(principal, name=name, scopes=scopes, expires_ms=expires_ms)
 
     async def issue_key(
@@ -324,7 +325,7 @@ class AdminService:
         """A single-use sign-in secret for ``name`` (the caller makes it a URL)."""
         require_admin(principal)
         refuse_nul(user_name=name)
-        return await WebSessions(self.store).add_login_link(principal.workspace_id, name, ttl_s=ttl_s, at_ms=now_ms())
+        return await WebSessions(self.store, clock=self.clock).add_login_link(principal.workspace_id, name, ttl_s=ttl_s, at_ms=self.clock())
 
     # -- where users are reached (issue #16: email links, Slack buttons) -------
 

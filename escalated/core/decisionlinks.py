@@ -31,7 +31,6 @@ from escalated.core.weblinks import decision_link_url, escalation_url
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
-from escalated.timeutil import now_ms
 
 LINK_TTL_S = 72 * 3600.0
 _SECRET_BYTES = 32
@@ -97,7 +96,7 @@ class DecisionLinks:
         user = await self._admin.user_by_email(workspace_id=esc.workspace_id, email=address)
         if user is None or not await self._service.may_decide(user_principal(user), esc):
             return EmailPlan(page_url=page_url)
-        at_ms = now_ms()
+        at_ms = self._service.clock()
         expires_ms = min(at_ms + self._ttl_ms, esc.deadline_ms or at_ms + self._ttl_ms)
         if esc.status not in ACTIVE_STATUSES or esc.content.response_fields or expires_ms <= at_ms:
             return EmailPlan(page_url=page_url, recipient=user.name)
@@ -126,7 +125,7 @@ class DecisionLinks:
             decided = await self._service.decide(principal, page.escalation, {"choice": page.choice.id})
         except InvalidState:  # the SLA clock, another link or another reviewer got there first
             return attrs.evolve(page, state=SUPERSEDED, escalation=await self._fresh(page.escalation.id))
-        await self.store.use_decision_link(secret_hash=_hash(secret), at_ms=now_ms())
+        await self.store.use_decision_link(secret_hash=_hash(secret), at_ms=self._service.clock())
         return attrs.evolve(page, state=DECIDED, escalation=decided)
 
     async def _look(self, secret: str) -> tuple[LinkPage, Principal]:
@@ -143,7 +142,7 @@ class DecisionLinks:
             return attrs.evolve(page, state=SUPERSEDED), principal
         if link.replaced_ms is not None:
             return attrs.evolve(page, state=REPLACED), principal
-        if link.expires_ms <= now_ms():
+        if link.expires_ms <= self._service.clock():
             return attrs.evolve(page, state=EXPIRED), principal
         if not await self._service.may_decide(principal, esc):
             return attrs.evolve(page, state=REFUSED), principal

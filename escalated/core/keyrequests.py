@@ -7,10 +7,12 @@ from typing import Any
 from escalated.domain.nul import NUL_MESSAGE, nul_fields
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError, ValidationFailed, field_error
-from escalated.timeutil import now_ms, parse_duration_s
+from escalated.timeutil import parse_duration_s
 
 
-def parse_key_request(body: dict[str, Any], *, default_scopes: frozenset[str]) -> tuple[str | None, frozenset[str], int | None]:
+def parse_key_request(
+    body: dict[str, Any], *, default_scopes: frozenset[str], at_ms: int
+) -> tuple[str | None, frozenset[str], int | None]:
     """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
     name = body.get("name")
@@ -34,7 +36,7 @@ def parse_key_request(body: dict[str, Any], *, default_scopes: frozenset[str]) -
         try:
             if not isinstance(expires_in, str):
                 raise ConfigError("not a string")
-            expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000)
+            expires_ms = at_ms + int(parse_duration_s(expires_in) * 1000)
         except ConfigError:
             problems.append(field_error("expiresIn", "must be a duration like 90s, 15m, 4h, 2d or PT15M"))
     if problems:

@@ -19,7 +19,6 @@ from escalated.domain.ids import new_id
 from escalated.errors import InvalidState, NotFound, UserTokenRequired, ValidationFailed, field_error
 from escalated.core.creation import routes_for
 from escalated.core.serviceparts import ServiceParts
-from escalated.timeutil import now_ms
 
 if TYPE_CHECKING:
     from escalated.core.service import Service
@@ -40,7 +39,7 @@ class RuleDecisions(ServiceParts):
             choice=rule.choice,
             resolved_by="human",
             answered_by=f"rule:{rule.id}",
-            answered_at_ms=now_ms(),
+            answered_at_ms=self.clock(),
             reason=rule.reason,
             rule=RuleRef(id=rule.id, created_by=rule.created_by),
         )
@@ -95,7 +94,7 @@ class ReviewerOps:
     async def _assign(
         self, principal: Principal, esc: Escalation, *, assignee: str | None, event: str, acknowledge: bool
     ) -> Escalation:
-        at_ms = now_ms()
+        at_ms = self._service.clock()
         acknowledged = await self._store.assign(
             escalation_id=esc.id, assignee=assignee, by=principal.actor, event=event.removeprefix("escalation."),
             acknowledge=acknowledge, at_ms=at_ms,
@@ -117,7 +116,7 @@ class ReviewerOps:
                 errors=[field_error("policy", "must be a policy routed to you")],
             )
         _refuse_quorum_choice(request, policy)
-        at_ms = now_ms()
+        at_ms = self._service.clock()
         rule = Rule(
             id=new_id("rul"), workspace_id=principal.workspace_id, policy=request.policy, choice=request.choice,
             match=request.match, reason=request.reason, created_by=principal.actor, created_ms=at_ms,
@@ -146,7 +145,7 @@ class ReviewerOps:
     async def revoke_rule(self, principal: Principal, rule_id: str) -> None:
         """Idempotent: the first revocation (who, when) is kept."""
         await self.rule(principal, rule_id)
-        await self._store.revoke_rule(rule_id=rule_id, workspace_id=principal.workspace_id, by=principal.actor, at_ms=now_ms())
+        await self._store.revoke_rule(rule_id=rule_id, workspace_id=principal.workspace_id, by=principal.actor, at_ms=self._service.clock())
 
     async def _sees_rule(self, principal: Principal, rule: Rule) -> bool:
         policy = await self._store.policy(workspace_id=principal.workspace_id, key=rule.policy)
@@ -158,7 +157,7 @@ class ReviewerOps:
 
     async def answer_new(self, esc: Escalation, policy: Policy) -> Escalation | None:
         """After a create committed: the newest active rule that applies decides it."""
-        at_ms = now_ms()
+        at_ms = self._service.clock()
         candidates = await self._store.active_rules(workspace_id=esc.workspace_id, policy=esc.policy, at_ms=at_ms)
         quorum_choices = quorum_choices_of(policy)
         for rule in candidates:

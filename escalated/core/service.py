@@ -67,7 +67,6 @@ from escalated.errors import (
 from escalated.core.metrics import Metrics
 from escalated.core.settings import Settings, http_url
 from escalated.store.base import Store
-from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +77,7 @@ class Service(EscalationReview, RuleDecisions):
     ) -> None:
         self.store = store
         self.settings = settings
+        self.clock = settings.clock  # epoch ms: every operation takes its time here
         self.bus = bus or EventBus()
         self.metrics = metrics or Metrics()
         self._sender_wakers: list[Callable[[], None]] = []
@@ -128,7 +128,7 @@ class Service(EscalationReview, RuleDecisions):
     async def create(
         self, principal: Principal, body: dict[str, Any], *, idempotency: Idempotency | None = None
     ) -> Created | Replayed:
-        at_ms = now_ms()
+        at_ms = self.clock()
         body_sha = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest() if idempotency else ""
         not_before_ms = at_ms - IDEMPOTENCY_WINDOW_MS
         if idempotency:
@@ -253,7 +253,7 @@ class Service(EscalationReview, RuleDecisions):
 
     async def acknowledge(self, principal: Principal, esc: Escalation) -> Escalation:
         _require_active(esc)
-        at_ms = now_ms()
+        at_ms = self.clock()
         changed = await self.store.acknowledge(escalation_id=esc.id, by=principal.actor, at_ms=at_ms)
         if not changed:
             return await self.get(principal, esc.id)
@@ -272,7 +272,7 @@ class Service(EscalationReview, RuleDecisions):
             raise _not_decidable_by(principal, esc)
         _require_active(esc)
         request = validate_decide(body, esc)
-        at_ms = now_ms()
+        at_ms = self.clock()
         resolution = Resolution(
             choice=request.choice,
             resolved_by="human",
@@ -338,7 +338,7 @@ class Service(EscalationReview, RuleDecisions):
     async def cancel(self, principal: Principal, esc: Escalation, body: dict[str, Any]) -> Escalation:
         _require_active(esc)
         reason = validate_cancel(body)
-        at_ms = now_ms()
+        at_ms = self.clock()
         cancellation = Cancellation(cancelled_by=principal.actor, cancelled_at_ms=at_ms, reason=reason)
         callback = await self._cancel_callback(esc, cancellation)
         await self.store.cancel(escalation_id=esc.id, cancellation=cancellation, callback=callback)
@@ -364,7 +364,7 @@ class Service(EscalationReview, RuleDecisions):
         """Queue the escalation's callback again, failed or delivered (same id, same
         bytes, CONTRACT §5), and wake the sender."""
         esc = await self.get(principal, escalation_id)
-        delivery = await self.store.requeue_callback(escalation_id=esc.id, at_ms=now_ms())
+        delivery = await self.store.requeue_callback(escalation_id=esc.id, at_ms=self.clock())
         for listener in self._retry_listeners:
             listener(delivery)
         self.wake_sender()

@@ -10,12 +10,14 @@ if TYPE_CHECKING:
     from escalated.core.settings import Settings
     from escalated.domain.models import Delivery, Escalation, Resolution
     from escalated.store.base import Store
+    from escalated.timeutil import Clock
 
 
 class ServiceParts:
     if TYPE_CHECKING:
         store: Store
         settings: Settings
+        clock: Clock
         web_url: str
 
         def _callback(self, esc: Escalation, resolution: Resolution, event: str) -> Delivery | None: ...

@@ -11,6 +11,7 @@ import attrs
 from escalated.domain.limits import MAX_BODY_BYTES
 from escalated.domain.mailserver import MailServer
 from escalated.domain.urlsafety import CallbackRules
+from escalated.timeutil import Clock, now_ms
 
 DEFAULT_PORT = 8470
 DEFAULT_RETRY_SCHEDULE_S = (5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 10800.0)
@@ -106,3 +107,6 @@ class Settings:
     # An email decision link works until the escalation's deadline or this long, whichever is first.
     link_ttl_s: float = 72 * 3600.0
     mcp: bool = False  # serve --mcp: the MCP tools at /mcp (escalated[mcp])
+    # Where every part of the server reads the time (the core, the SLA clock,
+    # the sender, the handlers): the wall clock; tests pass one they move.
+    clock: Clock = attrs.field(default=now_ms, repr=False, eq=False)

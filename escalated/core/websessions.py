@@ -22,7 +22,7 @@ from escalated.domain.models import Principal
 from escalated.errors import Unauthenticated
 from escalated.core.principals import user_principal
 from escalated.store.base import Store
-from escalated.timeutil import now_ms
+from escalated.timeutil import Clock, now_ms
 
 DEFAULT_IDLE_S = 12 * 3600.0
 # However active, a session ends this long after sign-in: a stolen or
@@ -65,8 +65,11 @@ def csrf_ok(session_secret: str | None, presented: str | None) -> bool:
 
 
 class WebSessions:
-    def __init__(self, store: Store, *, idle_s: float = DEFAULT_IDLE_S, lifetime_s: float = DEFAULT_LIFETIME_S) -> None:
+    def __init__(
+        self, store: Store, *, idle_s: float = DEFAULT_IDLE_S, lifetime_s: float = DEFAULT_LIFETIME_S, clock: Clock = now_ms
+    ) -> None:
         self.store = store
+        self._clock = clock
         self.idle_ms = int(idle_s * 1000)
         self.lifetime_ms = int(lifetime_s * 1000)
 
@@ -81,12 +84,12 @@ class WebSessions:
         user = await self.store.user_by_hash(token_hash=token_hash)
         if user is None:
             raise Unauthenticated("unknown user token")
-        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
+        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), self._clock()
         await self.store.start_session(id_hash=_hash(secret), user_id=user.id, user_token_hash=token_hash, at_ms=at_ms)
         return NewSession(secret=secret, signed_in=SignedIn(principal=user_principal(user), csrf=csrf_token(secret)))
 
     async def sign_in_with_link(self, link_secret: str) -> NewSession:
-        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), now_ms()
+        secret, at_ms = secrets.token_urlsafe(_SECRET_BYTES), self._clock()
         user = await self.store.redeem_login_link(secret_hash=_hash(link_secret), session_hash=_hash(secret), at_ms=at_ms)
         if user is None:
             raise Unauthenticated("this sign-in link is used, expired or unknown; ask for a new one")
@@ -96,7 +99,7 @@ class WebSessions:
         """The session's user, or None when there is no live session."""
         if not session_secret:
             return None
-        at_ms = now_ms() if at_ms is None else at_ms
+        at_ms = self._clock() if at_ms is None else at_ms
         id_hash = _hash(session_secret)
         found = await self.store.session_user(id_hash=id_hash)
         if found is None:
@@ -110,7 +113,7 @@ class WebSessions:
         return SignedIn(principal=user_principal(user), csrf=csrf_token(session_secret))
 
     async def sign_out(self, session_secret: str) -> None:
-        await self.store.end_session(id_hash=_hash(session_secret), at_ms=now_ms())
+        await self.store.end_session(id_hash=_hash(session_secret), at_ms=self._clock())
 
     async def add_login_link(self, workspace_id: str, name: str, *, ttl_s: float, at_ms: int) -> str:
         """Mint a single-use sign-in link for user ``name``; only its hash is stored."""

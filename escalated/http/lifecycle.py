@@ -51,9 +51,9 @@ async def engine_ctx(app: web.Application):
     service = app[SERVICE]
     health = app[ENGINE_HEALTH] = EngineHealth()
     stop_when_dead = partial(_stop_process_when_dead, health)
-    clock = SlaClock(service)
+    clock = SlaClock(service, now=service.clock)
     stop = asyncio.Event()
-    async with Sender(service, metrics=app[METRICS], links=app[DECISION_LINKS]) as sender:
+    async with Sender(service, metrics=app[METRICS], links=app[DECISION_LINKS], now=service.clock) as sender:
         app[CLOCK] = clock
         app[SENDER] = sender
         service.bus.add_listener(clock.on_event)

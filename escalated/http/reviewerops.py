@@ -11,7 +11,6 @@ from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
 from escalated.http.body import read_json
 from escalated.http.escalations import json_response
-from escalated.timeutil import now_ms
 
 
 async def claim(request: web.Request) -> web.Response:
@@ -33,21 +32,24 @@ async def assign(request: web.Request) -> web.Response:
 async def create_rule(request: web.Request) -> web.Response:
     principal = await require(request, scopes.DECIDE)
     body = await read_json(request)
-    rule = await request.app[SERVICE].reviewer_ops.create_rule(principal, body)
-    return json_response(rule_resource(rule, at_ms=now_ms()), status=201, headers={"Location": f"/rules/{rule.id}"})
+    service = request.app[SERVICE]
+    rule = await service.reviewer_ops.create_rule(principal, body)
+    return json_response(rule_resource(rule, at_ms=service.clock()), status=201, headers={"Location": f"/rules/{rule.id}"})
 
 
 async def list_rules(request: web.Request) -> web.Response:
     principal = await require(request, scopes.DECIDE)
-    found = await request.app[SERVICE].reviewer_ops.rules(principal)
-    at_ms = now_ms()
+    service = request.app[SERVICE]
+    found = await service.reviewer_ops.rules(principal)
+    at_ms = service.clock()
     return json_response({"data": [rule_resource(r, at_ms=at_ms) for r in found]})
 
 
 async def get_rule(request: web.Request) -> web.Response:
     principal = await require(request, scopes.DECIDE)
-    rule = await request.app[SERVICE].reviewer_ops.rule(principal, request.match_info["id"])
-    return json_response(rule_resource(rule, at_ms=now_ms()))
+    service = request.app[SERVICE]
+    rule = await service.reviewer_ops.rule(principal, request.match_info["id"])
+    return json_response(rule_resource(rule, at_ms=service.clock()))
 
 
 async def revoke_rule(request: web.Request) -> web.Response:

@@ -17,7 +17,7 @@ from escalated.domain.scopes import ALL_SCOPES, READ, WRITE
 from escalated.domain.validation import POLICY_KEY
 from escalated.errors import ConfigError
 from escalated.http.appkeys import ADMIN, SETTINGS
-from escalated.timeutil import format_duration_s, now_ms, parse_duration_s
+from escalated.timeutil import format_duration_s, parse_duration_s
 from escalated.web import session
 from escalated.web.policyreview import levels_to_save, needs_saved, review_values
 from escalated.web.render import page, see_other
@@ -191,7 +191,7 @@ async def create_key(request: web.Request) -> web.Response:
         if not scopes or not scopes <= frozenset(ALL_SCOPES):
             raise ConfigError("choose at least one scope")
         expires_in = _text(data, "expires_in")
-        expires_ms = now_ms() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
+        expires_ms = request.config_dict[SETTINGS].clock() + int(parse_duration_s(expires_in) * 1000) if expires_in else None
         secret, info = await request.config_dict[ADMIN].issue_key(who.principal, name=name, scopes=scopes, expires_ms=expires_ms)
     except ConfigError as exc:
         return await keys(request, error=exc.detail, status=422)

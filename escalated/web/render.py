@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp_jinja2
 from aiohttp import web
 
-from escalated.timeutil import now_ms
+from escalated.http.appkeys import SETTINGS
 from escalated.web.session import SIGNED_IN
 
 
@@ -15,7 +15,7 @@ def page(request: web.Request, template: str, context: dict | None = None, *, st
     base = {
         "me": who.principal if who else None,
         "csrf": who.csrf if who else "",
-        "now_ms": now_ms(),
+        "now_ms": request.config_dict[SETTINGS].clock(),
         "path": request.path,
     }
     return aiohttp_jinja2.render_template(template, request, {**base, **(context or {})}, status=status)

@@ -1,7 +1,8 @@
 """A real server for the API tests, shared per module, on either backend.
 
 ``LiveServer`` runs the real app (``create_app``, SLA clock and sender
-included) on port 0 in a thread of its own, against a SQLite file in a
+included) on port 0 in a thread of its own, with a clock the test can move
+(``advance``: tests/support/clock.py), against a SQLite file in a
 temporary directory or a PostgreSQL database (the module-scoped ``live``
 runs each module once per backend: see tests/conftest.py). Tests talk to it
 over real HTTP with ``Http`` (tests/support/http.py: stdlib ``http.client``,
@@ -21,11 +22,12 @@ from aiohttp import web
 
 from escalated.core.admin import PolicyRequest
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.http.appkeys import ADMIN
+from escalated.http.appkeys import ADMIN, CLOCK, SENDER
 from escalated.core.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
 from tests.support.api import escalation_body, unique
+from tests.support.clock import MovableClock
 from tests.support.http import Http
 from tests.support.threaded import ThreadedServer
 
@@ -35,7 +37,8 @@ class LiveServer:
 
     def __init__(self, db: Path | str, **settings: Any) -> None:
         self.db = db  # a SQLite file or a postgresql:// URL, as --db takes it
-        self.settings = Settings(db_path=parse_db(db), port=0, **settings)
+        self.clock = MovableClock()  # every part of the server reads it (advance moves it)
+        self.settings = Settings(db_path=parse_db(db), port=0, clock=self.clock, **settings)
         self.url = ""
         self._server = ThreadedServer("live-server")
 
@@ -52,6 +55,19 @@ class LiveServer:
     @property
     def app(self) -> web.Application:
         return self._server.app
+
+    def advance(self, seconds: float) -> None:
+        """Move the server's clock on by ``seconds``, and have the SLA clock
+        and the sender look at once (they sleep by the wall clock until
+        their next due time)."""
+        self.clock.advance(seconds)
+
+        async def wake() -> None:
+            for key in (CLOCK, SENDER):
+                if key in self.app:
+                    self.app[key].wake()
+
+        self._run(wake)
 
     # -- set-up through the running app's core, as an admin of the workspace ---
 
