@@ -17,6 +17,19 @@ The pattern of examples/langgraph_refund as a library:
   ``resume_by_waiting`` is the ``/wait`` fallback for cancellations without a
   callback and agents without a receiver.
 
+Gating a tool without writing a node (what ``contracts apply`` writes for a
+prebuilt agent with a checkpointer): ``@interrupt_for_approval`` under
+LangChain's ``@tool`` makes the tool ``interrupt`` with its name and arguments
+before its body runs, and ``invoke_with_approvals`` / ``ainvoke_with_approvals``
+run the graph, file each such interrupt as one escalation (``runId`` = the
+thread id, ``Idempotency-Key`` = ``<thread id>:<interrupt id>``), wait for the
+decisions over ``/wait`` and resume with them: an approved call runs its body
+once, a rejected one returns the reviewer's words to the model as the tool's
+result. LangGraph re-runs an interrupted task from its first line, so this
+needs one tool call per task (the prebuilt agent's tool node sends each call
+as a task of its own): in a hand-built node running several calls, a resume
+would run the others again.
+
 The resume value is a ``dict``: ``escalationId``, ``status`` (``resolved``
 or ``cancelled``), and ``choice``, ``reason``, ``response``, ``answeredBy``,
 ``resolvedBy`` for a decision, or ``reason``, ``cancelledBy`` for a
@@ -27,8 +40,12 @@ signature checked out, because a callback body carries no reason.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
+import inspect
+import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 try:
     from langgraph.types import Command, interrupt
@@ -42,6 +59,7 @@ from escalated.adapters.approvals import (
     ApprovalUnavailable,
     cause_of,
     client_scope,
+    file_call,
     rejection_message,
     resume_target,
 )
@@ -49,10 +67,17 @@ from escalated.agent.client import ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
 from escalated.agent.toolcall import APPROVE, ToolCall, describe, idempotency_key
 from escalated.domain.models import CANCELLED, RESOLVED
+from escalated.guard.tools import tool_arguments
 
-__all__ = ["ApprovalUnavailable", "ThreadResumer", "approve_tool_call", "escalate", "resume_by_waiting", "resume_value"]
+__all__ = [
+    "ApprovalUnavailable", "ThreadResumer", "ainvoke_with_approvals", "approve_tool_call", "escalate",
+    "interrupt_for_approval", "invoke_with_approvals", "resume_by_waiting", "resume_value",
+]  # fmt: skip
 
 MARK = "escalated"  # in every interrupt value this module raises, beside escalationId
+# The interrupt value of a tool asking approval itself (interrupt_for_approval): MARK is this.
+ASKING = "tool_call"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 async def escalate(
@@ -176,3 +201,97 @@ def _interrupt_for(snapshot: Any, escalation_id: str) -> str | None:
         if isinstance(value, dict) and value.get(MARK) and value.get("escalationId") == escalation_id:
             return waiting.id
     return None
+
+
+def interrupt_for_approval(tool: F) -> F:
+    """Under LangChain's ``@tool``: the tool ``interrupt``s with its name and arguments before its body runs.
+
+    Resumed by ``invoke_with_approvals`` with the reviewer's decision: approve
+    runs the body, anything else returns the reason to the model instead. The
+    wrapper keeps the function's name, signature and docstring, which ``@tool``
+    reads for the tool's schema; what the framework passes the tool itself (its
+    ``ToolRuntime``, config, state) is not in the arguments the reviewer sees.
+    """
+    if inspect.iscoroutinefunction(tool):
+
+        @functools.wraps(tool)
+        async def asking_async(*args: Any, **kwargs: Any) -> Any:
+            approval = _ask(tool, args, kwargs)
+            return await tool(*args, **kwargs) if approval.approved else approval.message
+
+        return asking_async  # type: ignore[return-value]
+
+    @functools.wraps(tool)
+    def asking(*args: Any, **kwargs: Any) -> Any:
+        approval = _ask(tool, args, kwargs)
+        return tool(*args, **kwargs) if approval.approved else approval.message
+
+    return asking  # type: ignore[return-value]
+
+
+def _ask(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Approval:
+    # JSON text, so the checkpointer keeps it whatever the values are; a value JSON cannot hold shows its type.
+    arguments = json.dumps(tool_arguments(tool, args, kwargs), default=lambda value: f"<{type(value).__name__}>")
+    asked = {MARK: ASKING, "tool": getattr(tool, "__name__", "tool"), "arguments": arguments, "description": inspect.getdoc(tool)}
+    return approval_from(interrupt(asked))
+
+
+async def ainvoke_with_approvals(
+    graph: Any, input: Any, config: Any, *, policy: str, client: EscalatedClient | None = None, agent_id: str | None = None, **kwargs: Any
+) -> Any:
+    """``graph.ainvoke(input, config, **kwargs)``, each ``interrupt_for_approval`` answered by a reviewer, to the end."""
+    thread_id = str(config["configurable"]["thread_id"])
+    agent = agent_id or getattr(graph, "name", None) or "langgraph"
+    async with client_scope(client) as escalated:
+        output = await graph.ainvoke(input, config, **kwargs)
+        while asking := _asking(await graph.aget_state(config)):
+            decisions = await _decide(escalated, asking, policy=policy, run_id=thread_id, agent_id=agent)
+            output = await graph.ainvoke(Command(resume=decisions), config, **kwargs)
+    return output
+
+
+def invoke_with_approvals(graph: Any, input: Any, config: Any, *, policy: str, agent_id: str | None = None, **kwargs: Any) -> Any:
+    """The same for ``graph.invoke``; the server's address and key come from ``ESCALATED_URL`` / ``ESCALATED_API_KEY``."""
+    thread_id = str(config["configurable"]["thread_id"])
+    agent = agent_id or getattr(graph, "name", None) or "langgraph"
+    output = graph.invoke(input, config, **kwargs)
+    while asking := _asking(graph.get_state(config)):
+        decisions = _in_own_loop(lambda: _decide_from_env(asking, policy=policy, run_id=thread_id, agent_id=agent))
+        output = graph.invoke(Command(resume=decisions), config, **kwargs)
+    return output
+
+
+def _asking(snapshot: Any) -> list[Any]:
+    """The thread's pending interrupts raised by ``interrupt_for_approval`` (others are the graph's own)."""
+    pending = getattr(snapshot, "interrupts", None)
+    if pending is None:  # older snapshots list them per task
+        pending = [i for task in snapshot.tasks for i in task.interrupts]
+    return [i for i in pending if isinstance(i.value, dict) and i.value.get(MARK) == ASKING]
+
+
+async def _decide(client: EscalatedClient, asking: list[Any], *, policy: str, run_id: str, agent_id: str) -> dict[str, Any]:
+    """File every call of the pause first, then wait for each: interrupt id -> resume value."""
+    filed = []
+    for waiting in asking:
+        value = waiting.value
+        call = ToolCall(name=value["tool"], call_id=waiting.id, arguments=value["arguments"], description=value.get("description"))
+        filed.append((waiting.id, await file_call(client, call, policy=policy, run_id=run_id, agent_id=agent_id)))
+    decisions = {}
+    for interrupt_id, escalation in filed:
+        try:
+            done = await client.wait_until_done(escalation["id"])
+        except ApiError as error:
+            raise ApprovalUnavailable(f"lost the reviewer's decision on {escalation['id']}: {cause_of(client, error)}") from error
+        decisions[interrupt_id] = resume_value(done)
+    return decisions
+
+
+async def _decide_from_env(asking: list[Any], **kwargs: Any) -> dict[str, Any]:
+    async with client_scope(None) as client:
+        return await _decide(client, asking, **kwargs)
+
+
+def _in_own_loop(make: Callable[[], Any]) -> Any:
+    """Run a coroutine to its end from sync code, whether or not this thread runs an event loop."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-langgraph") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()

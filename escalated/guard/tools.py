@@ -32,7 +32,7 @@ from escalated.agent.toolcall import ToolCall, arguments_of
 from escalated.guard import runtime as _guard
 from escalated.guard.render import render_output
 
-__all__ = ["guard_tool"]
+__all__ = ["guard_tool", "tool_arguments"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,6 +112,16 @@ def _tool_call(tool: Callable[..., Any], contract: Any, call: Any, args: tuple[A
     ``RunContext``) is left out: the model did not choose it, and it can hold
     anything (46 KB of private state in one real support agent).
     """
+    return ToolCall(
+        name=getattr(tool, "__name__", "tool"),
+        call_id=f"{contract.id}:{call.ordinal}",
+        arguments=tool_arguments(tool, args, kwargs),
+        description=inspect.getdoc(tool),
+    )
+
+
+def tool_arguments(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of one call of ``tool`` by parameter name, what the framework passes itself left out."""
     try:
         signature = inspect.signature(tool)
         values = dict(signature.bind_partial(*args, **kwargs).arguments)
@@ -119,9 +129,4 @@ def _tool_call(tool: Callable[..., Any], contract: Any, call: Any, args: tuple[A
         values = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
     else:
         values = {k: v for k, v in values.items() if k not in signature.parameters or not _injected(signature.parameters[k])}
-    return ToolCall(
-        name=getattr(tool, "__name__", "tool"),
-        call_id=f"{contract.id}:{call.ordinal}",
-        arguments=arguments_of(values),
-        description=inspect.getdoc(tool),
-    )
+    return arguments_of(values)

@@ -1,8 +1,10 @@
 """scan -> init --accept-all -> apply on a real LangGraph prebuilt agent, then a real run with a
-LangChain fake chat model scripting the tool call against a real serve: apply guards the money tool
-with guard_tool (the graph calls it synchronously, where the guard waits for the reviewer), so the
-refund runs only after a reviewer approves the tool call over HTTP, and never after a reject; the
-tool's ToolRuntime (the run's context) is not the evidence."""
+LangChain fake chat model scripting the tool call against a real serve. Without a checkpointer apply
+guards the money tool with guard_tool (the graph calls it synchronously, where the guard waits for the
+reviewer); with one, through LangGraph's own interrupt (the tool interrupts with its name and
+arguments, escalated.adapters.langgraph.invoke_with_approvals files it and resumes the thread with the
+decision). Either way the refund runs only after a reviewer approves the tool call over HTTP, and
+never after a reject; the tool's ToolRuntime (the run's context) is not the evidence."""
 
 from __future__ import annotations
 
@@ -152,4 +154,79 @@ def test_a_rejected_tool_call_never_refunds(tmp_path, apply_server):
     # guard_tool raises inside the graph's tool node (LangGraph re-raises a tool's own error): the run
     # ends there, nothing refunded and no final answer to review.
     assert run.returncode != 0 and "EscalationRejected" in err, err
+    assert not (project / "refunds.log").exists()
+
+
+# The same shop on a checkpointer: LangGraph can pause the run at the tool and resume it.
+SAVED_SHOP = SHOP.replace(
+    "agent = create_react_agent(Scripted(messages=iter([])), [issue_refund], context_schema=Shop)",
+    "agent = create_react_agent(Scripted(messages=iter([])), [issue_refund], context_schema=Shop, checkpointer=InMemorySaver())",
+).replace(
+    'result = agent.invoke({"messages": [("user", request)]}, context=Shop())',
+    'result = agent.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": "refund-o-981"}}, context=Shop())',
+).replace(
+    "from langgraph.prebuilt import ToolRuntime", "from langgraph.checkpoint.memory import InMemorySaver\nfrom langgraph.prebuilt import ToolRuntime"
+)
+
+
+def _applied_on_a_checkpointer(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subprocess.Popen]:
+    project = tmp_path / "project"
+    (project / "stripe").mkdir(parents=True)
+    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
+    assert SAVED_SHOP.count("InMemorySaver") == 2 and "refund-o-981" in SAVED_SHOP
+    (project / "shop.py").write_text(SAVED_SHOP)
+    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
+    contract = load_contracts(project).contracts["shop.handle"]
+    assert contract.mode == "required"
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert applied.exit_code == 0, applied.output
+    source = (project / "shop.py").read_text()
+    assert "@tool\n@interrupt_for_approval\ndef issue_refund(" in source and "guard_tool" not in source
+    assert (
+        'guard("shop.handle", lambda: invoke_with_approvals(agent, {"messages": [("user", request)]}, '
+        '{"configurable": {"thread_id": "refund-o-981"}}, context=Shop(), policy="agents.shop.handle"))'
+    ) in source
+    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
+    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
+    apply_server.cli("policy", "set", contract.policy)
+    return project, launch(project, apply_server)
+
+
+def test_on_a_checkpointer_the_refund_waits_in_langgraphs_interrupt_until_approved(tmp_path, apply_server):
+    project, run = _applied_on_a_checkpointer(tmp_path, apply_server)
+    try:
+        asked = _wait_for_open_escalation(apply_server)
+        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
+        assert asked["runId"] == "refund-o-981"  # the thread is the run
+        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
+        assert "private notes" not in str(asked)  # the run's context is not the evidence
+        assert run.poll() is None and not (project / "refunds.log").exists()  # paused at the interrupt: nothing refunded
+        _decide(apply_server, asked["id"], "approve")
+        final = _wait_for_open_escalation(apply_server)  # the guard around the run: its final answer
+        assert (project / "refunds.log").read_text() == "o-981 1250\n"  # once
+        _decide(apply_server, final["id"], "approve")
+        out, err = finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert out.strip() == "done: refunded 12.50 EUR for order o-981"
+    assert (project / "refunds.log").read_text() == "o-981 1250\n"
+
+
+def test_on_a_checkpointer_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, apply_server):
+    project, run = _applied_on_a_checkpointer(tmp_path, apply_server)
+    try:
+        asked = _wait_for_open_escalation(apply_server)
+        _decide(apply_server, asked["id"], "reject")
+        final = _wait_for_open_escalation(apply_server)  # the run went on: the model answered the rejection
+        assert not (project / "refunds.log").exists()
+        _decide(apply_server, final["id"], "approve")
+        out, err = finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert out.strip().startswith("done: The call was rejected by") and "looks right" in out
     assert not (project / "refunds.log").exists()

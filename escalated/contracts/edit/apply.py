@@ -171,9 +171,9 @@ def rewrite_file(
         module, done = with_approvals(cst.parse_module(result.code), approvals)
         if done:
             result = attrs.evolve(result, code=module.bytes)
-    # A Pydantic AI run (always in this file with its tools) apply could not route through the adapter:
-    # its tools take guard_tool, never a deferral nobody answers.
-    tools = [attrs.evolve(t, approval="") if t.approval == "pydantic" and t.contract_id not in done else t for t in tools]
+    # A Pydantic AI or LangGraph run (always in this file with its tools) apply could not route through the
+    # adapter: its tools take guard_tool, never a deferral or an interrupt nobody answers.
+    tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph"} and t.contract_id not in done else t for t in tools]
     if not tools:
         return result, (), []
     decorated = decorate_tools(cst.parse_module(result.code), tools)

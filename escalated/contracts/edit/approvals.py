@@ -27,9 +27,24 @@ answer). Pydantic AI's hook is ``requires_approval``: a ``required``
 
 (a deferred call ends the run with ``DeferredToolRequests``, so the agent's
 ``output_type`` must admit it; the adapter resumes the run with the decisions,
-and its final output is the agent's own type again). A tool without a
-decorator to extend, or a run apply cannot route through the adapter (its
-agent built in another file), keeps the ``guard_tool`` path (tool_guard.py).
+and its final output is the agent's own type again). LangGraph's hook is
+``interrupt``, which needs a checkpointer: a ``required`` ``invoke`` of a
+prebuilt agent built beside it with one becomes::
+
+    agent = create_react_agent(model, [issue_refund], checkpointer=InMemorySaver())
+
+    @tool
+    @interrupt_for_approval
+    def issue_refund(order_id: str) -> str: ...
+
+    result = guard("shop.handle", lambda: invoke_with_approvals(
+        agent, {"messages": [...]}, {"configurable": {"thread_id": thread_id}}, policy="agents.shop.handle"))
+
+(the thread id is the run id; ``ainvoke`` becomes ``ainvoke_with_approvals``).
+A tool without a decorator to extend, a run apply cannot route through the
+adapter (its agent built in another file, a graph without a checkpointer, the
+prebuilt agent's ``version="v1"`` tool node, which re-runs every call of a
+message on resume) keeps the ``guard_tool`` path (tool_guard.py).
 """
 
 from __future__ import annotations
@@ -44,6 +59,9 @@ from escalated.contracts.edit.rewrite import import_position
 ADAPTER_IMPORT = "from escalated.adapters.openai_agents import run_with_approvals"
 PYDANTIC_IMPORTS = ("from escalated.adapters.pydantic_ai import run_with_approvals", "from pydantic_ai import DeferredToolRequests")
 UUID_IMPORT = "import uuid"
+LANGGRAPH_MODULE = "escalated.adapters.langgraph"
+LANGGRAPH_GATE = "interrupt_for_approval"
+LANGGRAPH_RUNS = {"invoke": "invoke_with_approvals", "ainvoke": "ainvoke_with_approvals"}
 RUNNER = "Runner.run"
 DEFERRED = "DeferredToolRequests"
 # The framework's decorator and the keyword that asks its approval.
@@ -54,6 +72,8 @@ def approval_framework(call: LlmCall) -> str:
     """Which adapter's run_with_approvals can run ``call``: "agents", "pydantic", or ""."""
     if call.api == "agents.Runner.run":
         return "agents"
+    if call.provider == "langchain" and call.runner_kind == "agent" and call.api in LANGGRAPH_RUNS:
+        return "langgraph"
     return "pydantic" if call.runner_kind == "pydantic-agent" and call.api == "run" else ""
 
 
@@ -62,7 +82,7 @@ def with_approvals(module: cst.Module, policies: Mapping[str, str]) -> tuple[cst
     ``policies`` (contract id -> policy); the ids rewritten."""
     if not policies:
         return module, ()
-    editor = _RunRewriter(policies, agents=_built_agents(module))
+    editor = _RunRewriter(policies, agents=_built_agents(module), graphs=_interrupting_graphs(module))
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
@@ -70,8 +90,10 @@ def with_approvals(module: cst.Module, policies: Mapping[str, str]) -> tuple[cst
     if editor.deferring:
         new = new.visit(_OutputTypes(editor.deferring))
         assert isinstance(new, cst.Module)
-    imports = (UUID_IMPORT, *(PYDANTIC_IMPORTS if editor.deferring else (ADAPTER_IMPORT,)))
-    return _ensure_imports(new, imports), tuple(sorted(editor.done))
+    imports = [f"from {LANGGRAPH_MODULE} import {name}" for name in sorted(editor.graph_runs)]
+    if editor.done - editor.graph_done:
+        imports += [UUID_IMPORT, *(PYDANTIC_IMPORTS if editor.deferring else (ADAPTER_IMPORT,))]
+    return _ensure_imports(new, tuple(imports)), tuple(sorted(editor.done))
 
 
 def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
@@ -92,11 +114,15 @@ def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.
 
 
 class _RunRewriter(cst.CSTTransformer):
-    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str]) -> None:
+    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str], graphs: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self._policies = policies
         self._agents = agents
+        self._graphs = graphs
         self.done: set[str] = set()
+        # LangGraph runs rewritten: their contract ids, and the adapter functions they now call.
+        self.graph_done: set[str] = set()
+        self.graph_runs: set[str] = set()
         # Pydantic AI agents (module-level names) whose runs now defer: their output_type must admit it.
         self.deferring: set[str] = set()
 
@@ -109,6 +135,11 @@ class _RunRewriter(cst.CSTTransformer):
         run = lam.body
         if not isinstance(contract_id, str) or contract_id not in self._policies or not isinstance(run, cst.Call):
             return updated_node
+        graph_run = self._graph_run(run, self._policies[contract_id])
+        if graph_run is not None:
+            self.done.add(contract_id)
+            self.graph_done.add(contract_id)
+            return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=graph_run))])
         new_args = self._adapter_args(run)
         if new_args is None:
             return updated_node
@@ -120,6 +151,22 @@ class _RunRewriter(cst.CSTTransformer):
         new_run = run.with_changes(func=cst.Name("run_with_approvals"), args=[*_commas(new_args), policy, run_id])
         return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=new_run))])
 
+
+    def _graph_run(self, run: cst.Call, policy: str) -> cst.Call | None:
+        """``graph.invoke(input, config, ...)`` of a graph that can interrupt -> ``invoke_with_approvals(graph, input,
+        config, ..., policy=)``; None for any other call, or one without its config (the thread id is the run id)."""
+        func = run.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in LANGGRAPH_RUNS and isinstance(func.value, cst.Name)):
+            return None
+        if func.value.value not in self._graphs or any(a.star for a in run.args):
+            return None
+        positional = [a for a in run.args if a.keyword is None]
+        if len(positional) < 2 and not any(a.keyword is not None and a.keyword.value == "config" for a in run.args):
+            return None
+        adapter = LANGGRAPH_RUNS[func.attr.value]
+        self.graph_runs.add(adapter)
+        policy_arg = cst.Arg(cst.SimpleString(_quoted(policy)), keyword=cst.Name("policy"), equal=_tight_equal())
+        return run.with_changes(func=cst.Name(adapter), args=[cst.Arg(func.value), *_commas(run.args), policy_arg])
 
     def _adapter_args(self, run: cst.Call) -> Sequence[cst.Arg] | None:
         """The adapter's arguments before policy= and run_id=: Runner.run's own, or agent.run's after its agent."""
@@ -169,6 +216,28 @@ def _built_agents(module: cst.Module) -> frozenset[str]:
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
             if _is_agent(small.value):
                 names.add(small.targets[0].target.value)
+    return frozenset(names)
+
+
+def _interrupting_graphs(module: cst.Module) -> frozenset[str]:
+    """Module-level names bound to ``create_react_agent(..., checkpointer=<not None>)`` whose tool node runs each
+    call as a task of its own (not ``version="v1"``): a tool there can ``interrupt`` and be resumed alone."""
+    names: set[str] = set()
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            continue
+        value = small.value
+        if not (isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func).split(".")[-1] == "create_react_agent"):
+            continue
+        keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        saver = keywords.get("checkpointer")
+        version = keywords.get("version")
+        if saver is None or (isinstance(saver, cst.Name) and saver.value in {"None", "False"}):
+            continue
+        if version is not None and not (isinstance(version, cst.SimpleString) and version.evaluated_value == "v2"):
+            continue
+        names.add(small.targets[0].target.value)
     return frozenset(names)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import attrs
 import libcst as cst
 
-from escalated.contracts.edit.approvals import ask_approval
+from escalated.contracts.edit.approvals import LANGGRAPH_GATE, LANGGRAPH_MODULE, ask_approval
 from escalated.contracts.edit.rewrite import import_position
 
 GUARD_TOOL_NAME = "guard_tool"
@@ -45,7 +45,7 @@ class ToolTarget:
     awaitable: bool = False
     # The run goes through an adapter's run_with_approvals: ask the framework's own approval instead of
     # guard_tool (approvals.py): "agents" (@function_tool(needs_approval=True)), "pydantic"
-    # (@agent.tool(requires_approval=True)); "" for guard_tool.
+    # (@agent.tool(requires_approval=True)), "langgraph" (@interrupt_for_approval under @tool); "" for guard_tool.
     approval: str = ""
 
 
@@ -70,7 +70,9 @@ def decorate_tools(module: cst.Module, targets: Sequence[ToolTarget]) -> Decorat
     assert isinstance(new, cst.Module)
     missing = tuple((t, "tool function not found in the file") for t in targets if t.function not in editor.seen)
     if editor.used_guard_tool:
-        new = _ensure_import(new)
+        new = _ensure_import(new, GUARD_TOOL_IMPORT)
+    if editor.used_interrupt:
+        new = _ensure_import(new, f"from {LANGGRAPH_MODULE} import {LANGGRAPH_GATE}")
     return Decorated(new, tuple(editor.guarded), tuple(editor.already), missing)
 
 
@@ -83,6 +85,7 @@ class _Decorator(cst.CSTTransformer):
         self.guarded: list[ToolTarget] = []
         self.already: list[ToolTarget] = []
         self.used_guard_tool = False
+        self.used_interrupt = False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._names.append(node.name.value)
@@ -103,10 +106,13 @@ class _Decorator(cst.CSTTransformer):
         if target is None or qualname in self.seen:
             return updated_node
         self.seen.add(qualname)
-        if any(_is_guard_tool(d) for d in updated_node.decorators):
+        if any(_is_guard_tool(d) or _decorator_name(d) == LANGGRAPH_GATE for d in updated_node.decorators):
             self.already.append(target)
             return updated_node
         self.guarded.append(target)
+        if target.approval == "langgraph":  # the tool interrupts itself, under the framework's decorator
+            self.used_interrupt = True
+            return updated_node.with_changes(decorators=[*updated_node.decorators, cst.Decorator(decorator=cst.Name(LANGGRAPH_GATE))])
         if target.approval:
             asked = [ask_approval(d, framework=target.approval) for d in updated_node.decorators]
             if any(a is not None for a in asked):
@@ -124,11 +130,15 @@ class _Decorator(cst.CSTTransformer):
 
 
 def _is_guard_tool(decorator: cst.Decorator) -> bool:
+    return _decorator_name(decorator) == GUARD_TOOL_NAME
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
     call = decorator.decorator
     func = call.func if isinstance(call, cst.Call) else call
     if isinstance(func, cst.Name):
-        return func.value == GUARD_TOOL_NAME
-    return isinstance(func, cst.Attribute) and func.attr.value == GUARD_TOOL_NAME
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else ""
 
 
 def _binds_name(module: cst.Module, name: str) -> bool:
@@ -153,14 +163,14 @@ def _binds_name(module: cst.Module, name: str) -> bool:
     return False
 
 
-def _ensure_import(module: cst.Module) -> cst.Module:
-    """``from escalated.guard import guard_tool`` once, after the leading imports."""
+def _ensure_import(module: cst.Module, wanted: str) -> cst.Module:
+    """``wanted`` (``from escalated.guard import guard_tool``) once, after the leading imports."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and cst.Module([]).code_for_node(small) == GUARD_TOOL_IMPORT:
+                if isinstance(small, cst.ImportFrom) and cst.Module([]).code_for_node(small) == wanted:
                     return module
     body = list(module.body)
     at = import_position(body)
-    line = cst.parse_statement(GUARD_TOOL_IMPORT + module.default_newline, config=module.config_for_parsing)
+    line = cst.parse_statement(wanted + module.default_newline, config=module.config_for_parsing)
     return module.with_changes(body=[*body[:at], line, *body[at:]])

@@ -156,6 +156,13 @@ ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.R
 # run_with_approvals(agent, ...) of the Pydantic AI adapter: the same agent.run, its agent the first argument.
 PYDANTIC_ADAPTER_RUN = "escalated.adapters.pydantic_ai.run_with_approvals"
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
+# invoke_with_approvals(graph, ...) of the LangGraph adapter: the same graph.invoke (ainvoke), its graph the first argument.
+LANGGRAPH_ADAPTER_RUNS = {
+    "escalated.adapters.langgraph.invoke_with_approvals": "invoke",
+    "escalated.adapters.langgraph.ainvoke_with_approvals": "ainvoke",
+}
+# @interrupt_for_approval on a LangChain tool: the tool interrupts for a reviewer before its body runs.
+LANGGRAPH_TOOL_GATE = "escalated.adapters.langgraph.interrupt_for_approval"
 
 # Provider of an API-shaped call whose receiver could not be resolved.
 SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (

@@ -58,6 +58,10 @@ class CallMatcher:
             agent = self.kind_of(node.args[0].value, scope)
             if agent is not None and agent.kind == "pydantic-agent":
                 return Match(agent.provider, "run", agent.confidence, agent)
+        if qualified in apis.LANGGRAPH_ADAPTER_RUNS and node.args:
+            graph = self.kind_of(node.args[0].value, scope)
+            if graph is not None and graph.kind == "agent":
+                return Match(graph.provider, apis.LANGGRAPH_ADAPTER_RUNS[qualified], graph.confidence, graph)
         if qualified is not None:
             found = self._qualified_match(qualified)
             if found is not None:

@@ -339,9 +339,11 @@ class ToolResolver:
         return None
 
     def needs_approval(self, scope: Scope) -> bool:
-        """@function_tool(needs_approval=True): the SDK asks a human before the tool runs."""
+        """@function_tool(needs_approval=True): the SDK asks a human before the tool runs (and
+        @interrupt_for_approval: the tool interrupts for escalated's LangGraph adapter)."""
         return any(
-            isinstance(d.decorator, cst.Call) and approval_asked(d.decorator)
+            (isinstance(d.decorator, cst.Call) and approval_asked(d.decorator))
+            or self.index.qualified(d.decorator) == apis.LANGGRAPH_TOOL_GATE
             for d in self.index.decorators.get(scope.qualname, ())
         )
 
