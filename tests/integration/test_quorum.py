@@ -14,11 +14,14 @@ import pytest
 
 from escalated.core.admin import PolicyRequest
 from escalated.core.settings import Settings, parse_db
+from escalated.http.appkeys import CLOCK
+from escalated.timeutil import parse_timestamp_ms
 from escalated.server import create_app
 from tests.conftest import fresh_db
 from tests.integration.test_waiting import _read_events
 from tests.support import setup
 from tests.support.api import escalation_body
+from tests.support.clock import MovableClock
 from tests.support.receiver import Receiver
 
 RACES = 15
@@ -31,8 +34,8 @@ async def _setup(app) -> dict[str, str]:
     quorum = {"quorum": "2", "quorum_choices": ("approve",)}
     await setup.set_policy(app, PolicyRequest(key="two.approve", reviewers=("alice", "bob", "carol"), **quorum))
     await setup.set_policy(app, PolicyRequest(key="three.approve", quorum="3", quorum_choices=("approve",)))
-    await setup.set_policy(app, PolicyRequest(key="two.timed", sla="2s", default_choice="deny", **quorum))
-    await setup.set_policy(app, PolicyRequest(key="late.dave", reviewers=("alice",), levels=("1s:dave",)))
+    await setup.set_policy(app, PolicyRequest(key="two.timed", sla="1h", default_choice="deny", **quorum))
+    await setup.set_policy(app, PolicyRequest(key="late.dave", reviewers=("alice",), levels=("1h:dave",)))
     return secrets
 
 
@@ -44,7 +47,9 @@ async def db(request, fn_backend, tmp_path):
 
 @pytest.fixture
 async def client(aiohttp_client, db):
-    c = await aiohttp_client(create_app(Settings(db_path=parse_db(db), retry_schedule_s=(0.1,))))
+    clock = MovableClock()
+    c = await aiohttp_client(create_app(Settings(db_path=parse_db(db), retry_schedule_s=(0.1,), clock=clock)))
+    c.clock = clock
     c.secrets = await _setup(c.app)
     yield c
     await c.close()  # before its database is dropped
@@ -55,6 +60,12 @@ async def receiver():
     r = await Receiver().start()
     yield r
     await r.stop()
+
+
+def move_to(client, at_ms: int) -> None:
+    """The server's clock to ``at_ms``, and its SLA clock looking at once."""
+    client.clock.advance((at_ms - client.clock()) / 1000)
+    client.app[CLOCK].wake()
 
 
 def auth(client, who="key") -> dict:
@@ -170,9 +181,8 @@ async def test_the_last_approval_against_the_breach_resolves_once(client, receiv
     ids = [await _create(client, "two.timed", receiver) for _ in range(RACES)]
     for esc_id in ids:
         assert (await _decide(client, esc_id, "alice"))[0] == 200
-    deadline_at = (await _get(client, ids[0]))["deadlineAt"]
-    assert deadline_at
-    await asyncio.sleep(max(0.0, 2.0 - 0.15))  # approve right around the 2 s deadline
+    deadline_at = (await _get(client, ids[-1]))["deadlineAt"]  # the latest: an hour away
+    move_to(client, parse_timestamp_ms(deadline_at))  # every deadline is due: the breaches start
     outcomes = await asyncio.gather(*(_decide(client, e, "bob") for e in ids))
     got = await receiver.wait_for(len(ids))
     await asyncio.sleep(0.3)  # a duplicate callback would arrive within this
@@ -190,6 +200,8 @@ async def test_the_last_approval_against_the_breach_resolves_once(client, receiv
 async def test_a_reviewer_added_by_a_level_sees_it_on_events_and_decides_it(client):
     stream = await client.get("/events", headers=auth(client, "dave"))
     esc_id = await _create(client, "late.dave")
+    client.clock.advance(3600)  # the level, an hour after the create
+    client.app[CLOCK].wake()
     [event] = await _read_events(stream, 1)  # dave sees nothing before the level: the first is the level
     stream.close()
     assert event["event"] == "escalation.escalated"
