@@ -11,16 +11,37 @@ from __future__ import annotations
 
 import itertools
 
+import attrs
 import pytest
 
 from escalated.domain.scopes import ALL_SCOPES
+from tests.conftest import fresh_db
+from tests.integration.conftest import LiveServer
 from tests.security.conftest import Served, create
-from tests.support.wait import eventually
+from tests.support.http import Http
 
 SUBSETS = [frozenset(c) for n in range(1, 6) for c in itertools.combinations(ALL_SCOPES, n)]
 
 
-def mint(served: Served, token: str, **body) -> tuple[int, dict]:
+@attrs.frozen
+class Clocked:
+    """The real app in process on a clock the test moves (``live.advance``),
+    for expiry: a key's hours pass at once instead of its seconds in real time."""
+
+    live: LiveServer
+    http: Http
+    key: str
+
+
+@pytest.fixture(scope="module")
+def clocked(request, backend, tmp_path_factory) -> Clocked:
+    with fresh_db(request, backend, tmp_path_factory.mktemp("clocked")) as db:
+        live = LiveServer(db).start()
+        yield Clocked(live=live, http=live.api, key=live.key(name="bootstrap"))
+        live.stop()
+
+
+def mint(served: Served | Clocked, token: str, **body) -> tuple[int, dict]:
     resp = served.http.post("/api-keys", token=token, json_body=body)
     return resp.status, resp.json()
 
@@ -95,12 +116,14 @@ def test_a_key_revoked_by_the_cli_is_refused_by_the_running_server_at_once(serve
     served.http.get("/escalations", token=body["key"]).problem(401, "unauthenticated")
 
 
-def test_a_key_stops_working_when_it_expires_without_a_restart(served):
-    status, body = mint(served, served.key, expiresIn="2s")
+def test_a_key_stops_working_when_it_expires_without_a_restart(clocked):
+    status, body = mint(clocked, clocked.key, expiresIn="1h")
     assert status == 201 and body["expiresAt"]
-    assert served.http.get("/escalations", token=body["key"]).status == 200
-    eventually(lambda: served.http.get("/escalations", token=body["key"]).status == 401, timeout_s=10, interval_s=0.2, what="expiry")
-    served.http.get("/escalations", token=body["key"]).problem(401, "unauthenticated")
+    assert clocked.http.get("/escalations", token=body["key"]).status == 200
+    clocked.live.advance(3599)
+    assert clocked.http.get("/escalations", token=body["key"]).status == 200
+    clocked.live.advance(2)  # past its hour, on the running server's clock
+    clocked.http.get("/escalations", token=body["key"]).problem(401, "unauthenticated")
 
 
 def test_a_rotated_user_token_is_refused_at_once(served):
@@ -111,14 +134,14 @@ def test_a_rotated_user_token_is_refused_at_once(served):
     assert served.http.get("/escalations", token=new).status == 200
 
 
-def test_a_key_minted_without_expiry_by_an_expiring_key_dies_with_it(served):
-    _, parent = mint(served, served.key, expiresIn="3s")
-    status, child = mint(served, parent["key"])
+def test_a_key_minted_without_expiry_by_an_expiring_key_dies_with_it(clocked):
+    _, parent = mint(clocked, clocked.key, expiresIn="1h")
+    status, child = mint(clocked, parent["key"])
     assert status == 201, child
     assert child["expiresAt"] == parent["expiresAt"]
-    assert served.http.get("/escalations", token=child["key"]).status == 200
-    eventually(lambda: served.http.get("/escalations", token=child["key"]).status == 401, timeout_s=10, interval_s=0.2, what="child expiry")
-    served.http.get("/escalations", token=child["key"]).problem(401, "unauthenticated")
+    assert clocked.http.get("/escalations", token=child["key"]).status == 200
+    clocked.live.advance(3601)  # past the parent's hour
+    clocked.http.get("/escalations", token=child["key"]).problem(401, "unauthenticated")
 
 
 def test_a_key_asking_to_outlive_its_issuer_gets_the_issuers_expiry(served):
