@@ -19,7 +19,6 @@ import attrs
 from ulid import ULID
 
 from escalated.domain.models import DEFAULT_WORKSPACE, OPEN, Choice, Content, Escalation, HistoryEntry, Resume, Subject
-from escalated.store.sqlite import workspaces
 from escalated.store.sqlite import escalations as store
 from escalated.store.sqlite.db import connect, run_in_transaction
 from escalated.store.queries import load
@@ -74,7 +73,7 @@ def seed(
     conn = connect(db_path, synchronous="OFF")
     conn.execute("PRAGMA cache_size=-262144")  # 256 MB: the indexes of a million rows stay in memory
     try:
-        ws = workspaces.workspace_by_name(conn, name=DEFAULT_WORKSPACE).id
+        ws = conn.execute(load("sqlite")["workspace_by_name"], {"name": DEFAULT_WORKSPACE}).fetchone()[0]
         at_ms = int(time.time() * 1000)
         first = template(ws, policy, resume_url=resume_url, secret=secret, at_ms=at_ms)
         first = attrs.evolve(first, deadline_ms=offsets_ms[0])

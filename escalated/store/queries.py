@@ -5,6 +5,12 @@ NAME`` (a clause or column list); ``{NAME}`` inside a block is replaced by
 the text of an earlier block, so the shared column lists are written once.
 The store is the only reader of these; tests/unit/test_queries.py checks
 that every block is used and that every statement parses.
+
+Parameters are named, ``:name``, written once for both dialects: SQLite
+reads that style itself; for PostgreSQL (psycopg) the loader rewrites each
+to ``%(name)s``. The statements run with a dict of values (extra keys are
+ignored by both drivers). A block may still use positional ``?``/``%s``,
+run with a tuple; nothing rewrites those.
 """
 
 from __future__ import annotations
@@ -15,13 +21,22 @@ from importlib import resources
 
 _HEADER = re.compile(r"^-- (name|part): ([a-z_]+)\s*$")
 _REFERENCE = re.compile(r"\{([a-z_]+)\}")
+# ``:name``, but not PostgreSQL's ``::type`` cast nor a digit (``'10:30'``).
+_NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+# How each dialect's driver spells a named parameter.
+_PLACEHOLDER = {"sqlite": r":\1", "postgres": r"%(\1)s"}
 
 
 @functools.cache
 def load(dialect: str) -> dict[str, str]:
     """Every block of the dialect's file, by name, references expanded."""
     text = resources.files("escalated.store").joinpath("sql", f"{dialect}.sql").read_text(encoding="utf-8")
-    return parse(text)
+    return {name: named(block, dialect) for name, block in parse(text).items()}
+
+
+def named(sql: str, dialect: str) -> str:
+    """``sql`` with its ``:name`` parameters spelled as the dialect's driver reads them."""
+    return _NAMED.sub(_PLACEHOLDER[dialect], sql)
 
 
 def parse(text: str) -> dict[str, str]:

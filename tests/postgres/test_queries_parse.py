@@ -59,6 +59,9 @@ def _prepared(conn: psycopg.Connection, sql: str) -> None:
     while "%s" in numbered:
         count += 1
         numbered = numbered.replace("%s", f"${count}", 1)
+    for name in dict.fromkeys(re.findall(r"%\(([a-z_0-9]+)\)s", numbered)):  # named: one number per name
+        count += 1
+        numbered = numbered.replace(f"%({name})s", f"${count}")
     result = conn.pgconn.prepare(b"", numbered.encode())
     status = result.status
     assert status == psycopg.pq.ExecStatus.COMMAND_OK, result.error_message.decode()

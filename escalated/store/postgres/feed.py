@@ -22,7 +22,7 @@ from escalated.domain.records import Change
 from escalated.errors import DatabaseUnavailable
 
 if TYPE_CHECKING:
-    from escalated.store.postgres.store import PostgresStore
+    from escalated.store.postgres.connector import PostgresConnector
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -30,7 +30,7 @@ RETRY_S = 0.5
 
 
 class ChangeFeed:
-    def __init__(self, store: PostgresStore, *, on_change: Callable[[Change], None]) -> None:
+    def __init__(self, store: PostgresConnector, *, on_change: Callable[[Change], None]) -> None:
         self._store = store
         self._on_change = on_change
         self._rung = asyncio.Event()

@@ -1,12 +1,11 @@
-"""What the query mixins of ``PostgresStore`` (admin.py, decisionlinks.py,
-reviewerops.py) use of it, declared once so each mixin is checked against it.
-``PostgresStore`` sets the attributes and defines the reads."""
+"""What the query mixin of ``PostgresStore`` (reviewerops.py) uses of it,
+declared so the mixin is checked against it. ``PostgresStore`` sets the
+attributes and defines the reads."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from escalated.store.postgres.lookups import Lookups
 from escalated.store.postgres.writer import PgWriter
 
 Params = tuple[Any, ...] | list[Any]
@@ -14,7 +13,6 @@ Params = tuple[Any, ...] | list[Any]
 
 class StoreParts:
     _writer: PgWriter
-    _lookups: Lookups
 
     async def _fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError  # PostgresStore's

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 import psycopg
 
 from escalated.errors import DatabaseBusy, DatabaseUnavailable
+from escalated.store.connector import NO_PARAMS
 from escalated.store.postgres.outage import CONNECT_TIMEOUT_S, RECOVERY_WAIT_S, Outage, lost_connection
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class GroupTx:
     async def execute(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] | None = None) -> psycopg.AsyncCursor:
         return await self.conn.execute(sql, params)
 
-    async def changed(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] | None = None) -> int:
+    async def changed(self, sql: str, params: tuple[Any, ...] | list[Any] | Mapping[str, Any] | None = None) -> int:
         """The number of rows a statement changed. In a pipeline that number
         exists only once the server has answered, so wait for it here (a
         compare-and-set must never read "unknown" as "nothing changed")."""
@@ -87,6 +88,22 @@ class GroupTx:
 
     def write_last(self, row: tuple[Any, ...]) -> None:
         self.last_rows.append(row)
+
+    # -- the Tx of store/connector.py: what a job written once for both dialects uses
+
+    async def run(self, sql: str, params: Mapping[str, Any] = NO_PARAMS) -> None:
+        await self.conn.execute(sql, params)
+
+    async def one(self, sql: str, params: Mapping[str, Any] = NO_PARAMS) -> tuple[Any, ...] | None:
+        return await (await self.conn.execute(sql, params)).fetchone()
+
+    async def all(self, sql: str, params: Mapping[str, Any] = NO_PARAMS) -> list[tuple[Any, ...]]:
+        return await (await self.conn.execute(sql, params)).fetchall()
+
+    async def run_many(self, sql: str, params: Sequence[Mapping[str, Any]]) -> None:
+        if params:
+            async with self.conn.cursor() as cur:
+                await cur.executemany(sql, params)
 
 
 async def open_connection(url: str, *, durability: str = "full") -> psycopg.AsyncConnection:

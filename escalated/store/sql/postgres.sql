@@ -1,6 +1,8 @@
 -- Every SQL statement of the PostgreSQL store, by name: the same names as
 -- sqlite.sql where the statement exists there, so "where is the SQL of X"
--- has one answer per dialect. Parameters are positional (%s, psycopg).
+-- has one answer per dialect. Parameters are named (:name, which the loader
+-- spells %(name)s for psycopg) or, in blocks not yet moved to the one store,
+-- positional (%s).
 -- A block starts with `-- name: NAME` (a statement) or `-- part: NAME` (a
 -- clause); `{NAME}` is replaced by the block NAME.
 
@@ -251,10 +253,10 @@ INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s) ON CONFLICT (n
 -- == workspaces ===============================================================
 
 -- name: workspace_by_name
-SELECT id, name FROM workspaces WHERE name = %s
+SELECT id, name FROM workspaces WHERE name = :name
 
 -- name: create_workspace
-INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s)
+INSERT INTO workspaces (id, name, created_ms) VALUES (:id, :name, :created_ms)
 
 -- name: list_workspaces
 SELECT id, name FROM workspaces ORDER BY name
@@ -262,81 +264,81 @@ SELECT id, name FROM workspaces ORDER BY name
 -- == API keys =================================================================
 
 -- name: key_by_hash
-SELECT {key_columns} FROM api_keys WHERE token_hash = %s
+SELECT {key_columns} FROM api_keys WHERE token_hash = :token_hash
 
 -- name: key_by_id
-SELECT {key_columns} FROM api_keys WHERE id = %s AND workspace_id = %s
+SELECT {key_columns} FROM api_keys WHERE id = :id AND workspace_id = :workspace_id
 
 -- name: keys_of_workspace
-SELECT {key_columns} FROM api_keys WHERE workspace_id = %s ORDER BY id
+SELECT {key_columns} FROM api_keys WHERE workspace_id = :workspace_id ORDER BY id
 
 -- name: all_keys
 SELECT {key_columns} FROM api_keys ORDER BY id
 
 -- name: create_key
 INSERT INTO api_keys (id, workspace_id, name, token_hash, scopes, created_ms, expires_ms)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
+VALUES (:id, :workspace_id, :name, :token_hash, :scopes, :created_ms, :expires_ms)
 
 -- name: revoke_key
-UPDATE api_keys SET revoked_ms = %s WHERE id = %s AND revoked_ms IS NULL
+UPDATE api_keys SET revoked_ms = :at_ms WHERE id = :id AND revoked_ms IS NULL
 
 -- name: revoke_key_in_workspace
-UPDATE api_keys SET revoked_ms = %s WHERE id = %s AND revoked_ms IS NULL AND workspace_id = %s
+UPDATE api_keys SET revoked_ms = :at_ms WHERE id = :id AND revoked_ms IS NULL AND workspace_id = :workspace_id
 
 -- name: key_exists
-SELECT 1 FROM api_keys WHERE id = %s
+SELECT 1 FROM api_keys WHERE id = :id
 
 -- Serialises first starts of several replicas: one bootstrap key, not one each.
 -- name: lock_bootstrap
 SELECT pg_advisory_xact_lock(7306915596893680491)
 
 -- name: workspace_has_key
-SELECT 1 FROM api_keys WHERE workspace_id = %s LIMIT 1
+SELECT 1 FROM api_keys WHERE workspace_id = :workspace_id LIMIT 1
 
 -- == users ====================================================================
 
 -- name: user_by_hash
-SELECT {user_columns} FROM users WHERE token_hash = %s
+SELECT {user_columns} FROM users WHERE token_hash = :token_hash
 
 -- A second add of the same name (another replica at the same moment) meets
 -- the UNIQUE (workspace_id, name) and fails, as SQLite's does.
 -- name: user_exists
-SELECT 1 FROM users WHERE workspace_id = %s AND name = %s
+SELECT 1 FROM users WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: create_user
 INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms, email, slack_id)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (:id, :workspace_id, :name, :role, :groups_json, :token_hash, :created_ms, :email, :slack_id)
 
 -- Addresses are stored lower-cased (domain/contacts.py), so equality is case-insensitive.
 -- name: user_by_email
-SELECT {user_columns} FROM users WHERE workspace_id = %s AND email = %s
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id AND email = :email
 
 -- name: user_by_slack_id
-SELECT {user_columns} FROM users WHERE workspace_id = %s AND slack_id = %s
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id AND slack_id = :slack_id
 
 -- name: rotate_user_token
-UPDATE users SET token_hash = %s WHERE workspace_id = %s AND name = %s
+UPDATE users SET token_hash = :token_hash WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: users_of_workspace
-SELECT {user_columns} FROM users WHERE workspace_id = %s ORDER BY name
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id ORDER BY name
 
 -- == policies =================================================================
 
 -- name: get_policy
-SELECT {policy_columns} FROM policies WHERE workspace_id = %s AND key = %s
+SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: put_policy
-INSERT INTO policies ({policy_columns}, updated_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+INSERT INTO policies ({policy_columns}, updated_ms) VALUES (:workspace_id, :key, :reviewers_json, :notify_json, :sla_s, :default_choice, :cancel_callback, :review_json, :updated_ms)
 ON CONFLICT (workspace_id, key) DO UPDATE
 SET reviewers_json = excluded.reviewers_json, notify_json = excluded.notify_json, sla_s = excluded.sla_s,
     default_choice = excluded.default_choice, cancel_callback = excluded.cancel_callback, review_json = excluded.review_json,
     updated_ms = excluded.updated_ms
 
 -- name: policies_of_workspace
-SELECT {policy_columns} FROM policies WHERE workspace_id = %s ORDER BY key
+SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id ORDER BY key
 
 -- name: delete_policy
-DELETE FROM policies WHERE workspace_id = %s AND key = %s
+DELETE FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: count_by_status
 SELECT status, COUNT(*) FROM escalations WHERE workspace_id = %s
@@ -352,51 +354,51 @@ u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.sl
 -- name: session_user
 SELECT {user_columns_of_u}, s.created_ms, s.last_seen_ms FROM web_sessions s
 JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
-WHERE s.id_hash = %s AND s.ended_ms IS NULL
+WHERE s.id_hash = :id_hash AND s.ended_ms IS NULL
 
 -- name: start_session
-INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (%s, %s, %s, %s, %s)
+INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (:id_hash, :user_id, :user_token_hash, :at_ms, :at_ms)
 
 -- name: touch_session
-UPDATE web_sessions SET last_seen_ms = %s WHERE id_hash = %s AND ended_ms IS NULL
+UPDATE web_sessions SET last_seen_ms = :at_ms WHERE id_hash = :id_hash AND ended_ms IS NULL
 
 -- name: end_session
-UPDATE web_sessions SET ended_ms = %s WHERE id_hash = %s AND ended_ms IS NULL
+UPDATE web_sessions SET ended_ms = :at_ms WHERE id_hash = :id_hash AND ended_ms IS NULL
 
 -- name: user_id_and_token_hash
-SELECT id, token_hash FROM users WHERE workspace_id = %s AND name = %s
+SELECT id, token_hash FROM users WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: create_login_link
-INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (%s, %s, %s, %s, %s)
+INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (:secret_hash, :user_id, :user_token_hash, :at_ms, :expires_ms)
 
 -- Single use across replicas: the compare-and-set on used_ms.
 -- name: use_login_link
-UPDATE login_links SET used_ms = %s WHERE secret_hash = %s AND used_ms IS NULL AND expires_ms > %s
+UPDATE login_links SET used_ms = :at_ms WHERE secret_hash = :secret_hash AND used_ms IS NULL AND expires_ms > :at_ms
 
 -- name: login_link_user
 SELECT {user_columns_of_u}, u.token_hash FROM login_links l
-JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = %s
+JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = :secret_hash
 
 -- == email decision links (issue #16) ========================================
 -- Only hashes of the secrets. The sender mints an email's links when it
 -- sends it, replacing those of the email's earlier attempt, if any.
 
 -- name: replace_decision_links
-UPDATE decision_links SET replaced_ms = %s WHERE delivery_id = %s AND used_ms IS NULL AND replaced_ms IS NULL
+UPDATE decision_links SET replaced_ms = :at_ms WHERE delivery_id = :delivery_id AND used_ms IS NULL AND replaced_ms IS NULL
 
 -- name: add_decision_link
 INSERT INTO decision_links (secret_hash, delivery_id, escalation_id, user_id, choice, created_ms, expires_ms)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
+VALUES (:secret_hash, :delivery_id, :escalation_id, :user_id, :choice, :created_ms, :expires_ms)
 
 -- The link's columns, then its user's row (user_columns).
 -- name: decision_link
 SELECT l.escalation_id, l.choice, l.created_ms, l.expires_ms, l.used_ms, l.replaced_ms, {user_columns_of_u}
-FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = %s
+FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = :secret_hash
 
 -- The link's compare-and-set: once, unreplaced, unexpired.
 -- name: use_decision_link
-UPDATE decision_links SET used_ms = %s
-WHERE secret_hash = %s AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > %s
+UPDATE decision_links SET used_ms = :at_ms
+WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > :at_ms
 
 -- == reviewer operations: claims and remembered decisions (CONTRACT §15) =====
 

@@ -3,7 +3,8 @@
 --   -- name: NAME   a whole statement
 --   -- part: NAME   a clause the store appends to a statement (list filters)
 -- and `{NAME}` inside a block is replaced by the text of the block NAME
--- (the shared column lists). Parameters are positional (?).
+-- (the shared column lists). Parameters are named (:name) or, in blocks
+-- not yet moved to the one store, positional (?).
 
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
@@ -202,10 +203,10 @@ INSERT INTO migrations (name, applied_ms) VALUES (?, ?)
 -- == workspaces ===============================================================
 
 -- name: workspace_by_name
-SELECT id, name FROM workspaces WHERE name = ?
+SELECT id, name FROM workspaces WHERE name = :name
 
 -- name: create_workspace
-INSERT INTO workspaces (id, name, created_ms) VALUES (?, ?, ?)
+INSERT INTO workspaces (id, name, created_ms) VALUES (:id, :name, :created_ms)
 
 -- name: list_workspaces
 SELECT id, name FROM workspaces ORDER BY name
@@ -213,71 +214,76 @@ SELECT id, name FROM workspaces ORDER BY name
 -- == API keys =================================================================
 
 -- name: key_by_hash
-SELECT {key_columns} FROM api_keys WHERE token_hash = ?
+SELECT {key_columns} FROM api_keys WHERE token_hash = :token_hash
 
 -- name: key_by_id
-SELECT {key_columns} FROM api_keys WHERE id = ? AND workspace_id = ?
+SELECT {key_columns} FROM api_keys WHERE id = :id AND workspace_id = :workspace_id
 
 -- name: keys_of_workspace
-SELECT {key_columns} FROM api_keys WHERE workspace_id = ? ORDER BY id
+SELECT {key_columns} FROM api_keys WHERE workspace_id = :workspace_id ORDER BY id
 
 -- name: all_keys
 SELECT {key_columns} FROM api_keys ORDER BY id
 
 -- name: create_key
 INSERT INTO api_keys (id, workspace_id, name, token_hash, scopes, created_ms, expires_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+VALUES (:id, :workspace_id, :name, :token_hash, :scopes, :created_ms, :expires_ms)
 
 -- name: revoke_key
-UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL
+UPDATE api_keys SET revoked_ms = :at_ms WHERE id = :id AND revoked_ms IS NULL
 
 -- name: revoke_key_in_workspace
-UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL AND workspace_id = ?
+UPDATE api_keys SET revoked_ms = :at_ms WHERE id = :id AND revoked_ms IS NULL AND workspace_id = :workspace_id
 
 -- name: key_exists
-SELECT 1 FROM api_keys WHERE id = ?
+SELECT 1 FROM api_keys WHERE id = :id
+
+-- The writer holds the database's one write lock from BEGIN: first starts
+-- of several processes already take turns (PostgreSQL takes a lock here).
+-- name: lock_bootstrap
+SELECT 1
 
 -- name: workspace_has_key
-SELECT 1 FROM api_keys WHERE workspace_id = ? LIMIT 1
+SELECT 1 FROM api_keys WHERE workspace_id = :workspace_id LIMIT 1
 
 -- == users ====================================================================
 
 -- name: user_by_hash
-SELECT {user_columns} FROM users WHERE token_hash = ?
+SELECT {user_columns} FROM users WHERE token_hash = :token_hash
 
 -- name: user_exists
-SELECT 1 FROM users WHERE workspace_id = ? AND name = ?
+SELECT 1 FROM users WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: create_user
 INSERT INTO users (id, workspace_id, name, role, groups_json, token_hash, created_ms, email, slack_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:id, :workspace_id, :name, :role, :groups_json, :token_hash, :created_ms, :email, :slack_id)
 
 -- Addresses are stored lower-cased (domain/contacts.py), so equality is case-insensitive.
 -- name: user_by_email
-SELECT {user_columns} FROM users WHERE workspace_id = ? AND email = ?
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id AND email = :email
 
 -- name: user_by_slack_id
-SELECT {user_columns} FROM users WHERE workspace_id = ? AND slack_id = ?
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id AND slack_id = :slack_id
 
 -- name: rotate_user_token
-UPDATE users SET token_hash = ? WHERE workspace_id = ? AND name = ?
+UPDATE users SET token_hash = :token_hash WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: users_of_workspace
-SELECT {user_columns} FROM users WHERE workspace_id = ? ORDER BY name
+SELECT {user_columns} FROM users WHERE workspace_id = :workspace_id ORDER BY name
 
 -- == policies =================================================================
 
 -- name: get_policy
-SELECT {policy_columns} FROM policies WHERE workspace_id = ? AND key = ?
+SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: put_policy
-INSERT OR REPLACE INTO policies ({policy_columns}, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT OR REPLACE INTO policies ({policy_columns}, updated_ms) VALUES (:workspace_id, :key, :reviewers_json, :notify_json, :sla_s, :default_choice, :cancel_callback, :review_json, :updated_ms)
 
 -- name: policies_of_workspace
-SELECT {policy_columns} FROM policies WHERE workspace_id = ? ORDER BY key
+SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id ORDER BY key
 
 -- name: delete_policy
-DELETE FROM policies WHERE workspace_id = ? AND key = ?
+DELETE FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: count_by_status
 SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?
@@ -296,51 +302,51 @@ u.id, u.workspace_id, u.name, u.role, u.groups_json, u.created_ms, u.email, u.sl
 -- name: session_user
 SELECT {user_columns_of_u}, s.created_ms, s.last_seen_ms FROM web_sessions s
 JOIN users u ON u.id = s.user_id AND u.token_hash = s.user_token_hash
-WHERE s.id_hash = ? AND s.ended_ms IS NULL
+WHERE s.id_hash = :id_hash AND s.ended_ms IS NULL
 
 -- name: start_session
-INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?)
+INSERT INTO web_sessions (id_hash, user_id, user_token_hash, created_ms, last_seen_ms) VALUES (:id_hash, :user_id, :user_token_hash, :at_ms, :at_ms)
 
 -- name: touch_session
-UPDATE web_sessions SET last_seen_ms = ? WHERE id_hash = ? AND ended_ms IS NULL
+UPDATE web_sessions SET last_seen_ms = :at_ms WHERE id_hash = :id_hash AND ended_ms IS NULL
 
 -- name: end_session
-UPDATE web_sessions SET ended_ms = ? WHERE id_hash = ? AND ended_ms IS NULL
+UPDATE web_sessions SET ended_ms = :at_ms WHERE id_hash = :id_hash AND ended_ms IS NULL
 
 -- name: user_id_and_token_hash
-SELECT id, token_hash FROM users WHERE workspace_id = ? AND name = ?
+SELECT id, token_hash FROM users WHERE workspace_id = :workspace_id AND name = :name
 
 -- name: create_login_link
-INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?)
+INSERT INTO login_links (secret_hash, user_id, user_token_hash, created_ms, expires_ms) VALUES (:secret_hash, :user_id, :user_token_hash, :at_ms, :expires_ms)
 
 -- name: use_login_link
-UPDATE login_links SET used_ms = ? WHERE secret_hash = ? AND used_ms IS NULL AND expires_ms > ?
+UPDATE login_links SET used_ms = :at_ms WHERE secret_hash = :secret_hash AND used_ms IS NULL AND expires_ms > :at_ms
 
 -- The user row (user_columns), then the token hash the link was bound to.
 -- name: login_link_user
 SELECT {user_columns_of_u}, u.token_hash FROM login_links l
-JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = ?
+JOIN users u ON u.id = l.user_id AND u.token_hash = l.user_token_hash WHERE l.secret_hash = :secret_hash
 
 -- == email decision links (issue #16) ========================================
 -- Only hashes of the secrets. The sender mints an email's links when it
 -- sends it, replacing those of the email's earlier attempt, if any.
 
 -- name: replace_decision_links
-UPDATE decision_links SET replaced_ms = ? WHERE delivery_id = ? AND used_ms IS NULL AND replaced_ms IS NULL
+UPDATE decision_links SET replaced_ms = :at_ms WHERE delivery_id = :delivery_id AND used_ms IS NULL AND replaced_ms IS NULL
 
 -- name: add_decision_link
 INSERT INTO decision_links (secret_hash, delivery_id, escalation_id, user_id, choice, created_ms, expires_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+VALUES (:secret_hash, :delivery_id, :escalation_id, :user_id, :choice, :created_ms, :expires_ms)
 
 -- The link's columns, then its user's row (user_columns).
 -- name: decision_link
 SELECT l.escalation_id, l.choice, l.created_ms, l.expires_ms, l.used_ms, l.replaced_ms, {user_columns_of_u}
-FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = ?
+FROM decision_links l JOIN users u ON u.id = l.user_id WHERE l.secret_hash = :secret_hash
 
 -- The link's compare-and-set: once, unreplaced, unexpired.
 -- name: use_decision_link
-UPDATE decision_links SET used_ms = ?
-WHERE secret_hash = ? AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > ?
+UPDATE decision_links SET used_ms = :at_ms
+WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND expires_ms > :at_ms
 
 -- == reviewer operations: claims and remembered decisions (CONTRACT §15) =====
 

@@ -18,18 +18,22 @@ import queue
 import threading
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import aiosqlite
 
+from escalated.domain.ids import new_id
+from escalated.domain.models import DEFAULT_WORKSPACE
 from escalated.errors import DatabaseBusy, StorageFull
 from escalated.store import migrations, queries
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# A statement's parameters: positional, or named (``:name``).
+Params = tuple[Any, ...] | list[Any] | Mapping[str, Any]
 # A job's future, its result and what it raised.
 _Outcome = tuple[asyncio.Future[Any], Any, BaseException | None]
 Q = queries.load("sqlite")
@@ -69,14 +73,17 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
                     conn.execute(statement)
             conn.execute(Q["record_migration"], (name, now_ms()))
             applied.append(name)
-        from escalated.store.sqlite.workspaces import ensure_default_workspace
-
-        ensure_default_workspace(conn)
+        _ensure_default_workspace(conn)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return applied
+
+
+def _ensure_default_workspace(conn: sqlite3.Connection) -> None:
+    if conn.execute(Q["workspace_by_name"], {"name": DEFAULT_WORKSPACE}).fetchone() is None:
+        conn.execute(Q["create_workspace"], {"id": new_id("wsp"), "name": DEFAULT_WORKSPACE, "created_ms": now_ms()})
 
 
 def run_in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], /, **kwargs: Any) -> T:
@@ -346,14 +353,14 @@ class Database:
     async def write(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         return await self.writer.submit(fn, **kwargs)
 
-    async def fetchall(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return _tuples(await self._reader.execute_fetchall(sql, params))
 
-    async def fetchone(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> tuple[Any, ...] | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
         rows = _tuples(await self._reader.execute_fetchall(sql, params))
         return rows[0] if rows else None
 
-    def lookup(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> tuple[Any, ...] | None:
+    def lookup(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
         """One row by a unique key, read on the calling (loop) thread.
 
         Only for indexed point reads of small, hot tables: anything that may
@@ -362,7 +369,7 @@ class Database:
         rows = self.lookup_rows(sql, params)
         return rows[0] if rows else None
 
-    def lookup_rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+    def lookup_rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """The few rows of an indexed read of a small, hot table, on the loop
         thread (the active rules of a policy, read on every create)."""
         # fetchall steps the statement to its end, which ends the read
