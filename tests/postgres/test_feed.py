@@ -20,7 +20,7 @@ async def test_a_cancelled_feed_leaves_no_waiter_behind(postgres_url):
     left an ``Event.wait`` task pending, destroyed when the loop closed."""
     store = await PostgresStore.open(postgres_url)
     try:
-        feed = await ChangeFeed(store, on_change=lambda change: None).start()
+        feed = await ChangeFeed(store.connector, on_change=lambda change: None).start()
         before = asyncio.all_tasks()
         task = asyncio.create_task(feed.run(asyncio.Event()))
         await asyncio.sleep(0)  # let it reach its wait

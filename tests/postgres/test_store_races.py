@@ -188,7 +188,7 @@ async def test_the_feed_on_one_replica_hands_on_the_other_replicas_commits_in_or
         if change.event == "decided":
             arrived.set()
 
-    feed = await ChangeFeed(b, on_change=on_change).start()
+    feed = await ChangeFeed(b.connector, on_change=on_change).start()
     stop = asyncio.Event()
     bell = Doorbell(postgres_url, on_ring=feed.ring)
     tasks = [asyncio.create_task(feed.run(stop)), asyncio.create_task(bell.run(stop))]

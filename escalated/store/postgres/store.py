@@ -30,6 +30,11 @@ class PostgresStore(ReviewerOpsQueries, SqlStore):
         self._connector = connector
         self._writer = connector.writer
 
+    @property
+    def connector(self) -> PostgresConnector:
+        """The replica's connections, for the tests that drive the change feed themselves."""
+        return self._connector
+
     async def _fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return await self._connector.all(sql, params)
 
