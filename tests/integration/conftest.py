@@ -22,7 +22,7 @@ from aiohttp import web
 
 from escalated.core.admin import PolicyRequest
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.http.appkeys import ADMIN, CLOCK, SENDER
+from escalated.http.appkeys import ADMIN, CLOCK, SENDER, SERVICE
 from escalated.core.settings import Settings, parse_db
 from tests.conftest import fresh_db
 from tests.support import setup
@@ -46,6 +46,7 @@ class LiveServer:
         from escalated.server import create_app
 
         self.url = self._server.start(lambda: create_app(self.settings), handle_signals=False)
+        self.app[SERVICE].listening_at(self.url)  # links in emails lead here, as serve's do
         self.api = Http(self.url)
         return self
 

@@ -24,7 +24,11 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from escalated.agent.signing import verify
+from escalated.core.admin import PolicyRequest
+from escalated.domain.mailserver import parse_mail_server
 from escalated.timeutil import parse_timestamp_ms
+from tests.integration.conftest import LiveServer
+from tests.support import setup
 from tests.support.api import Api, escalation_body, unique
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
@@ -78,9 +82,10 @@ def decision_links(message) -> list[str]:
 
 @attrs.frozen
 class World:
-    server: ServerProcess
+    server: ServerProcess | LiveServer
     inbox: Inbox
     backend: str
+    key: str  # an all-scope API key of workspace default
 
     @property
     def url(self) -> str:
@@ -122,7 +127,7 @@ def world(request, tmp_path_factory) -> World:
         server.cli("policy", "set", "refunds", "--reviewer", "group:finance", *notify)
         server.cli("policy", "set", "solo", "--reviewer", "alice", "--notify", "email:alice@example.com")
         server.cli("policy", "set", "quick", "--reviewer", "alice", "--notify", "email:alice@example.com", "--sla", "2s", "--default-choice", "deny")
-        yield World(server=server, inbox=inbox, backend=request.param)
+        yield World(server=server, inbox=inbox, backend=request.param, key=server.bootstrap_key)
     finally:
         server.stop()
         controller.stop()
@@ -142,7 +147,7 @@ async def http():
 
 
 def agent(world: World, http: aiohttp.ClientSession) -> Api:
-    return Api(world.url, world.server.bootstrap_key, http)
+    return Api(world.url, world.key, http)
 
 
 async def create(world: World, http, hook: Receiver | None = None, policy: str = "refunds", **overrides) -> dict:
@@ -361,20 +366,22 @@ async def database_text(world: World) -> str:
     return repr(rows).replace("\\x", "")
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def short_links(request, tmp_path_factory):
-    """A server whose links live one second (``--link-ttl 1s``), far inside the escalation's deadline."""
+    """The real app in process, on a clock the test moves (``advance``), whose
+    links live a minute (``--link-ttl 1m``), far inside the escalation's hour."""
     inbox = Inbox()
     controller = smtp_server(inbox)
     db = database_for(request, tmp_path_factory, request.param)
-    server = ServerProcess(db=db, args=("--smtp-url", f"smtp://127.0.0.1:{controller.port}", "--link-ttl", "1s"))
-    server.start()
+    mail = parse_mail_server(f"smtp://127.0.0.1:{controller.port}")
+    live = LiveServer(db, mail_server=mail, link_ttl_s=60.0).start()
     try:
-        server.cli("users", "add", "alice", "--email", "alice@example.com")
-        server.cli("policy", "set", "refunds", "--reviewer", "alice", "--notify", "email:alice@example.com", "--sla", "1h", "--default-choice", "deny")
-        yield World(server=server, inbox=inbox, backend=request.param)
+        live._run(lambda: setup.add_user(live.app, "alice", email="alice@example.com"))
+        policy = PolicyRequest(key="refunds", reviewers=("alice",), notify=("email:alice@example.com",), sla="1h", default_choice="deny")
+        live._run(lambda: setup.set_policy(live.app, policy))
+        yield World(server=live, inbox=inbox, backend=request.param, key=live.key())
     finally:
-        server.stop()
+        live.stop()
         controller.stop()
 
 
@@ -389,7 +396,8 @@ async def test_the_email_names_what_happens_if_nobody_answers(short_links, http)
 async def test_an_expired_link_is_gone_and_changes_nothing(short_links, http):
     esc = await create(short_links, http)
     approve, _ = decision_links(await short_links.inbox.message_about(esc["id"], "alice@example.com"))
-    await asyncio.sleep(1.1)
+    assert (await follow(http, approve))[0] == 200  # good for a minute
+    short_links.server.advance(61)
     for method in ("GET", "POST"):
         status, page = await follow(http, approve, method)
         assert status == 410 and "expired" in page

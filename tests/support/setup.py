@@ -28,11 +28,12 @@ async def add_key(
 
 
 async def add_user(
-    app: web.Application, name: str, *, workspace: str = "default", role: str = "reviewer", groups: tuple[str, ...] = ()
-) -> str:
+    app: web.Application, name: str, *, workspace: str = "default", role: str = "reviewer", groups: tuple[str, ...] = (),
+    email: str | None = None,
+) -> str:  # fmt: skip
     """A new user's token."""
     admin = app[ADMIN]
-    return await admin.add_user(await admin.operator(workspace=workspace), name=name, role=role, groups=groups)
+    return await admin.add_user(await admin.operator(workspace=workspace), name=name, role=role, groups=groups, email=email)
 
 
 async def set_policy(app: web.Application, request: PolicyRequest, *, workspace: str = "default") -> None:
