@@ -8,20 +8,42 @@ the order they were made.
 
 from __future__ import annotations
 
-import secrets
+import os
 import threading
 import time
 
 _RANDOM_BITS = 80
+_RANDOM_BYTES = _RANDOM_BITS // 8
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # Every 10-bit value as its two base32 digits: 13 look-ups write the 26
 # characters (130 bits, the top two always 0) of a 128-bit ULID.
 _PAIRS = [high + low for high in _CROCKFORD for low in _CROCKFORD]
 _PAIR_SHIFTS = tuple(range(120, -1, -10))
 _ULID_LIMIT = 1 << 128
+# Random bytes are read from the OS a page at a time (one getrandom call per
+# ~400 ids instead of one per id); a forked child drops what it inherited.
+_POOL_BYTES = 4096
 _lock = threading.Lock()
 _last_ms = 0
 _last_random = 0
+_pool = b""
+_pool_at = 0
+
+
+def _drop_pool() -> None:
+    global _pool, _pool_at
+    _pool, _pool_at = b"", 0
+
+
+os.register_at_fork(after_in_child=_drop_pool)
+
+
+def _random80() -> int:  # under _lock
+    global _pool, _pool_at
+    if _pool_at + _RANDOM_BYTES > len(_pool):
+        _pool, _pool_at = os.urandom(_POOL_BYTES), 0
+    start, _pool_at = _pool_at, _pool_at + _RANDOM_BYTES
+    return int.from_bytes(_pool[start:_pool_at], "big")
 
 
 def new_id(prefix: str) -> str:
@@ -31,7 +53,7 @@ def new_id(prefix: str) -> str:
         if now_ms <= _last_ms and _last_random + 1 < (1 << _RANDOM_BITS):
             now_ms, random = _last_ms, _last_random + 1
         else:
-            random = secrets.randbits(_RANDOM_BITS)
+            random = _random80()
         _last_ms, _last_random = now_ms, random
     return f"{prefix}_{ulid_text((now_ms << _RANDOM_BITS) | random)}"
 
