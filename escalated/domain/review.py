@@ -45,6 +45,8 @@ def level_ms(rules: ReviewRules, *, created_ms: int, level: int) -> int | None:
 
 def first_nudge(rules: ReviewRules, *, created_ms: int) -> tuple[int | None, int | None]:
     """(remind_ms, nudge_ms) of a new escalation."""
+    if rules.remind_every_s is None and not rules.levels:  # most policies: nothing to nudge
+        return None, None
     remind_ms = created_ms + int(rules.remind_every_s * 1000) if rules.remind_every_s is not None else None
     return remind_ms, _earliest(remind_ms, level_ms(rules, created_ms=created_ms, level=1))
 

@@ -170,9 +170,13 @@ def unsendable(url: str) -> bool:
     return any(unicodedata.category(c) in _UNSENDABLE_CATEGORIES for c in url)
 
 
+@functools.lru_cache(maxsize=256)
 def literal_problem(url: str, rules: CallbackRules = OPEN) -> str | None:
     """Checks that need no DNS: the URL's characters and scheme, metadata names,
-    literal addresses, and hosts the client can never connect to."""
+    literal addresses, and hosts the client can never connect to. Cached like
+    ``_host_problem`` below, whole URLs this time: every create checks its
+    callback URL, an agent sends the same few, and parsing one costs more
+    than the rest of the check."""
     if unsendable(url):
         return "must not contain spaces, line breaks or control characters"
     parsed = client_url(url)

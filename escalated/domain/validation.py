@@ -103,7 +103,7 @@ class _Problems:
         if not isinstance(value, str):
             self.add(prefix + name, "must be a string")
             return None
-        if nonempty and not value.strip():
+        if nonempty and (not value or value.isspace()):  # blank (without copying it as strip() would)
             self.add(prefix + name, "must not be empty")
             return None
         if len(value) > MAX_TEXT:

@@ -28,7 +28,8 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict:
         raise PayloadTooLarge(f"body over the limit of {limit} bytes")
     if optional and not request.body_exists:
         return {}
-    if not is_json(request.content_type):
+    # What clients send, compared as it came before aiohttp parses it (parameters, case).
+    if request.headers.get("Content-Type") != "application/json" and not is_json(request.content_type):
         raise UnsupportedMediaType("send the body as application/json")
     raw = await request.read()  # client_max_size enforces the limit for chunked bodies
     if optional and not raw.strip():
