@@ -20,8 +20,21 @@ from examples.langgraph_refund.refund_graph import (  # noqa: E402
     thread_config,
 )
 from examples.langgraph_refund.run import run as run_script  # noqa: E402
+from tests.conftest import fresh_db
+from tests.support.server import ServerProcess
 
 SECRET = "whsec_langgraph_example"
+
+
+@pytest.fixture(scope="module")
+def example_server(request, backend, tmp_path_factory) -> ServerProcess:
+    """One ``escalated serve`` per module and backend. The tests share it: each
+    sets policy ``refunds.large`` (the example's) as it needs it before its
+    own thread starts, and each thread has a run id of its own."""
+    with fresh_db(request, backend, tmp_path_factory.mktemp("example")) as db:
+        proc = ServerProcess(db=db).start()
+        yield proc
+        proc.stop()
 
 
 class CreateCounter:
@@ -50,19 +63,19 @@ def finished_future() -> tuple[asyncio.Future, Resumer]:
     return finished, Resumer(on_finished=lambda _thread, final: finished.set_result(final))
 
 
-async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(fresh_server):
-    fresh_server.cli("policy", "set", "refunds.large")
-    reviewer_token = fresh_server.cli("users", "add", "alice")
+async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(example_server):
+    example_server.cli("policy", "set", "refunds.large")
+    reviewer_token = example_server.cli("users", "add", "alice")
     counter = CreateCounter()
     finished, resumer = finished_future()
     async with (
         aiohttp.ClientSession(trace_configs=[counter.trace]) as session,
-        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key, session=session) as agent,
+        EscalatedClient(example_server.url, example_server.bootstrap_key, session=session) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-42")
         assert not finished.done()
-        async with EscalatedClient(fresh_server.url, reviewer_token) as reviewer:
+        async with EscalatedClient(example_server.url, reviewer_token) as reviewer:
             await reviewer.decide(escalation_id, choice="approve", reason="loyal customer")
         final = await asyncio.wait_for(finished, timeout=30)
         escalations = (await agent.list_escalations(run_id="thread-42"))["data"]
@@ -76,11 +89,11 @@ async def test_reviewer_decision_resumes_the_paused_thread_with_one_escalation(f
     assert [e["id"] for e in escalations] == [escalation_id]
 
 
-async def test_sla_breach_resumes_the_thread_with_the_default_choice(fresh_server):
-    fresh_server.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
+async def test_sla_breach_resumes_the_thread_with_the_default_choice(example_server):
+    example_server.cli("policy", "set", "refunds.large", "--sla", "1s", "--default-choice", "deny")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
+        EscalatedClient(example_server.url, example_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         await run_until_paused(agent, resumer, receiver.url, "thread-breach")
@@ -90,11 +103,11 @@ async def test_sla_breach_resumes_the_thread_with_the_default_choice(fresh_serve
     assert final["decision"]["resolvedBy"] == "timeout"
 
 
-async def test_a_repeated_callback_does_not_resume_a_finished_thread(fresh_server):
-    fresh_server.cli("policy", "set", "refunds.large")
+async def test_a_repeated_callback_does_not_resume_a_finished_thread(example_server):
+    example_server.cli("policy", "set", "refunds.large")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
+        EscalatedClient(example_server.url, example_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-again")
@@ -128,11 +141,11 @@ async def test_a_repeated_callback_does_not_resume_a_finished_thread(fresh_serve
     assert state.values["outcome"] == final["outcome"] == f"refund denied by {final['decision']['answeredBy']}"
 
 
-async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancelled(fresh_server):
-    fresh_server.cli("policy", "set", "refunds.large", "--cancel-callback")
+async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancelled(example_server):
+    example_server.cli("policy", "set", "refunds.large", "--cancel-callback")
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
+        EscalatedClient(example_server.url, example_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-cb")
@@ -144,11 +157,11 @@ async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancell
     assert delivery["event"] == "escalation.cancelled"
 
 
-async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(fresh_server):
-    fresh_server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
+async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(example_server):
+    example_server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
     finished, resumer = finished_future()
     async with (
-        EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as agent,
+        EscalatedClient(example_server.url, example_server.bootstrap_key) as agent,
         await start_receiver(make_receiver_app(resumer, secret=SECRET)) as receiver,
     ):
         escalation_id = await run_until_paused(agent, resumer, receiver.url, "thread-cancel-wait")
@@ -161,14 +174,14 @@ async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_
     assert final["outcome"] == "refund cancelled by key:bootstrap"
 
 
-async def test_the_run_script_without_a_receiver_finishes_through_wait(fresh_server, monkeypatch):
-    fresh_server.cli("policy", "set", "refunds.large")
-    monkeypatch.setenv("ESCALATED_URL", fresh_server.url)
-    monkeypatch.setenv("ESCALATED_API_KEY", fresh_server.bootstrap_key)
+async def test_the_run_script_without_a_receiver_finishes_through_wait(example_server, monkeypatch):
+    example_server.cli("policy", "set", "refunds.large")
+    monkeypatch.setenv("ESCALATED_URL", example_server.url)
+    monkeypatch.setenv("ESCALATED_API_KEY", example_server.bootstrap_key)
     running = asyncio.ensure_future(
         run_script(order_id="o-7", amount_eur=500.0, thread_id="thread-no-receiver", receiver_port=0, receiver=False)
     )
-    async with EscalatedClient(fresh_server.url, fresh_server.bootstrap_key) as reviewer:
+    async with EscalatedClient(example_server.url, example_server.bootstrap_key) as reviewer:
         async with asyncio.timeout(30):
             while not (found := (await reviewer.list_escalations(run_id="thread-no-receiver"))["data"]):
                 await asyncio.sleep(0.05)
