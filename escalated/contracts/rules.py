@@ -100,6 +100,7 @@ _MONEY = frozenset({
     "pay", "pays", "payment", "payments", "charge", "charges", "refund", "refunds", "payout", "payouts",
     "transfer", "transfers", "withdraw", "withdrawal", "purchase", "buy", "checkout", "invoice",
     "wire", "remit", "disburse", "debit", "stripe", "paypal", "braintree", "adyen", "plaid", "venmo",
+    "discount", "discounts", "compensation", "reimburse", "reimbursement",
 })  # fmt: skip
 _MONEY_MODULES = frozenset({"stripe", "paypalrestsdk", "braintree", "adyen", "square", "plaid", "coinbase", "web3"})
 _READ_VERBS = frozenset({
@@ -135,7 +136,10 @@ _MESSAGE = frozenset({
     "whatsapp", "slack", "telegram", "discord", "twilio", "sendgrid", "mailgun", "dm",
 })  # fmt: skip
 _MESSAGE_MODULES = frozenset({"smtplib", "twilio", "slack_sdk", "sendgrid", "telegram", "discord", "tweepy", "yagmail", "resend", "postmark"})
-_SEND_OBJECTS = frozenset({"message", "messages", "text", "notification", "comment", "post", "letter", "reply", "alert", "invite"})
+_SEND_OBJECTS = frozenset({
+    "message", "messages", "text", "notification", "comment", "post", "letter", "reply", "alert", "invite", "invitation",
+    "link", "reminder", "instructions",
+})  # fmt: skip
 _UI_RECEIVERS = frozenset({"websocket", "ws", "socket", "sock", "conn", "response", "stream", "queue", "writer", "self"})
 _WRITE_MULTI = frozenset({
     "insert", "upsert", "save", "write", "commit", "push", "store", "persist", "upload", "submit",
@@ -158,6 +162,7 @@ _STORED_OBJECTS = frozenset({
 _WRITE_WEAK = frozenset({"set", "add", "log", "record", "append", "put"})
 _WRITE_SINGLE = frozenset({
     "save", "commit", "upsert", "upload", "persist", "submit", "push", "insert", "update", "put", "post", "patch", "add", "create", "merge", "write",
+    "aput", "asave", "aupsert",
 })
 _RECORD_RECEIVERS = frozenset({
     "db", "database", "session", "conn", "connection", "cursor", "cur", "collection", "table", "repo",
@@ -165,6 +170,7 @@ _RECORD_RECEIVERS = frozenset({
     "dynamodb", "git", "github", "gitlab", "jira", "salesforce", "hubspot", "notion", "airtable", "zendesk",
     "requests", "httpx", "http", "api", "record", "records", "ticket", "tickets", "issue", "issues",
     "customer", "customers", "user", "users", "account", "accounts", "order", "orders", "file", "f", "fh", "origin",
+    "store",  # a LangGraph store: long-term memory kept across runs and users, read by later runs
 })  # fmt: skip
 # Calls that only display or log: the output stays free text.
 _DISPLAY = frozenset({"print", "pprint", "logger", "logging", "log", "st", "console", "click", "echo", "rprint", "display", "gr", "tqdm", "warnings"})
@@ -339,6 +345,51 @@ def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
     return len(ws) == 1 and ws[0] in {"save", "commit", "upsert"}
 
 
+# -- what a tool tells the model it does -------------------------------------
+# A tool whose body is a stand-in (it only builds its answer: ``return f"Email sent to {to}"``, a
+# log line) is judged by its description, the first sentence of its docstring: that is what
+# the model is told it does, and what the real body will do. Basis ``declared``: counted like
+# code, since the project says so in the tool itself, not only in a name.
+_STOP = frozenset({
+    "a", "an", "the", "to", "of", "for", "with", "by", "or", "and", "on", "in", "into", "from", "as", "at",
+    "is", "are", "be", "it", "its", "this", "that", "their", "his", "her", "s", "given", "specified",
+})  # fmt: skip
+_VERBS = (
+    _READ_VERBS | _WRITE_MULTI | _WRITE_OBJECT_VERBS | _WRITE_SINGLE | _RUN_VERBS | _KEY_VERBS | _ACCESS_CHANGES
+    | _DELETE | _DELETE_MULTI | _ACCESS_ACTS | {"send", "post", "pay", "charge", "refund", "transfer", "book", "reserve", "generate"}
+)
+
+
+def _verb(word: str) -> str:
+    """``sends`` -> ``send``, ``modifies`` -> ``modify``, ``schedules`` -> ``schedule``."""
+    if word.endswith("ies") and word[:-3] + "y" in _VERBS:
+        return word[:-3] + "y"
+    if word.endswith("s") and word[:-1] in _VERBS:
+        return word[:-1]
+    return word
+
+
+def first_sentence(docstring: str) -> str:
+    text = " ".join(docstring.strip().split("\n\n")[0].split())
+    head, dot, _rest = text.partition(". ")
+    return (head + dot).strip() if dot else text
+
+
+def classify_description(tool: str, docstring: str, *, line: int) -> list[Finding]:
+    """Side-effect rules from a stand-in tool's description: ``Write and send an email.`` is R5."""
+    sentence = first_sentence(docstring)
+    ws = [_verb(w) for w in words(sentence) if w not in _STOP and len(w) > 1]
+    if not ws:
+        return []
+    found = classify_name("_".join(ws), line=line, subject="tool")
+    # The name must agree (the same rule, or the same action: send_receipt, "Sends an email ..."):
+    # a description alone ("Refund policy: explains ...") is prose, not a declaration.
+    named = {f.rule for f in classify_name(tool, line=line)}
+    same_action = bool(words(tool)) and _verb(words(tool)[0]) == ws[0]
+    detail = f"tool {tool}, described as {sentence[:80]!r} (its body is a stand-in)"
+    return [attrs.evolve(f, basis="declared", detail=detail) for f in found if f.rule in named or same_action]
+
+
 # -- SQL in literals ---------------------------------------------------------
 _SQL_DELETE = r"(?:DELETE\s+FROM|DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX)|TRUNCATE\s)"
 _SQL_WRITE = r"(?:INSERT\s+INTO|UPDATE\s+\w+\s+SET|REPLACE\s+INTO|MERGE\s+INTO|ALTER\s+TABLE)"
@@ -366,7 +417,11 @@ def classify_sql(text: str, *, line: int) -> list[Finding]:
 def effective_mode(found: Finding) -> str:
     """A rule's mode, except that a name alone never goes past NAME_ONLY_CAP."""
     mode = RULES_BY_ID[found.rule].mode
-    return mode if found.basis == "code" or rank(mode) <= rank(NAME_ONLY_CAP) else NAME_ONLY_CAP
+    return mode if found.basis in EVIDENCE or rank(mode) <= rank(NAME_ONLY_CAP) else NAME_ONLY_CAP
+
+
+# Bases that decide a mode: what the code does, and what a stand-in tool is declared to do.
+EVIDENCE = frozenset({"code", "declared"})
 
 
 # A reviewer reads a handful of reasons, not hundreds: the JSON's findings list them all.
@@ -386,7 +441,7 @@ def recommend(findings: tuple[Finding, ...], *, confidence: str, path: str = "")
     mode = strictest([effective_mode(f) for f in findings])
     rule_ids = sorted({f.rule for f in findings}, key=rule_number)
     reasons = tuple(dict.fromkeys(_reason(f, path) for f in _decisive_first(findings)))[:MAX_REASONS]
-    decided_by_code = any(f.basis == "code" and effective_mode(f) == mode for f in findings)
+    decided_by_code = any(f.basis in EVIDENCE and effective_mode(f) == mode for f in findings)
     if not decided_by_code:
         confidence = "low"
     return Recommendation(mode=mode, rules=tuple(rule_ids), reasons=reasons, confidence=confidence)
@@ -396,7 +451,7 @@ def _decisive_first(findings: tuple[Finding, ...]) -> list[Finding]:
     """Strictest first, code before names; a finding another one of its rule extends is left out
     (``tool refund`` beside ``tool refund -> stripe.Refund.create()``)."""
     ordered = sorted(
-        findings, key=lambda f: (-rank(effective_mode(f)), f.basis != "code", rule_number(f.rule), f.line, f.detail)
+        findings, key=lambda f: (-rank(effective_mode(f)), f.basis not in EVIDENCE, rule_number(f.rule), f.line, f.detail)
     )
     details = {(f.rule, f.detail) for f in findings}
     return [
@@ -413,7 +468,7 @@ def _reason(found: Finding, path: str) -> str:
 
 
 def _signal(found: Finding) -> str:
-    if found.basis == "code":
+    if found.basis in EVIDENCE:
         return ""
     if effective_mode(found) != RULES_BY_ID[found.rule].mode:
         return f" [name only: a low-confidence signal, counted as {NAME_ONLY_CAP}]"

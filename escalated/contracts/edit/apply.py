@@ -24,7 +24,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.deep import with_deep_stack
-from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
+from escalated.contracts.scan.apis import UNWRAPPED
 from escalated.guard.contracts import ContractSet
 from escalated.contracts.calls import Location, LlmCall
 from escalated.contracts.edit.approvals import approval_framework, with_approvals
@@ -86,8 +86,8 @@ def session_skips(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: s
     for call in calls:
         project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))
-        if call.api in SESSION_APIS and contract is not None and not call.guarded:
-            out.append(Skip(call.location, contract.id, SESSION_REASON))
+        if call.api in UNWRAPPED and contract is not None and not call.guarded:
+            out.append(Skip(call.location, contract.id, UNWRAPPED[call.api]))
     return out
 
 
@@ -99,7 +99,7 @@ def targets_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str
     """
     by_path: dict[str, list[Target]] = defaultdict(list)
     for call in calls:
-        if call.api in SESSION_APIS:
+        if call.api in UNWRAPPED:
             continue  # not wrappable: see session_skips
         project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
         contract = contracts.match(attrs.evolve(call, location=attrs.evolve(call.location, path=project_path)))

@@ -15,7 +15,7 @@ import attrs
 
 from escalated.guard.contracts import ContractSet, find_contracts_file, load_contracts_file
 from escalated.contracts.calls import LlmCall, ScanResult
-from escalated.contracts.scan.apis import SESSION_APIS, SESSION_REASON
+from escalated.contracts.scan.apis import UNWRAPPED
 
 
 @attrs.frozen
@@ -105,8 +105,8 @@ def _status(call: LlmCall, contracts: ContractSet, prefix: str) -> CallStatus:
         problem = f"guarded as {call.guard_id!r}, but no contract locates this call"
     elif contract is None:
         problem = "no contract"
-    elif not call.guarded and call.api in SESSION_APIS:
-        problem = f"contract {contract.id!r} exists, but {SESSION_REASON}"
+    elif not call.guarded and call.api in UNWRAPPED:
+        problem = f"contract {contract.id!r} exists, but {UNWRAPPED[call.api]}"
     elif not call.guarded:
         problem = f"contract {contract.id!r} exists, but the call is not wrapped in its guard"
     else:

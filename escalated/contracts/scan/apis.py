@@ -56,6 +56,34 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "agents.realtime.RealtimeAgent": ("openai", "agents-agent"),
     "agents.voice.VoicePipeline": ("openai", "agents-realtime"),
     "langchain.chat_models.base.init_chat_model": ("langchain", "chat"),
+    # AutoGen: model clients (create / create_stream), AgentChat agents and teams (run / run_stream
+    # run the agents' tools inside the call); provider refined from model_client= where it is named.
+    **{f"autogen_ext.models.openai.{n}": ("openai", "autogen-client") for n in (
+        "OpenAIChatCompletionClient", "AzureOpenAIChatCompletionClient",
+    )},
+    "autogen_ext.models.anthropic.AnthropicChatCompletionClient": ("anthropic", "autogen-client"),
+    "autogen_ext.models.anthropic.AnthropicBedrockChatCompletionClient": ("anthropic", "autogen-client"),
+    "autogen_ext.models.ollama.OllamaChatCompletionClient": ("openai", "autogen-client"),
+    "autogen_ext.models.azure.AzureAIChatCompletionClient": ("openai", "autogen-client"),
+    "autogen_core.models.ChatCompletionClient.load_component": ("openai", "autogen-client"),
+    **{f"autogen_agentchat.agents.{n}": ("openai", "autogen-agent") for n in (
+        "AssistantAgent", "CodeExecutorAgent", "SocietyOfMindAgent",
+    )},
+    **{f"autogen_agentchat.teams.{n}": ("openai", "autogen-team") for n in (
+        "RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat",
+    )},
+    # Google ADK: an LLM agent runs its tools and sub-agents; a Runner runs an agent; an AdkApp
+    # (and what agent_engines.create deploys from it) answers stream_query with a run of its agent.
+    **{f"google.adk.{n}": ("google-genai", "adk-agent") for n in (
+        "Agent", "agents.Agent", "agents.LlmAgent", "agents.llm_agent.Agent", "agents.llm_agent.LlmAgent",
+        "agents.SequentialAgent", "agents.ParallelAgent", "agents.LoopAgent",
+    )},
+    **{f"google.adk.runners.{n}": ("google-genai", "adk-runner") for n in ("Runner", "InMemoryRunner")},
+    **{f"{m}.AdkApp": ("google-genai", "adk-app") for m in (
+        "vertexai.preview.reasoning_engines", "vertexai.agent_engines", "vertexai.preview.agent_engines",
+    )},
+    "vertexai.agent_engines.create": ("google-genai", "adk-app"),
+    "vertexai.preview.agent_engines.create": ("google-genai", "adk-app"),
 }  # fmt: skip
 
 # Modules that are themselves a client (``openai.chat.completions.create``).
@@ -142,6 +170,15 @@ SESSION_REASON = (
     "the connection; guard what its events drive instead (guard() around each action, @guard_tool on handlers)"
 )
 
+# A Google ADK agent package's entry point: the ADK's runners load the module's ``root_agent``.
+ADK_ROOT_AGENT = "root_agent"
+ADK_ROOT_REASON = (
+    "a Google ADK root_agent is run by the ADK (adk run/web/api_server, AdkApp), not called here: there is "
+    "no call to wrap; gate its risky tools (FunctionTool(f, require_confirmation=True), @guard_tool) instead"
+)
+# Calls apply never wraps, and why: ``guard(lambda: …)`` around them would not decide anything.
+UNWRAPPED: dict[str, str] = {**{api: SESSION_REASON for api in SESSION_APIS}, ADK_ROOT_AGENT: ADK_ROOT_REASON}
+
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
 # guard_tool under every name it has had (escalated.guard_tools is the pre-0.2 shim).
 GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.tools.guard_tool", "escalated.guard_tools.guard_tool"})
@@ -149,7 +186,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 # around the call decides too late for those tools, so they are guarded at the tool.
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent",
-    "llamaindex-agent", "strands-agent",
+    "llamaindex-agent", "strands-agent", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
 })  # fmt: skip
 # escalated's own adapters, which run the framework's runner with its approval hook answered.
 ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.Runner.run"}
@@ -231,6 +268,8 @@ def annotation_kind(qualified: str) -> tuple[str, str] | None:
     # Not "Runnable": any function can be one, so it says nothing about a model.
     if "langchain" in qualified and qualified.rpartition(".")[2] in {"BaseChatModel", "BaseLanguageModel", "BaseLLM", "LanguageModelLike"}:
         return ("langchain", "chat")
+    if qualified == "autogen_core.models.ChatCompletionClient":
+        return ("openai", "autogen-client")  # the abstract client: any of AutoGen's model clients
     return constructor(qualified)
 
 
@@ -266,6 +305,16 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"__call__", "invoke_async", "stream_async", "structured_output", "structured_output_async"})
     if kind == "llamaindex-llm":
         return LLAMAINDEX_LLM_METHODS
+    if kind == "autogen-client":
+        return frozenset({"create", "create_stream"})
+    if kind == "autogen-agent":
+        return frozenset({"run", "run_stream", "on_messages", "on_messages_stream"})
+    if kind == "autogen-team":
+        return frozenset({"run", "run_stream"})
+    if kind == "adk-runner":
+        return frozenset({"run", "run_async", "run_live"})
+    if kind == "adk-app":
+        return frozenset({"stream_query", "async_stream_query", "query", "async_query", "streaming_agent_run_with_events"})
     if kind == "llamaindex-agent":
         return frozenset({"run", "chat", "achat", "stream_chat", "astream_chat", "query", "aquery"})
     return frozenset()

@@ -17,7 +17,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.scan import apis
-from escalated.contracts.scan.index import Scope, dotted_name, target_key
+from escalated.contracts.scan.index import MODULE_SCOPE, Scope, dotted_name, target_key
 from escalated.contracts.scan.kinds import Kind, Match, weaker
 from escalated.contracts.scan.syntax import dotted_tail
 
@@ -66,6 +66,9 @@ class CallMatcher:
             found = self._qualified_match(qualified)
             if found is not None:
                 return found
+            root = self._served_root_agent(qualified, node, scope)
+            if root is not None:
+                return root
         chain: list[str] = []
         func = callee
         while isinstance(func, cst.Attribute):
@@ -103,6 +106,23 @@ class CallMatcher:
         if self._stands_in(callee, scope):
             return None
         return self._shape_match(callee, node)
+
+    def _served_root_agent(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
+        """``root_agent = Agent(...)`` in a Google ADK agent package: ``adk run``/``web``/``api_server``
+        and ``AdkApp(agent=root_agent)`` run it by that name, so its definition is where its runs are
+        decided (the code never calls it). Reported as the call ``root_agent``, never wrapped by apply."""
+        built = apis.constructor(qualified)
+        if built is None or built[1] != "adk-agent" or scope.qualname != MODULE_SCOPE:
+            return None
+        index = getattr(self, "index", None)
+        if index is None:
+            return None
+        served = index.values.get((MODULE_SCOPE, apis.ADK_ROOT_AGENT))
+        if isinstance(served, cst.Name):  # root_agent = coordinator
+            served = index.values.get((MODULE_SCOPE, served.value))
+        if served is not node:
+            return None
+        return Match(built[0], apis.ADK_ROOT_AGENT, "high", Kind(built[0], built[1], origin=node))
 
     def _stands_in(self, callee: cst.BaseExpression, scope: Scope) -> bool:
         """The receiver is a mock or an object of a project class: a lookalike, not an SDK client."""

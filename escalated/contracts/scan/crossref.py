@@ -24,9 +24,11 @@ from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
-from escalated.contracts.scan.tools import ToolRef, ToolResolver
+from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, ToolRef, ToolResolver
 
 _T = TypeVar("_T")
+# Agents whose tools another module's run reaches through the agent's name.
+_AGENT_KINDS = frozenset({"agents-agent", "adk-agent", "autogen-agent", "pydantic-agent", "strands-agent", "crew-agent"})
 
 
 def module_name(rel: str) -> str:
@@ -112,6 +114,50 @@ def tool_exports(
     return {name: tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})") for f in findings})) for name, findings in found.items()}
 
 
+def imports_tools_for_others(exported: Mapping[str, Kind], tools: Mapping[str, tuple[Finding, ...]]) -> bool:
+    """Does the module bind an agent at top level, or have a helper returning tools (what the first pass found)?"""
+    return any(kind.kind in _AGENT_KINDS for kind in exported.values()) or any(name.endswith("()") for name in tools)
+
+
+def agent_tool_exports(
+    rel: str,
+    module: cst.Module,
+    index: ModuleIndex,
+    *,
+    imported: Mapping[str, tuple[Finding, ...]],
+    externals: Mapping[str, Kind],
+    wanted: Callable[[str], bool] = lambda _name: True,
+) -> dict[str, tuple[Finding, ...]]:
+    """``agent@tools`` -> findings for every agent the module binds at top level (``agent = Agent(tools=[...])``,
+    ``root_agent = coordinator``): ``Runner.run(agent)`` or ``AdkApp(agent=root_agent)`` in another module
+    runs those tools, its sub-agents' and hand-offs' included. Computed once the other modules' tools
+    are classified (``imported``), since an agent's tools are usually imported from a tools module."""
+    resolver = Resolver(index, externals=externals)
+    surface = SurfaceAnalyzer(
+        index, resolver, line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set(), imported_tools=imported
+    )
+    found: dict[str, list[Finding]] = {}
+    for name, scopes in index.functions_by_name.items():
+        # make_tools() returning tools this module imports: classified again, now that those are known.
+        for scope in scopes:
+            if scope.parent is index.module_scope and scope.class_name is None and wanted(f"{name}()"):
+                returned = _returned_tools(surface, scope)
+                if returned is not None:
+                    found[f"{name}()"] = returned
+    for (owner, name), value in index.values.items():
+        if owner != MODULE_SCOPE or not isinstance(value, cst.Call | cst.Name) or not wanted(name):
+            continue
+        agent = resolver.kind_of(value, index.module_scope)
+        if agent is not None and agent.kind in _AGENT_KINDS and agent.origin is not None:
+            tools, findings = surface.tools.resolve_agent(value, index.module_scope)
+            found[f"{name}{AGENT_TOOLS_SUFFIX}"] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
+    return {name: tuple(sorted({_in(f, rel) for f in findings})) for name, findings in found.items()}
+
+
+def _in(found: Finding, rel: str) -> Finding:
+    return found if found.detail.endswith(")") and " (in " in found.detail else attrs.evolve(found, detail=f"{found.detail} (in {rel})")
+
+
 def tool_site_exports(rel: str, module: cst.Module, index: ModuleIndex) -> dict[str, ToolSite]:
     """Name -> where each top-level function is, should another module offer it as a tool.
 
@@ -169,11 +215,13 @@ def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, 
 def _returned_tools(surface: SurfaceAnalyzer, scope: Scope) -> list[Finding] | None:
     """make_tools() returning [wipe_workspace, ...]: the tools of that list, for ``bind_tools(make_tools())``."""
     values = [n.value for n in surface.index.subtree(scope.node) if isinstance(n, cst.Return) and n.value is not None]
-    if not values or not all(isinstance(v, cst.List | cst.Tuple) for v in values):
+    if not values or not all(isinstance(v, cst.List | cst.Tuple | cst.ListComp | cst.Call) for v in values):
         return None
     out: list[Finding] = []
     for value in values:
         tools, findings = surface.tools.resolve(value, scope)
+        if not isinstance(value, cst.List | cst.Tuple) and (not (tools or findings) or any(f.kind == "unresolved-tools" for f in findings)):
+            return None  # list(table.values()), [table[n] for n in names]: only when that is a table of tools
         out += findings + [f for tool in tools for f in surface.classify_tool(tool)]
     return out
 
@@ -205,7 +253,10 @@ def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Seque
     merged = table(found)
     for _ in range(3):
         imported = [
-            (rel, {local: merged[target] for local, target in index.imports.items() if target in merged})
+            (rel, {
+                local + suffix: merged[target + suffix]
+                for local, target in index.imports.items() for suffix in ("", "()") if target + suffix in merged
+            })
             for rel, index in modules
         ]  # fmt: skip
         merged = table([*found, *imported])

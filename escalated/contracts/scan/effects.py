@@ -26,6 +26,12 @@ _PURE_CALLS = frozenset({
     "str", "int", "float", "bool", "len", "abs", "round", "min", "max", "sum", "sorted", "range", "pow",
     "divmod", "format", "list", "dict", "tuple", "set", "enumerate", "zip", "isinstance", "ValueError",
 })  # fmt: skip
+# What a stand-in tool body may call: formatting, the clock, random numbers, logging.
+_STAND_IN_MODULES = frozenset({"math", "json", "datetime", "random", "uuid", "time"})
+_STRING_METHODS = frozenset({
+    "format", "join", "strftime", "isoformat", "lower", "upper", "strip", "split", "replace", "get", "items",
+    "keys", "values", "append", "copy", "title", "capitalize", "dumps", "now", "today",
+})  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 
 
@@ -58,6 +64,9 @@ class CallEffects:
         if any(f.basis == "code" and f.rule not in rules.NOT_SIDE_EFFECTS for f in body):
             # What the body does confirms what the name says: refund_order calling stripe.
             named = [attrs.evolve(f, basis="code") for f in named]
+        elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
+            # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
+            body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
         out = named + body
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
@@ -111,6 +120,20 @@ class CallEffects:
             return None
         target = self.tools.function(short_name(func), self.index.module_scope)
         return target.node if target is not None and isinstance(target.node, cst.FunctionDef) else None
+
+    def _is_stand_in(self, function: cst.FunctionDef) -> bool:
+        """A body that only builds its answer (and logs): no call reaches anything outside it."""
+        for node in self.index.walk(function.body):
+            if isinstance(node, cst.Call):
+                callee = dotted_name(node.func) or ""
+                last = callee.rpartition(".")[2] if callee else (node.func.attr.value if isinstance(node.func, cst.Attribute) else "")
+                root = callee.partition(".")[0]
+                if callee in _PURE_CALLS or root in _STAND_IN_MODULES or root in {"print", "logger", "logging", "log"}:
+                    continue
+                if isinstance(node.func, cst.Attribute) and last in _STRING_METHODS and root not in self.index.imports:
+                    continue  # f"{day}".strip(), preferred_day.strftime(...): not requests.get(...)
+                return False
+        return True
 
     def _is_pure(self, function: cst.FunctionDef) -> bool:
         """A tool body that only computes: no calls beyond pure builtins and math."""

@@ -21,7 +21,7 @@ from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dot
 from escalated.contracts.scan.kinds import Match
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import McpServers, literal, short_name, tools_in_args
-from escalated.contracts.scan.tools import ToolRef, ToolResolver, approval_asked
+from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, AgentOf, ToolRef, ToolResolver, approval_asked
 
 # Agent builders whose second positional argument is the tool list.
 _TOOLS_SECOND = frozenset({
@@ -29,6 +29,8 @@ _TOOLS_SECOND = frozenset({
     "create_openai_functions_agent", "create_structured_chat_agent", "create_json_chat_agent", "create_xml_agent",
     "create_function_calling_executor", "create_tool_calling_executor",
 })  # fmt: skip
+# Google ADK: what runs an agent (the root agent the ADK runner serves, a Runner, a deployed app).
+_ADK_RUNS = frozenset({"adk-agent", "adk-runner", "adk-app"})
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 
@@ -66,7 +68,10 @@ class OfferedTools:
             if isinstance(expr, McpServers):
                 yield rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)), None
                 continue
-            tools, findings = self.tools.resolve(expr, scope)
+            if isinstance(expr, AgentOf):
+                tools, findings = self.tools.resolve_agent(expr.node, scope)
+            else:
+                tools, findings = self.tools.resolve(expr, scope)
             for finding in findings:
                 yield finding, None
             for tool in tools:
@@ -113,14 +118,17 @@ class OfferedTools:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))
 
-    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers]:
+    def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers | AgentOf]:
         yield from tools_in_args(call.args)
         yield from self._spread_tools(call, scope)
         if match.api.startswith("agents.Runner") and call.args:
             agent = call.args[0].value
             kind = self.resolver.kind_of(agent, scope)
-            if kind is not None and kind.origin is None and kind.kind == "agents-agent":
-                # An agent imported from another module: its tools are not followed there (yet), so unknown.
+            exported = f"{self.index.qualified(agent)}{AGENT_TOOLS_SUFFIX}" in self.tools.imported
+            if kind is not None and kind.origin is None and kind.kind == "agents-agent" and exported:
+                yield AgentOf(agent)  # an agent of another module: its tools (hand-offs included) were classified there
+            elif kind is not None and kind.origin is None and kind.kind == "agents-agent":
+                # An agent imported from another module that the scan could not read there: unknown.
                 written = _short_code(self.tools.code_of(agent))
                 where = self.index.qualified(agent) or written
                 what = f"not analysed: the agent {written!r} is defined in another module ({where}); its tools are not followed there"
@@ -136,6 +144,15 @@ class OfferedTools:
             yield from self._crew_tools(kind.origin, scope)
         if kind is not None and kind.kind == "agents-realtime" and isinstance(kind.origin, cst.Call) and kind.origin.args:
             yield from self._agent_tools(kind.origin.args[0].value, scope, seen=set())  # RealtimeRunner(agent)
+        if kind is not None and kind.kind == "autogen-team" and isinstance(kind.origin, cst.Call):
+            # RoundRobinGroupChat([writer, reviewer]): the team runs every participant's tools.
+            participants = [a.value for a in kind.origin.args if a.keyword is None or a.keyword.value == "participants"][:1]
+            for given in participants:
+                listed = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
+                for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
+                    yield AgentOf(element.value)
+        if kind is not None and kind.kind in _ADK_RUNS and isinstance(kind.origin, cst.Call):
+            yield AgentOf(kind.origin) if kind.kind == "adk-agent" else self._adk_agent(kind.origin, scope)
         while kind is not None:
             origin = kind.origin
             if isinstance(origin, cst.Call):
@@ -149,10 +166,22 @@ class OfferedTools:
                         yield positional[0]
                     elif len(positional) > 1 and callee in _TOOLS_SECOND:
                         yield positional[1]
-                yield from tools_in_args(origin.args)
+                if kind.kind not in _ADK_RUNS:  # an ADK agent's tools: AgentOf above, with its sub-agents
+                    yield from tools_in_args(origin.args)
                 if kind.kind == "agents-agent":
                     yield from self._handoff_tools(origin, scope, seen={id(origin)})
             kind = kind.base
+
+    def _adk_agent(self, runner: cst.CSTNode, scope: Scope, *, depth: int = 0) -> AgentOf | McpServers:
+        """The agent a Google ADK Runner(agent=…), AdkApp(agent=…) or agent_engines.create(app) runs."""
+        if isinstance(runner, cst.Call) and depth < 3:
+            given = next((a.value for a in runner.args if a.keyword is None or a.keyword.value in {"agent", "agent_engine"}), None)
+            if given is not None:
+                inner = self.resolver.kind_of(given, scope)
+                if inner is not None and inner.kind == "adk-app" and inner.origin is not None:
+                    return self._adk_agent(inner.origin, scope, depth=depth + 1)  # agent_engines.create(AdkApp(agent=…))
+                return AgentOf(given)
+        return McpServers(runner, "not analysed: the scan could not see which agent this ADK runner or deployed app runs")
 
     def _agent_tools(self, expr: cst.BaseExpression, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
         """The tools an OpenAI Agents agent offers, and those of every agent it can hand off to."""

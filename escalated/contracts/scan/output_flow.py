@@ -241,7 +241,7 @@ class OutputFlow:
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState) -> None:
         # A match compares its subject with every case: always a choice, even on a bare name.
-        if not isinstance(statement, cst.Match) and trivial_test(test):
+        if not isinstance(statement, cst.Match) and (trivial_test(test) or _dispatches_on_type(test)):
             return
         line = self.line_of(statement)
         flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
@@ -284,6 +284,23 @@ class OutputFlow:
         if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr) and parent.target is node:
             return True
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
+
+
+def _dispatches_on_type(test: cst.CSTNode) -> bool:
+    """``if isinstance(event, TaskResult):`` on a run's stream, ``if event.get("content"):``: which
+    kind of event arrived, or whether it has text, says how to show it, not what to do."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _dispatches_on_type(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return all(_dispatches_on_type(side) or trivial_test(side) for side in (test.left, test.right))
+    if not isinstance(test, cst.Call):
+        return False
+    if isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+        return True
+    if isinstance(test.func, cst.Attribute) and test.func.attr.value == "get" and test.args:
+        key = test.args[0].value
+        return trivial_test(cst.Subscript(value=test.func.value, slice=[cst.SubscriptElement(cst.Index(key))]))
+    return False
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:

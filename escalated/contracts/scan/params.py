@@ -69,10 +69,10 @@ def extended(index: ModuleIndex, name: cst.BaseExpression, scope: Scope) -> list
         func = call.func
         if (
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value
-            and func.attr.value in {"extend", "append"} and call.args and where.qualname == binder.qualname
+            and func.attr.value in {"extend", "append", "update"} and call.args and where.qualname == binder.qualname
         ):  # fmt: skip
-            value = call.args[0].value
-            out.append(value if func.attr.value == "extend" else cst.List([cst.Element(value)]))
+            value = call.args[0].value  # update: a table of tools by name gains entries
+            out.append(cst.List([cst.Element(value)]) if func.attr.value == "append" else value)
     return out
 
 

@@ -37,6 +37,8 @@ _CODE_TOOL_CLASSES = frozenset({
 })  # fmt: skip
 _LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "llm-math"})
 _MCP_HINTS = ("mcp", "MCP")
+# The key under which another module's agent's tools are exported (crossref.tool_exports).
+AGENT_TOOLS_SUFFIX = "@tools"
 
 
 @attrs.frozen
@@ -50,6 +52,20 @@ class ToolRef:
     # A tool function of another project module: classified there, and where it is.
     known: tuple[Finding, ...] | None = attrs.field(default=None, eq=False)
     site: ToolSite | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class AgentOf:
+    """An agent whose run runs its tools: those of its ``tools=``, of every sub-agent (Google ADK
+    ``sub_agents=``) and hand-off, and of the agents it calls as tools (``AgentTool(agent=…)``)."""
+
+    node: cst.BaseExpression = attrs.field(eq=False)
+
+
+# Tool wrappers around an agent: the model calls that agent, which runs its own tools.
+_AGENT_TOOLS = frozenset({"AgentTool"})
+# What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs).
+_AGENT_LISTS = ("sub_agents", "handoffs")
 
 
 @attrs.define
@@ -73,6 +89,47 @@ class ToolResolver:
         self._collect(expr, scope, tools, findings, depth=0)
         return tools, findings
 
+    def resolve_agent(self, expr: cst.BaseExpression, scope: Scope) -> tuple[list[ToolRef], list[Finding]]:
+        tools: list[ToolRef] = []
+        findings: list[Finding] = []
+        self._agent(expr, scope, tools, findings, depth=0, seen=set())
+        return tools, findings
+
+    def _agent(
+        self, expr: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int, seen: set[int]
+    ) -> None:
+        """The tools an agent's run can reach (``AgentOf``), through names, sub-agents, hand-offs and agents as tools."""
+        if isinstance(expr, cst.Call) and expr.args and (dotted_name(expr.func) or "").endswith("handoff"):
+            expr = expr.args[0].value  # handoff(billing_agent)
+        built = expr if isinstance(expr, cst.Call) else self.value_of(expr, scope)
+        if isinstance(built, cst.Call):
+            if id(built) in seen or depth > 4:
+                return
+            seen.add(id(built))
+            for found in tools_in_args(built.args):
+                if isinstance(found, McpServers):
+                    findings.append(rules.fact("tools-unresolved", found.why, self.line_of(found.node)))
+                else:
+                    self._collect(found, scope, tools, findings, depth=depth + 1)
+            for arg in built.args:
+                if arg.keyword is not None and arg.keyword.value in _AGENT_LISTS:
+                    listed = self.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+                    for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
+                        self._agent(element.value, scope, tools, findings, depth=depth + 1, seen=seen)
+            return
+        target = self.index.qualified(expr)
+        known = self.imported.get(f"{target}{AGENT_TOOLS_SUFFIX}") if target is not None else None
+        written = _short(self.code_of(expr))
+        if known is not None:  # an agent defined in another project module: its tools were classified there
+            findings.extend(known)
+            if any(rules.effective_mode(f) in {"required", "reviewed"} for f in known):
+                # Its risky tools are known by what they do, not by where they are: a gate at them is not checked here.
+                why = f"not analysed: whether the risky tools of the agent {written!r} (another module) ask a human first"
+                findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+            return
+        why = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
+        findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+
     def _collect(self, expr: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
         line = self.line_of(expr)
         if depth > 4:
@@ -91,8 +148,23 @@ class ToolResolver:
             self._collect(expr.right, scope, tools, findings, depth=depth + 1)
             return
         if isinstance(expr, cst.ListComp | cst.GeneratorExp):
-            self._collect(expr.for_in.iter, scope, tools, findings, depth=depth + 1)
+            looked_up = self._table_of(expr.elt, scope)  # [all_tools[name] for name in names]: the table's tools
+            self._collect(looked_up if looked_up is not None else expr.for_in.iter, scope, tools, findings, depth=depth + 1)
             return
+        if isinstance(expr, cst.Dict):  # {"write_email": write_email, ...}: a table of tools by name
+            for entry in expr.elements:
+                if isinstance(entry, cst.DictElement):
+                    self._element(entry.value, scope, tools, findings, depth=depth)
+                else:
+                    self._collect(entry.value, scope, tools, findings, depth=depth + 1)
+            return
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "values" and not expr.args:
+            table = self.value_of(expr.func.value, scope)  # all_tools.values()
+            if isinstance(table, cst.Dict):
+                self._collect(table, scope, tools, findings, depth=depth + 1)
+                for added in extended(self.index, expr.func.value, scope):  # all_tools.update({...})
+                    self._collect(added, scope, tools, findings, depth=depth + 1)
+                return
         if isinstance(expr, cst.Call):
             toolkit = self.toolkit(expr, scope)
             if toolkit is not None:
@@ -130,6 +202,13 @@ class ToolResolver:
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
         findings.append(rules.fact("tools-unresolved", f"{what}: {text}", line))
+
+    def _table_of(self, element: cst.BaseExpression, scope: Scope) -> cst.Dict | None:
+        """``all_tools[name]`` with ``all_tools = {...}``: the table the element is looked up in."""
+        if isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name):
+            table = self.value_of(element.value, scope)
+            return table if isinstance(table, cst.Dict) else None
+        return None
 
     def _helper_returns(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> bool:
         """``tools=get_tools()`` with get_tools defined here: read what it returns."""
@@ -246,6 +325,12 @@ class ToolResolver:
         if toolkit is not None:
             tools.append(toolkit)
             return
+        if last in _AGENT_TOOLS and call.args:
+            # AgentTool(agent=planner): the model calls another agent, which runs its own tools.
+            agent = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "agent"), None)
+            if agent is not None:
+                self._agent(agent, scope, tools, findings, depth=depth + 1, seen=set())
+                return
         if last == "as_tool" and isinstance(call.func, cst.Attribute):
             # agent.as_tool(...): the model calls another agent, which runs its own tools.
             built = self.value_of(call.func.value, scope)
