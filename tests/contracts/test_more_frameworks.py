@@ -42,6 +42,15 @@ def test_an_adk_root_agent_is_the_run_the_adk_serves(tmp_path: Path) -> None:
     assert call.runner and [t.name for t in call.risky_tools] == ["send_receipt"]
 
 
+def test_an_adk_root_agent_whose_risky_tools_ask_for_confirmation_is_gated() -> None:
+    source = ADK_TOOLS + (
+        "from google.adk.agents import Agent\nfrom google.adk.tools import FunctionTool\n"
+        "root_agent = Agent(model='m', name='root', tools=[FunctionTool(send_receipt, require_confirmation=True), lookup_order])\n"
+    )
+    (call,) = scan_source(source, "shop/agent.py")
+    assert call.recommendation.mode == "required" and call.existing_gate == "tool-approval"
+
+
 def test_other_adk_agents_are_not_calls(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from google.adk.agents import Agent\nhelper = Agent(model='m', name='h')\n")
     assert scan_tree(tmp_path).calls == ()

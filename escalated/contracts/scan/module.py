@@ -306,7 +306,10 @@ class _Gates:
 
 
 # The name of each framework's own tool approval, as existingGate reports it.
-_APPROVAL_GATES = {"pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval"}
+_APPROVAL_GATES = {
+    "pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval",
+    "adk-agent": "tool-approval", "adk-runner": "tool-approval", "adk-app": "tool-approval",
+}  # fmt: skip
 
 
 def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
