@@ -171,3 +171,24 @@ def test_the_output_written_to_a_langgraph_store_is_a_write() -> None:
     )
     (call,) = scan_source(source, "a.py")
     assert (call.recommendation.mode, call.recommendation.rules) == ("reviewed", ("R6",))
+
+
+def test_a_callback_returning_the_output_is_followed_where_it_is_called(tmp_path: Path) -> None:
+    (tmp_path / "mailer.py").write_text(
+        "import smtplib\nclass Mailer:\n    def __init__(self, host):\n        self.host = host\n"
+        "    def _connect(self):\n        smtp = smtplib.SMTP(self.host)\n        return smtp\n"
+        "    def process(self, respond):\n        smtp = self._connect()\n        for thread in ['a']:\n"
+        "            reply = respond(thread)\n            if reply is None:\n                continue\n"
+        "            smtp.send_message(reply)\n"
+        "    def run(self, respond):\n        self.process(respond)\n"
+    )
+    (tmp_path / "app.py").write_text(
+        "from openai import OpenAI\nfrom mailer import Mailer\nclient = OpenAI()\nmailer = Mailer('smtp.example.com')\n"
+        "def respond(thread):\n"
+        "    out = client.chat.completions.create(model='gpt-4o', messages=[{'role': 'user', 'content': thread}])\n"
+        "    return {'body': out.choices[0].message.content}\n"
+        "def main():\n    mailer.run(respond)\n"
+    )
+    (call,) = scan_tree(tmp_path).calls
+    assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R5",))
+    assert "mailer.run(respond) -> smtp.send_message() (in mailer.py)" in call.recommendation.reasons[0]

@@ -79,6 +79,31 @@ class ProjectFlow:
         self._memo[key] = result
         return result
 
+    def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
+        """Findings for a function returning the output handed as ``arg`` of ``call`` to project function
+        ``qualified``, which calls it: what that function does with what the callback returns."""
+        found = self._function(qualified)
+        if found is None:
+            return None
+        (rel, module, index), scope = found
+        assert isinstance(scope.node, cst.FunctionDef)
+        param = param_for(scope.node, call, arg)
+        if param is None or param not in scope.params:
+            return None
+        key = (rel, scope.qualname, f"{param}()")
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._open or len(self._open) >= MAX_MODULES:
+            return ()
+        self._open.append(key)
+        try:
+            findings = self._analyzer(rel, module, index).callback_findings(scope, param)
+        finally:
+            self._open.pop()
+        result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in findings}))
+        self._memo[key] = result
+        return result
+
     def _function(self, qualified: str) -> tuple[tuple[str, cst.Module, ModuleIndex], Scope] | None:
         """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module and scope."""
         for cut in (1, 2):

@@ -33,6 +33,8 @@ class ParamFlow(Protocol):
 
     def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None: ...
 
+    def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None: ...
+
 
 @attrs.define
 class FlowState:
@@ -92,6 +94,54 @@ class OutputFlow:
         self._taint_key(param, scope, flow, depth=1, derived=True)
         self._drain(flow)
         self.index.meter.steps += flow.steps
+
+    def follow_callback(self, param: str, scope: Scope, flow: FlowState, *, depth: int = 0) -> None:
+        """What function ``scope`` does with what its parameter ``param``, a callback, returns when that
+        is built from the output: ``response = await respond(thread)`` then ``smtp.send_message(response...)``.
+        Handed on to a function or method of this module (``self.process(respond)``), followed there."""
+        for call, where in self.index.calls:
+            if where is not scope:
+                continue
+            if isinstance(call.func, cst.Name) and call.func.value == param:
+                parent = self._parents.get(id(call))
+                self._follow(parent if isinstance(parent, cst.Await) else call, scope, flow, depth=1, derived=True)
+                continue
+            for arg in call.args:
+                if depth < 2 and isinstance(arg.value, cst.Name) and arg.value.value == param and not arg.star:
+                    target = self.tools.function(short_name(call.func), scope) if isinstance(call.func, cst.Name | cst.Attribute) else None
+                    inner = param_for(target.node, call, arg) if target is not None and isinstance(target.node, cst.FunctionDef) else None
+                    if target is not None and inner is not None and target is not scope:
+                        self.follow_callback(inner, target, flow, depth=depth + 1)
+        self._drain(flow)
+        self.index.meter.steps += flow.steps
+
+    def _callback_sites(self, scope: Scope, flow: FlowState) -> bool:
+        """``emailer.run(respond)`` with ``respond`` returning the output: the project function or method of
+        another module it is handed to calls it; what that does with the result is the output's fate."""
+        if self.project is None or scope.class_name is not None or scope.parent is not self.index.module_scope:
+            return False
+        name, found = scope.qualname, False
+        for call, caller in self.index.calls:
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value == name and not arg.star and id(call) not in self.llm_calls:
+                    passed = self._handed(call, arg, caller)
+                    if passed is not None:
+                        flow.findings.extend(passed)
+                        found = True
+        return found
+
+    def _handed(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+        assert self.project is not None
+        qualified = self.resolver.qualified(call.func)
+        if qualified is None and isinstance(call.func, cst.Attribute):
+            owner = self.resolver.kind_of(call.func.value, scope)
+            cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
+            qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
+        found = self.project.callback_findings(qualified, call, arg) if qualified is not None else None
+        if not found:
+            return None
+        label, line = f"{dotted_name(call.func) or qualified}({short_name_or_none(arg.value) or '…'})", self.line_of(call)
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
 
     def _drain(self, flow: FlowState) -> None:
         while flow.pending and flow.steps <= MAX_STEPS:
@@ -231,7 +281,7 @@ class OutputFlow:
             for call, caller in self.wrapper_sites.get(scope.qualname, ())
             if id(call) not in named and caller is not scope and id(call) not in flow.seen_calls
         ]  # fmt: skip
-        if not callers:
+        if not callers and not self._callback_sites(scope, flow):
             flow.escapes = True
         for call, caller in callers:
             flow.seen_calls.add(id(call))

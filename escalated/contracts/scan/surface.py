@@ -98,6 +98,12 @@ class SurfaceAnalyzer(OfferedTools):
         self.flow.follow_param(param, scope, state)
         return tuple(sorted(set(state.findings)))
 
+    def callback_findings(self, scope: Scope, param: str) -> tuple[Finding, ...]:
+        """What this function does with what its callback parameter ``param`` returns, when that is the output."""
+        state = FlowState(follow_returns=False)
+        self.flow.follow_callback(param, scope, state)
+        return tuple(sorted(set(state.findings)))
+
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         """What a tool does, by its name and its body."""
         return self.effects.classify_tool(tool)
