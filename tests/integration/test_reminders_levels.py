@@ -25,10 +25,13 @@ from escalated.domain.models import Principal
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.engine.clock import SlaClock
 from escalated.errors import NotFound
+from escalated.domain.mailserver import parse_mail_server
 from tests.conftest import fresh_db
+from tests.integration.conftest import LiveServer
+from tests.support import setup
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
-from tests.support.server import ServerProcess, start_server
+from tests.support.server import ServerProcess
 from tests.support.smtp import smtp_server
 
 MINUTE_MS = 60_000
@@ -181,22 +184,31 @@ async def _rebuilt_after_kill_9(proc: ServerProcess) -> None:
 
 
 async def test_reminder_and_level_emails_say_so_in_their_subject(tmp_path):
+    """The real app in process, on a clock the test moves: the level an hour
+    on, the reminder an hour after it, with no real wait."""
     with smtp_server() as smtp:
-        proc = start_server(tmp_path, "--smtp-url", f"smtp://127.0.0.1:{smtp.port}", "--retry-schedule", "100ms")
+        mail = parse_mail_server(f"smtp://127.0.0.1:{smtp.port}")
+        live = await asyncio.to_thread(lambda: LiveServer(tmp_path / "mail.db", mail_server=mail, retry_schedule_s=(0.1,)).start())
         try:
-            proc.cli("users", "add", "bob", "--email", "bob@example.com")
-            proc.cli(
-                "policy", "set", "refunds.large", "--notify", "email:ops@example.com",
-                "--remind-every", "1s", "--level", "1s:bob|email:bob@example.com",
+            policy = PolicyRequest(
+                key="refunds.large", notify=("email:ops@example.com",), remind_every="1h",
+                levels=("1h:bob|email:bob@example.com",), allow_unknown_reviewers=True,
             )  # fmt: skip
+            await asyncio.to_thread(live._run, lambda: setup.add_user(live.app, "bob", email="bob@example.com"))
+            await asyncio.to_thread(live._run, lambda: setup.set_policy(live.app, policy))
+            key = await asyncio.to_thread(live.key)
             async with aiohttp.ClientSession() as session:
-                await Api(proc.url, proc.bootstrap_key, session).create()
-                got = await smtp.inbox.wait_for(3)
-            subjects = {(m.rcpt_tos, m.message["Subject"].split(":")[0]) for m in got[:3]}
-            assert subjects == {
+                await Api(live.url, key, session).create()
+                await smtp.inbox.wait_for(1)  # created: the policy's address
+                await asyncio.to_thread(live.advance, 3600)
+                await smtp.inbox.wait_for(2)  # the level: bob
+                await asyncio.to_thread(live.advance, 3600)
+                got = await smtp.inbox.wait_for(3)  # a reminder: the policy's address
+            subjects = [(m.rcpt_tos, m.message["Subject"].split(":")[0]) for m in got[:3]]
+            assert subjects == [
                 (("ops@example.com",), "Decision needed"),
                 (("bob@example.com",), "Escalated to you, decision needed"),
                 (("ops@example.com",), "Reminder, decision needed"),
-            }
+            ]
         finally:
-            proc.stop()
+            await asyncio.to_thread(live.stop)
