@@ -10,6 +10,12 @@ or ``resume_flow`` resumes it with ``Flow.from_pending(...).resume_async(...)``
 once the reviewer chose: the chosen outcome routes the flow (``@listen`` of
 that outcome), and the reviewer's reason is in ``flow.last_human_feedback.feedback`` (after the outcome and a blank line).
 
+A crew's tool is held by CrewAI's own tool hook instead: ``@approval_required(policy=...)``
+under CrewAI's ``@tool`` marks the function, and a ``before_tool_call`` hook (registered once)
+files each call of a marked tool as one escalation (the tool's name and arguments, ``runId`` =
+the crew's id) and waits for the reviewer: approve lets CrewAI run the tool, anything else blocks
+the call, and an ``after_tool_call`` hook gives the model the reviewer's words as the tool's result.
+
 The reviewer picks an outcome, so there is nothing to classify: the flow's
 ``llm`` (which CrewAI calls to map free-text feedback to an outcome) is not
 called. A cancellation resumes with the method's ``default_outcome``; without
@@ -23,23 +29,35 @@ import asyncio
 import concurrent.futures
 import os
 import re
+import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 try:
     from crewai.flow.async_feedback import HumanFeedbackPending, PendingFeedbackContext
+    from crewai.hooks import register_after_tool_call_hook, register_before_tool_call_hook
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("escalated.adapters.crewai needs CrewAI: pip install 'escalated[crewai]'") from exc
 
 import attrs
 
-from escalated.adapters.approvals import ApprovalUnavailable, cause_of, resume_target
+from escalated.adapters.approvals import (
+    Approval,
+    ApprovalUnavailable,
+    cause_of,
+    client_scope,
+    file_call,
+    resume_target,
+    wait_approval,
+)
 from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
-from escalated.agent.toolcall import CHOICES, as_evidence_json, idempotency_key
+from escalated.agent.toolcall import CHOICES, ToolCall, as_evidence_json, idempotency_key
 from escalated.domain.models import CANCELLED
 
-__all__ = ["ApprovalUnavailable", "EscalatedFeedbackProvider", "FlowResumer", "resume_flow"]
+__all__ = ["ApprovalUnavailable", "EscalatedFeedbackProvider", "FlowResumer", "approval_required", "resume_flow"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 SUBJECT_TYPE = "crewai_flow"
 _NOT_A_CHOICE_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
@@ -179,3 +197,68 @@ def _in_own_loop(make: Callable[[], Any]) -> Any:
     """Run a coroutine to its end from sync code, whether or not this thread runs an event loop."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-crewai") as pool:
         return pool.submit(lambda: asyncio.run(make())).result()
+
+
+# -- a crew's tools, through CrewAI's tool hooks ---------------------------------
+
+_GATE = "__escalated_approval__"  # on a marked tool function: (policy, agent id)
+# The reviewer's words for each blocked call, from its before hook to its after hook (both see the same input dict).
+_refusals: dict[int, str] = {}
+_hooks: list[Callable[..., Any]] = []
+
+
+def approval_required(*, policy: str, agent_id: str | None = None) -> Callable[[F], F]:
+    """Under CrewAI's ``@tool``: each call of the tool waits for a reviewer in CrewAI's ``before_tool_call`` hook.
+
+    The function is returned as it is, marked; the hooks are registered once for
+    the process and act on marked tools only. A call that gets no decision (the
+    server cannot be reached, the policy is unknown) is blocked, never run:
+    CrewAI runs a tool whose hook raised, so the hook does not raise.
+    """
+
+    def mark(tool: F) -> F:
+        setattr(tool, _GATE, (policy, agent_id))
+        if not _hooks:
+            _hooks.extend((_before_tool_call, _after_tool_call))
+            register_before_tool_call_hook(_before_tool_call)
+            register_after_tool_call_hook(_after_tool_call)
+        return tool
+
+    return mark
+
+
+def _gate_of(context: Any) -> tuple[str, str | None] | None:
+    run = getattr(context.tool, "func", None)
+    function = getattr(getattr(run, "__self__", None), "func", None) or run  # @tool's Tool._run, bound: .func is ours
+    return getattr(function, _GATE, None)
+
+
+def _before_tool_call(context: Any) -> bool | None:
+    gate = _gate_of(context)
+    if gate is None:
+        return None
+    policy, agent_id = gate
+    run_id = str(getattr(context.crew, "id", None) or uuid.uuid4())
+    agent = agent_id or getattr(context.agent, "role", None) or "crewai"
+    call = ToolCall(
+        name=context.tool_name, call_id=uuid.uuid4().hex, arguments=dict(context.tool_input),
+        description=getattr(context.tool, "description", None),
+    )  # fmt: skip
+    try:
+        approval = _in_own_loop(lambda: _ask(call, policy=policy, run_id=run_id, agent_id=agent))
+    except Exception as error:  # fail closed: CrewAI would run the tool on a hook's exception
+        approval = Approval("", False, f"The call was not run: no reviewer's decision could be had ({error}).")
+    if approval.approved:
+        return None
+    _refusals[id(context.tool_input)] = approval.message or "The call was rejected."
+    return False
+
+
+def _after_tool_call(context: Any) -> str | None:
+    return _refusals.pop(id(context.tool_input), None)
+
+
+async def _ask(call: ToolCall, *, policy: str, run_id: str, agent_id: str) -> Approval:
+    async with client_scope(None) as client:
+        filed = await file_call(client, call, policy=policy, run_id=run_id, agent_id=agent_id)
+        return await wait_approval(client, filed)

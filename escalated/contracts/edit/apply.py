@@ -132,9 +132,12 @@ def tool_targets_for(
                 skipped.append(Skip(where, contract.id, reason))
                 continue
             # The run goes through an adapter's run_with_approvals: the tools ask the framework's own
-            # approval (a Pydantic AI tool only beside its run, where apply also sets the agent's output_type).
-            approval = framework if framework == "agents" or site.path == call.location.path else ""
-            target = ToolTarget(site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop, approval)
+            # approval (a Pydantic AI or LangGraph tool only beside its run, which apply routes through the
+            # adapter too); a CrewAI tool's hook needs nothing of the run.
+            approval = framework if framework in {"agents", "crewai"} or site.path == call.location.path else ""
+            target = ToolTarget(
+                site.path, site.function, site.line, site.name, contract.id, call.tools_in_loop, approval, contract.policy
+            )  # fmt: skip
             key = (site.path, site.function)
             if key in chosen:
                 earlier = chosen[key]

@@ -41,6 +41,9 @@ prebuilt agent built beside it with one becomes::
         agent, {"messages": [...]}, {"configurable": {"thread_id": thread_id}}, policy="agents.shop.handle"))
 
 (the thread id is the run id; ``ainvoke`` becomes ``ainvoke_with_approvals``).
+CrewAI's hook is ``before_tool_call``: a ``required`` crew's risky ``@tool``
+functions get ``@approval_required(policy="agents.shop.handle")`` (the
+adapter's hook holds each call for a reviewer) and the run is left as it is.
 A tool without a decorator to extend, a run apply cannot route through the
 adapter (its agent built in another file, a graph without a checkpointer, the
 prebuilt agent's ``version="v1"`` tool node, which re-runs every call of a
@@ -62,6 +65,8 @@ UUID_IMPORT = "import uuid"
 LANGGRAPH_MODULE = "escalated.adapters.langgraph"
 LANGGRAPH_GATE = "interrupt_for_approval"
 LANGGRAPH_RUNS = {"invoke": "invoke_with_approvals", "ainvoke": "ainvoke_with_approvals"}
+CREWAI_MODULE = "escalated.adapters.crewai"
+CREWAI_GATE = "approval_required"
 RUNNER = "Runner.run"
 DEFERRED = "DeferredToolRequests"
 # The framework's decorator and the keyword that asks its approval.
@@ -69,11 +74,13 @@ _HOOKS = {"agents": ("function_tool", "needs_approval"), "pydantic": ("tool", "r
 
 
 def approval_framework(call: LlmCall) -> str:
-    """Which adapter's run_with_approvals can run ``call``: "agents", "pydantic", or ""."""
+    """Which framework hook can gate ``call``'s tools: "agents", "pydantic", "langgraph", "crewai", or ""."""
     if call.api == "agents.Runner.run":
         return "agents"
     if call.provider == "langchain" and call.runner_kind == "agent" and call.api in LANGGRAPH_RUNS:
         return "langgraph"
+    if call.runner_kind in {"crew", "crew-agent"}:
+        return "crewai"  # CrewAI's tool hook: the tools are marked, the run stays as it is
     return "pydantic" if call.runner_kind == "pydantic-agent" and call.api == "run" else ""
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import attrs
 import libcst as cst
 
-from escalated.contracts.edit.approvals import LANGGRAPH_GATE, LANGGRAPH_MODULE, ask_approval
+from escalated.contracts.edit.approvals import CREWAI_GATE, CREWAI_MODULE, LANGGRAPH_GATE, LANGGRAPH_MODULE, _tight_equal, ask_approval
 from escalated.contracts.edit.rewrite import import_position
 
 GUARD_TOOL_NAME = "guard_tool"
@@ -45,8 +45,10 @@ class ToolTarget:
     awaitable: bool = False
     # The run goes through an adapter's run_with_approvals: ask the framework's own approval instead of
     # guard_tool (approvals.py): "agents" (@function_tool(needs_approval=True)), "pydantic"
-    # (@agent.tool(requires_approval=True)), "langgraph" (@interrupt_for_approval under @tool); "" for guard_tool.
+    # (@agent.tool(requires_approval=True)), "langgraph" (@interrupt_for_approval under @tool), "crewai"
+    # (@approval_required(policy=...) under @tool); "" for guard_tool.
     approval: str = ""
+    policy: str = ""  # the contract's policy, for a hook that files itself (crewai)
 
 
 @attrs.frozen
@@ -73,6 +75,8 @@ def decorate_tools(module: cst.Module, targets: Sequence[ToolTarget]) -> Decorat
         new = _ensure_import(new, GUARD_TOOL_IMPORT)
     if editor.used_interrupt:
         new = _ensure_import(new, f"from {LANGGRAPH_MODULE} import {LANGGRAPH_GATE}")
+    if editor.used_crewai:
+        new = _ensure_import(new, f"from {CREWAI_MODULE} import {CREWAI_GATE}")
     return Decorated(new, tuple(editor.guarded), tuple(editor.already), missing)
 
 
@@ -86,6 +90,7 @@ class _Decorator(cst.CSTTransformer):
         self.already: list[ToolTarget] = []
         self.used_guard_tool = False
         self.used_interrupt = False
+        self.used_crewai = False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._names.append(node.name.value)
@@ -106,13 +111,18 @@ class _Decorator(cst.CSTTransformer):
         if target is None or qualname in self.seen:
             return updated_node
         self.seen.add(qualname)
-        if any(_is_guard_tool(d) or _decorator_name(d) == LANGGRAPH_GATE for d in updated_node.decorators):
+        if any(_is_guard_tool(d) or _decorator_name(d) in {LANGGRAPH_GATE, CREWAI_GATE} for d in updated_node.decorators):
             self.already.append(target)
             return updated_node
         self.guarded.append(target)
         if target.approval == "langgraph":  # the tool interrupts itself, under the framework's decorator
             self.used_interrupt = True
             return updated_node.with_changes(decorators=[*updated_node.decorators, cst.Decorator(decorator=cst.Name(LANGGRAPH_GATE))])
+        if target.approval == "crewai":  # CrewAI's before_tool_call hook holds the marked tool's calls
+            self.used_crewai = True
+            policy = cst.Arg(cst.SimpleString(json.dumps(target.policy)), keyword=cst.Name("policy"), equal=_tight_equal())
+            marked = cst.Decorator(decorator=cst.Call(cst.Name(CREWAI_GATE), [policy]))
+            return updated_node.with_changes(decorators=[*updated_node.decorators, marked])
         if target.approval:
             asked = [ask_approval(d, framework=target.approval) for d in updated_node.decorators]
             if any(a is not None for a in asked):

@@ -200,6 +200,8 @@ LANGGRAPH_ADAPTER_RUNS = {
 }
 # @interrupt_for_approval on a LangChain tool: the tool interrupts for a reviewer before its body runs.
 LANGGRAPH_TOOL_GATE = "escalated.adapters.langgraph.interrupt_for_approval"
+# @approval_required(policy=...) on a CrewAI tool: CrewAI's before_tool_call hook holds each call for a reviewer.
+CREWAI_TOOL_GATE = "escalated.adapters.crewai.approval_required"
 
 # Provider of an API-shaped call whose receiver could not be resolved.
 SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (

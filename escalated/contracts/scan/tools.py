@@ -425,10 +425,11 @@ class ToolResolver:
 
     def needs_approval(self, scope: Scope) -> bool:
         """@function_tool(needs_approval=True): the SDK asks a human before the tool runs (and
-        @interrupt_for_approval: the tool interrupts for escalated's LangGraph adapter)."""
+        @interrupt_for_approval and @approval_required(policy=...): escalated's LangGraph and CrewAI hooks)."""
         return any(
             (isinstance(d.decorator, cst.Call) and approval_asked(d.decorator))
             or self.index.qualified(d.decorator) == apis.LANGGRAPH_TOOL_GATE
+            or (isinstance(d.decorator, cst.Call) and self.index.qualified(d.decorator.func) == apis.CREWAI_TOOL_GATE)
             for d in self.index.decorators.get(scope.qualname, ())
         )
 
