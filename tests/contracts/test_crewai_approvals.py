@@ -64,7 +64,8 @@ def test_a_crews_risky_tools_wait_in_crewais_own_tool_hook_wherever_they_are(tmp
     shop, tools = (app / "shop.py").read_text(), (app / "tools.py").read_text()
     assert '@tool("issue_refund")\n@approval_required(policy="agents.shop.handle")\ndef issue_refund(' in shop
     assert '@tool("run_shell")\n@approval_required(policy="agents.shop.handle")\ndef run_shell(' in tools
-    assert "from escalated.adapters.crewai import approval_required\n" in shop and "from escalated.adapters.crewai import approval_required\n" in tools
+    imported = "from escalated.adapters.crewai import approval_required\n"
+    assert imported in shop and imported in tools
     assert 'return guard("shop.handle", lambda: crew.kickoff())' in shop  # the run itself as it was
     assert "guard_tool" not in shop + tools
     assert CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)]).exit_code == 0
@@ -80,3 +81,18 @@ def test_scan_names_the_crew_tool_no_hook_holds(tmp_path):
     assert result.exit_code == 1
     assert "not guarded at the tool: run_shell (app/tools.py:" in result.output
     assert "issue_refund (app" not in result.output
+
+
+def test_a_crew_whose_risky_tools_all_wait_in_the_hook_is_covered_by_it_without_a_contract(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    marked = "from escalated.adapters.crewai import approval_required\n"
+    tools = TOOLS.replace('@tool("run_shell")\n', '@tool("run_shell")\n@approval_required(policy="ops")\n')
+    (tmp_path / "app" / "tools.py").write_text(marked + tools)
+    shop = CREW.replace('@tool("issue_refund")\n', '@tool("issue_refund")\n@approval_required(policy="ops")\n')
+    (tmp_path / "app" / "shop.py").write_text(marked + shop)
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
+    assert scanned.exit_code == 0 and "covered: yes, by existing gate tool-approval" in scanned.output
+    (tmp_path / "app" / "tools.py").write_text(marked + TOOLS)
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
+    assert scanned.exit_code == 1 and "existing gate" not in scanned.output

@@ -125,3 +125,15 @@ def test_a_run_gated_by_interrupts_with_tools_out_of_sight_is_not_covered(tmp_pa
     scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
     assert scanned.exit_code == 1
     assert "the scan could not see these tools: tools only known at run time: more_tools()" in scanned.output
+
+
+def test_interrupts_on_every_risky_tool_are_the_runs_existing_gate_and_one_missing_is_not(tmp_path):
+    gated = APP.format(builder=", checkpointer=InMemorySaver()", run=SYNC_RUN, define="def").replace(
+        "@tool\n", "@tool\n@interrupt_for_approval\n"
+    ).replace("import stripe\n", "import stripe\nfrom escalated.adapters.langgraph import interrupt_for_approval\n")
+    (tmp_path / "shop.py").write_text(gated)
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
+    assert scanned.exit_code == 0 and "covered: yes, by existing gate langgraph.interrupt" in scanned.output
+    (tmp_path / "shop.py").write_text(gated.replace("@tool\n@interrupt_for_approval\ndef run_shell(", "@tool\ndef run_shell("))
+    scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
+    assert scanned.exit_code == 1 and "existing gate" not in scanned.output

@@ -309,6 +309,7 @@ class _Gates:
 _APPROVAL_GATES = {
     "pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval",
     "adk-agent": "tool-approval", "adk-runner": "tool-approval", "adk-app": "tool-approval",
+    "agent": "langgraph.interrupt",  # a LangChain/LangGraph prebuilt agent: @interrupt_for_approval on its tools
 }  # fmt: skip
 
 
