@@ -69,6 +69,15 @@ class Connector(abc.ABC):
         policy), kept as the dialect allows (Store's docstring states the bounds)."""
 
     @abc.abstractmethod
+    async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:
+        """The few rows of an indexed read made on every create (a policy's active rules)."""
+
+    @abc.abstractmethod
+    async def kept_all(self, key: Hashable, sql: str, params: Params, convert: Callable[[list[Row]], T]) -> T:
+        """``convert(rows)`` of a read made on every create, kept as the dialect
+        may: SQLite until the database next changes, PostgreSQL not at all."""
+
+    @abc.abstractmethod
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         """``await job(tx, **kwargs)`` in the writer's transaction; returns after its COMMIT."""
 

@@ -1,7 +1,8 @@
 """The one store: ``Store`` written once, over a dialect's ``Connector``.
 
 Each method exists once, in a part by area (admin.py: workspaces, keys,
-users, policies; sessions.py: web sessions, sign-in and decision links);
+users, policies; reads.py: escalations, deliveries and rules as read;
+sessions.py: web sessions, sign-in and decision links);
 ``SqliteStore`` (sqlite/store.py) and ``PostgresStore``
 (postgres/store.py) only open their connector and hand it here, with
 what has not moved here yet.
@@ -17,10 +18,11 @@ from escalated.domain.records import Change
 from escalated.store.admin import AdminPart
 from escalated.store.base import Store
 from escalated.store.connector import Connector
+from escalated.store.reads import ReadsPart
 from escalated.store.sessions import SessionsPart
 
 
-class SqlStore(AdminPart, SessionsPart, Store):
+class SqlStore(AdminPart, ReadsPart, SessionsPart, Store):
     def __init__(self, connector: Connector) -> None:
         self._c = connector
         self.shared = connector.shared

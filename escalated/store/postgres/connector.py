@@ -95,6 +95,13 @@ class PostgresConnector(Connector):
 
         return await self.lookups.get(key, read)
 
+    async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:
+        return await self.all(sql, params)
+
+    async def kept_all(self, key: Hashable, sql: str, params: Params, convert: Callable[[list[Row]], T]) -> T:
+        """Not kept: a change to rules does not ring the doorbell's 'config'."""
+        return convert(await self.all(sql, params))
+
     async def _read(self, sql: str, params: Any, *, one: bool) -> Any:
         """A read on the pool. One that lost its connection is tried once
         more, when the outage it reported is over (a terminated connection:
@@ -166,7 +173,7 @@ class PostgresConnector(Connector):
 
     async def changes_after(self, *, seq: int, limit: int) -> list[Change]:
         """Committed history entries after ``seq``, in commit order."""
-        rows = await self.all(Q["changes_after"], (seq, limit))
+        rows = await self.all(Q["changes_after"], {"seq": seq, "limit": limit})
         return [Change(seq=r[0], event=r[1], at_ms=r[2], escalation=escalation_with_history(r[3:])) for r in rows]
 
     async def close(self) -> None:

@@ -56,7 +56,8 @@ async def create_escalation(
     live Idempotency-Key (from any replica) wins and is returned instead."""
     esc = escalation
     if idempotency is not None and not await _claim_key(tx, esc=esc, idem=idempotency, not_before_ms=not_before_ms):
-        cur = await tx.execute(Q["find_replay"], (idempotency.workspace_id, idempotency.key, not_before_ms))
+        params = {"workspace_id": idempotency.workspace_id, "key": idempotency.key, "not_before_ms": not_before_ms}
+        cur = await tx.execute(Q["find_replay"], params)
         row = await cur.fetchone()
         assert row is not None  # the key is live: _claim_key found it
         return replay_from_row(row)

@@ -13,7 +13,7 @@ from escalated.store import queries
 from escalated.store.postgres.parts import StoreParts
 from escalated.store.postgres.writer import GroupTx
 from escalated.store.postgres import jobs
-from escalated.store.rows import rule_from_row, rule_params
+from escalated.store.rows import rule_params
 
 Q = queries.load("postgres")
 
@@ -42,16 +42,6 @@ class ReviewerOpsQueries(StoreParts):
             await tx.execute(Q["add_rule"], rule_params(rule))
 
         await self._writer.submit(job)
-
-    async def rules(self, *, workspace_id: str) -> list[Rule]:
-        return [rule_from_row(r) for r in await self._fetchall(Q["rules_of_workspace"], (workspace_id,))]
-
-    async def rule(self, *, rule_id: str, workspace_id: str) -> Rule | None:
-        row = await self._fetchone(Q["rule_by_id"], (rule_id, workspace_id))
-        return None if row is None else rule_from_row(row)
-
-    async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
-        return [rule_from_row(r) for r in await self._fetchall(Q["active_rules"], (workspace_id, policy, at_ms))]
 
     async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
         async def job(tx: GroupTx) -> bool:

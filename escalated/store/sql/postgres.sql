@@ -34,7 +34,7 @@ workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_ca
 
 -- name: find_replay
 SELECT body_sha256, status, convert_to(response_json, 'UTF8') FROM idempotency_keys
-WHERE workspace_id = %s AND key = %s AND created_ms > %s
+WHERE workspace_id = :workspace_id AND key = :key AND created_ms > :not_before_ms
 
 -- Claims the key, or takes over one older than the window. Concurrent
 -- creates with one key on different replicas: the second waits for the
@@ -111,8 +111,8 @@ INSERT INTO escalation_routes (route, escalation_id) VALUES (%s, %s) ON CONFLICT
 
 -- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
 -- name: nudges_until
-SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= %s
-ORDER BY nudge_ms LIMIT %s
+SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= :until_ms
+ORDER BY nudge_ms LIMIT :limit
 
 -- name: next_nudge
 SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
@@ -124,43 +124,43 @@ WHERE id = %s AND status IN ('open', 'acknowledged')
 -- == escalations: reads =======================================================
 
 -- name: get_escalation
-SELECT {escalation_with_history} FROM escalations WHERE id = %s
+SELECT {escalation_with_history} FROM escalations WHERE id = :id
 
 -- part: in_workspace
- AND workspace_id = %s
+ AND workspace_id = :workspace_id
 
 -- part: routed_to
- AND id IN (SELECT escalation_id FROM escalation_routes WHERE route = ANY(%s))
+ AND id IN (SELECT escalation_id FROM escalation_routes WHERE route = ANY(:routes))
 
 -- name: get_escalations
-SELECT {escalation_with_history} FROM escalations WHERE id = ANY(%s)
+SELECT {escalation_with_history} FROM escalations WHERE id = ANY(:ids)
 
 -- name: list_escalations
-SELECT {escalation_with_history} FROM escalations WHERE workspace_id = %s
+SELECT {escalation_with_history} FROM escalations WHERE workspace_id = :workspace_id
 
 -- part: with_status
- AND status = %s
+ AND status = :status
 
 -- part: with_policy
- AND policy = %s
+ AND policy = :policy
 
 -- part: with_agent_id
- AND agent_id = %s
+ AND agent_id = :agent_id
 
 -- part: with_run_id
- AND run_id = %s
+ AND run_id = :run_id
 
 -- part: after_id
- AND id > %s
+ AND id > :cursor
 
 -- part: before_id
- AND id < %s
+ AND id < :cursor
 
 -- part: oldest_first
- ORDER BY id ASC LIMIT %s
+ ORDER BY id ASC LIMIT :limit
 
 -- part: newest_first
- ORDER BY id DESC LIMIT %s
+ ORDER BY id DESC LIMIT :limit
 
 -- Committed history after a number, oldest first, with each escalation as
 -- it is now: what the doorbell's reader turns into bus events. Numbers rise
@@ -168,21 +168,21 @@ SELECT {escalation_with_history} FROM escalations WHERE workspace_id = %s
 -- name: changes_after
 SELECT escalation_events.seq, escalation_events.event, escalation_events.at_ms, {escalation_with_history}
 FROM escalation_events JOIN escalations ON escalations.id = escalation_events.escalation_id
-WHERE escalation_events.seq > %s
-ORDER BY escalation_events.seq LIMIT %s
+WHERE escalation_events.seq > :seq
+ORDER BY escalation_events.seq LIMIT :limit
 
 -- name: last_change
 SELECT coalesce(max(seq), 0) FROM escalation_events
 
 -- name: deadlines_until
 SELECT deadline_ms, id FROM escalations
-WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= %s
-ORDER BY deadline_ms LIMIT %s
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= :until_ms
+ORDER BY deadline_ms LIMIT :limit
 
 -- name: deadlines_between
 SELECT deadline_ms, id FROM escalations
-WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= %s AND deadline_ms > %s
-ORDER BY deadline_ms LIMIT %s
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= :until_ms AND deadline_ms > :after_ms
+ORDER BY deadline_ms LIMIT :limit
 
 -- == the outbox ===============================================================
 
@@ -192,8 +192,8 @@ ORDER BY deadline_ms LIMIT %s
 SELECT id, escalation_id, kind, target, event, status, body, secret, attempts_json,
        greatest(next_attempt_ms, claimed_until_ms), created_ms
 FROM deliveries
-WHERE status = 'pending' AND NOT (id = ANY(%s))
-ORDER BY greatest(next_attempt_ms, claimed_until_ms) LIMIT %s
+WHERE status = 'pending' AND NOT (id = ANY(:exclude))
+ORDER BY greatest(next_attempt_ms, claimed_until_ms) LIMIT :limit
 
 -- Not before ``until``: the sender's pause of a receiver that keeps failing
 -- (engine/breaker.py); not an attempt, so nothing else changes.
@@ -202,7 +202,7 @@ UPDATE deliveries SET next_attempt_ms = greatest(next_attempt_ms, %s)
 WHERE status = 'pending' AND id = ANY(%s)
 
 -- name: deliveries_of_escalation
-SELECT {delivery_columns} FROM deliveries WHERE escalation_id = %s
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = :escalation_id
 ORDER BY kind <> 'callback', created_ms, id
 
 -- A claim is a lease: claimed_until_ms, whose value is also the claim's
@@ -341,7 +341,7 @@ SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id ORDER B
 DELETE FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: count_by_status
-SELECT status, COUNT(*) FROM escalations WHERE workspace_id = %s
+SELECT status, COUNT(*) FROM escalations WHERE workspace_id = :workspace_id
 
 -- part: group_by_status
  GROUP BY status
@@ -407,7 +407,7 @@ WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND
 UPDATE escalations SET assignee = %s WHERE id = %s AND status IN ('open', 'acknowledged')
 
 -- part: with_assignee
- AND assignee = %s
+ AND assignee = :assignee
 
 -- part: rule_columns
 id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
@@ -423,15 +423,15 @@ INSERT INTO rules ({rule_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %
    FROM rule_uses WHERE rule_uses.rule_id = rules.id)
 
 -- name: rules_of_workspace
-SELECT {rule_with_uses} FROM rules WHERE workspace_id = %s ORDER BY id DESC
+SELECT {rule_with_uses} FROM rules WHERE workspace_id = :workspace_id ORDER BY id DESC
 
 -- name: rule_by_id
-SELECT {rule_with_uses} FROM rules WHERE id = %s AND workspace_id = %s
+SELECT {rule_with_uses} FROM rules WHERE id = :id AND workspace_id = :workspace_id
 
 -- The rules that may decide a new escalation of a policy, newest first.
 -- name: active_rules
 SELECT {rule_columns}, '[]' FROM rules
-WHERE workspace_id = %s AND policy = %s AND revoked_ms IS NULL AND expires_ms > %s
+WHERE workspace_id = :workspace_id AND policy = :policy AND revoked_ms IS NULL AND expires_ms > :at_ms
 ORDER BY id DESC
 
 -- name: revoke_rule

@@ -35,7 +35,7 @@ workspace_id, key, reviewers_json, notify_json, sla_s, default_choice, cancel_ca
 
 -- name: find_replay
 SELECT body_sha256, status, response_json FROM idempotency_keys
-WHERE workspace_id = ? AND key = ? AND created_ms > ?
+WHERE workspace_id = :workspace_id AND key = :key AND created_ms > :not_before_ms
 
 -- name: remember_idempotency_key
 INSERT OR REPLACE INTO idempotency_keys
@@ -90,8 +90,8 @@ INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?) ON CONFLICT D
 
 -- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
 -- name: nudges_until
-SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= ?
-ORDER BY nudge_ms LIMIT ?
+SELECT id FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open' AND nudge_ms <= :until_ms
+ORDER BY nudge_ms LIMIT :limit
 
 -- name: next_nudge
 SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
@@ -103,64 +103,64 @@ WHERE id = ? AND status IN ('open', 'acknowledged')
 -- == escalations: reads =======================================================
 
 -- name: get_escalation
-SELECT {escalation_with_history} FROM escalations WHERE id = ?
+SELECT {escalation_with_history} FROM escalations WHERE id = :id
 
 -- part: in_workspace
- AND workspace_id = ?
+ AND workspace_id = :workspace_id
 
 -- Routes arrive as one JSON array, so the statement's text is the same for any number of them.
 -- part: routed_to
- AND id IN (SELECT escalation_id FROM escalation_routes WHERE route IN (SELECT value FROM json_each(?)))
+ AND id IN (SELECT escalation_id FROM escalation_routes WHERE route IN (SELECT value FROM json_each(:routes)))
 
 -- name: get_escalations
-SELECT {escalation_with_history} FROM escalations WHERE id IN (SELECT value FROM json_each(?))
+SELECT {escalation_with_history} FROM escalations WHERE id IN (SELECT value FROM json_each(:ids))
 
 -- A page of a workspace; the store appends the filters asked for, then the order.
 -- name: list_escalations
-SELECT {escalation_with_history} FROM escalations WHERE workspace_id = ?
+SELECT {escalation_with_history} FROM escalations WHERE workspace_id = :workspace_id
 
 -- part: with_status
- AND status = ?
+ AND status = :status
 
 -- part: with_policy
- AND policy = ?
+ AND policy = :policy
 
 -- part: with_agent_id
- AND agent_id = ?
+ AND agent_id = :agent_id
 
 -- part: with_run_id
- AND run_id = ?
+ AND run_id = :run_id
 
 -- part: after_id
- AND id > ?
+ AND id > :cursor
 
 -- part: before_id
- AND id < ?
+ AND id < :cursor
 
 -- part: oldest_first
- ORDER BY id ASC LIMIT ?
+ ORDER BY id ASC LIMIT :limit
 
 -- part: newest_first
- ORDER BY id DESC LIMIT ?
+ ORDER BY id DESC LIMIT :limit
 
 -- Live deadlines, oldest first, from the partial index escalations_deadline.
 -- name: deadlines_until
 SELECT deadline_ms, id FROM escalations
-WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= ?
-ORDER BY deadline_ms LIMIT ?
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= :until_ms
+ORDER BY deadline_ms LIMIT :limit
 
 -- name: deadlines_between
 SELECT deadline_ms, id FROM escalations
-WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= ? AND deadline_ms > ?
-ORDER BY deadline_ms LIMIT ?
+WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged') AND deadline_ms <= :until_ms AND deadline_ms > :after_ms
+ORDER BY deadline_ms LIMIT :limit
 
 -- == the outbox ===============================================================
 
 -- Pending deliveries in due order, skipping those in flight (a JSON array of ids).
 -- name: pending_deliveries
 SELECT {delivery_columns} FROM deliveries
-WHERE status = 'pending' AND id NOT IN (SELECT value FROM json_each(?))
-ORDER BY next_attempt_ms LIMIT ?
+WHERE status = 'pending' AND id NOT IN (SELECT value FROM json_each(:exclude))
+ORDER BY next_attempt_ms LIMIT :limit
 
 -- Not before ``until``: the sender's pause of a receiver that keeps failing
 -- (engine/breaker.py); not an attempt, so nothing else changes.
@@ -170,7 +170,7 @@ WHERE status = 'pending' AND id IN (SELECT value FROM json_each(?))
 
 -- The callback first, then notifications, each in creation order.
 -- name: deliveries_of_escalation
-SELECT {delivery_columns} FROM deliveries WHERE escalation_id = ?
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = :escalation_id
 ORDER BY kind != 'callback', created_ms, id
 
 -- One statement on the sender's path: SQLite appends to the JSON array
@@ -286,7 +286,7 @@ SELECT {policy_columns} FROM policies WHERE workspace_id = :workspace_id ORDER B
 DELETE FROM policies WHERE workspace_id = :workspace_id AND key = :key
 
 -- name: count_by_status
-SELECT status, COUNT(*) FROM escalations WHERE workspace_id = ?
+SELECT status, COUNT(*) FROM escalations WHERE workspace_id = :workspace_id
 
 -- part: group_by_status
  GROUP BY status
@@ -355,7 +355,7 @@ WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND
 UPDATE escalations SET assignee = ? WHERE id = ? AND status IN ('open', 'acknowledged')
 
 -- part: with_assignee
- AND assignee = ?
+ AND assignee = :assignee
 
 -- part: rule_columns
 id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, created_by, created_ms,
@@ -370,15 +370,15 @@ INSERT INTO rules ({rule_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL
 (SELECT json_group_array(json_array(escalation_id, at_ms)) FROM rule_uses WHERE rule_uses.rule_id = rules.id)
 
 -- name: rules_of_workspace
-SELECT {rule_with_uses} FROM rules WHERE workspace_id = ? ORDER BY id DESC
+SELECT {rule_with_uses} FROM rules WHERE workspace_id = :workspace_id ORDER BY id DESC
 
 -- name: rule_by_id
-SELECT {rule_with_uses} FROM rules WHERE id = ? AND workspace_id = ?
+SELECT {rule_with_uses} FROM rules WHERE id = :id AND workspace_id = :workspace_id
 
 -- The rules that may decide a new escalation of a policy, newest first.
 -- name: active_rules
 SELECT {rule_columns}, '[]' FROM rules
-WHERE workspace_id = ? AND policy = ? AND revoked_ms IS NULL AND expires_ms > ?
+WHERE workspace_id = :workspace_id AND policy = :policy AND revoked_ms IS NULL AND expires_ms > :at_ms
 ORDER BY id DESC
 
 -- name: revoke_rule

@@ -96,6 +96,12 @@ class SqliteConnector(Connector):
 
         return self.until_changed.get(key, read)
 
+    async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:
+        return self.db.lookup_rows(sql, params)
+
+    async def kept_all(self, key: Hashable, sql: str, params: Params, convert: Callable[[list[Row]], T]) -> T:
+        return self.until_changed.get(key, lambda: convert(self.db.lookup_rows(sql, params)))
+
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         return await self.db.write(run_job, job=job, kwargs=kwargs)
 

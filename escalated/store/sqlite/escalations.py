@@ -1,5 +1,4 @@
-"""Escalations on SQLite: the create and transition jobs (run by the writer)
-and the reads. ``SqliteStore`` (store/sqlite/store.py) is their only caller.
+"""Escalations on SQLite: the create and transition jobs (run by the writer). ``SqliteStore`` (store/sqlite/store.py) is their only caller.
 
 Every transition is a compare-and-set on ``status`` inside the write
 transaction: whichever transition commits first wins, the others see a
@@ -16,15 +15,12 @@ import orjson
 
 from escalated.domain.convert import content_to_json
 from escalated.domain.models import ACKNOWLEDGED, Cancellation, Delivery, Escalation, Resolution
-from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.sqlite.db import Database
-from escalated.store.statements import get_statement, list_statement, page_of
-from escalated.store.rows import escalation_with_history, replay_from_row, review_to_json, to_json_text
+from escalated.store.rows import replay_from_row, review_to_json, to_json_text
 
 Q = queries.load("sqlite")
-GET_MANY_CHUNK = 500
 
 
 def insert_deliveries(conn: sqlite3.Connection, deliveries: list[Delivery]) -> None:
@@ -58,7 +54,8 @@ def create_escalation(
     """
     esc = escalation
     if idempotency is not None:
-        row = conn.execute(Q["find_replay"], (idempotency.workspace_id, idempotency.key, not_before_ms)).fetchone()
+        params = {"workspace_id": idempotency.workspace_id, "key": idempotency.key, "not_before_ms": not_before_ms}
+        row = conn.execute(Q["find_replay"], params).fetchone()
         if row is not None:
             return replay_from_row(row)
         conn.execute(
@@ -159,59 +156,3 @@ def cancel(conn: sqlite3.Connection, *, escalation_id: str, cancellation: Cancel
         insert_deliveries(conn, [callback])
 
 
-# -- reads ----------------------------------------------------------------------
-
-
-def _routes_json(routes: tuple[str, ...]) -> str:
-    return orjson.dumps(list(routes)).decode()
-
-
-async def get_escalation(
-    db: Database, escalation_id: str, *, workspace_id: str | None, routes: tuple[str, ...] | None
-) -> Escalation | None:
-    """One escalation with its history; None when absent, in another workspace or not routed.
-
-    ``workspace_id=None`` is the system's view (the SLA clock), across workspaces.
-    """
-    sql, params = get_statement(escalation_id, Q, workspace_id=workspace_id, routes=routes, encode_routes=_routes_json)
-    row = await db.fetchone(sql, params)
-    return None if row is None else escalation_with_history(row)
-
-
-async def list_escalations(db: Database, q: ListQuery) -> tuple[list[Escalation], str | None]:
-    """A page, newest first (ULIDs sort by time), and the cursor of the next."""
-    sql, params = list_statement(q, Q, encode_routes=_routes_json)
-    rows = await db.fetchall(sql, params)
-    return page_of([escalation_with_history(r) for r in rows], limit=q.limit)
-
-
-async def find_replay(db: Database, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
-    row = await db.fetchone(Q["find_replay"], (workspace_id, key, not_before_ms))
-    return replay_from_row(row) if row else None
-
-
-async def deadlines_between(db: Database, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
-    """Live deadlines in (after, until], oldest first, from the partial index."""
-    if after_ms is None:
-        rows = await db.fetchall(Q["deadlines_until"], (until_ms, limit))
-    else:
-        rows = await db.fetchall(Q["deadlines_between"], (until_ms, after_ms, limit))
-    return [tuple(r) for r in rows]
-
-
-async def get_many(db: Database, ids: list[str]) -> list[Escalation]:
-    """Escalations by id with their history, for the system's batch paths."""
-    out: list[Escalation] = []
-    for start in range(0, len(ids), GET_MANY_CHUNK):
-        rows = await db.fetchall(Q["get_escalations"], (orjson.dumps(ids[start : start + GET_MANY_CHUNK]).decode(),))
-        out.extend(escalation_with_history(r) for r in rows)
-    return out
-
-
-async def count_by_status(db: Database, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
-    """How many escalations of each status the caller may see (the web inbox's counts)."""
-    sql, params = Q["count_by_status"], [workspace_id]
-    if routes is not None:
-        sql += Q["routed_to"]
-        params.append(_routes_json(routes))
-    return dict(await db.fetchall(sql + Q["group_by_status"], params))

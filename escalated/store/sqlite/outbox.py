@@ -11,25 +11,9 @@ from escalated.domain.convert import converter
 from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Delivery
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.sqlite.db import Database
 from escalated.store.rows import delivery_from_row
 
 Q = queries.load("sqlite")
-
-
-async def pending_head(db: Database, *, limit: int, exclude: set[str]) -> list[Delivery]:
-    """Pending deliveries in due order, skipping ``exclude`` (those in flight).
-
-    One query answers both of the sender's questions: what is due now (a
-    prefix of the list) and, from the first row that is not, when to wake.
-    """
-    rows = await db.fetchall(Q["pending_deliveries"], (orjson.dumps(list(exclude)).decode(), limit))
-    return [delivery_from_row(r) for r in rows]
-
-
-async def of_escalation(db: Database, escalation_id: str) -> list[Delivery]:
-    """The callback first, then notifications, each in creation order."""
-    return [delivery_from_row(r) for r in await db.fetchall(Q["deliveries_of_escalation"], (escalation_id,))]
 
 
 def record_attempt(

@@ -11,7 +11,6 @@ import sqlite3
 from escalated.domain.models import Approval, Delivery, Resolution
 from escalated.domain.review import Nudge
 from escalated.errors import AlreadyApproved, InvalidState
-from escalated.store.sqlite.db import Database
 from escalated.store.sqlite.escalations import Q, insert_deliveries, resolve
 from escalated.store.rows import approvals_from_json, approvals_to_json
 
@@ -57,12 +56,3 @@ def nudge_many(conn: sqlite3.Connection, *, items: list[Nudge]) -> list[str]:
     return done
 
 
-async def nudges_until(db: Database, *, until_ms: int, limit: int) -> list[str]:
-    return [r[0] for r in await db.fetchall(Q["nudges_until"], (until_ms, limit))]
-
-
-async def next_nudge(db: Database) -> int | None:
-    row = await db.fetchone(Q["next_nudge"], ())
-    assert row is not None  # an aggregate: always one row
-    at_ms: int | None = row[0]
-    return at_ms

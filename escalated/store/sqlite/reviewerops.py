@@ -11,9 +11,8 @@ from escalated.domain.models import Delivery, Resolution
 from escalated.domain.rules import Rule
 from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.sqlite.db import Database
 from escalated.store.sqlite.escalations import resolve
-from escalated.store.rows import rule_from_row, rule_params
+from escalated.store.rows import rule_params
 
 Q = queries.load("sqlite")
 
@@ -52,15 +51,3 @@ def resolve_by_rule(
     conn.execute(Q["add_rule_use"], (rule_id, escalation_id, resolution.answered_at_ms))
 
 
-async def rules(db: Database, *, workspace_id: str) -> list[Rule]:
-    return [rule_from_row(r) for r in await db.fetchall(Q["rules_of_workspace"], (workspace_id,))]
-
-
-async def rule(db: Database, *, rule_id: str, workspace_id: str) -> Rule | None:
-    row = await db.fetchone(Q["rule_by_id"], (rule_id, workspace_id))
-    return None if row is None else rule_from_row(row)
-
-
-def active_rules(db: Database, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
-    """Read on every create, so on the loop (``Database.lookup_rows``): an indexed read of a small table."""
-    return [rule_from_row(r) for r in db.lookup_rows(Q["active_rules"], (workspace_id, policy, at_ms))]

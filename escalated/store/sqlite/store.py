@@ -20,7 +20,7 @@ from escalated.domain.models import (
     Escalation,
     Resolution,
 )
-from escalated.domain.records import IdempotencyRecord, ListQuery, Replay
+from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.domain.review import Nudge
 from escalated.domain.rules import Rule
 from escalated.store import queries
@@ -38,7 +38,6 @@ class SqliteStore(SqlStore):
         connector = SqliteConnector(db)
         super().__init__(connector)
         self._db = db
-        self._kept = connector.until_changed
 
     @classmethod
     async def open(cls, path: Path | str, *, durability: str = "full") -> SqliteStore:
@@ -97,21 +96,6 @@ class SqliteStore(SqlStore):
     async def add_rule(self, *, rule: Rule) -> None:
         await self._db.write(reviewerops.add_rule, rule=rule)
 
-    async def rules(self, *, workspace_id: str) -> list[Rule]:
-        return await reviewerops.rules(self._db, workspace_id=workspace_id)
-
-    async def rule(self, *, rule_id: str, workspace_id: str) -> Rule | None:
-        return await reviewerops.rule(self._db, rule_id=rule_id, workspace_id=workspace_id)
-
-    async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
-        def read() -> tuple[int, list[Rule]]:
-            return at_ms, reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
-
-        read_at_ms, rules = self._kept.get(("rules", workspace_id, policy), read)
-        if at_ms < read_at_ms:  # asked about an earlier time than the kept read: it may lack rules expired since
-            return reviewerops.active_rules(self._db, workspace_id=workspace_id, policy=policy, at_ms=at_ms)
-        return [r for r in rules if r.expires_ms > at_ms]
-
     async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
         return await self._db.write(reviewerops.revoke_rule, rule_id=rule_id, workspace_id=workspace_id, by=by, at_ms=at_ms)
 
@@ -135,39 +119,7 @@ class SqliteStore(SqlStore):
     async def nudge_many(self, *, items: list[Nudge]) -> list[str]:
         return await self._db.write(review.nudge_many, items=items)
 
-    async def nudges_until(self, *, until_ms: int, limit: int) -> list[str]:
-        return await review.nudges_until(self._db, until_ms=until_ms, limit=limit)
-
-    async def next_nudge(self) -> int | None:
-        return await review.next_nudge(self._db)
-
-    async def find_replay(self, *, workspace_id: str, key: str, not_before_ms: int) -> Replay | None:
-        return await escalations.find_replay(self._db, workspace_id=workspace_id, key=key, not_before_ms=not_before_ms)
-
-    async def get_escalation(
-        self, *, escalation_id: str, workspace_id: str | None, routes: tuple[str, ...] | None
-    ) -> Escalation | None:
-        return await escalations.get_escalation(self._db, escalation_id, workspace_id=workspace_id, routes=routes)
-
-    async def get_escalations(self, *, escalation_ids: list[str]) -> list[Escalation]:
-        return await escalations.get_many(self._db, escalation_ids)
-
-    async def list_escalations(self, *, query: ListQuery) -> tuple[list[Escalation], str | None]:
-        return await escalations.list_escalations(self._db, query)
-
-    async def count_by_status(self, *, workspace_id: str, routes: tuple[str, ...] | None) -> dict[str, int]:
-        return await escalations.count_by_status(self._db, workspace_id=workspace_id, routes=routes)
-
-    async def deadlines_between(self, *, after_ms: int | None, until_ms: int, limit: int) -> list[tuple[int, str]]:
-        return await escalations.deadlines_between(self._db, after_ms=after_ms, until_ms=until_ms, limit=limit)
-
     # -- the outbox -------------------------------------------------------------
-
-    async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
-        return await outbox.pending_head(self._db, limit=limit, exclude=exclude)
-
-    async def deliveries_of(self, *, escalation_id: str) -> list[Delivery]:
-        return await outbox.of_escalation(self._db, escalation_id)
 
     async def record_attempt(
         self, *, delivery_id: str, attempt: Attempt, status: str, next_attempt_ms: int | None, token: int | None = None
