@@ -46,6 +46,10 @@ class Tx(Protocol):
 
     async def run_many(self, sql: str, params: Sequence[Params]) -> None: ...
 
+    async def history(self, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
+        """An entry of the escalation's history (on PostgreSQL numbered at COMMIT, in commit order)."""
+        ...
+
 
 class Connector(abc.ABC):
     """One dialect's connections, writer and the behaviour only it has."""

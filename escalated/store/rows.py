@@ -195,13 +195,23 @@ def rule_from_row(row: tuple[Any, ...]) -> Rule:
     )
 
 
-def rule_params(rule: Rule) -> tuple[Any, ...]:
-    """The values of ``add_rule``, in ``rule_columns`` order (without the revocation)."""
+def delivery_params(d: Delivery) -> dict[str, Any]:
+    """The values of ``add_delivery``."""
+    return {
+        "id": d.id, "escalation_id": d.escalation_id, "kind": d.kind, "target": d.target, "event": d.event,
+        "status": d.status, "body": d.body, "secret": d.secret, "next_attempt_ms": d.next_attempt_ms,
+        "created_ms": d.created_ms,
+    }  # fmt: skip
+
+
+def rule_params(rule: Rule) -> dict[str, Any]:
+    """The values of ``add_rule`` (without the revocation)."""
     m = rule.match
-    return (
-        rule.id, rule.workspace_id, rule.policy, rule.choice, m.agent_id, m.subject_type, m.subject_id,
-        rule.reason, rule.created_by, rule.created_ms, rule.expires_ms,
-    )  # fmt: skip
+    return {
+        "id": rule.id, "workspace_id": rule.workspace_id, "policy": rule.policy, "choice": rule.choice,
+        "agent_id": m.agent_id, "subject_type": m.subject_type, "subject_id": m.subject_id, "reason": rule.reason,
+        "created_by": rule.created_by, "created_ms": rule.created_ms, "expires_ms": rule.expires_ms,
+    }  # fmt: skip
 
 
 def review_to_json(rules: ReviewRules) -> str | None:

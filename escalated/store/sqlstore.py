@@ -2,10 +2,12 @@
 
 Each method exists once, in a part by area (admin.py: workspaces, keys,
 users, policies; reads.py: escalations, deliveries and rules as read;
-sessions.py: web sessions, sign-in and decision links);
-``SqliteStore`` (sqlite/store.py) and ``PostgresStore``
-(postgres/store.py) only open their connector and hand it here, with
-what has not moved here yet.
+sessions.py: web sessions, sign-in and decision links; writes.py:
+transitions, the outbox's writes, reviewer operations and quorum votes).
+``SqliteStore`` (sqlite/store.py) and ``PostgresStore`` (postgres/store.py)
+open their connector and hand it here; each keeps its own create job, the
+one write whose steps differ on purpose (sqlite/escalations.py,
+postgres/jobs.py).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from escalated.store.base import Store
 from escalated.store.connector import Connector
 from escalated.store.reads import ReadsPart
 from escalated.store.sessions import SessionsPart
+from escalated.store.writes import WritesPart
 
 
-class SqlStore(AdminPart, ReadsPart, SessionsPart, Store):
+class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
     def __init__(self, connector: Connector) -> None:
         self._c = connector
         self.shared = connector.shared

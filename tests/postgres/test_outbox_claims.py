@@ -1,15 +1,25 @@
-"""Sender claims: a claim held in an open transaction is skipped, not waited for."""
+"""Sender claims: a claim held in an open transaction is skipped, not waited for.
+The store's statements (claim_deliveries, defer_deliveries), run on
+connections whose transactions the test holds open."""
 
 from __future__ import annotations
 
 import psycopg
 import pytest
 
-from escalated.store.postgres import jobs
+from escalated.store import queries
 from escalated.store.postgres.writer import GroupTx
 
 pytestmark = pytest.mark.postgres
 LEASE_MS = 60_000
+Q = queries.load("postgres")
+
+
+async def claim(conn, ids: list[str], *, at_ms: int) -> dict[str, int]:
+    """What WritesPart.claim_deliveries runs: the ids won, each with its token (the lease's end)."""
+    token = at_ms + LEASE_MS
+    rows = await GroupTx(conn).all(Q["claim_deliveries"], {"token": token, "ids": ids, "at_ms": at_ms})
+    return {row[0]: token for row in rows}
 
 
 async def add_deliveries(conn, count: int) -> list[str]:
@@ -30,13 +40,13 @@ async def test_a_sender_claiming_while_another_claim_is_uncommitted_skips_those_
     await a.execute("BEGIN")
     await b.execute("BEGIN")
     # uncommitted: rows locked
-    mine = await jobs.claim_deliveries(GroupTx(a), delivery_ids=ids[:7], at_ms=1_000, lease_ms=LEASE_MS)
+    mine = await claim(a, ids[:7], at_ms=1_000)
     # returns at once, without them
-    theirs = await jobs.claim_deliveries(GroupTx(b), delivery_ids=ids, at_ms=1_000, lease_ms=LEASE_MS)
+    theirs = await claim(b, ids, at_ms=1_000)
     await a.execute("COMMIT")
     await b.execute("COMMIT")
     # every lease still runs
-    late = await jobs.claim_deliveries(GroupTx(b), delivery_ids=ids, at_ms=2_000, lease_ms=LEASE_MS)
+    late = await claim(b, ids, at_ms=2_000)
     await a.close()
     await b.close()
     assert set(mine) == set(ids[:7])
@@ -49,8 +59,8 @@ async def test_a_paused_receivers_deliveries_are_not_due_or_claimable_before_the
     conn = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
     ids = await add_deliveries(conn, 3)
     await conn.execute("UPDATE deliveries SET next_attempt_ms = 90000 WHERE id = %s", (ids[2],))
-    await jobs.defer_deliveries(GroupTx(conn), delivery_ids=ids, until_ms=60_000)
-    claimed = await jobs.claim_deliveries(GroupTx(conn), delivery_ids=ids, at_ms=59_999, lease_ms=LEASE_MS)
+    await GroupTx(conn).run(Q["defer_deliveries"], {"until_ms": 60_000, "ids": ids})
+    claimed = await claim(conn, ids, at_ms=59_999)
     due = dict(await (await conn.execute("SELECT id, next_attempt_ms FROM deliveries")).fetchall())
     await conn.close()
     assert claimed == {}

@@ -70,7 +70,7 @@ class GroupTx:
 
     def __init__(self, conn: psycopg.AsyncConnection, pipeline: psycopg.AsyncPipeline | None = None) -> None:
         self.conn = conn
-        self.last_rows: list[tuple[Any, ...]] = []
+        self.last_rows: list[Any] = []  # each a statement's parameters, as LastRows.insert_sql takes them
         self.config_changed = False  # set by a job that changed keys, users or policies
         self._pipeline = pipeline
 
@@ -86,8 +86,12 @@ class GroupTx:
             await self._pipeline.sync()
         return cur.rowcount
 
-    def write_last(self, row: tuple[Any, ...]) -> None:
+    def write_last(self, row: tuple[Any, ...] | Mapping[str, Any]) -> None:
         self.last_rows.append(row)
+
+    async def history(self, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
+        """Numbered at COMMIT (see LastRows)."""
+        self.last_rows.append({"escalation_id": escalation_id, "event": event, "by": by, "at_ms": at_ms})
 
     # -- the Tx of store/connector.py: what a job written once for both dialects uses
 

@@ -68,26 +68,26 @@ INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(%s::text[]), 
 SELECT pg_advisory_xact_lock(7306915596893680492)
 
 -- name: add_history
-INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (%s, %s, %s, %s)
+INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (:escalation_id, :event, :by, :at_ms)
 
 -- name: add_delivery
 INSERT INTO deliveries (id, escalation_id, kind, target, event, status, body, secret, next_attempt_ms, created_ms)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (:id, :escalation_id, :kind, :target, :event, :status, :body, :secret, :next_attempt_ms, :created_ms)
 
 -- name: escalation_status
-SELECT status FROM escalations WHERE id = %s
+SELECT status FROM escalations WHERE id = :id
 
 -- Open -> acknowledged: the compare-and-set on status. Under READ
 -- COMMITTED a concurrent update of the row makes this wait for that
 -- COMMIT, then re-check the condition against the new row.
 -- name: acknowledge
-UPDATE escalations SET status = 'acknowledged', acknowledged_by = %s, acknowledged_ms = %s
-WHERE id = %s AND status = 'open'
+UPDATE escalations SET status = 'acknowledged', acknowledged_by = :by, acknowledged_ms = :at_ms
+WHERE id = :id AND status = 'open'
 
 -- Open/acknowledged -> resolved: every decision and breach, on every replica.
 -- name: resolve
-UPDATE escalations SET status = 'resolved', resolution_json = %s
-WHERE id = %s AND status IN ('open', 'acknowledged')
+UPDATE escalations SET status = 'resolved', resolution_json = :record_json
+WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- == reviewer operations (CONTRACT §15) =====================================
 
@@ -95,19 +95,19 @@ WHERE id = %s AND status IN ('open', 'acknowledged')
 -- FOR UPDATE: a concurrent vote (another replica) waits for this one's COMMIT
 -- and then reads the votes it added, so the last two votes cannot both miss the quorum.
 -- name: approvals_of_live
-SELECT approvals_json FROM escalations WHERE id = %s AND status IN ('open', 'acknowledged') FOR UPDATE
+SELECT approvals_json FROM escalations WHERE id = :id AND status IN ('open', 'acknowledged') FOR UPDATE
 
 -- name: set_approvals
-UPDATE escalations SET approvals_json = %s WHERE id = %s AND status IN ('open', 'acknowledged')
+UPDATE escalations SET approvals_json = :approvals_json WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- A reminder or a level: compare-and-set on the nudge the clock read, so a
 -- pass that read a stale row (or a second clock) changes nothing.
 -- name: nudge
-UPDATE escalations SET level = %s, remind_ms = %s, nudge_ms = %s
-WHERE id = %s AND status = 'open' AND nudge_ms = %s
+UPDATE escalations SET level = :level, remind_ms = :remind_ms, nudge_ms = :nudge_ms
+WHERE id = :id AND status = 'open' AND nudge_ms = :expected_ms
 
 -- name: add_route_if_new
-INSERT INTO escalation_routes (route, escalation_id) VALUES (%s, %s) ON CONFLICT DO NOTHING
+INSERT INTO escalation_routes (route, escalation_id) VALUES (:route, :escalation_id) ON CONFLICT DO NOTHING
 
 -- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
 -- name: nudges_until
@@ -118,8 +118,8 @@ ORDER BY nudge_ms LIMIT :limit
 SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
 
 -- name: cancel
-UPDATE escalations SET status = 'cancelled', cancellation_json = %s
-WHERE id = %s AND status IN ('open', 'acknowledged')
+UPDATE escalations SET status = 'cancelled', cancellation_json = :record_json
+WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- == escalations: reads =======================================================
 
@@ -198,8 +198,8 @@ ORDER BY greatest(next_attempt_ms, claimed_until_ms) LIMIT :limit
 -- Not before ``until``: the sender's pause of a receiver that keeps failing
 -- (engine/breaker.py); not an attempt, so nothing else changes.
 -- name: defer_deliveries
-UPDATE deliveries SET next_attempt_ms = greatest(next_attempt_ms, %s)
-WHERE status = 'pending' AND id = ANY(%s)
+UPDATE deliveries SET next_attempt_ms = greatest(next_attempt_ms, :until_ms)
+WHERE status = 'pending' AND id = ANY(:ids)
 
 -- name: deliveries_of_escalation
 SELECT {delivery_columns} FROM deliveries WHERE escalation_id = :escalation_id
@@ -209,11 +209,11 @@ ORDER BY kind <> 'callback', created_ms, id
 -- fencing token. SKIP LOCKED: two senders claiming at once take different
 -- rows instead of queueing on each other.
 -- name: claim_deliveries
-UPDATE deliveries SET claimed_until_ms = %s
+UPDATE deliveries SET claimed_until_ms = :token
 WHERE id IN (
     SELECT id FROM deliveries
-    WHERE id = ANY(%s) AND status = 'pending' AND next_attempt_ms <= %s
-      AND (claimed_until_ms IS NULL OR claimed_until_ms <= %s)
+    WHERE id = ANY(:ids) AND status = 'pending' AND next_attempt_ms <= :at_ms
+      AND (claimed_until_ms IS NULL OR claimed_until_ms <= :at_ms)
     FOR UPDATE SKIP LOCKED
 )
 RETURNING id
@@ -222,18 +222,18 @@ RETURNING id
 -- lease lapsed and was re-claimed cannot record over the newer attempt.
 -- name: record_attempt
 UPDATE deliveries
-SET attempts_json = (attempts_json::jsonb || jsonb_build_array(%s::jsonb))::text, status = %s, next_attempt_ms = %s,
+SET attempts_json = (attempts_json::jsonb || jsonb_build_array(:attempt_json::jsonb))::text, status = :status, next_attempt_ms = :next_attempt_ms,
     claimed_until_ms = NULL
-WHERE id = %s AND claimed_until_ms = %s
+WHERE id = :id AND claimed_until_ms = :token
 
 -- name: callback_of_escalation
-SELECT {delivery_columns} FROM deliveries WHERE escalation_id = %s AND kind = 'callback'
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = :escalation_id AND kind = 'callback'
 
 -- name: get_delivery
-SELECT {delivery_columns} FROM deliveries WHERE id = %s
+SELECT {delivery_columns} FROM deliveries WHERE id = :id
 
 -- name: requeue_delivery
-UPDATE deliveries SET status = 'pending', next_attempt_ms = %s, created_ms = %s WHERE id = %s
+UPDATE deliveries SET status = 'pending', next_attempt_ms = :at_ms, created_ms = :at_ms WHERE id = :id
 
 -- == migrations (the table itself: schema.py's MIGRATIONS_TABLE) ===========
 
@@ -404,7 +404,7 @@ WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND
 
 -- Claim and assign: who works on it (advisory); only while it is live.
 -- name: assign
-UPDATE escalations SET assignee = %s WHERE id = %s AND status IN ('open', 'acknowledged')
+UPDATE escalations SET assignee = :assignee WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- part: with_assignee
  AND assignee = :assignee
@@ -414,7 +414,7 @@ id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, cr
 expires_ms, revoked_by, revoked_ms
 
 -- name: add_rule
-INSERT INTO rules ({rule_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL)
+INSERT INTO rules ({rule_columns}) VALUES (:id, :workspace_id, :policy, :choice, :agent_id, :subject_type, :subject_id, :reason, :created_by, :created_ms, :expires_ms, NULL, NULL)
 
 -- A rule with its uses as one JSON array of [escalation_id, at_ms].
 -- part: rule_with_uses
@@ -435,7 +435,7 @@ WHERE workspace_id = :workspace_id AND policy = :policy AND revoked_ms IS NULL A
 ORDER BY id DESC
 
 -- name: revoke_rule
-UPDATE rules SET revoked_by = %s, revoked_ms = %s WHERE id = %s AND workspace_id = %s AND revoked_ms IS NULL
+UPDATE rules SET revoked_by = :by, revoked_ms = :at_ms WHERE id = :id AND workspace_id = :workspace_id AND revoked_ms IS NULL
 
 -- name: add_rule_use
-INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (%s, %s, %s)
+INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (:rule_id, :escalation_id, :at_ms)

@@ -50,43 +50,43 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 
 INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?)
 
 -- name: add_history
-INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (?, ?, ?, ?)
+INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (:escalation_id, :event, :by, :at_ms)
 
 -- name: add_delivery
 INSERT INTO deliveries (id, escalation_id, kind, target, event, status, body, secret, next_attempt_ms, created_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:id, :escalation_id, :kind, :target, :event, :status, :body, :secret, :next_attempt_ms, :created_ms)
 
 -- name: escalation_status
-SELECT status FROM escalations WHERE id = ?
+SELECT status FROM escalations WHERE id = :id
 
 -- Open -> acknowledged: the compare-and-set on status.
 -- name: acknowledge
-UPDATE escalations SET status = 'acknowledged', acknowledged_by = ?, acknowledged_ms = ?
-WHERE id = ? AND status = 'open'
+UPDATE escalations SET status = 'acknowledged', acknowledged_by = :by, acknowledged_ms = :at_ms
+WHERE id = :id AND status = 'open'
 
 -- Open/acknowledged -> resolved: the compare-and-set every decision and breach goes through.
 -- name: resolve
-UPDATE escalations SET status = 'resolved', resolution_json = ?
-WHERE id = ? AND status IN ('open', 'acknowledged')
+UPDATE escalations SET status = 'resolved', resolution_json = :record_json
+WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- == reviewer operations (CONTRACT §15) =====================================
 
 -- The quorum votes of a live escalation, read in the transaction that adds one.
 -- One writer runs every write in turn, so the votes read here are all the committed ones.
 -- name: approvals_of_live
-SELECT approvals_json FROM escalations WHERE id = ? AND status IN ('open', 'acknowledged')
+SELECT approvals_json FROM escalations WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- name: set_approvals
-UPDATE escalations SET approvals_json = ? WHERE id = ? AND status IN ('open', 'acknowledged')
+UPDATE escalations SET approvals_json = :approvals_json WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- A reminder or a level: compare-and-set on the nudge the clock read, so a
 -- pass that read a stale row (or a second clock) changes nothing.
 -- name: nudge
-UPDATE escalations SET level = ?, remind_ms = ?, nudge_ms = ?
-WHERE id = ? AND status = 'open' AND nudge_ms = ?
+UPDATE escalations SET level = :level, remind_ms = :remind_ms, nudge_ms = :nudge_ms
+WHERE id = :id AND status = 'open' AND nudge_ms = :expected_ms
 
 -- name: add_route_if_new
-INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?) ON CONFLICT DO NOTHING
+INSERT INTO escalation_routes (route, escalation_id) VALUES (:route, :escalation_id) ON CONFLICT DO NOTHING
 
 -- Open escalations owed a reminder or a level by then, from the partial index escalations_nudge.
 -- name: nudges_until
@@ -97,8 +97,8 @@ ORDER BY nudge_ms LIMIT :limit
 SELECT min(nudge_ms) FROM escalations WHERE nudge_ms IS NOT NULL AND status = 'open'
 
 -- name: cancel
-UPDATE escalations SET status = 'cancelled', cancellation_json = ?
-WHERE id = ? AND status IN ('open', 'acknowledged')
+UPDATE escalations SET status = 'cancelled', cancellation_json = :record_json
+WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- == escalations: reads =======================================================
 
@@ -165,8 +165,8 @@ ORDER BY next_attempt_ms LIMIT :limit
 -- Not before ``until``: the sender's pause of a receiver that keeps failing
 -- (engine/breaker.py); not an attempt, so nothing else changes.
 -- name: defer_deliveries
-UPDATE deliveries SET next_attempt_ms = max(next_attempt_ms, ?)
-WHERE status = 'pending' AND id IN (SELECT value FROM json_each(?))
+UPDATE deliveries SET next_attempt_ms = max(next_attempt_ms, :until_ms)
+WHERE status = 'pending' AND id IN (SELECT value FROM json_each(:ids))
 
 -- The callback first, then notifications, each in creation order.
 -- name: deliveries_of_escalation
@@ -176,18 +176,18 @@ ORDER BY kind != 'callback', created_ms, id
 -- One statement on the sender's path: SQLite appends to the JSON array
 -- itself instead of a read, a parse and a rewrite.
 -- name: record_attempt
-UPDATE deliveries SET attempts_json = json_insert(attempts_json, '$[#]', json(?)), status = ?, next_attempt_ms = ?
-WHERE id = ?
+UPDATE deliveries SET attempts_json = json_insert(attempts_json, '$[#]', json(:attempt_json)), status = :status, next_attempt_ms = :next_attempt_ms
+WHERE id = :id
 
 -- name: callback_of_escalation
-SELECT {delivery_columns} FROM deliveries WHERE escalation_id = ? AND kind = 'callback'
+SELECT {delivery_columns} FROM deliveries WHERE escalation_id = :escalation_id AND kind = 'callback'
 
 -- name: get_delivery
-SELECT {delivery_columns} FROM deliveries WHERE id = ?
+SELECT {delivery_columns} FROM deliveries WHERE id = :id
 
 -- A hand-made retry starts a fresh retry window.
 -- name: requeue_delivery
-UPDATE deliveries SET status = 'pending', next_attempt_ms = ?, created_ms = ? WHERE id = ?
+UPDATE deliveries SET status = 'pending', next_attempt_ms = :at_ms, created_ms = :at_ms WHERE id = :id
 
 -- == migrations ===============================================================
 
@@ -352,7 +352,7 @@ WHERE secret_hash = :secret_hash AND used_ms IS NULL AND replaced_ms IS NULL AND
 
 -- Claim and assign: who works on it (advisory); only while it is live.
 -- name: assign
-UPDATE escalations SET assignee = ? WHERE id = ? AND status IN ('open', 'acknowledged')
+UPDATE escalations SET assignee = :assignee WHERE id = :id AND status IN ('open', 'acknowledged')
 
 -- part: with_assignee
  AND assignee = :assignee
@@ -362,7 +362,7 @@ id, workspace_id, policy, choice, agent_id, subject_type, subject_id, reason, cr
 expires_ms, revoked_by, revoked_ms
 
 -- name: add_rule
-INSERT INTO rules ({rule_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)
+INSERT INTO rules ({rule_columns}) VALUES (:id, :workspace_id, :policy, :choice, :agent_id, :subject_type, :subject_id, :reason, :created_by, :created_ms, :expires_ms, NULL, NULL)
 
 -- A rule with its uses as one JSON array of [escalation_id, at_ms].
 -- part: rule_with_uses
@@ -382,7 +382,7 @@ WHERE workspace_id = :workspace_id AND policy = :policy AND revoked_ms IS NULL A
 ORDER BY id DESC
 
 -- name: revoke_rule
-UPDATE rules SET revoked_by = ?, revoked_ms = ? WHERE id = ? AND workspace_id = ? AND revoked_ms IS NULL
+UPDATE rules SET revoked_by = :by, revoked_ms = :at_ms WHERE id = :id AND workspace_id = :workspace_id AND revoked_ms IS NULL
 
 -- name: add_rule_use
-INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (?, ?, ?)
+INSERT INTO rule_uses (rule_id, escalation_id, at_ms) VALUES (:rule_id, :escalation_id, :at_ms)

@@ -28,6 +28,7 @@ from escalated.store.sqlite.db import Database
 from escalated.store.sqlite.untilchanged import UntilChanged
 
 T = TypeVar("T")
+_ADD_HISTORY = queries.load("sqlite")["add_history"]
 
 
 def _list_as_json(values: list[Any]) -> str:
@@ -60,6 +61,9 @@ class SqliteTx:
 
     async def run_many(self, sql: str, params: Sequence[Params]) -> None:
         self._conn.executemany(sql, params)
+
+    async def history(self, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
+        self._conn.execute(_ADD_HISTORY, {"escalation_id": escalation_id, "event": event, "by": by, "at_ms": at_ms})
 
 
 def run_job(conn: sqlite3.Connection, *, job: Callable[..., Awaitable[T]], kwargs: dict[str, Any]) -> T:

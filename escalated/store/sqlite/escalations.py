@@ -1,9 +1,9 @@
-"""Escalations on SQLite: the create and transition jobs (run by the writer). ``SqliteStore`` (store/sqlite/store.py) is their only caller.
-
-Every transition is a compare-and-set on ``status`` inside the write
-transaction: whichever transition commits first wins, the others see a
-changed status and fail with ``InvalidState``. That, not timing, is what
-makes "resolved exactly once" true.
+"""The create job on SQLite, run by the writer on the loop as a plain
+function of the connection: the hot path, so no step more than it needs.
+Every other write is written once for both dialects (store/writes.py);
+a create differs on purpose: PostgreSQL inserts the escalation and its
+routes in one statement and claims an Idempotency-Key across replicas
+with an upsert (postgres/jobs.py).
 """
 
 from __future__ import annotations
@@ -14,27 +14,16 @@ from typing import Any
 import orjson
 
 from escalated.domain.convert import content_to_json
-from escalated.domain.models import ACKNOWLEDGED, Cancellation, Delivery, Escalation, Resolution
+from escalated.domain.models import Delivery, Escalation
 from escalated.domain.records import IdempotencyRecord, Replay
-from escalated.errors import InvalidState
 from escalated.store import queries
-from escalated.store.rows import replay_from_row, review_to_json, to_json_text
+from escalated.store.rows import delivery_params, replay_from_row, review_to_json
 
 Q = queries.load("sqlite")
 
 
-def insert_deliveries(conn: sqlite3.Connection, deliveries: list[Delivery]) -> None:
-    conn.executemany(
-        Q["add_delivery"],
-        [
-            (d.id, d.escalation_id, d.kind, d.target, d.event, d.status, d.body, d.secret, d.next_attempt_ms, d.created_ms)
-            for d in deliveries
-        ],
-    )
-
-
 def _history(conn: sqlite3.Connection, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
-    conn.execute(Q["add_history"], (escalation_id, event, by, at_ms))
+    conn.execute(Q["add_history"], {"escalation_id": escalation_id, "event": event, "by": by, "at_ms": at_ms})
 
 
 def create_escalation(
@@ -93,66 +82,5 @@ def create_escalation(
     )
     conn.executemany(Q["add_route"], [(r, esc.id) for r in routes])
     _history(conn, escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)
-    insert_deliveries(conn, notifications)
+    conn.executemany(Q["add_delivery"], [delivery_params(d) for d in notifications])
     return None
-
-
-def _current_status(conn: sqlite3.Connection, escalation_id: str) -> str:
-    row = conn.execute(Q["escalation_status"], (escalation_id,)).fetchone()
-    return row[0] if row else "missing"
-
-
-def acknowledge(conn: sqlite3.Connection, *, escalation_id: str, by: str, at_ms: int) -> bool:
-    """Open → acknowledged. Idempotent: True only for the first acknowledger."""
-    if conn.execute(Q["acknowledge"], (by, at_ms, escalation_id)).rowcount == 1:
-        _history(conn, escalation_id=escalation_id, event="acknowledged", by=by, at_ms=at_ms)
-        return True
-    status = _current_status(conn, escalation_id)
-    if status != ACKNOWLEDGED:
-        raise InvalidState(f"escalation is {status}", current_status=status)
-    return False
-
-
-def _finish(conn: sqlite3.Connection, *, query: str, escalation_id: str, record: Resolution | Cancellation) -> None:
-    """Open/acknowledged → a terminal status: the compare-and-set every ending goes through."""
-    if conn.execute(Q[query], (to_json_text(record), escalation_id)).rowcount != 1:
-        current = _current_status(conn, escalation_id)
-        raise InvalidState(f"escalation is {current}", current_status=current)
-
-
-def resolve(
-    conn: sqlite3.Connection, *, escalation_id: str, resolution: Resolution, history_event: str, callback: Delivery | None
-) -> None:
-    """Open/acknowledged → resolved, with its callback in the same transaction."""
-    _finish(conn, query="resolve", escalation_id=escalation_id, record=resolution)
-    _history(
-        conn, escalation_id=escalation_id, event=history_event, by=resolution.answered_by, at_ms=resolution.answered_at_ms
-    )
-    if callback is not None:
-        insert_deliveries(conn, [callback])
-
-
-def resolve_many(conn: sqlite3.Connection, *, items: list[tuple[str, Resolution, str, Delivery | None]]) -> list[str]:
-    """Resolve each in order; skip those a decision already took. Returns the ids resolved."""
-    done = []
-    for escalation_id, resolution, history_event, callback in items:
-        try:
-            resolve(
-                conn, escalation_id=escalation_id, resolution=resolution, history_event=history_event, callback=callback
-            )
-        except InvalidState:
-            continue
-        done.append(escalation_id)
-    return done
-
-
-def cancel(conn: sqlite3.Connection, *, escalation_id: str, cancellation: Cancellation, callback: Delivery | None) -> None:
-    """Open/acknowledged → cancelled, with its callback (if the policy asks for one) in the same transaction."""
-    _finish(conn, query="cancel", escalation_id=escalation_id, record=cancellation)
-    _history(
-        conn, escalation_id=escalation_id, event="cancelled", by=cancellation.cancelled_by, at_ms=cancellation.cancelled_at_ms
-    )
-    if callback is not None:
-        insert_deliveries(conn, [callback])
-
-
