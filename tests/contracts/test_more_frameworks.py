@@ -192,3 +192,19 @@ def test_a_callback_returning_the_output_is_followed_where_it_is_called(tmp_path
     (call,) = scan_tree(tmp_path).calls
     assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R5",))
     assert "mailer.run(respond) -> smtp.send_message() (in mailer.py)" in call.recommendation.reasons[0]
+
+
+def test_an_agent_of_another_module_whose_risky_tools_are_guarded_there_is_seen(tmp_path: Path) -> None:
+    _adk_package(tmp_path)
+    tools = (tmp_path / "shop" / "tools.py").read_text()
+    (tmp_path / "shop" / "tools.py").write_text(
+        "from escalated.guard import guard_tool\n" + tools.replace("def send_receipt", "@guard_tool('shop.root')\ndef send_receipt")
+    )
+    (tmp_path / "deploy.py").write_text(
+        "from vertexai.preview.reasoning_engines import AdkApp\nfrom shop.agent import root_agent\n"
+        "app = AdkApp(agent=root_agent)\nfor event in app.stream_query(user_id='u', message='hello'):\n    print(event)\n"
+    )
+    calls = {c.location.path: c for c in scan_tree(tmp_path).calls}
+    assert calls["deploy.py"].recommendation.rules == ("R5",) and not calls["deploy.py"].unseen_tools
+    root = calls["shop/agent.py"]
+    assert [(t.name, t.guard_id) for t in root.risky_tools] == [("send_receipt", "shop.root")] and not root.unguarded_tools

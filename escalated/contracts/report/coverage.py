@@ -101,6 +101,10 @@ def _status(call: LlmCall, contracts: ContractSet, prefix: str) -> CallStatus:
         return CallStatus(call, True, contract_id, mode, "guard", None)
     if call.existing_gate is not None:
         return CallStatus(call, True, contract_id, mode, "existing-gate", None)
+    if contract is not None and call.api in UNWRAPPED and call.runner and call.risky_tools:
+        # An ADK root_agent has no call to wrap: its risky tools, each guarded, are its guard.
+        if not call.unguarded_tools and not call.unseen_tools:
+            return CallStatus(call, True, contract_id, mode, "guard", None)
     if contract is None and call.guarded:
         problem = f"guarded as {call.guard_id!r}, but no contract locates this call"
     elif contract is None:

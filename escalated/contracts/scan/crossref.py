@@ -17,6 +17,8 @@ import attrs
 
 import libcst as cst
 
+from escalated.contracts import rules
+
 from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
 from escalated.contracts.scan.syntax import McpServers, tools_in_args
@@ -24,7 +26,7 @@ from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
-from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, ToolRef, ToolResolver
+from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, ToolRef, ToolResolver
 
 _T = TypeVar("_T")
 # Agents whose tools another module's run reaches through the agent's name.
@@ -126,6 +128,7 @@ def agent_tool_exports(
     *,
     imported: Mapping[str, tuple[Finding, ...]],
     externals: Mapping[str, Kind],
+    sites: Mapping[str, ToolSite] | None = None,
     wanted: Callable[[str], bool] = lambda _name: True,
 ) -> dict[str, tuple[Finding, ...]]:
     """``agent@tools`` -> findings for every agent the module binds at top level (``agent = Agent(tools=[...])``,
@@ -134,7 +137,8 @@ def agent_tool_exports(
     are classified (``imported``), since an agent's tools are usually imported from a tools module."""
     resolver = Resolver(index, externals=externals)
     surface = SurfaceAnalyzer(
-        index, resolver, line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set(), imported_tools=imported
+        index, resolver, line_of=lambda _node: 0, code_of=module.code_for_node, llm_calls=set(), imported_tools=imported,
+        tool_sites=sites,
     )
     found: dict[str, list[Finding]] = {}
     for name, scopes in index.functions_by_name.items():
@@ -150,8 +154,21 @@ def agent_tool_exports(
         agent = resolver.kind_of(value, index.module_scope)
         if agent is not None and agent.kind in _AGENT_KINDS and agent.origin is not None:
             tools, findings = surface.tools.resolve_agent(value, index.module_scope)
-            found[f"{name}{AGENT_TOOLS_SUFFIX}"] = findings + [f for tool in tools for f in surface.classify_tool(tool)]
+            classified = [(tool, surface.classify_tool(tool)) for tool in tools]
+            found[f"{name}{AGENT_TOOLS_SUFFIX}"] = findings + [f for _tool, fs in classified for f in fs]
+            # Risky tools the run reaches that nothing here shows gated (a guard_tool, the framework's approval).
+            ungated = [f for f in findings if _risky(f)] + [
+                f for tool, fs in classified for f in fs
+                if _risky(f) and not (tool.gated or surface._site(tool).guard_id or surface._site(tool).approval)
+            ]  # fmt: skip
+            if ungated:
+                why = f"not analysed: whether the risky tools of the agent {name!r} (another module) ask a human first"
+                found[f"{name}{UNGATED_SUFFIX}"] = [rules.fact("tools-unresolved", why, 0)]
     return {name: tuple(sorted({_in(f, rel) for f in findings})) for name, findings in found.items()}
+
+
+def _risky(found: Finding) -> bool:
+    return rules.effective_mode(found) in {"required", "reviewed"} and found.kind != "unresolved-tools"
 
 
 def _in(found: Finding, rel: str) -> Finding:

@@ -229,6 +229,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     for _rel, index in indexes:
         index.meter = meter
     table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
+    site_table = crossref.with_reexports(sites, indexes)
     # Agents of one module run from another (an agent of an agent's too): their tools, classified with
     # the tools they import from other modules, for the modules that bind an agent someone imports.
     pairs = enumerate(zip(kinds, tools, strict=True))
@@ -237,9 +238,9 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         for i in with_agents:
             (rel, found), (_rel, module, index) = tools[i], analysable[i]
             wanted = crossref.imported_by(targets, rel)
-            found.update(crossref.agent_tool_exports(rel, module, index, imported=tool_table, externals=table, wanted=wanted))
+            found.update(crossref.agent_tool_exports(rel, module, index, imported=tool_table, externals=table, sites=site_table, wanted=wanted))
         tool_table = crossref.with_reexports(tools, indexes)
-    context = ScanContext(table, tool_table, {}, dict(options.sdk), crossref.with_reexports(sites, indexes))
+    context = ScanContext(table, tool_table, {}, dict(options.sdk), site_table)
     project = ProjectFlow(analysable, externals=table, tools=tool_table)
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []

@@ -39,6 +39,8 @@ _LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "l
 _MCP_HINTS = ("mcp", "MCP")
 # The key under which another module's agent's tools are exported (crossref.tool_exports).
 AGENT_TOOLS_SUFFIX = "@tools"
+# ... and, when some of its risky tools are not gated there, the finding that says so.
+UNGATED_SUFFIX = "@ungated"
 
 
 @attrs.frozen
@@ -122,10 +124,8 @@ class ToolResolver:
         written = _short(self.code_of(expr))
         if known is not None:  # an agent defined in another project module: its tools were classified there
             findings.extend(known)
-            if any(rules.effective_mode(f) in {"required", "reviewed"} for f in known):
-                # Its risky tools are known by what they do, not by where they are: a gate at them is not checked here.
-                why = f"not analysed: whether the risky tools of the agent {written!r} (another module) ask a human first"
-                findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+            # Risky tools there that nothing shows gated: a guard at this run would decide after them.
+            findings.extend(attrs.evolve(f, line=self.line_of(expr)) for f in self.imported.get(f"{target}{UNGATED_SUFFIX}", ()))
             return
         why = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
         findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
