@@ -1,10 +1,11 @@
 """The store seam: everything the core asks of a database, and nothing else.
 
 ``Service`` and ``AdminService`` (escalated/core/) are its only callers.
-Methods take and return domain objects, keyword-only. An implementation
-keeps its SQL in its own named-query file (``store/sql/<dialect>.sql``)
-and turns rows into objects in ``store/rows.py``; ``SqliteStore``
-(store/sqlite/store.py) is the one in use.
+Methods take and return domain objects, keyword-only. ``SqlStore``
+(sqlstore.py) implements it once, over a connector per dialect
+(connector.py): ``SqliteStore`` (sqlite/) and ``PostgresStore``
+(postgres/). Each dialect keeps its SQL in its named-query file
+(``store/sql/<dialect>.sql``); rows become objects in ``store/rows.py``.
 
 What every implementation owes, beyond the signatures:
 

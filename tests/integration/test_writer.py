@@ -1,4 +1,4 @@
-"""The single writer (store.db.Writer) on a real SQLite file: group commit,
+"""The single writer (store/sqlite/db.py's Writer) on a real SQLite file: group commit,
 one failing job never undoes the others, callers resolve only after COMMIT,
 and another process holding the write lock never blocks the event loop."""
 
@@ -12,6 +12,7 @@ import pytest
 
 from escalated.errors import DatabaseBusy
 from escalated.store.sqlite import db as dbmod
+from escalated.store.sqlite.connector import SqliteConnector
 from escalated.store.sqlite.db import Database
 
 
@@ -174,3 +175,31 @@ async def test_after_a_failure_each_job_still_sees_the_writes_before_it_in_its_g
     assert outcomes[0] == "a" and outcomes[1] == 1 and isinstance(outcomes[2], ValueError)
     assert outcomes[3] == "b" and outcomes[4] == 2
     assert keys_on_disk(db) == {"a", "b"}
+
+
+async def test_an_async_job_runs_in_the_group_and_commits_with_it(db):
+    """A job written once for both dialects (a coroutine over Tx) runs on
+    SQLite's writer to its end in one step, in the group's transaction."""
+    connector = SqliteConnector(db)
+
+    async def job(tx, *, key: str) -> int:
+        await tx.run("INSERT INTO t (k, v) VALUES (:k, :v)", {"k": key, "v": 1})
+        return await tx.changed("UPDATE t SET v = v + 1 WHERE k = :k", {"k": key})
+
+    assert await asyncio.gather(connector.write(job, key="a"), db.write(insert, key="b")) == [1, "b"]
+    assert keys_on_disk(db) == {"a", "b"}
+
+
+async def test_an_async_job_that_waits_fails_alone_and_writes_nothing(db):
+    """On SQLite a job never waits: one that does is refused and undone,
+    not left half-run inside the writer's transaction."""
+    connector = SqliteConnector(db)
+
+    async def waits(tx, *, key: str) -> None:
+        await tx.run("INSERT INTO t (k, v) VALUES (:k, 0)", {"k": key})
+        await asyncio.sleep(0)
+
+    with pytest.raises(RuntimeError, match="waited"):
+        await connector.write(waits, key="never")
+    assert await db.write(insert, key="after") == "after"
+    assert keys_on_disk(db) == {"after"}

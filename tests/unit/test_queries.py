@@ -59,3 +59,11 @@ def test_every_block_is_used_by_the_store(dialect, code):
 def test_a_block_defined_twice_is_refused():
     with pytest.raises(ValueError, match="twice"):
         queries.parse("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n")
+
+
+def test_named_parameters_are_spelled_for_psycopg_and_casts_are_left_alone():
+    sql = "SELECT x::text, '10:30' FROM t WHERE id = :id AND route = ANY(:routes::text[]) AND id <> :id"
+    assert queries.named(sql, "postgres") == (
+        "SELECT x::text, '10:30' FROM t WHERE id = %(id)s AND route = ANY(%(routes)s::text[]) AND id <> %(id)s"
+    )
+    assert queries.named(sql, "sqlite") == sql
