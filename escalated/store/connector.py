@@ -23,7 +23,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from escalated.domain.records import Change
+from escalated.domain.models import Delivery, Escalation
+from escalated.domain.records import Change, IdempotencyRecord, Replay
 
 T = TypeVar("T")
 Row = tuple[Any, ...]
@@ -84,6 +85,21 @@ class Connector(abc.ABC):
     @abc.abstractmethod
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         """``await job(tx, **kwargs)`` in the writer's transaction; returns after its COMMIT."""
+
+    @abc.abstractmethod
+    async def create_escalation(
+        self,
+        *,
+        escalation: Escalation,
+        routes: tuple[str, ...],
+        notifications: list[Delivery],
+        idempotency: IdempotencyRecord | None,
+        not_before_ms: int,
+        content_json: dict[str, Any],
+    ) -> Replay | None:
+        """Store.create_escalation: the one write whose steps differ by dialect
+        on purpose (the hot path: each dialect's cheapest statements, and on
+        PostgreSQL an Idempotency-Key claimed across replicas)."""
 
     async def config_write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         """``write``, for a job that changes keys, users or policies: what ``kept`` holds."""

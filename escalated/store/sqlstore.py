@@ -5,8 +5,8 @@ users, policies; reads.py: escalations, deliveries and rules as read;
 sessions.py: web sessions, sign-in and decision links; writes.py:
 transitions, the outbox's writes, reviewer operations and quorum votes).
 ``SqliteStore`` (sqlite/store.py) and ``PostgresStore`` (postgres/store.py)
-open their connector and hand it here; each keeps its own create job, the
-one write whose steps differ on purpose (sqlite/escalations.py,
+open their connector and hand it here. The create's job is the connector's,
+the one write whose steps differ on purpose (sqlite/escalations.py,
 postgres/jobs.py).
 """
 
@@ -16,7 +16,8 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from escalated.domain.records import Change
+from escalated.domain.models import Delivery, Escalation
+from escalated.domain.records import Change, IdempotencyRecord, Replay
 from escalated.store.admin import AdminPart
 from escalated.store.base import Store
 from escalated.store.connector import Connector
@@ -29,6 +30,22 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
     def __init__(self, connector: Connector) -> None:
         self._c = connector
         self.shared = connector.shared
+
+    async def create_escalation(
+        self,
+        *,
+        escalation: Escalation,
+        routes: tuple[str, ...],
+        notifications: list[Delivery],
+        idempotency: IdempotencyRecord | None,
+        not_before_ms: int,
+        content_json: dict[str, Any],
+    ) -> Replay | None:
+        """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run by its writer."""
+        return await self._c.create_escalation(
+            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
+            not_before_ms=not_before_ms, content_json=content_json,
+        )  # fmt: skip
 
     async def lead(self, stop: asyncio.Event, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         await self._c.lead(stop, run)

@@ -1,18 +1,15 @@
 """The SQLite store: the one store (sqlstore.py) over SQLite's connector
 (connector.py: one file, the group-commit writer, the readers, the look-ups
-on the loop), and SQLite's own create job (escalations.py)."""
+on the loop, and SQLite's own create job, escalations.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from escalated.domain.models import Delivery, Escalation
-from escalated.domain.records import IdempotencyRecord, Replay
-from escalated.store.sqlite import escalations
 from escalated.store.sqlite.connector import SqliteConnector
 from escalated.store.sqlstore import SqlStore
 from escalated.store.sqlite.db import Database
+
 
 class SqliteStore(SqlStore):
     def __init__(self, db: Database) -> None:
@@ -28,21 +25,3 @@ class SqliteStore(SqlStore):
     def database(self) -> Database:
         """The connections themselves, for the tests and benchmarks that measure the writer."""
         return self._db
-
-    # -- escalations ------------------------------------------------------------
-
-    async def create_escalation(
-        self,
-        *,
-        escalation: Escalation,
-        routes: tuple[str, ...],
-        notifications: list[Delivery],
-        idempotency: IdempotencyRecord | None,
-        not_before_ms: int,
-        content_json: dict[str, Any],
-    ) -> Replay | None:
-        return await self._db.write(
-            escalations.create_escalation,
-            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
-            not_before_ms=not_before_ms, content_json=content_json,
-        )  # fmt: skip
