@@ -208,3 +208,18 @@ def test_an_agent_of_another_module_whose_risky_tools_are_guarded_there_is_seen(
     assert calls["deploy.py"].recommendation.rules == ("R5",) and not calls["deploy.py"].unseen_tools
     root = calls["shop/agent.py"]
     assert [(t.name, t.guard_id) for t in root.risky_tools] == [("send_receipt", "shop.root")] and not root.unguarded_tools
+
+
+def test_an_autogen_team_with_a_code_executor_runs_model_written_code() -> None:
+    source = (
+        "from autogen_agentchat.agents import AssistantAgent, CodeExecutorAgent\n"
+        "from autogen_agentchat.teams import RoundRobinGroupChat\n"
+        "from autogen_ext.code_executors.local import LocalCommandLineCodeExecutor\n"
+        "from autogen_ext.models.openai import OpenAIChatCompletionClient\n"
+        "coder = AssistantAgent('coder', model_client=OpenAIChatCompletionClient(model='gpt-4o'))\n"
+        "runner = CodeExecutorAgent('runner', code_executor=LocalCommandLineCodeExecutor(work_dir='out'))\n"
+        "team = RoundRobinGroupChat([coder, runner])\n"
+        "async def go(task):\n    return await team.run(task=task)\n"
+    )
+    (call,) = scan_source(source, "a.py")
+    assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R1",))

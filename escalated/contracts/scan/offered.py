@@ -109,6 +109,8 @@ class OfferedTools:
         while kind is not None:
             if kind.kind == "smol-code-agent":
                 yield rules.fact("runs-model-code", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
+            if kind.kind == "autogen-agent" and isinstance(kind.origin, cst.Call) and _executes_code(kind.origin):
+                yield rules.fact("runs-model-code", "AutoGen CodeExecutorAgent executes the code blocks it is sent", self.line_of(call))
             if kind.origin is not None:
                 roots.append(kind.origin)
             kind = kind.base
@@ -248,6 +250,11 @@ class OfferedTools:
             if isinstance(listed, cst.List | cst.Tuple):
                 for element in listed.elements:
                     yield element.value
+
+
+def _executes_code(agent: cst.Call) -> bool:
+    """AutoGen's CodeExecutorAgent runs the code in the messages it gets (a team's model writes it)."""
+    return (dotted_name(agent.func) or "").endswith("CodeExecutorAgent")
 
 
 def _short_code(text: str) -> str:

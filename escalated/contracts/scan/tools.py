@@ -108,6 +108,8 @@ class ToolResolver:
             if id(built) in seen or depth > 4:
                 return
             seen.add(id(built))
+            if (dotted_name(built.func) or "").endswith("CodeExecutorAgent"):  # AutoGen: runs the code it is sent
+                findings.append(rules.fact("runs-model-code", "AutoGen CodeExecutorAgent executes the code blocks it is sent", self.line_of(built)))
             for found in tools_in_args(built.args):
                 if isinstance(found, McpServers):
                     findings.append(rules.fact("tools-unresolved", found.why, self.line_of(found.node)))
