@@ -68,7 +68,7 @@ def db(request, fn_backend, tmp_path):
 
 async def _create(svc: Service):
     created = await svc.create(svc.test_key, escalation_body(policy="ops.test"))
-    return await svc.get(svc.test_key, created.escalation_id)
+    return await svc.get(svc.test_key, created.escalation.id)
 
 
 async def _notices(svc: Service, esc_id: str) -> list[str]:
