@@ -3,17 +3,18 @@ and a web session ends a fixed time after sign-in (issue #24, point 8).
 
 Through a real ``escalated serve`` on both backends, started with a small
 bucket (``--sign-in-rate-limit 3/h``: three tries, then one every 20
-minutes) so the test never waits for a refill.
+minutes) so the test never waits for a refill. The session's lifetime on
+the real app in process, on a clock the test moves an hour on.
 """
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from tests.conftest import fresh_db
+from tests.integration.conftest import LiveServer
 from tests.support.server import ServerProcess
 from tests.web.support import WebClient
 
@@ -54,23 +55,18 @@ def test_an_address_gets_three_tries_then_429_on_every_sign_in_route(limited):
     assert WebClient(limited.url).get("/app/login").status == 200
 
 
-def _signed_out(browser: WebClient, *, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if browser.get("/app/").status == 303:
-            return True
-        time.sleep(0.2)
-    return False
-
-
 def test_a_session_ends_its_lifetime_after_sign_in_however_active(request, fn_backend, tmp_path):
+    """The real app in process, on a clock the test moves: a session of an
+    hour's lifetime, active every six minutes, ends when the hour is up."""
     with fresh_db(request, fn_backend, tmp_path) as db:
-        server = ServerProcess(db=db, args=("--session-lifetime", "2s")).start()
+        server = LiveServer(db, web_lifetime_s=3600.0).start()
         try:
-            token = server.cli("users", "add", "alice")
             browser = WebClient(server.url)
-            assert browser.sign_in(token).status == 303
-            # Active all along (a request every 0.2 s, far inside the idle time), and still ended.
-            assert _signed_out(browser, timeout_s=30)
+            assert browser.sign_in(server.user("alice")).status == 303
+            for _ in range(10):  # active all along, far inside the idle time
+                server.advance(359)
+                assert browser.get("/app/").status == 200
+            server.advance(11)  # the hour since sign-in is up
+            assert browser.get("/app/").status == 303
         finally:
             server.stop()
