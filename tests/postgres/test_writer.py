@@ -131,3 +131,49 @@ async def test_a_job_in_a_pipelined_group_reads_how_many_rows_its_update_changed
     counts = await asyncio.gather(writer.submit(rename_default, new_name="first"), writer.submit(rename_default, new_name="second"))
     await writer.close()
     assert counts == [1, 0]  # never -1 ("not known yet") read as "nothing changed"
+
+
+async def test_writes_failed_by_a_deadlock_between_two_writers_run_again_and_commit(postgres_url):
+    """Two replicas' writers lock the same two rows in opposite orders.
+
+    PostgreSQL breaks the deadlock by failing one statement (40P01); the
+    other group can finish only once the loser's transaction lets its lock
+    go. A job failing first in each group sends both down the careful path
+    (a savepoint per job), where a deadlock used to reach its caller: a 500
+    for, say, one of two last approvals on two replicas."""
+    seed = await PgWriter(postgres_url).start()
+    await asyncio.gather(seed.submit(insert_workspace, name="left"), seed.submit(insert_workspace, name="right"))
+    await seed.close()
+
+    arrived: set[str] = set()
+    everyone = asyncio.Event()
+
+    async def lock_both(tx, *, me: str, first: str, second: str) -> str:
+        await tx.execute("SELECT id FROM workspaces WHERE id = %s FOR UPDATE", (f"wsp_{first}",))
+        arrived.add(me)
+        if len(arrived) == 2:
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), timeout=30)
+        await tx.execute("SELECT id FROM workspaces WHERE id = %s FOR UPDATE", (f"wsp_{second}",))
+        return me
+
+    async def refused(tx) -> None:
+        raise ValueError("a job that fails first sends its group down the careful path")
+
+    one, two = await PgWriter(postgres_url).start(), await PgWriter(postgres_url).start()
+    try:
+        results = await asyncio.wait_for(
+            asyncio.gather(
+                one.submit(refused),
+                one.submit(lock_both, me="one", first="left", second="right"),
+                two.submit(refused),
+                two.submit(lock_both, me="two", first="right", second="left"),
+                return_exceptions=True,
+            ),
+            timeout=60,
+        )
+    finally:
+        await one.close()
+        await two.close()
+    assert isinstance(results[0], ValueError) and isinstance(results[2], ValueError)
+    assert results[1] == "one" and results[3] == "two", results

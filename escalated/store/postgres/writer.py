@@ -20,6 +20,13 @@ raises, it is rolled back and run again with a SAVEPOINT per job. A job is a fun
 the database alone, so running it again gives the answer it would have
 given.
 
+Two replicas' groups can deadlock on each other's rows (two last approvals
+of one escalation, say): PostgreSQL then fails one statement of one of them
+(40P01; 40001 likewise), and the other can finish only once this one's
+transaction lets its locks go. So the jobs failed that way are run again, in
+a group of their own after the rest committed, as PostgreSQL's docs advise,
+up to ``TRANSIENT_RETRIES`` times; a caller sees the error only after that.
+
 A group whose connection is lost fails as a whole with 503 ``unavailable``
 (outage.py): whether its COMMIT reached the database is unknown, so it is
 never run again here; a client retries (a create with its Idempotency-Key).
@@ -51,6 +58,10 @@ SYNCHRONOUS_COMMIT = {"full": "on", "normal": "off"}  # --durability -> synchron
 # SQLite writer does after BUSY_TIMEOUT_S; without it every write of the
 # replica would queue behind that session for as long as it lives.
 LOCK_TIMEOUT_S = 30.0
+# What PostgreSQL answers a transaction that lost a race it could not order
+# (40P01, 40001): nothing is wrong with the job, only with the moment.
+TRANSIENT = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+TRANSIENT_RETRIES = 3
 
 Job = Callable[..., Awaitable[Any]]
 
@@ -183,7 +194,7 @@ class PgWriter:
     async def _commit_group(self, batch: list[Any]) -> None:
         try:
             conn = await self._connection()
-            outcomes = await self._run_group(conn, batch)
+            outcomes = await self._run_group_retrying(conn, batch)
         except DatabaseUnavailable as exc:  # a known outage: nothing was sent
             outcomes = [(future, None, exc) for _, _, future in batch]
         except Exception as exc:
@@ -205,6 +216,27 @@ class PgWriter:
                 future.set_exception(raised)
             else:
                 future.set_result(result)
+
+    async def _run_group_retrying(self, conn: psycopg.AsyncConnection, batch: list[Any]) -> list[Any]:
+        """``_run_group``, with the jobs a deadlock or a serialization failure
+        failed run again in a fresh transaction (see the module's docstring)."""
+        done: list[Any] = []
+        for attempt in range(TRANSIENT_RETRIES + 1):
+            last = attempt == TRANSIENT_RETRIES
+            try:
+                outcomes = await self._run_group(conn, batch)
+            except TRANSIENT as exc:  # the group's end (its table lock, its COMMIT): rolled back whole
+                if last:
+                    raise
+                log.info("a write group of %d met %s; running it again", len(batch), type(exc).__name__)
+                continue
+            again = [entry for entry, (_, _, raised) in zip(batch, outcomes, strict=True) if isinstance(raised, TRANSIENT)]
+            if last or not again:
+                return done + outcomes
+            done += [outcome for outcome in outcomes if not isinstance(outcome[2], TRANSIENT)]
+            log.info("%d write(s) met a deadlock or a serialization failure; running them again", len(again))
+            batch = again
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _run_group(self, conn: psycopg.AsyncConnection, batch: list[Any]) -> list[Any]:
         """The fast path, pipelined; if anything in it raises, the careful path.
