@@ -100,6 +100,22 @@ def test_exit_2_when_a_file_cannot_be_parsed(tmp_path: Path) -> None:
     assert "agent/broken.py: syntax error at line 3" in out
 
 
+@pytest.mark.parametrize(
+    "imports",
+    ["from openai.types.chat import ChatCompletionMessageParam", "from agents import Agent", "import langchain_core.messages as m"],
+)
+def test_exit_2_when_a_file_that_imports_an_sdk_cannot_be_parsed_whatever_the_pre_check_skips(tmp_path: Path, imports: str) -> None:
+    # No call-shaped text: the pre-check would not analyse it, but a broken SDK-importing file is still reported.
+    root = project(tmp_path)
+    (root / "agent" / "types_only.py").write_text(f"{imports}\n\nclass Reply(:\n    text: str\n")
+    (root / "agent" / "plain.py").write_text("import json\n\ndef load(:\n    pass\n")  # no SDK: skipped unread, as before
+    code, out = scan(str(root), "--format", "json")
+    assert code == 2, out
+    document = json.loads(out)
+    assert [(e["path"], e["message"].split(",")[0]) for e in document["parseErrors"]] == [("agent/types_only.py", "syntax error at line 3")]
+    assert [c["path"] for c in document["calls"]] == ["agent/support.py"]
+
+
 def test_exit_2_on_a_usage_error(tmp_path: Path) -> None:
     code, _ = scan(str(tmp_path / "missing"))
     assert code == 2
