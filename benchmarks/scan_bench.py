@@ -5,7 +5,7 @@
     python benchmarks/scan_bench.py PATH            # an existing tree instead
     python benchmarks/scan_bench.py --semgrep BIN   # also time semgrep (local rules, no downloads)
     python benchmarks/scan_bench.py --import-share 1  # every file imports an SDK's types (the pre-check skips them)
-    python benchmarks/scan_bench.py --real-shape    # every file imports an SDK (the pre-check now passes over most: docs/contracts-scan.md)
+    python benchmarks/scan_bench.py --real-shape    # every file imports the SDK and has call-shaped text: every one is parsed
 
 The generated tree is deterministic and shaped like a real agent repository:
 most files are ordinary application code (~460 lines each: dataclasses,
@@ -82,10 +82,13 @@ import json
 
 
 # What a real agent repository's ordinary modules look like (openai-agents-python: nearly every
-# file imports the SDK and calls something named like its API). Meant to be parsed, every one; the pre-check
-# now passes over most of these (they are checked by Python's parser only), so it is lighter than the real tree.
+# file imports the SDK, names ``openai`` through its types, and calls something named like its API),
+# so the pre-check parses every one. The ``openai`` import matters: the pre-check's SDK names are the
+# provider packages' (``agents`` alone is too common a word), and without it only the import was
+# there, so all but the corpus modules were left to Python's syntax check.
 REAL_SHAPE = '''
 from agents import Agent, function_tool
+from openai.types.responses import ResponseInputItemParam
 
 
 def describe_agent_{n}(name: str) -> Agent:
@@ -185,7 +188,7 @@ def main() -> None:
         "--import-share", type=float, default=0.0,
         help="share of plain files that import an SDK's types (default 0; the pre-check still skips them)",
     )  # fmt: skip
-    parser.add_argument("--real-shape", action="store_true", help="every file imports an SDK (the pre-check now passes over most of them)")
+    parser.add_argument("--real-shape", action="store_true", help="every file imports the SDK and has call-shaped text, so every one is parsed")
     parser.add_argument("--semgrep", metavar="BIN", default=shutil.which("semgrep"), help="semgrep executable to compare with")
     args = parser.parse_args()
     if args.path is not None:
