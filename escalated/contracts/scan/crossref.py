@@ -20,7 +20,7 @@ import libcst as cst
 from escalated.contracts import rules
 
 from escalated.contracts.scan.crews import agents_of, crew_methods
-from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope
+from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
 from escalated.contracts.scan.syntax import McpServers, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
@@ -41,7 +41,7 @@ def module_name(rel: str) -> str:
     return ".".join(parts)
 
 
-def absolutise(index: ModuleIndex, rel: str) -> None:
+def absolutise(index: Imports, rel: str) -> None:
     """Turn the module's relative imports into absolute names in ``index.imports``."""
     package = module_name(rel).split(".")
     if not rel.endswith("__init__.py"):

@@ -8,7 +8,15 @@ files that fail to parse instead of dropping them.
 
 The project is indexed once: the candidate files, plus the project modules
 they import (so a tool's helper in ``payments.py`` is classified by what it
-does). Each file is parsed once; a per-file budget of analysis steps bounds the analysis.
+does). A per-file budget of analysis steps bounds the analysis.
+
+Which files those are is found from Python's own syntax tree (their imports),
+parsed ten times faster than libcst's and dropped at once. libcst then parses
+the modules some other parsed module imports (their tables, tools and
+functions are looked up while others are analysed) and keeps them; a module no
+parsed module imports (a test, an example, a script: most of a real tree) is
+parsed when its turn comes, analysed and released, so the scan holds the
+imported modules' trees and one more, not every tree of the project.
 """
 
 from __future__ import annotations
@@ -38,12 +46,54 @@ from escalated.contracts.scan.files import (
     might_call_llm,
 )
 from escalated.contracts.scan.flows import ProjectFlow
-from escalated.contracts.scan.index import ModuleIndex, WorkMeter
-from escalated.contracts.scan.module import FileBudget, analyse_module
+from escalated.contracts.scan.index import Imports, ModuleIndex, WorkMeter, parse_module
+from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.kinds import Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
 _Parsed = tuple[str, cst.Module, ModuleIndex]
+
+
+@attrs.define(eq=False)
+class _Module:
+    """A file the scan analyses: its text and imports from the discovery pass, and libcst's
+    tree and index while they are needed."""
+
+    rel: str
+    source: str
+    imports: Imports
+    module: cst.Module | None = None
+    index: ModuleIndex | None = None
+    kept: bool = False  # other modules look things up in it: parsed once, kept to the end
+    failed: bool = False
+
+    def load(self, errors: list[ParseProblem]) -> _Parsed | None:
+        """libcst's tree and index, parsed now if they are not kept; None (the error
+        recorded once) when libcst cannot parse what Python's parser took."""
+        if self.failed:
+            return None
+        if self.module is None or self.index is None:
+            try:
+                self.module = parse_module(self.source)
+            except cst.ParserSyntaxError as exc:
+                self.failed = True
+                errors.append(ParseProblem(self.rel, _syntax_error(exc)))
+                return None
+            except RecursionError:
+                self.failed = True
+                errors.append(ParseProblem(self.rel, _TOO_DEEP))
+                return None
+            self.index = ModuleIndex().build(self.module)
+            self.index.source = self.source
+            crossref.absolutise(self.index, self.rel)
+        return self.rel, self.module, self.index
+
+    def release(self) -> None:
+        self.module = self.index = None
+
+
+def _syntax_error(exc: cst.ParserSyntaxError) -> str:
+    return f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"
 
 
 @attrs.frozen
@@ -61,7 +111,7 @@ def scan_source(source: str, path: str, *, context: ScanContext | None = None) -
     """Every LLM call in one module. Raises ``cst.ParserSyntaxError`` on bad syntax."""
 
     def work() -> tuple[LlmCall, ...]:
-        module = cst.parse_module(source)
+        module = parse_module(source)
         index = ModuleIndex().build(module)
         index.source = source
         if context is None:
@@ -96,7 +146,7 @@ def scan_tree(
 class _Tree:
     """What the walk found: files to analyse, the rest (by module name), and what to report."""
 
-    parsed: list[_Parsed] = attrs.Factory(list)
+    parsed: list[_Module] = attrs.Factory(list)
     others: dict[str, str] = attrs.Factory(dict)  # module name (every suffix) -> rel of a file not parsed
     errors: list[ParseProblem] = attrs.Factory(list)
     skipped: list[ParseProblem] = attrs.Factory(list)
@@ -184,12 +234,12 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
     done: set[str] = set()
     for _ in range(2):
         wanted: set[str] = set()
-        for rel, _module, index in tree.parsed:
-            if rel in done:
+        for entry in tree.parsed:
+            if entry.rel in done:
                 continue
-            done.add(rel)
-            crossref.absolutise(index, rel)
-            for target in index.imports.values():
+            done.add(entry.rel)
+            crossref.absolutise(entry.imports, entry.rel)
+            for target in entry.imports.imports.values():
                 for module in (target, target.rpartition(".")[0]):
                     found = tree.others.get(module)
                     if found is not None:
@@ -202,67 +252,73 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
             problem = None if note is not None else _parse_into(tree.parsed, rel, data)
             if problem is not None:
                 tree.errors.append(problem)
-    tree.parsed.sort(key=lambda p: p[0])
+    tree.parsed.sort(key=lambda p: p.rel)
 
 
 def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
-    kinds: list[tuple[str, Mapping[str, Kind]]] = []
-    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]] = []
-    sites: list[tuple[str, Mapping[str, ToolSite]]] = []
-    analysable: list[_Parsed] = []
-    for rel, _module, index in tree.parsed:
-        crossref.absolutise(index, rel)
+    for entry in tree.parsed:
+        crossref.absolutise(entry.imports, entry.rel)
     targets = _import_targets(tree.parsed)
-    for rel, module, index in tree.parsed:
-        try:
-            exported = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=crossref.imported_by(targets, rel))
-        except RecursionError:
-            tree.errors.append(ParseProblem(rel, _TOO_DEEP))
-            continue
-        kinds.append((rel, exported[0]))
-        tools.append((rel, exported[1]))
-        sites.append((rel, crossref.tool_site_exports(rel, module, index)))
-        analysable.append((rel, module, index))
-    indexes = [(rel, index) for rel, _module, index in analysable]
+    reached = _reached_by(targets)
+    tables = _Tables()
+    analysable: list[_Module] = []
+    for entry in tree.parsed:
+        # A module no import reaches: nothing of it is ever looked up, it is only analysed (in its turn).
+        if not reached(entry.rel) or tables.add(tree, entry, wanted=crossref.imported_by(targets, entry.rel)):
+            analysable.append(entry)
     # One meter for the scan: following the output into another module counts against the file followed from.
     meter = WorkMeter()
-    for _rel, index in indexes:
+    for _rel, index in tables.indexes:
         index.meter = meter
-    table, tool_table = crossref.with_reexports(kinds, indexes), crossref.with_reexports(tools, indexes)
-    site_table = crossref.with_reexports(sites, indexes)
+    table, tool_table = crossref.with_reexports(tables.kinds, tables.indexes), crossref.with_reexports(tables.tools, tables.indexes)
+    sites = crossref.with_reexports(tables.sites, tables.indexes)
     # Agents of one module run from another (an agent of an agent's too): their tools, classified with
     # the tools they import from other modules, for the modules that bind an agent someone imports.
-    pairs = enumerate(zip(kinds, tools, strict=True))
+    pairs = enumerate(zip(tables.kinds, tables.tools, strict=True))
     with_agents = [i for i, ((_rel, kinds_found), (_r, own)) in pairs if crossref.imports_tools_for_others(kinds_found, own)]
     for _round in range(2 if with_agents else 0):
         for i in with_agents:
-            (rel, found), (_rel, module, index) = tools[i], analysable[i]
+            (rel, own_tools), (_rel, module, index) = tables.tools[i], tables.loaded[i]
             wanted = crossref.imported_by(targets, rel)
-            found.update(crossref.agent_tool_exports(rel, module, index, imported=tool_table, externals=table, sites=site_table, wanted=wanted))
-        tool_table = crossref.with_reexports(tools, indexes)
-    context = ScanContext(table, tool_table, {}, dict(options.sdk), site_table)
-    project = ProjectFlow(analysable, externals=table, tools=tool_table)
+            own_tools.update(crossref.agent_tool_exports(rel, module, index, imported=tool_table, externals=table, sites=sites, wanted=wanted))
+        tool_table = crossref.with_reexports(tables.tools, tables.indexes)
+    context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
+    project = ProjectFlow(tables.loaded, externals=table, tools=tool_table)
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
-    for rel, module, index in analysable:
-        found = _analyse_one(tree, rel, module, index, context=context, options=options, project=project)
+    for entry in analysable:
+        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
         if found is not None:
-            by_file[rel] = found.calls
-            returned.append((rel, crossref.wrapper_exports(found.returns_output)))
+            by_file[entry.rel] = found.calls
+            returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
     # Second round, only for the files that call another module's wrapper: its call sites are calls.
     wrappers = crossref.table(returned)
     wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
     callers = _wrapper_callers(tree, base=base, options=options, wrappers=returned)
-    if not _import_targets(callers) <= targets:  # they may look up tools no candidate imports
-        _export_more_tools(tools, analysable, old=targets, new=targets | _import_targets(callers))
-        context = attrs.evolve(context, tools=crossref.with_reexports(tools, indexes))
+    more = targets | _import_targets(callers)
+    if not more <= targets:  # they may look up tools no candidate imports
+        _export_more_tools(tables.tools, tables.entries, old=targets, new=more)
+        now_reached = _reached_by(more)
+        newly = [e for e in analysable if not e.kept and now_reached(e.rel)]
+        added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
+        if added:
+            # What the first round never looked up, now reachable: the tables as if they had held it all along.
+            table.update(crossref.with_reexports(tables.kinds, tables.indexes))
+            sites.update(crossref.with_reexports(tables.sites, tables.indexes))
+            project.add(tables.loaded[-len(added) :])
+            for entry in added:
+                assert entry.index is not None  # tables.add keeps what it loads
+                entry.index.meter = meter
+        context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
     context = attrs.evolve(context, wrappers=wrappers)
-    for rel, module, index in [*analysable, *callers]:
-        if any(t in wrappers or t in wrapper_modules or t.rpartition(".")[0] in wrapper_modules for t in index.imports.values()):
-            index.meter = meter
-            found = _analyse_one(tree, rel, module, index, context=context, options=options, project=project)
+    calling = {id(entry) for entry in callers}
+    for entry in [*analysable, *callers]:
+        if any(t in wrappers or t in wrapper_modules or t.rpartition(".")[0] in wrapper_modules for t in entry.imports.imports.values()):
+            found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
             if found is not None:
-                by_file[rel] = found.calls
+                by_file[entry.rel] = found.calls
+        elif id(entry) in calling and entry.load(tree.errors) is not None:
+            entry.release()  # parsed all the same: a file the scan reads and libcst cannot parse is reported
     calls = [
         attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
         for rel in sorted(by_file)
@@ -271,23 +327,80 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     return calls, context
 
 
-def _import_targets(parsed: Iterable[_Parsed]) -> set[str]:
+@attrs.define
+class _Tables:
+    """What the modules other modules import export, and those modules, kept parsed."""
+
+    kinds: list[tuple[str, Mapping[str, Kind]]] = attrs.Factory(list)
+    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]] = attrs.Factory(list)
+    sites: list[tuple[str, Mapping[str, ToolSite]]] = attrs.Factory(list)
+    entries: list[_Module] = attrs.Factory(list)
+    loaded: list[_Parsed] = attrs.Factory(list)
+
+    @property
+    def indexes(self) -> list[tuple[str, ModuleIndex]]:
+        return [(rel, index) for rel, _module, index in self.loaded]
+
+    def add(self, tree: _Tree, entry: _Module, *, wanted: Callable[[str], bool]) -> bool:
+        """Parse ``entry`` for good and export its tables; False when it cannot be analysed."""
+        loaded = entry.load(tree.errors)
+        if loaded is None:
+            return False
+        rel, module, index = loaded
+        try:
+            kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
+        except RecursionError:
+            tree.errors.append(ParseProblem(rel, _TOO_DEEP))
+            entry.failed = True
+            entry.release()
+            return False
+        entry.kept = True
+        self.kinds.append((rel, kinds))
+        self.tools.append((rel, tools))
+        self.sites.append((rel, crossref.tool_site_exports(rel, module, index)))
+        self.entries.append(entry)
+        self.loaded.append(loaded)
+        return True
+
+
+def _reached_by(targets: set[str]) -> Callable[[str], bool]:
+    """Whether an import can reach anything of module ``rel``: a target is one of the module's
+    names (every suffix of its dotted path, as the tables register them), is below one
+    (``from tools import send``), or above one, reached by attributes (``import pkg`` then
+    ``pkg.tools.send``). Every look-up of another module's tables, tools, functions and
+    wrappers starts from an import target, so a module no target reaches is never read
+    by another: it is analysed on its own and released."""
+    below = {".".join(parts[:end]) for target in targets for parts in [target.split(".")] for end in range(1, len(parts) + 1)}
+
+    def reached(rel: str) -> bool:
+        parts = crossref.module_name(rel).split(".")
+        for start in range(len(parts)):
+            name = parts[start:]
+            if ".".join(name) in below or any(".".join(name[:end]) in targets for end in range(1, len(name))):
+                return True
+        return False
+
+    return reached
+
+
+def _import_targets(parsed: Iterable[_Module]) -> set[str]:
     """Every name the modules import: the only keys another module's tools are looked up under (or below)."""
-    return {target for _rel, _module, index in parsed for target in index.imports.values()}
+    return {target for entry in parsed for target in entry.imports.imports.values()}
 
 
 def _export_more_tools(
-    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]], analysable: list[_Parsed], *, old: set[str], new: set[str]
+    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]], entries: list[_Module], *, old: set[str], new: set[str]
 ) -> None:
     """Classify the tools the wrapper round's extra importers can look up and the first round left out."""
-    for (rel, found), (_rel, module, index) in zip(tools, analysable, strict=True):
+    for (rel, found), entry in zip(tools, entries, strict=True):
+        assert entry.module is not None and entry.index is not None  # the tables' modules are kept
         was, now = crossref.imported_by(old, rel), crossref.imported_by(new, rel)
 
         def newly(name: str, was: Callable[[str], bool] = was, now: Callable[[str], bool] = now) -> bool:
             return now(name) and not was(name)
 
         try:
-            found.update(crossref.tool_exports(rel, module, index, wanted=newly))
+            found.update(crossref.tool_exports(rel, entry.module, entry.index, wanted=newly))
         except RecursionError:
             continue  # as deep as the first round allowed: what it exported stands
 
@@ -314,13 +427,13 @@ def _def_line(path: Path, function: str) -> int:
 
 def _wrapper_callers(
     tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]
-) -> list[_Parsed]:
+) -> list[_Module]:
     """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
     names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
     if not names:
         return []
     calling = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
-    parsed: list[_Parsed] = []
+    parsed: list[_Module] = []
     for rel in sorted(set(tree.others.values())):
         try:
             data = (base / rel).read_bytes()
@@ -330,21 +443,32 @@ def _wrapper_callers(
             problem = _parse_into(parsed, rel, data)
             if problem is not None:
                 tree.errors.append(problem)
-    for rel, _module, index in parsed:
-        crossref.absolutise(index, rel)
+    for entry in parsed:
+        crossref.absolutise(entry.imports, entry.rel)
     return parsed
 
 
-def _analyse_one(tree: _Tree, rel: str, module: cst.Module, index: ModuleIndex, *, context: ScanContext, options: ScanOptions, project: ProjectFlow):
+def _analyse_one(
+    tree: _Tree, entry: _Module, *, meter: WorkMeter, context: ScanContext, options: ScanOptions, project: ProjectFlow
+) -> ModuleCalls | None:
+    """One module's calls; a module no other one reads is parsed for this and released after it."""
+    loaded = entry.load(tree.errors)
+    if loaded is None:
+        return None
+    rel, module, index = loaded
+    index.meter = meter
     try:
         return analyse_module(
             module, index, path=rel, externals=context.externals, imported_tools=context.tools,
-            wrappers=context.wrappers or None, budget=FileBudget.starting(index.meter, file_time_s=options.file_time_s), project=project,
+            wrappers=context.wrappers or None, budget=FileBudget.starting(meter, file_time_s=options.file_time_s), project=project,
             tool_sites=context.tool_sites,
         )  # fmt: skip
     except RecursionError:
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))
         return None
+    finally:
+        if not entry.kept:
+            entry.release()
 
 
 def _decode_or_none(data: bytes) -> str | None:
@@ -359,7 +483,10 @@ def _may_re_export(rel: str, data: bytes) -> bool:
     return (rel == "__init__.py" or rel.endswith("/__init__.py")) and b"import" in data
 
 
-def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, data: bytes) -> ParseProblem | None:
+def _parse_into(parsed: list[_Module], rel: str, data: bytes) -> ParseProblem | None:
+    """Add the file to ``parsed`` with its imports, read off Python's own tree (libcst
+    parses it when it is analysed); a file Python's parser refuses is left to libcst,
+    which words the error (or parses what Python would not) as the scan always has."""
     try:
         source = _decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError):
@@ -368,16 +495,28 @@ def _parse_into(parsed: list[tuple[str, cst.Module, ModuleIndex]], rel: str, dat
         problem = _python_rejects(source, rel)
         if problem is not None:
             return problem
-    try:
-        module = cst.parse_module(source)
-        index = ModuleIndex().build(module)
-        index.source = source
-        parsed.append((rel, module, index))
-    except cst.ParserSyntaxError as exc:
-        return ParseProblem(rel, f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}")
-    except RecursionError:
-        return ParseProblem(rel, _TOO_DEEP)
+    entry = _Module(rel, source, Imports())
+    python = _python_tree(source)
+    if python is not None:
+        entry.imports = Imports.of(python)
+    else:
+        errors: list[ParseProblem] = []
+        loaded = entry.load(errors)
+        if loaded is None:
+            return errors[0]
+        entry.imports.imports, entry.imports.relative_imports = dict(loaded[2].imports), dict(loaded[2].relative_imports)
+        entry.release()
+    parsed.append(entry)
     return None
+
+
+def _python_tree(source: str) -> ast.Module | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes warn; only the imports matter here
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
 
 # Python refuses brackets nested deeper than this ("too many nested parentheses");

@@ -36,19 +36,23 @@ class ProjectFlow:
         externals: Mapping[str, Kind],
         tools: Mapping[str, tuple[Finding, ...]],
     ) -> None:
-        by_name: dict[str, tuple[str, cst.Module, ModuleIndex] | None] = {}
+        self._modules: dict[str, tuple[str, cst.Module, ModuleIndex] | None] = {}
+        self.add(parsed)
+        self._externals = externals
+        self._tools = tools
+        self._analyzers: dict[str, SurfaceAnalyzer] = {}
+        self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
+        self._open: list[tuple[str, str, str]] = []
+
+    def add(self, parsed: Sequence[tuple[str, cst.Module, ModuleIndex]]) -> None:
+        """Modules to follow into (the scan adds those only its wrapper round's importers reach)."""
+        by_name = self._modules
         for entry in parsed:
             parts = crossref.module_name(entry[0]).split(".")
             for start in range(len(parts)):
                 name = ".".join(parts[start:])
                 # A name two modules could supply (two utils.py) is not guessed.
                 by_name[name] = entry if name not in by_name else None
-        self._modules = by_name
-        self._externals = externals
-        self._tools = tools
-        self._analyzers: dict[str, SurfaceAnalyzer] = {}
-        self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
-        self._open: list[tuple[str, str, str]] = []
 
     def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for the output passed as ``arg`` of ``call`` to project function ``qualified``.

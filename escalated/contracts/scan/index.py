@@ -6,12 +6,39 @@ the syntax tree is walked once per file.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import threading
 from collections.abc import Iterator
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 MODULE_SCOPE = "<module>"
+
+_PARSING = threading.Lock()
+
+
+def parse_module(source: str) -> cst.Module:
+    """``cst.parse_module`` without libcst's check of every node it builds.
+
+    libcst validates each node as it is constructed (``CSTNode.__post_init__``: a name
+    is an identifier, whitespace is whitespace), a fifth of its parse of a real file;
+    what its own parser builds from valid source is valid by construction (libcst says
+    as much beside that hook). The hook is switched off only while this parse runs,
+    one parse at a time, so nodes built anywhere else are still checked.
+    """
+    with _PARSING:
+        checked = CSTNode.__post_init__
+        CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(source)
+        finally:
+            CSTNode.__post_init__ = checked  # type: ignore[method-assign]
+
+
+def _unchecked(self: CSTNode) -> None:
+    return None
 
 
 class Scope:
@@ -38,11 +65,59 @@ class WorkMeter:
         self.steps = 0
 
 
-class ModuleIndex:
+class Imports:
+    """What a module imports: local name -> dotted target, and the relative ones
+    (``from .llm import client``) until ``crossref.absolutise`` knows the package."""
+
     def __init__(self) -> None:
-        self.meter = WorkMeter()
         self.imports: dict[str, str] = {}
         self.relative_imports: dict[str, tuple[int, str]] = {}
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> Imports:
+        """The same table ``ModuleIndex.build`` makes, read off Python's own tree (ten times
+        cheaper to parse than libcst's): the statements in source order, depth first, as
+        the index visits them, so a name imported twice ends as it does there."""
+        found = cls()
+        stack: list[ast.AST] = list(reversed(tree.body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is not None:
+                        found.imports[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        found.imports.setdefault(root, root)
+            elif isinstance(node, ast.ImportFrom):
+                if any(alias.name == "*" for alias in node.names):
+                    continue
+                module = node.module or ""
+                for alias in node.names:
+                    local = alias.asname or alias.name
+                    if node.level:
+                        found.relative_imports[local] = (node.level, f"{module}.{alias.name}" if module else alias.name)
+                    else:
+                        found.imports[local] = f"{module}.{alias.name}"
+            else:
+                stack.extend(reversed(_statements_in(node)))
+        return found
+
+
+def _statements_in(node: ast.AST) -> list[ast.AST]:
+    """The statements (and except and case clauses) directly inside ``node``, in source order."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.stmt | ast.excepthandler | ast.match_case))
+    return out
+
+
+class ModuleIndex(Imports):
+    def __init__(self) -> None:
+        super().__init__()
+        self.meter = WorkMeter()
         self.scopes: dict[str, Scope] = {}
         # (scope, target, value) in source order; target is a Name or self.attr string.
         self.assignments: list[tuple[Scope, str, cst.BaseExpression]] = []
