@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import threading
+from array import array
 from collections.abc import Iterator
 
 import libcst as cst
@@ -137,10 +138,12 @@ class ModuleIndex(Imports):
         self._prefix: list[str] = []
         # Parent links and a pre-order list with subtree spans: libcst's
         # ``children`` re-visits a node every time, far too slow to walk with.
+        # Kept for every module other modules import, so kept small: a node's id is
+        # one int shared by both tables, and where its subtree ends is a machine word.
         self.parents: dict[int, cst.CSTNode] = {}
         self.order: list[cst.CSTNode] = []
-        self._span: dict[int, tuple[int, int]] = {}
-        self._stack: list[cst.CSTNode] = []
+        self._start: dict[int, int] = {}  # id(node) -> its place in ``order``
+        self._end = array("l")  # by a node's place: where its subtree ends in ``order``
         # The module's text (for spans on demand, positions.py) and those spans once asked for:
         # kept here so every round of analysis of the module shares them.
         self.source: str | None = None
@@ -150,40 +153,44 @@ class ModuleIndex(Imports):
         """Walk ``module`` once. A plain walk over the node fields: libcst's
         visitor machinery rebuilds every node and costs several times more."""
         self.module_scope.node = module
-        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        order, starts, ends, parents = self.order, self._start, self._end, self.parents
+        stack: list[tuple[cst.CSTNode, int, int]] = [(module, id(module), -1)]  # start >= 0: leaving the node
         while stack:
-            node, leaving = stack.pop()
+            node, key, start = stack.pop()
             name = type(node).__name__
-            if leaving:
+            if start >= 0:
                 leave = getattr(self, f"leave_{name}", None)
                 if leave is not None:
                     leave(node)
-                start, _ = self._span[id(node)]
-                self._span[id(node)] = (start, len(self.order))
+                ends[start] = len(order)
                 continue
-            self._span[id(node)] = (len(self.order), -1)
-            self.order.append(node)
+            start = len(order)
+            starts[key] = start
+            order.append(node)
+            ends.append(-1)
             visit = getattr(self, f"visit_{name}", None)
             if visit is not None:
                 visit(node)
-            stack.append((node, True))
+            stack.append((node, key, start))
             for child in reversed(_children(node)):
-                self.parents[id(child)] = node
-                stack.append((child, False))
+                child_key = id(child)
+                parents[child_key] = node
+                stack.append((child, child_key, -1))
         return self
 
     def order_of(self, node: cst.CSTNode) -> int:
         """Where ``node`` comes in a pre-order walk: source order."""
-        return self._span[id(node)][0]
+        return self._start[id(node)]
 
     def subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """``node`` and everything below it, in source order."""
-        span = self._span.get(id(node))
-        if span is None:
+        start = self._start.get(id(node))
+        if start is None:
             self.meter.steps += 1
             return [node]
-        self.meter.steps += span[1] - span[0]
-        return self.order[span[0] : span[1]]
+        end = self._end[start]
+        self.meter.steps += end - start
+        return self.order[start:end]
 
     def walk(self, node: cst.CSTNode | None, *, skip_defs: bool = False) -> Iterator[cst.CSTNode]:
         """``subtree``, or without the functions and classes nested in ``node`` (``skip_defs``)."""
