@@ -144,12 +144,15 @@ def literal(node: cst.BaseExpression) -> str | None:
     """
     if not isinstance(node, cst.SimpleString):
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
+    try:
+        if "\\" in node.value:  # only an escape can warn: the warnings' machinery only then
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = node.evaluated_value
+        else:
             value = node.evaluated_value
-        except (ValueError, SyntaxError):
-            return None
+    except (ValueError, SyntaxError):
+        return None
     return value if isinstance(value, str) else value.decode("latin-1")
 
 
