@@ -195,6 +195,22 @@ def test_pydantic_ai_and_llama_index_calls() -> None:
     ]
 
 
+def test_an_agents_provider_is_its_llm_by_name_or_built_inline() -> None:
+    # Resolver._provider_of once also asked `inner is not node`, a Kind against the Call: never
+    # false, so dropping it changed nothing; this holds the branch it guarded.
+    calls = scan_source(
+        "from llama_index.core.agent import ReActAgent\n"
+        "from llama_index.llms.anthropic import Anthropic\n"
+        "llm = Anthropic(model='claude-sonnet-4-5')\n"
+        "agent = ReActAgent(tools=[], llm=llm)\n"
+        "inline = ReActAgent(tools=[], llm=Anthropic(model='claude-sonnet-4-5'))\n"
+        "def go(q):\n    return agent.chat(q).response\n"
+        "def go_inline(q):\n    return inline.chat(q).response\n",
+        "a.py",
+    )
+    assert [(c.function, c.provider) for c in calls] == [("go", "anthropic"), ("go_inline", "anthropic")]
+
+
 def test_crewai_kickoff_reads_every_agents_tools() -> None:
     call = one(
         "from crewai import Agent, Crew, Task\nfrom crewai.tools import tool\n"
