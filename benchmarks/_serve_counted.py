@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import atexit
 
-from escalated.store.sqlite import db
-
 import os
+
+try:
+    from escalated.store.sqlite import db
+except ImportError:  # a checkout from before store/sqlite/ (create_bench.py --against an older commit)
+    from escalated.store import db  # type: ignore[no-redef]
 
 _writers: list[db.Writer] = []
 _init = db.Writer.__init__
