@@ -11,37 +11,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from escalated.cli import main
 from escalated.guard.contracts import load_contracts
-from tests.conftest import fresh_db
 from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import finish, launch
+from tests.support.applied import FAKE_STRIPE, apply_server_fixture, finish, launch
 from tests.support.server import ServerProcess
 
 
-@pytest.fixture(scope="module")
-def apply_server(request, backend, tmp_path_factory):
-    """One real serve per backend for this module: each test decides every escalation it files."""
-    with fresh_db(request, backend, tmp_path_factory.mktemp("apply-langgraph")) as db:
-        proc = ServerProcess(db=db).start()
-        yield proc
-        proc.stop()
-
-# A stand-in for the Stripe SDK (a third-party part, not ours): same import path and call shape,
-# a ledger line instead of a network call.
-FAKE_STRIPE = '''
-import os
-
-
-class Refund:
-    @staticmethod
-    def create(*, charge, amount):
-        with open(os.environ["REFUND_LEDGER"], "a", encoding="utf-8") as ledger:
-            ledger.write(f"{charge} {amount}\\n")
-'''
+apply_server = apply_server_fixture("apply-langgraph")
 
 SHOP = '''\
 import warnings

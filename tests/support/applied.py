@@ -8,7 +8,38 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+
+# A stand-in for the Stripe SDK (a third-party part, not ours): same import path and call shape,
+# a ledger line instead of a network call. Each test writes it beside its project's shop.py.
+FAKE_STRIPE = '''
+import os
+
+
+class Refund:
+    @staticmethod
+    def create(*, charge, amount):
+        with open(os.environ["REFUND_LEDGER"], "a", encoding="utf-8") as ledger:
+            ledger.write(f"{charge} {amount}\\n")
+'''
+
+
+def apply_server_fixture(label: str):
+    """A module's ``apply_server``: one real serve per backend, each test deciding every escalation it files."""
+
+    @pytest.fixture(scope="module")
+    def apply_server(request, backend, tmp_path_factory):
+        with fresh_db(request, backend, tmp_path_factory.mktemp(label)) as db:
+            proc = ServerProcess(db=db).start()
+            try:
+                yield proc
+            finally:
+                proc.stop()
+
+    return apply_server
 
 
 def launch(project: Path, server: ServerProcess, **extra_env: str) -> subprocess.Popen:
