@@ -23,8 +23,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from escalated.domain.models import Delivery, Escalation
-from escalated.domain.records import Change, IdempotencyRecord, Replay
+from escalated.domain.records import Change, Replay
 
 T = TypeVar("T")
 Row = tuple[Any, ...]
@@ -87,17 +86,9 @@ class Connector(abc.ABC):
         """``await job(tx, **kwargs)`` in the writer's transaction; returns after its COMMIT."""
 
     @abc.abstractmethod
-    async def create_escalation(
-        self,
-        *,
-        escalation: Escalation,
-        routes: tuple[str, ...],
-        notifications: list[Delivery],
-        idempotency: IdempotencyRecord | None,
-        not_before_ms: int,
-        content_json: dict[str, Any],
-    ) -> Replay | None:
-        """Store.create_escalation: the one write whose steps differ by dialect
+    async def create_escalation(self, **fields: Any) -> Replay | None:
+        """Store.create_escalation, its keywords passed on (typed there and
+        in the dialect's job): the one write whose steps differ by dialect
         on purpose (the hot path: each dialect's cheapest statements, and on
         PostgreSQL an Idempotency-Key claimed across replicas)."""
 

@@ -19,8 +19,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from escalated.domain.models import Delivery, Escalation
-from escalated.domain.records import Change, IdempotencyRecord, Replay
+from escalated.domain.records import Change, Replay
 from escalated.store import queries
 from escalated.store.connector import NO_PARAMS, Connector, Params, Row
 from escalated.store.postgres import jobs
@@ -137,21 +136,8 @@ class PostgresConnector(Connector):
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         return await self.writer.submit(job, **kwargs)
 
-    async def create_escalation(
-        self,
-        *,
-        escalation: Escalation,
-        routes: tuple[str, ...],
-        notifications: list[Delivery],
-        idempotency: IdempotencyRecord | None,
-        not_before_ms: int,
-        content_json: dict[str, Any],
-    ) -> Replay | None:
-        return await self.writer.submit(
-            jobs.create_escalation,
-            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
-            not_before_ms=not_before_ms, content_json=content_json,
-        )  # fmt: skip
+    async def create_escalation(self, **fields: Any) -> Replay | None:
+        return await self.writer.submit(jobs.create_escalation, **fields)
 
     async def config_write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         """Marks its commit group (``config_changed``: every other replica

@@ -22,8 +22,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from escalated.domain.models import Delivery, Escalation
-from escalated.domain.records import IdempotencyRecord, Replay
+from escalated.domain.records import Replay
 from escalated.store import queries
 from escalated.store.connector import NO_PARAMS, Connector, Params, Row
 from escalated.store.sqlite import escalations
@@ -112,21 +111,8 @@ class SqliteConnector(Connector):
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         return await self.db.write(run_job, job=job, kwargs=kwargs)
 
-    async def create_escalation(
-        self,
-        *,
-        escalation: Escalation,
-        routes: tuple[str, ...],
-        notifications: list[Delivery],
-        idempotency: IdempotencyRecord | None,
-        not_before_ms: int,
-        content_json: dict[str, Any],
-    ) -> Replay | None:
-        return await self.db.write(
-            escalations.create_escalation,
-            escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
-            not_before_ms=not_before_ms, content_json=content_json,
-        )  # fmt: skip
+    async def create_escalation(self, **fields: Any) -> Replay | None:
+        return await self.db.write(escalations.create_escalation, **fields)
 
     async def close(self) -> None:
         await self.db.close()
