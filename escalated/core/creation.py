@@ -11,6 +11,7 @@ hands back on a replay.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -35,18 +36,22 @@ class Answer:
 @attrs.frozen
 class Idempotency:
     """A create's Idempotency-Key, and how its caller answers the escalation
-    created: that answer is remembered with the key."""
+    created (given it and its content as stored): that answer is remembered
+    with the key."""
 
     key: str
-    answer: Callable[[Escalation], Answer]
+    answer: Callable[[Escalation, dict[str, Any]], Answer]
 
 
 @attrs.frozen
 class Created:
-    """A new escalation, as created (``open``). ``answer`` is the caller's
-    answer remembered with its Idempotency-Key, when it gave one."""
+    """A new escalation, as created (``open``), with its content as stored
+    (what a resource renders, so a caller need not convert it again).
+    ``answer`` is the caller's answer remembered with its Idempotency-Key,
+    when it gave one."""
 
     escalation: Escalation
+    content_json: dict[str, Any]
     answer: Answer | None = None
 
 

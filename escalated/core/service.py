@@ -148,7 +148,7 @@ class Service(EscalationReview, RuleDecisions):
         content_json = content_to_json(esc.content)
         answer, idem = None, None
         if idempotency:  # remembered with the escalation, in its transaction
-            answer = idempotency.answer(esc)
+            answer = idempotency.answer(esc, content_json)
             idem = IdempotencyRecord(principal.workspace_id, idempotency.key, body_sha, answer.status, answer.body)
         notices = notification_deliveries(
             esc,
@@ -175,7 +175,7 @@ class Service(EscalationReview, RuleDecisions):
         # Answered "open" as always (the escalation as created); a matching
         # remembered decision resolves it now (CONTRACT §15).
         await self.reviewer_ops.answer_new(esc, policy)
-        return Created(esc, answer)
+        return Created(esc, content_json, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:
         return literal_problem(url, self.settings.callback_rules)

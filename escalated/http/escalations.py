@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from aiohttp import web
 
@@ -25,11 +27,11 @@ def json_response(data, *, status: int = 200, headers: dict | None = None) -> we
     return web.Response(status=status, body=orjson.dumps(data), content_type="application/json", headers=headers)
 
 
-def created_answer(esc: Escalation) -> Answer:
+def created_answer(esc: Escalation, content_json: dict[str, Any]) -> Answer:
     """A create's answer, 201 and the escalation as created: what an
     Idempotency-Key remembers, for this API and the MCP server alike (they
     share keys, so they answer a create the same way)."""
-    return Answer(status=201, body=orjson.dumps(escalation_resource(esc)))
+    return Answer(status=201, body=orjson.dumps(escalation_resource(esc, content_json=content_json)))
 
 
 async def create(request: web.Request) -> web.Response:
@@ -48,7 +50,7 @@ async def create(request: web.Request) -> web.Response:
         answer = outcome.answer
         headers = {"Location": f"/escalations/{orjson.loads(answer.body)['id']}", "Idempotent-Replayed": "true"}
     else:
-        answer = outcome.answer or created_answer(outcome.escalation)
+        answer = outcome.answer or created_answer(outcome.escalation, outcome.content_json)
         headers = {"Location": f"/escalations/{outcome.escalation.id}"}
     return web.Response(status=answer.status, body=answer.body, content_type="application/json", headers=headers)
 
