@@ -60,6 +60,16 @@ class ProjectFlow:
         None when ``qualified`` is not a top-level function, or a method of a top-level
         class, of a parsed project module.
         """
+        return self._follow(qualified, call, arg, returned=False)
+
+    def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
+        """Findings for a function returning the output handed as ``arg`` of ``call`` to project function
+        ``qualified``, which calls it: what that function does with what the callback returns."""
+        return self._follow(qualified, call, arg, returned=True)
+
+    def _follow(self, qualified: str, call: cst.Call, arg: cst.Arg, *, returned: bool) -> tuple[Finding, ...] | None:
+        """Into ``qualified``'s parameter that ``arg`` binds: what it does with the value
+        (``returned``: with what calling that parameter returns), memoised, cycles cut."""
         found = self._function(qualified)
         if found is None:
             return None
@@ -68,42 +78,18 @@ class ProjectFlow:
         param = param_for(scope.node, call, arg)
         if param is None or param not in scope.params:
             return None
-        key = (rel, scope.qualname, param)
+        key = (rel, scope.qualname, f"{param}()" if returned else param)
         if key in self._memo:
             return self._memo[key]
         if key in self._open or len(self._open) >= MAX_MODULES:
             return ()  # a cycle, or as far as the chain is followed
         self._open.append(key)
         try:
-            findings = self._analyzer(rel, module, index).param_findings(scope, param)
+            analyzer = self._analyzer(rel, module, index)
+            findings = analyzer.callback_findings(scope, param) if returned else analyzer.param_findings(scope, param)
         finally:
             self._open.pop()
         # Lines belong to that file: the caller re-lines them to its own call.
-        result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in findings}))
-        self._memo[key] = result
-        return result
-
-    def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
-        """Findings for a function returning the output handed as ``arg`` of ``call`` to project function
-        ``qualified``, which calls it: what that function does with what the callback returns."""
-        found = self._function(qualified)
-        if found is None:
-            return None
-        (rel, module, index), scope = found
-        assert isinstance(scope.node, cst.FunctionDef)
-        param = param_for(scope.node, call, arg)
-        if param is None or param not in scope.params:
-            return None
-        key = (rel, scope.qualname, f"{param}()")
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._open or len(self._open) >= MAX_MODULES:
-            return ()
-        self._open.append(key)
-        try:
-            findings = self._analyzer(rel, module, index).callback_findings(scope, param)
-        finally:
-            self._open.pop()
         result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in findings}))
         self._memo[key] = result
         return result

@@ -130,13 +130,19 @@ class OutputFlow:
                         found = True
         return found
 
-    def _handed(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
-        assert self.project is not None
+    def _callee(self, call: cst.Call, scope: Scope) -> str | None:
+        """The called function's qualified name: imported, or a method of a class of
+        another module (``PlanRunner().run(reply)``, ``self.runner.run(reply)``)."""
         qualified = self.resolver.qualified(call.func)
         if qualified is None and isinstance(call.func, cst.Attribute):
             owner = self.resolver.kind_of(call.func.value, scope)
             cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
             qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
+        return qualified
+
+    def _handed(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+        assert self.project is not None
+        qualified = self._callee(call, scope)
         found = self.project.callback_findings(qualified, call, arg) if qualified is not None else None
         if not found:
             return None
@@ -223,12 +229,7 @@ class OutputFlow:
         what that function does with it."""
         if self.project is None or id(call) in self.llm_calls:
             return None
-        qualified = self.resolver.qualified(call.func)
-        if qualified is None and isinstance(call.func, cst.Attribute):
-            # PlanRunner().run(reply), self.runner.run(reply): a class of another module.
-            owner = self.resolver.kind_of(call.func.value, scope)
-            cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
-            qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
+        qualified = self._callee(call, scope)
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
         if found is None or qualified is None:
             return None
