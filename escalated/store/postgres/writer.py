@@ -221,22 +221,23 @@ class PgWriter:
         """``_run_group``, with the jobs a deadlock or a serialization failure
         failed run again in a fresh transaction (see the module's docstring)."""
         done: list[Any] = []
-        for attempt in range(TRANSIENT_RETRIES + 1):
-            last = attempt == TRANSIENT_RETRIES
+        retries = 0
+        while True:
             try:
                 outcomes = await self._run_group(conn, batch)
             except TRANSIENT as exc:  # the group's end (its table lock, its COMMIT): rolled back whole
-                if last:
+                if retries == TRANSIENT_RETRIES:
                     raise
+                retries += 1
                 log.info("a write group of %d met %s; running it again", len(batch), type(exc).__name__)
                 continue
             again = [entry for entry, (_, _, raised) in zip(batch, outcomes, strict=True) if isinstance(raised, TRANSIENT)]
-            if last or not again:
+            if not again or retries == TRANSIENT_RETRIES:
                 return done + outcomes
+            retries += 1
             done += [outcome for outcome in outcomes if not isinstance(outcome[2], TRANSIENT)]
             log.info("%d write(s) met a deadlock or a serialization failure; running them again", len(again))
             batch = again
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _run_group(self, conn: psycopg.AsyncConnection, batch: list[Any]) -> list[Any]:
         """The fast path, pipelined; if anything in it raises, the careful path.
