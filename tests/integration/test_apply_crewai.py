@@ -21,12 +21,9 @@ import pytest
 if importlib.util.find_spec("crewai") is None:
     pytest.skip("CrewAI is not in the test extra: this module runs in .venv-crewai (the README's test command)", allow_module_level=True)
 
-from click.testing import CliRunner
 
-from escalated.cli import main
-from escalated.guard.contracts import load_contracts
 from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import FAKE_STRIPE, apply_server_fixture, finish, launch
+from tests.support.applied import applied_shop, apply_server_fixture, assert_applied_once_and_covered, finish, launch
 from tests.support.server import ServerProcess
 
 # CrewAI reports telemetry and traces to its own servers unless told not to: nothing leaves the machine.
@@ -82,25 +79,12 @@ if __name__ == "__main__":
 
 
 def _applied(tmp_path: Path, apply_server: ServerProcess) -> Path:
-    project = tmp_path / "project"
-    (project / "stripe").mkdir(parents=True)
-    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
-    (project / "shop.py").write_text(SHOP)
-    scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
-    assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
-    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
-    contract = load_contracts(project).contracts["shop.handle"]
-    assert contract.mode == "required"
-    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert applied.exit_code == 0, applied.output
-    source = (project / "shop.py").read_text()
+    project, policy, source = applied_shop(tmp_path, SHOP)
     assert '@tool("issue_refund")\n@approval_required(policy="agents.shop.handle")\ndef issue_refund(' in source
     assert "guard_tool" not in source
     assert 'return str(guard("shop.handle", lambda: crew.kickoff()))' in source
-    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
-    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    apply_server.cli("policy", "set", contract.policy)
+    assert_applied_once_and_covered(project)
+    apply_server.cli("policy", "set", policy)
     return project
 
 

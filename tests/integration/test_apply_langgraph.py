@@ -11,12 +11,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from escalated.cli import main
-from escalated.guard.contracts import load_contracts
 from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import FAKE_STRIPE, apply_server_fixture, finish, launch
+from tests.support.applied import applied_shop, apply_server_fixture, assert_applied_once_and_covered, finish, launch
 from tests.support.server import ServerProcess
 
 
@@ -80,24 +77,11 @@ if __name__ == "__main__":
 
 
 def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subprocess.Popen]:
-    project = tmp_path / "project"
-    (project / "stripe").mkdir(parents=True)
-    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
-    (project / "shop.py").write_text(SHOP)
-    scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
-    assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
-    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
-    contract = load_contracts(project).contracts["shop.handle"]
-    assert contract.mode == "required"
-    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert applied.exit_code == 0, applied.output
-    source = (project / "shop.py").read_text()
+    project, policy, source = applied_shop(tmp_path, SHOP)
     assert '@tool\n@guard_tool("shop.handle")\ndef issue_refund(' in source
     assert 'guard("shop.handle", lambda: agent.invoke({"messages": [("user", request)]}, context=Shop()))' in source
-    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
-    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    apply_server.cli("policy", "set", contract.policy)
+    assert_applied_once_and_covered(project)
+    apply_server.cli("policy", "set", policy)
     return project, launch(project, apply_server)
 
 
@@ -149,26 +133,15 @@ SAVED_SHOP = SHOP.replace(
 
 
 def _applied_on_a_checkpointer(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subprocess.Popen]:
-    project = tmp_path / "project"
-    (project / "stripe").mkdir(parents=True)
-    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
     assert SAVED_SHOP.count("InMemorySaver") == 2 and "refund-o-981" in SAVED_SHOP
-    (project / "shop.py").write_text(SAVED_SHOP)
-    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
-    contract = load_contracts(project).contracts["shop.handle"]
-    assert contract.mode == "required"
-    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert applied.exit_code == 0, applied.output
-    source = (project / "shop.py").read_text()
+    project, policy, source = applied_shop(tmp_path, SAVED_SHOP, scan_first=False)
     assert "@tool\n@interrupt_for_approval\ndef issue_refund(" in source and "guard_tool" not in source
     assert (
         'guard("shop.handle", lambda: invoke_with_approvals(agent, {"messages": [("user", request)]}, '
         '{"configurable": {"thread_id": "refund-o-981"}}, context=Shop(), policy="agents.shop.handle"))'
     ) in source
-    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
-    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    apply_server.cli("policy", "set", contract.policy)
+    assert_applied_once_and_covered(project)
+    apply_server.cli("policy", "set", policy)
     return project, launch(project, apply_server)
 
 

@@ -9,12 +9,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from escalated.cli import main
-from escalated.guard.contracts import load_contracts
 from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import FAKE_STRIPE, apply_server_fixture, finish, launch
+from tests.support.applied import applied_shop, apply_server_fixture, assert_applied_once_and_covered, finish, launch
 from tests.support.server import ServerProcess
 
 
@@ -62,25 +59,12 @@ if __name__ == "__main__":
 
 
 def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subprocess.Popen]:
-    project = tmp_path / "project"
-    (project / "stripe").mkdir(parents=True)
-    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
-    (project / "shop.py").write_text(SHOP)
-    scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
-    assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
-    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
-    contract = load_contracts(project).contracts["shop.handle"]
-    assert contract.mode == "required"
-    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert applied.exit_code == 0, applied.output
-    source = (project / "shop.py").read_text()
+    project, policy, source = applied_shop(tmp_path, SHOP)
     assert "@agent.tool(requires_approval=True)\ndef issue_refund(" in source
     assert 'name="refund-agent", output_type=[str, DeferredToolRequests])' in source
     assert 'run_with_approvals(agent, request, deps=Shop(), policy="agents.shop.handle", run_id=' in source
-    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
-    assert again.exit_code == 0 and "Nothing to apply" in again.output  # idempotent
-    assert CliRunner().invoke(main, ["contracts", "scan", str(project)]).exit_code == 0  # covered now
-    apply_server.cli("policy", "set", contract.policy)
+    assert_applied_once_and_covered(project)
+    apply_server.cli("policy", "set", policy)
     return project, launch(project, apply_server)
 
 

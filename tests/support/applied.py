@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from escalated.cli import main
+from escalated.guard.contracts import load_contracts
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
 
@@ -66,3 +69,31 @@ def finish(run: subprocess.Popen) -> tuple[str, str]:
         if run.poll() is None:
             run.kill()
             run.communicate()
+
+
+def applied_shop(tmp_path: Path, shop: str, *, scan_first: bool = True) -> tuple[Path, str, str]:
+    """A project of ``shop.py`` (``shop.handle`` runs an agent with a refund tool) and the
+    Stripe stand-in, taken through the commands a user runs: ``scan`` (the run is
+    ``required``, exit 1), ``init --accept-all``, ``apply``. Returns the project, the
+    contract's policy and ``shop.py`` as apply left it, for the test to read what it wrote."""
+    project = tmp_path / "project"
+    (project / "stripe").mkdir(parents=True)
+    (project / "stripe" / "__init__.py").write_text(FAKE_STRIPE)
+    (project / "shop.py").write_text(shop)
+    if scan_first:
+        scanned = CliRunner().invoke(main, ["contracts", "scan", str(project), "--format", "json"])
+        assert '"mode": "required"' in scanned.output and scanned.exit_code == 1
+    assert CliRunner().invoke(main, ["contracts", "init", str(project), "--accept-all"]).exit_code == 0
+    contract = load_contracts(project).contracts["shop.handle"]
+    assert contract.mode == "required"
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert applied.exit_code == 0, applied.output
+    return project, contract.policy, (project / "shop.py").read_text()
+
+
+def assert_applied_once_and_covered(project: Path) -> None:
+    """A second ``apply`` changes nothing, and ``scan`` now finds the run covered (exit 0)."""
+    again = CliRunner().invoke(main, ["contracts", "apply", str(project), "--yes"])
+    assert again.exit_code == 0 and "Nothing to apply" in again.output, again.output
+    covered = CliRunner().invoke(main, ["contracts", "scan", str(project)])
+    assert covered.exit_code == 0, covered.output
