@@ -30,6 +30,16 @@ needs one tool call per task (the prebuilt agent's tool node sends each call
 as a task of its own): in a hand-built node running several calls, a resume
 would run the others again.
 
+LangChain's ``create_agent`` has its own pause for the same purpose,
+``HumanInTheLoopMiddleware(interrupt_on={...})``, which interrupts after the
+model's turn, before any gated call runs (one ``HITLRequest`` for the turn's
+gated calls, or one ``ToolApprovalRequest`` per call with
+``interrupt_mode="per_call"``). The same two functions answer it: each
+gated call is one escalation (the tool's name and the model's arguments,
+``Idempotency-Key`` = ``<thread id>:<interrupt id>[:<n>]``), and the thread
+resumes with the middleware's own decisions, ``{"type": "approve"}`` or
+``{"type": "reject", "message": <who said no, and why>}``.
+
 The resume value is a ``dict``: ``escalationId``, ``status`` (``resolved``
 or ``cancelled``), and ``choice``, ``reason``, ``response``, ``answeredBy``,
 ``resolvedBy`` for a decision, or ``reason``, ``cancelledBy`` for a
@@ -57,6 +67,7 @@ import attrs
 from escalated.adapters.approvals import (
     Approval,
     ApprovalUnavailable,
+    approval_of,
     cause_of,
     client_scope,
     file_call,
@@ -65,7 +76,7 @@ from escalated.adapters.approvals import (
 )
 from escalated.agent.client import ApiError, EscalatedClient
 from escalated.agent.outcome import Outcome
-from escalated.agent.toolcall import APPROVE, ToolCall, describe, idempotency_key
+from escalated.agent.toolcall import APPROVE, REJECT, ToolCall, describe, idempotency_key
 from escalated.domain.models import CANCELLED, RESOLVED
 from escalated.guard.tools import tool_arguments
 
@@ -77,6 +88,8 @@ __all__ = [
 MARK = "escalated"  # in every interrupt value this module raises, beside escalationId
 # The interrupt value of a tool asking approval itself (interrupt_for_approval): MARK is this.
 ASKING = "tool_call"
+# HumanInTheLoopMiddleware's interrupts: one per gated call, or one per model turn.
+PER_CALL, BATCHED = "per_call", "batched"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -239,7 +252,8 @@ def _ask(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 async def ainvoke_with_approvals(
     graph: Any, input: Any, config: Any, *, policy: str, client: EscalatedClient | None = None, agent_id: str | None = None, **kwargs: Any
 ) -> Any:
-    """``graph.ainvoke(input, config, **kwargs)``, each ``interrupt_for_approval`` answered by a reviewer, to the end."""
+    """``graph.ainvoke(input, config, **kwargs)``, each ``interrupt_for_approval`` or ``HumanInTheLoopMiddleware``
+    pause answered by a reviewer, to the end."""
     thread_id = str(config["configurable"]["thread_id"])
     agent = agent_id or getattr(graph, "name", None) or "langgraph"
     async with client_scope(client) as escalated:
@@ -261,32 +275,90 @@ def invoke_with_approvals(graph: Any, input: Any, config: Any, *, policy: str, a
     return output
 
 
-def _asking(snapshot: Any) -> list[Any]:
-    """The thread's pending interrupts raised by ``interrupt_for_approval`` (others are the graph's own)."""
+@attrs.frozen
+class _Question:
+    """One pending interrupt that asks about tool calls, and the resume value its answers make."""
+
+    interrupt_id: str
+    calls: tuple[ToolCall, ...]
+    kind: str  # ASKING (interrupt_for_approval), PER_CALL or BATCHED (HumanInTheLoopMiddleware)
+    allowed: tuple[tuple[str, ...], ...] = ()  # per call, the decisions the middleware accepts
+
+    def answer(self, done: list[dict[str, Any]]) -> Any:
+        if self.kind == ASKING:
+            return resume_value(done[0])
+        if self.kind == PER_CALL:
+            return _hitl_decision(self.calls[0], done[0], (APPROVE, REJECT))
+        return {"decisions": [_hitl_decision(c, e, a) for c, e, a in zip(self.calls, done, self.allowed, strict=True)]}
+
+
+def _asking(snapshot: Any) -> list[_Question]:
+    """The thread's pending interrupts that ask about tool calls (others are the graph's own)."""
     pending = getattr(snapshot, "interrupts", None)
     if pending is None:  # older snapshots list them per task
         pending = [i for task in snapshot.tasks for i in task.interrupts]
-    return [i for i in pending if isinstance(i.value, dict) and i.value.get(MARK) == ASKING]
+    return [q for q in map(_question, pending) if q is not None]
 
 
-async def _decide(client: EscalatedClient, asking: list[Any], *, policy: str, run_id: str, agent_id: str) -> dict[str, Any]:
+def _question(waiting: Any) -> _Question | None:
+    """``interrupt_for_approval``'s interrupt, or LangChain's ``HumanInTheLoopMiddleware``'s: one
+    ``ToolApprovalRequest`` per call (``interrupt_mode="per_call"``) or one ``HITLRequest`` listing a
+    model turn's gated calls (the default), answered with ``{"decisions": [...]}`` in their order."""
+    value, wid = waiting.value, waiting.id
+    if not isinstance(value, dict):
+        return None
+    if value.get(MARK) == ASKING:
+        call = ToolCall(name=value["tool"], call_id=wid, arguments=value["arguments"], description=value.get("description"))
+        return _Question(wid, (call,), ASKING)
+    if value.get("type") == "tool_approval" and "name" in value:
+        call = ToolCall(name=value["name"], call_id=wid, arguments=value.get("args"), description=value.get("description"))
+        return _Question(wid, (call,), PER_CALL)
+    requests, configs = value.get("action_requests"), value.get("review_configs")
+    if not (isinstance(requests, list) and isinstance(configs, list) and requests):
+        return None
+    calls = tuple(
+        ToolCall(name=r["name"], call_id=f"{wid}:{n}", arguments=r.get("args"), description=r.get("description"))
+        for n, r in enumerate(requests)
+    )  # fmt: skip
+    allowed = {c.get("action_name"): tuple(c.get("allowed_decisions") or ()) for c in configs}
+    return _Question(wid, calls, BATCHED, tuple(allowed.get(c.name, (APPROVE, REJECT)) for c in calls))
+
+
+def _hitl_decision(call: ToolCall, escalation: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, str]:
+    """The middleware's decision for one call: approve, or reject with who said no and why (the model
+    reads it). A tool whose config allows neither reject nor respond is left paused, never run."""
+    approval = approval_of(escalation)
+    assert approval is not None  # waited until done
+    if approval.approved:
+        return {"type": APPROVE}
+    for kind in (REJECT, "respond"):
+        if kind in allowed:
+            return {"type": kind, "message": approval.message or ""}
+    raise ApprovalUnavailable(
+        f"{call.name} was not approved ({escalation['id']}), but HumanInTheLoopMiddleware allows only "
+        f"{', '.join(allowed)} for it: the run is left paused"
+    )
+
+
+async def _decide(client: EscalatedClient, asking: list[_Question], *, policy: str, run_id: str, agent_id: str) -> dict[str, Any]:
     """File every call of the pause first, then wait for each: interrupt id -> resume value."""
-    filed = []
-    for waiting in asking:
-        value = waiting.value
-        call = ToolCall(name=value["tool"], call_id=waiting.id, arguments=value["arguments"], description=value.get("description"))
-        filed.append((waiting.id, await file_call(client, call, policy=policy, run_id=run_id, agent_id=agent_id)))
+    filed = [
+        (question, [await file_call(client, call, policy=policy, run_id=run_id, agent_id=agent_id) for call in question.calls])
+        for question in asking
+    ]
     decisions = {}
-    for interrupt_id, escalation in filed:
-        try:
-            done = await client.wait_until_done(escalation["id"])
-        except ApiError as error:
-            raise ApprovalUnavailable(f"lost the reviewer's decision on {escalation['id']}: {cause_of(client, error)}") from error
-        decisions[interrupt_id] = resume_value(done)
+    for question, escalations in filed:
+        done = []
+        for escalation in escalations:
+            try:
+                done.append(await client.wait_until_done(escalation["id"]))
+            except ApiError as error:
+                raise ApprovalUnavailable(f"lost the reviewer's decision on {escalation['id']}: {cause_of(client, error)}") from error
+        decisions[question.interrupt_id] = question.answer(done)
     return decisions
 
 
-async def _decide_from_env(asking: list[Any], **kwargs: Any) -> dict[str, Any]:
+async def _decide_from_env(asking: list[_Question], **kwargs: Any) -> dict[str, Any]:
     async with client_scope(None) as client:
         return await _decide(client, asking, **kwargs)
 
