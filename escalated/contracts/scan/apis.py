@@ -31,14 +31,22 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "crewai.LLM": ("litellm", "crewai-llm"),
     "crewai.Crew": ("litellm", "crew"),
     "crewai.Agent": ("litellm", "crew-agent"),
-    "smolagents.CodeAgent": ("litellm", "smol-code-agent"),
     # Strands agents default to Claude on Bedrock; calling the agent runs it, tools included.
     "strands.Agent": ("anthropic", "strands-agent"),
     "strands.agent.Agent": ("anthropic", "strands-agent"),
-    "smolagents.ToolCallingAgent": ("litellm", "smol-agent"),
-    "smolagents.LiteLLMModel": ("litellm", "smol-model"),
-    "smolagents.OpenAIServerModel": ("openai", "smol-model"),
-    "smolagents.OpenAIModel": ("openai", "smol-model"),
+    # smolagents: agents (run; a CodeAgent executes the Python the model writes), model objects
+    # (called with messages, generate), a Gradio UI serving an agent's runs (launch). Under the
+    # package and its modules (from smolagents.agents import CodeAgent).
+    **{f"smolagents.{m}{n}": ("litellm", kind) for m in ("", "agents.") for n, kind in (
+        ("CodeAgent", "smol-code-agent"), ("ToolCallingAgent", "smol-agent"),
+    )},
+    **{f"smolagents.{m}{n}": ("litellm", "smol-model") for m in ("", "models.") for n in (
+        "LiteLLMModel", "LiteLLMRouterModel", "InferenceClientModel", "HfApiModel", "TransformersModel",
+        "AmazonBedrockServerModel", "AmazonBedrockModel", "VLLMModel", "MLXModel",
+    )},
+    **{f"smolagents.{m}{n}": ("openai", "smol-model") for m in ("", "models.") for n in (
+        "OpenAIServerModel", "OpenAIModel", "AzureOpenAIServerModel", "AzureOpenAIModel",
+    )},
     "langgraph.prebuilt.create_react_agent": ("langchain", "agent"),
     "langchain.agents.create_agent": ("langchain", "agent"),
     "langchain.agents.AgentExecutor": ("langchain", "agent"),
@@ -176,8 +184,16 @@ ADK_ROOT_REASON = (
     "a Google ADK root_agent is run by the ADK (adk run/web/api_server, AdkApp), not called here: there is "
     "no call to wrap; gate its risky tools (FunctionTool(f, require_confirmation=True), @guard_tool) instead"
 )
+# A smolagents GradioUI(agent).launch() serves the agent's runs to whoever opens the page.
+SMOL_UIS = frozenset({"smolagents.GradioUI", "smolagents.gradio_ui.GradioUI"})
+SMOL_UI_REASON = (
+    "a smolagents GradioUI serves runs of its agent to whoever opens the page: launch() returns when the "
+    "server stops, so a guard around it decides nothing; gate the agent's risky tools (@guard_tool) instead"
+)
 # Calls apply never wraps, and why: ``guard(lambda: …)`` around them would not decide anything.
-UNWRAPPED: dict[str, str] = {**{api: SESSION_REASON for api in SESSION_APIS}, ADK_ROOT_AGENT: ADK_ROOT_REASON}
+UNWRAPPED: dict[str, str] = {
+    **{api: SESSION_REASON for api in SESSION_APIS}, ADK_ROOT_AGENT: ADK_ROOT_REASON, "launch": SMOL_UI_REASON,
+}
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})
 # guard_tool under every name it has had (escalated.guard_tools is the pre-0.2 shim).
@@ -185,7 +201,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 # Receivers whose call runs the agent's tools inside it (besides agents.Runner.*): a guard
 # around the call decides too late for those tools, so they are guarded at the tool.
 RUNNER_KINDS = frozenset({
-    "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent",
+    "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
 })  # fmt: skip
 # escalated's own adapters, which run the framework's runner with its approval hook answered.
@@ -299,6 +315,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"kickoff", "kickoff_async", "execute_task"})
     if kind in {"smol-code-agent", "smol-agent"}:
         return frozenset({"run"})
+    if kind == "smol-ui":
+        return frozenset({"launch"})
     if kind == "agents-realtime":
         return frozenset({"run"})
     if kind == "pydantic-agent":

@@ -41,9 +41,12 @@ class CallMatcher:
         found = self._match_callee(node.func, node, scope)
         if found is not None:
             return found
-        # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...) and
-        # loop.run_in_executor(None, fn, ...) run the model call: the deferring call is the one to guard.
+        # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...),
+        # anyio's to_thread.run_sync(agent.run, ...) and loop.run_in_executor(None, fn, ...) run the
+        # model call: the deferring call is the one to guard.
         deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
+        if deferrer == "run_sync" and (dotted_name(node.func) or "").endswith("to_thread.run_sync"):
+            deferrer = "to_thread"
         position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute | cst.Name):
@@ -100,6 +103,9 @@ class CallMatcher:
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
+            # model(messages) on a smolagents model built here: calling it asks the model.
+            if kind is not None and kind.kind == "smol-model" and isinstance(kind.origin, cst.Call) and isinstance(callee, cst.Name):
+                return Match(kind.provider, "__call__", kind.confidence, kind)
             # agent("...") on a Strands agent: calling the object runs it.
             if kind is not None and kind.kind == "strands-agent" and isinstance(callee, cst.Name):
                 return Match(kind.provider, "__call__", kind.confidence, kind)

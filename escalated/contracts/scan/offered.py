@@ -31,6 +31,8 @@ _TOOLS_SECOND = frozenset({
 })  # fmt: skip
 # Google ADK: what runs an agent (the root agent the ADK runner serves, a Runner, a deployed app).
 _ADK_RUNS = frozenset({"adk-agent", "adk-runner", "adk-app"})
+# smolagents agents, whose managed_agents= run as tools of the manager.
+_SMOL_AGENTS = frozenset({"smol-agent", "smol-code-agent"})
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 
@@ -155,6 +157,9 @@ class OfferedTools:
                     yield AgentOf(element.value)
         if kind is not None and kind.kind in _ADK_RUNS and isinstance(kind.origin, cst.Call):
             yield AgentOf(kind.origin) if kind.kind == "adk-agent" else self._adk_agent(kind.origin, scope)
+        if kind is not None and kind.kind == "smol-ui" and kind.base is None and kind.origin is not None:
+            written = _short_code(self.tools.code_of(kind.origin))
+            yield McpServers(kind.origin, f"not analysed: the scan could not see which agent {written!r} serves, so its tools are unknown")
         while kind is not None:
             origin = kind.origin
             if isinstance(origin, cst.Call):
@@ -172,6 +177,8 @@ class OfferedTools:
                     yield from tools_in_args(origin.args)
                 if kind.kind == "agents-agent":
                     yield from self._handoff_tools(origin, scope, seen={id(origin)})
+                if kind.kind in _SMOL_AGENTS:  # managed_agents=[billing]: the manager calls them as tools
+                    yield from (AgentOf(agent) for agent in self._listed(origin, "managed_agents", scope))
             kind = kind.base
 
     def _adk_agent(self, runner: cst.CSTNode, scope: Scope, *, depth: int = 0) -> AgentOf | McpServers:

@@ -196,6 +196,11 @@ class Resolver(CallMatcher):
             return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
         if qualified is not None and f"{qualified}()" in self.externals:
             return self.externals[f"{qualified}()"]  # a helper in another module returns a client
+        if qualified in apis.SMOL_UIS:
+            # GradioUI(agent): serving the agent runs it (and its tools) for each visitor.
+            agent = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "agent"), None)
+            inner = self.kind_of(agent, scope) if agent is not None else None
+            return Kind(inner.provider if inner else "litellm", "smol-ui", inner.confidence if inner else "medium", origin=node, base=inner)
         if qualified is not None:
             found = apis.constructor(qualified)
             if found is not None:

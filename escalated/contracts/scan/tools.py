@@ -66,8 +66,8 @@ class AgentOf:
 
 # Tool wrappers around an agent: the model calls that agent, which runs its own tools.
 _AGENT_TOOLS = frozenset({"AgentTool"})
-# What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs).
-_AGENT_LISTS = ("sub_agents", "handoffs")
+# What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents).
+_AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents")
 
 
 @attrs.define
