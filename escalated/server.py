@@ -27,6 +27,7 @@ from escalated.http.appkeys import (
     WEB_SESSIONS,
 )
 from escalated.http.connections import track_requests
+from escalated.http.eventstream import track_streams
 from escalated.http.problems import error_middleware
 from escalated.http.ratelimit import RateLimiter, SignInLimiter
 from escalated.core.metrics import Metrics
@@ -39,6 +40,7 @@ def create_app(settings: Settings, *, with_engine: bool = True) -> web.Applicati
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
     track_requests(app)  # the connection cap never displaces a connection inside a request
+    track_streams(app)  # shutdown ends open /events streams instead of waiting for their next ping
     if settings.rate_limit_per_s:
         app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)
     if settings.sign_in_per_s:

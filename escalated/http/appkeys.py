@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from aiohttp import web
 
 from escalated.core.admin import AdminService
@@ -28,3 +31,5 @@ WEB_SESSIONS = web.AppKey("web_sessions", WebSessions)
 SLACK_DECISIONS = web.AppKey("slack_decisions", SlackDecisions)
 SLACK_REPLIES = web.AppKey("slack_replies", SlackReplies)
 DECISION_LINKS = web.AppKey("decision_links", DecisionLinks)
+# The /events and /app/events handlers streaming now: ended at shutdown (eventstream.py).
+EVENT_STREAMS: web.AppKey[set[asyncio.Task[Any]]] = web.AppKey("event_streams")

@@ -7,7 +7,11 @@ client that has read it misses nothing), a ``: ping`` comment after
 each event the principal may see, framed by the route: the two routes
 differ only in that framing, their headers, and what ends a stream early.
 A client leaving or the server shutting down ends it quietly; the
-subscription is always dropped.
+subscription is always dropped. A stream waits for its next event or ping,
+not for the server to stop, so shutdown ends the open streams at once
+(``end_streams`` on ``on_shutdown``): aiohttp waits for running handlers
+before it runs the cleanup contexts, and a quiet stream would otherwise
+hold every shutdown, a test server's included, until its next ping.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -22,7 +27,7 @@ from aiohttp import web
 from escalated.core.bus import BusEvent
 from escalated.core.visibility import Visibility
 from escalated.domain.models import Principal
-from escalated.http.appkeys import SERVICE
+from escalated.http.appkeys import EVENT_STREAMS, SERVICE
 
 PING_S = 15.0
 CONNECTED = b": connected\n\n"
@@ -33,6 +38,19 @@ def frame(*, event: str, data: dict, event_id: int | None = None) -> bytes:
     """One event in the text/event-stream format (``data`` as one JSON line)."""
     head = b"" if event_id is None else b"id: %d\n" % event_id
     return head + b"event: %s\ndata: %s\n\n" % (event.encode(), orjson.dumps(data))
+
+
+def track_streams(app: web.Application) -> None:
+    """End ``app``'s open event streams when it shuts down."""
+    streams: set[asyncio.Task[Any]] = set()
+    app[EVENT_STREAMS] = streams
+    app.on_shutdown.append(end_streams)
+
+
+async def end_streams(app: web.Application) -> None:
+    streams = app[EVENT_STREAMS]
+    for task in list(streams):
+        task.cancel()
 
 
 async def _open() -> bool:
@@ -58,6 +76,10 @@ async def stream_events(
     )
     visibility = Visibility(service, principal)
     queue = service.bus.stream()  # before ": connected": nothing after it is missed
+    streams: set[asyncio.Task[Any]] = request.config_dict.get(EVENT_STREAMS, set())
+    task = asyncio.current_task()
+    if task is not None:
+        streams.add(task)
     try:
         await response.prepare(request)
         await response.write(CONNECTED)
@@ -75,6 +97,7 @@ async def stream_events(
     except (ConnectionResetError, asyncio.CancelledError):
         pass  # the client left, or the server is shutting down
     finally:
+        streams.discard(task)
         service.bus.close_stream(queue)
         with contextlib.suppress(Exception):
             await response.write_eof()
