@@ -92,7 +92,16 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     )},
     "vertexai.agent_engines.create": ("google-genai", "adk-app"),
     "vertexai.preview.agent_engines.create": ("google-genai", "adk-app"),
+    # The Agents SDK's Runner as an object (runner = Runner(); runner.run(agent, ...)): Runner.run the same.
+    "agents.Runner": ("openai", "agents-runner"),
 }  # fmt: skip
+
+# boto3 clients of Amazon Bedrock (boto3.client("bedrock-runtime"), session.client(service_name=...)):
+# the service named decides; Bedrock's models are Claude's by default, as for Strands.
+BOTO_SERVICES: dict[str, tuple[str, str]] = {
+    "bedrock-runtime": ("anthropic", "bedrock-runtime"),
+    "bedrock-agent-runtime": ("anthropic", "bedrock-agent-runtime"),
+}
 
 # Modules that are themselves a client (``openai.chat.completions.create``).
 MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "litellm": "litellm"}
@@ -333,6 +342,10 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run", "run_stream"})
     if kind == "adk-runner":
         return frozenset({"run", "run_async", "run_live"})
+    if kind == "bedrock-runtime":
+        return frozenset({"converse", "converse_stream", "invoke_model", "invoke_model_with_response_stream"})
+    if kind == "bedrock-agent-runtime":
+        return frozenset({"invoke_agent", "invoke_inline_agent", "retrieve_and_generate", "retrieve_and_generate_stream"})
     if kind == "adk-app":
         return frozenset({"stream_query", "async_stream_query", "query", "async_query", "streaming_agent_run_with_events"})
     if kind == "llamaindex-agent":

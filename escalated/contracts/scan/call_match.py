@@ -90,6 +90,10 @@ class CallMatcher:
                 if method not in self.wrappers.get(owner, {}):
                     return None
                 return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
+            if kind is not None and kind.kind == "agents-runner":
+                # runner = Runner(); runner.run(agent, ...): Runner.run, its agent the first argument.
+                name = ".".join(chain)
+                return Match("openai", f"agents.Runner.{name}", kind.confidence, None) if name in apis.AGENTS_RUNNER else None
             if kind is not None:
                 api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
                 if api in apis.apis_for(kind.provider, kind.kind):

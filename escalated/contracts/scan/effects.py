@@ -19,6 +19,7 @@ from escalated.contracts import rules
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan.index import ModuleIndex, dotted_name
 from escalated.contracts.scan.resolve import Resolver
+from escalated.contracts.scan.toolkits import toolkit_called
 from escalated.contracts.scan.syntax import dotted_tail, is_formatted, short_name, string_text
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
@@ -102,6 +103,10 @@ class CallEffects:
             for _scope, key, value in self.index.assignments:
                 if isinstance(value, cst.Call) and key not in self._constructed:
                     built = self.index.qualified(value.func)
+                    if built is None and isinstance(value.func, cst.Attribute):
+                        # api = toolkit.get_api() with toolkit = Toolkit(...): Toolkit.get_api
+                        head, _, rest = (dotted_name(value.func) or "").partition(".")
+                        built = f"{self._constructed[head]}.{rest}" if head in self._constructed and rest else None
                     if built is not None:
                         self._constructed[key] = built
         dotted = dotted_name(func)
@@ -144,6 +149,12 @@ class CallEffects:
                     return False
         return True
 
+    def toolkit_effect(self, call: cst.Call) -> Finding | None:
+        """``toolkit.handle_tool_call(block)`` on a library's toolkit (even one whose source is in the
+        scanned tree): its tools run, and the toolkit table says what they do."""
+        qualified = self.resolver.qualified(call.func) or self._built_by(call.func)
+        return toolkit_called(call, qualified, line=self.line_of(call)) if qualified is not None else None
+
     def classify_call(self, call: cst.Call, *, tainted: bool, via: str = "") -> list[Finding]:
         if id(call) in self.llm_calls:
             return []
@@ -155,6 +166,9 @@ class CallEffects:
         local = self._project_function(call)
         if local is not None:
             return self.body_findings(local, via=label)
+        kit = self.toolkit_effect(call)
+        if kit is not None:  # a library's toolkit runs its tools: what the table says they do
+            return [attrs.evolve(kit, detail=f"{via} -> {kit.detail}")] if via else [kit]
         qualified = self.resolver.qualified(call.func) or self._built_by(call.func)
         imported = self.tools.imported.get(qualified) if qualified is not None else None
         if imported is not None:  # a project function of another module, classified there

@@ -30,7 +30,7 @@ SKIP_DIRS = frozenset(
 # as ``client.chat.completions.create``). A file that only imports an SDK's types is
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
-    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk"
+    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
@@ -40,7 +40,7 @@ _CALL_SHAPE = re.compile(
 )
 _API_SHAPE = re.compile(
     rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
-    rb"|\.a?stream\(|responses\.create|Runner\.run|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\("
+    rb"|\.a?stream\(|responses\.create|Runner\.run|\.converse(?:_stream)?\(|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\("
 )
 
 

@@ -206,7 +206,8 @@ class OutputFlow:
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int) -> None:
-        passed = self._passed_on(call, arg, scope)
+        kit = self.effects.toolkit_effect(call) if id(call) not in self.llm_calls else None
+        passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):

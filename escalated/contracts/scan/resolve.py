@@ -201,6 +201,9 @@ class Resolver(CallMatcher):
             agent = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "agent"), None)
             inner = self.kind_of(agent, scope) if agent is not None else None
             return Kind(inner.provider if inner else "litellm", "smol-ui", inner.confidence if inner else "medium", origin=node, base=inner)
+        bedrock = self._boto_client(node, qualified)
+        if bedrock is not None:
+            return bedrock
         if qualified is not None:
             found = apis.constructor(qualified)
             if found is not None:
@@ -238,6 +241,18 @@ class Resolver(CallMatcher):
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
         return None
+
+    def _boto_client(self, node: cst.Call, qualified: str | None) -> Kind | None:
+        """boto3.client("bedrock-runtime") or session.client(service_name="bedrock-runtime") in a boto3 module."""
+        if qualified != "boto3.client" and not (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "client"
+            and any(target.partition(".")[0] == "boto3" for target in self.index.imports.values())
+        ):
+            return None
+        named = [a.value for a in node.args if a.keyword is None or a.keyword.value == "service_name"][:1]
+        service = literal(named[0]) if named else None
+        found = apis.BOTO_SERVICES.get(service or "")
+        return Kind(found[0], found[1], origin=node) if found is not None else None
 
     def _crew_of(self, owner: str, method: str, node: cst.Call) -> Kind | None:
         """``LatestAiDevelopmentCrew().crew()``: the Crew a @CrewBase class's @crew method builds."""

@@ -20,6 +20,7 @@ from escalated.contracts.scan.syntax import literal
 # Qualified constructor (or its module prefix) -> (fact, what its tools do).
 _TABLE: tuple[tuple[str, str, str], ...] = (
     ("stripe_agent_toolkit.", "payment-tool", "the Stripe toolkit's tools call the Stripe API"),
+    ("paypal_agent_toolkit.", "payment-tool", "the PayPal toolkit's tools call the PayPal API"),
     ("agno.tools.shell.", "code-tool", "Agno ShellTools runs shell commands"),
     ("agno.tools.python.", "code-tool", "Agno PythonTools runs Python code"),
     ("agno.tools.email.", "message-tool", "Agno EmailTools sends email"),
@@ -35,6 +36,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("langchain_community.agent_toolkits.FileManagementToolkit", "deletion-tool", "FileManagementToolkit deletes and writes files"),
     ("langchain_community.agent_toolkits.SQLDatabaseToolkit", "sql-from-output", "SQLDatabaseToolkit runs the SQL the model writes"),
 )
+# Configured actions that only read (Stripe's "read", PayPal's "get", "list", "show").
+_READS = frozenset({"read", "get", "list", "show", "retrieve", "search"})
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
 
@@ -63,7 +66,7 @@ def toolkit_finding(qualified: str, built: cst.Call, *, line: int) -> Finding | 
         if qualified.startswith(prefix) or qualified == prefix.rstrip("."):
             actions = _configured_actions(built)
             if actions is not None and fact == "payment-tool":
-                writes = sorted(a for a in actions if not a.endswith(".read"))
+                writes = sorted(a for a in actions if a.rpartition(".")[2] not in _READS)
                 if not writes:
                     return rules.fact("tool-reads-only", f"{what}, configured to read only ({qualified})", line)
                 return rules.fact(fact, f"{what}: {', '.join(writes)} ({qualified})", line)
@@ -71,9 +74,26 @@ def toolkit_finding(qualified: str, built: cst.Call, *, line: int) -> Finding | 
     return None
 
 
+def toolkit_called(call: cst.Call, qualified: str, *, line: int) -> Finding | None:
+    """A method of a toolkit object, or of what one hands out, called by the code itself:
+    ``toolkit.handle_tool_call(block)``, ``toolkit.get_paypal_api().run(name, args)`` run its tools.
+    Not its constructor, nor a getter (``get_tools()``, ``get_api()``): those run nothing."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+    if not method or method[0].isupper() or method.startswith("get_") or method in TOOL_GETTERS:
+        return None
+    for prefix, fact, what in _TABLE:
+        if qualified.startswith(prefix):
+            return rules.fact(fact, f"{what} ({qualified})", line)
+    return None
+
+
 def _configured_actions(built: cst.Call) -> list[str] | None:
-    """configuration={"actions": {"invoices": {"create": True}}}: the enabled actions, when written there."""
+    """configuration={"actions": {"invoices": {"create": True}}} (or Configuration(actions={...})):
+    the enabled actions, when written there."""
     config = next((a.value for a in built.args if a.keyword is not None and a.keyword.value == "configuration"), None)
+    if isinstance(config, cst.Call):
+        actions = next((a.value for a in config.args if a.keyword is not None and a.keyword.value == "actions"), None)
+        config = cst.Dict([cst.DictElement(cst.SimpleString('"actions"'), actions)]) if actions is not None else None
     if not isinstance(config, cst.Dict):
         return None
     for element in config.elements:

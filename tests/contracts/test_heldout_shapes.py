@@ -1,0 +1,109 @@
+"""Shapes the held-out repositories showed the scan missing or misjudging, each a small project.
+
+Written from what real agent code does (a Runner object, Amazon Bedrock's converse, a
+payment toolkit whose tools the code runs itself, a toolkit configured to read only);
+the repositories themselves stay out of this repository, only their hand labels are kept
+(tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.scan.discovery import scan_tree
+
+
+def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str, tuple[str, ...]]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = scan_tree(tmp_path)
+    assert result.errors == ()
+    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode, c.recommendation.rules) for c in result.calls}
+
+
+RUNNER_OBJECT = """\
+from agents import Agent, Runner
+from paypal_agent_toolkit.openai.toolkit import PayPalToolkit
+from paypal_agent_toolkit.shared.configuration import Configuration
+
+toolkit = PayPalToolkit("id", "secret", Configuration(actions={"orders": {"create": True, "capture": True}}))
+agent = Agent(name="PayPal", tools=toolkit.get_tools())
+runner = Runner()
+
+async def main(prompt):
+    result = await runner.run(agent, prompt)
+    return result.final_output
+"""
+
+
+def test_a_runner_object_runs_its_agent_like_runner_run(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": RUNNER_OBJECT})
+    assert calls == {("app.py", 10): ("agents.Runner.run", "required", ("R2",))}
+
+
+READ_ONLY_KIT = """\
+from langchain.agents import initialize_agent
+from langchain_openai import ChatOpenAI
+from paypal_agent_toolkit.langchain.toolkit import PayPalToolkit
+from paypal_agent_toolkit.shared.configuration import Configuration
+
+toolkit = PayPalToolkit(client_id="id", secret="s", configuration=Configuration(actions={"orders": {"get": True}, "invoices": {"list": True}}))
+agent = initialize_agent(tools=toolkit.get_tools(), llm=ChatOpenAI())
+print(agent.run("Where is my order?"))
+"""
+
+
+def test_a_toolkit_configured_to_read_only_reads(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": READ_ONLY_KIT})
+    assert calls == {("app.py", 8): ("run", "sampled", ("R9",))}
+
+
+BEDROCK = """\
+import boto3
+from paypal_agent_toolkit.bedrock.toolkit import PayPalToolkit, BedrockToolBlock
+
+client = boto3.client(service_name="bedrock-runtime", region_name="us-west-2")
+toolkit = PayPalToolkit(client_id="id", secret="s", configuration=None)
+
+async def main(messages):
+    response = client.converse(modelId="anthropic.claude", messages=messages, toolConfig={"tools": toolkit.get_tools()})
+    for block in response["output"]["message"]["content"]:
+        if block.get("toolUse"):
+            call = BedrockToolBlock(toolUseId=block["toolUse"]["toolUseId"], name=block["toolUse"]["name"], input=block["toolUse"]["input"])
+            await toolkit.handle_tool_call(call)
+
+def other(session):
+    s3 = boto3.client("s3")
+    s3.converse(x=1)  # not Bedrock: no model here
+"""
+
+
+def test_bedrock_converse_is_a_model_call_and_the_toolkit_running_its_tool_moves_money(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": BEDROCK})
+    assert calls == {("app.py", 8): ("converse", "required", ("R2", "R10"))}
+
+
+ASSISTANT = """\
+import json
+from openai import OpenAI
+from paypal_agent_toolkit.openai.toolkit import PayPalToolkit
+
+toolkit = PayPalToolkit(client_id="id", secret="s", configuration=None)
+paypal_api = toolkit.get_paypal_api()
+client = OpenAI()
+
+def run_agent(thread, assistant):
+    run = client.beta.threads.runs.create(thread_id=thread.id, assistant_id=assistant.id)
+    while run.status != "completed":
+        run = client.beta.threads.runs.retrieve(thread_id=thread.id, run_id=run.id)
+        if run.status == "requires_action":
+            for tool_call in run.required_action.submit_tool_outputs.tool_calls:
+                paypal_api.run(tool_call.function.name, json.loads(tool_call.function.arguments))
+"""
+
+
+def test_what_a_toolkit_hands_out_runs_its_tools_when_the_code_calls_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": ASSISTANT})
+    assert calls[("app.py", 10)][:2] == ("beta.threads.runs.create", "required")
+    assert "R2" in calls[("app.py", 10)][2]
