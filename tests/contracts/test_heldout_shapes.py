@@ -107,3 +107,43 @@ def test_what_a_toolkit_hands_out_runs_its_tools_when_the_code_calls_it(tmp_path
     calls = _calls(tmp_path, {"app.py": ASSISTANT})
     assert calls[("app.py", 10)][:2] == ("beta.threads.runs.create", "required")
     assert "R2" in calls[("app.py", 10)][2]
+
+
+SWARM = """\
+import stripe
+from swarm import Agent, Swarm
+from swarm.repl import run_demo_loop
+
+
+def refund_item(charge_id):
+    \"\"\"Refund a charge.\"\"\"
+    stripe.Refund.create(charge=charge_id)
+
+
+def look_up(order_id):
+    return f"order {order_id}"
+
+
+refunds_agent = Agent(name="Refunds", functions=[refund_item])
+
+
+def transfer_to_refunds():
+    return refunds_agent
+
+
+triage_agent = Agent(name="Triage", functions=[transfer_to_refunds, look_up])
+helper_agent = Agent(name="Helper", functions=[look_up])
+
+if __name__ == "__main__":
+    run_demo_loop(triage_agent)
+
+
+def ask(messages):
+    return Swarm().run(agent=helper_agent, messages=messages).messages[-1]["content"]
+"""
+
+
+def test_a_swarm_run_reaches_the_tools_of_the_agents_its_functions_hand_off_to(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": SWARM})
+    assert calls[("app.py", 26)] == ("run_demo_loop", "required", ("R2",))
+    assert calls[("app.py", 30)][:2] == ("run", "autonomous")

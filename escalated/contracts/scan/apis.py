@@ -92,6 +92,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     )},
     "vertexai.agent_engines.create": ("google-genai", "adk-app"),
     "vertexai.preview.agent_engines.create": ("google-genai", "adk-app"),
+    # OpenAI Swarm: Swarm().run(agent=...) runs the agent's functions and whatever agent they hand off to.
+    **{f"swarm.{n}": ("openai", "swarm") for n in ("Swarm", "core.Swarm")},
+    **{f"swarm.{n}": ("openai", "swarm-agent") for n in ("Agent", "types.Agent", "agents.create_triage_agent")},
     # The Agents SDK's Runner as an object (runner = Runner(); runner.run(agent, ...)): Runner.run the same.
     "agents.Runner": ("openai", "agents-runner"),
 }  # fmt: skip
@@ -212,7 +215,10 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
+    "swarm",
 })  # fmt: skip
+# Swarm's REPL helper: run_demo_loop(agent) runs the agent (Swarm().run) turn after turn.
+SWARM_LOOPS = frozenset({"swarm.repl.run_demo_loop", "swarm.run_demo_loop", "swarm.repl.repl.run_demo_loop"})
 # escalated's own adapters, which run the framework's runner with its approval hook answered.
 ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.Runner.run"}
 # run_with_approvals(agent, ...) of the Pydantic AI adapter: the same agent.run, its agent the first argument.
@@ -342,6 +348,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run", "run_stream"})
     if kind == "adk-runner":
         return frozenset({"run", "run_async", "run_live"})
+    if kind == "swarm":
+        return frozenset({"run"})
     if kind == "bedrock-runtime":
         return frozenset({"converse", "converse_stream", "invoke_model", "invoke_model_with_response_stream"})
     if kind == "bedrock-agent-runtime":

@@ -153,6 +153,8 @@ class CallMatcher:
             return Match("litellm", name, "high", None)
         if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
             return Match("openai", f"agents.Runner.{name}", "high", None)
+        if qualified in apis.SWARM_LOOPS:
+            return Match("openai", "run_demo_loop", "high", None)
         if qualified in apis.ADAPTER_RUNS:
             # The adapter runs Runner.run itself (apply wrote it): the same call, the same contract.
             return Match("openai", apis.ADAPTER_RUNS[qualified], "high", None)

@@ -30,7 +30,7 @@ SKIP_DIRS = frozenset(
 # as ``client.chat.completions.create``). A file that only imports an SDK's types is
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
-    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime"
+    rb"openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
@@ -40,14 +40,14 @@ _CALL_SHAPE = re.compile(
 )
 _API_SHAPE = re.compile(
     rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
-    rb"|\.a?stream\(|responses\.create|Runner\.run|\.converse(?:_stream)?\(|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\("
+    rb"|\.a?stream\(|responses\.create|Runner\.run|\.converse(?:_stream)?\(|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\(|run_demo_loop\("
 )
 
 
 # An import of an LLM SDK or agent framework at the start of a line.
 _IMPORTS_SDK = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|google\.genai|google\.generativeai|vertexai|langchain\w*"
-    rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents)\b",
+    rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm)\b",
     re.MULTILINE,
 )
 

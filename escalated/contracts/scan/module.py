@@ -252,7 +252,7 @@ def _awaits_tools(found: Match) -> bool:
 
 def _is_runner(found: Match) -> bool:
     """Runner.run*, a LangGraph prebuilt agent, a crew: the call runs the agent's tools itself."""
-    if found.api.startswith("agents.Runner"):
+    if found.api.startswith("agents.Runner") or found.api == "run_demo_loop":
         return True
     kind = found.receiver
     while kind is not None:

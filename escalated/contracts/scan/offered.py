@@ -144,6 +144,11 @@ class OfferedTools:
                 yield McpServers(call.args[0].value, what)
             yield from self._agent_tools(agent, scope, seen=set())
         kind = match.receiver
+        if match.api == "run_demo_loop" or (kind is not None and kind.kind == "swarm"):
+            # Swarm: run(agent=...) / run_demo_loop(agent): the agent's functions, hand-offs included.
+            run_agent = next((a.value for a in call.args if a.keyword is None or a.keyword.value in {"agent", "starting_agent"}), None)
+            if run_agent is not None:
+                yield AgentOf(run_agent)
         if kind is not None and kind.kind == "crew" and isinstance(kind.origin, cst.Call):
             yield from self._crew_tools(kind.origin, scope)
         if kind is not None and kind.kind == "agents-realtime" and isinstance(kind.origin, cst.Call) and kind.origin.args:

@@ -8,7 +8,7 @@ being dropped: the model then controls actions we cannot see.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 import libcst as cst
@@ -67,7 +67,7 @@ class AgentOf:
 # Tool wrappers around an agent: the model calls that agent, which runs its own tools.
 _AGENT_TOOLS = frozenset({"AgentTool"})
 # What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents).
-_AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents")
+_AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents", "agents")
 
 
 @attrs.define
@@ -120,6 +120,13 @@ class ToolResolver:
                     listed = self.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
                     for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
                         self._agent(element.value, scope, tools, findings, depth=depth + 1, seen=seen)
+                if arg.keyword is not None and arg.keyword.value == "functions":
+                    handoffs = list(self._handed_off(arg.value, scope))  # Swarm: a function returning an agent
+                    # A hand-off (transfer_to_refunds) is no tool of its own: what it hands to is.
+                    bodies = {id(function) for function, _agent in handoffs}
+                    tools[:] = [tool for tool in tools if tool.body is None or id(tool.body) not in bodies]
+                    for _function, handed in handoffs:
+                        self._agent(handed, self.index.module_scope, tools, findings, depth=depth + 1, seen=seen)
             return
         target = self.index.qualified(expr)
         known = self.imported.get(f"{target}{AGENT_TOOLS_SUFFIX}") if target is not None else None
@@ -131,6 +138,20 @@ class ToolResolver:
             return
         why = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
         findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+
+    def _handed_off(self, functions: cst.BaseExpression, scope: Scope) -> Iterator[tuple[cst.FunctionDef, cst.Name]]:
+        """Swarm hands off by a function returning the next agent (``def transfer_to_sales(): return sales_agent``):
+        the agents its listed functions of this module return."""
+        listed = self.value_of(functions, scope) if isinstance(functions, cst.Name) else functions
+        for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
+            target = self.function(element.value.value, scope) if isinstance(element.value, cst.Name) else None
+            if target is None or not isinstance(target.node, cst.FunctionDef):
+                continue
+            for node in self.index.subtree(target.node):
+                if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+                    bound = self.value_of(node.value, self.index.module_scope)
+                    if isinstance(bound, cst.Call) and (dotted_name(bound.func) or "").rpartition(".")[2].endswith("Agent"):
+                        yield target.node, node.value
 
     def _collect(self, expr: cst.BaseExpression, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
         line = self.line_of(expr)
