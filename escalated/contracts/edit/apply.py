@@ -170,20 +170,28 @@ def rewrite_file(
     """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips."""
     result = rewrite_source(original, targets)
     done: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
     if approvals:
-        module, done = with_approvals(cst.parse_module(result.code), approvals)
+        asked: dict[str, list[str]] = {}
+        for t in tools:
+            if t.approval == "langgraph":
+                asked.setdefault(t.contract_id, []).append(t.name)
+        module, done, held = with_approvals(cst.parse_module(result.code), approvals, asked)
         if done:
             result = attrs.evolve(result, code=module.bytes)
     # A Pydantic AI or LangGraph run (always in this file with its tools) apply could not route through the
     # adapter: its tools take guard_tool, never a deferral or an interrupt nobody answers.
     tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph"} and t.contract_id not in done else t for t in tools]
+    # A create_agent run's tools are held by its HumanInTheLoopMiddleware now: no decorator.
+    in_middleware = tuple(t for t in tools if t.approval == "langgraph" and t.contract_id in held)
+    tools = [t for t in tools if t not in in_middleware]
     if not tools:
-        return result, (), []
+        return result, in_middleware, []
     decorated = decorate_tools(cst.parse_module(result.code), tools)
     skips = [Skip(Location(t.path, t.line, 0, t.line, 0), t.contract_id, f"tool {t.name}: {why}") for t, why in decorated.skipped]
     if not decorated.guarded:
-        return result, (), skips
-    return attrs.evolve(result, code=decorated.module.bytes), decorated.guarded, skips
+        return result, in_middleware, skips
+    return attrs.evolve(result, code=decorated.module.bytes), (*in_middleware, *decorated.guarded), skips
 
 
 @with_deep_stack

@@ -41,6 +41,8 @@ prebuilt agent built beside it with one becomes::
         agent, {"messages": [...]}, {"configurable": {"thread_id": thread_id}}, policy="agents.shop.handle"))
 
 (the thread id is the run id; ``ainvoke`` becomes ``ainvoke_with_approvals``).
+LangChain's ``create_agent`` has ``HumanInTheLoopMiddleware``: its risky tools are named in the middleware
+it gets (middleware.py) and its run goes through the same ``invoke_with_approvals``.
 CrewAI's hook is ``before_tool_call``: a ``required`` crew's risky ``@tool``
 functions get ``@approval_required(policy="agents.shop.handle")`` (the
 adapter's hook holds each call for a reviewer) and the run is left as it is.
@@ -57,6 +59,8 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from escalated.contracts.calls import LlmCall
+from escalated.contracts.edit.middleware import BUILDER, can_hold, hold_tools
+from escalated.contracts.edit.middleware import IMPORT as HITL_IMPORT
 from escalated.contracts.edit.rewrite import import_position
 
 ADAPTER_IMPORT = "from escalated.adapters.openai_agents import run_with_approvals"
@@ -84,23 +88,33 @@ def approval_framework(call: LlmCall) -> str:
     return "pydantic" if call.runner_kind == "pydantic-agent" and call.api == "run" else ""
 
 
-def with_approvals(module: cst.Module, policies: Mapping[str, str]) -> tuple[cst.Module, tuple[str, ...]]:
+def with_approvals(
+    module: cst.Module, policies: Mapping[str, str], tools: Mapping[str, Sequence[str]] | None = None
+) -> tuple[cst.Module, tuple[str, ...], tuple[str, ...]]:
     """``guard(id, lambda: Runner.run(...))`` -> ``... run_with_approvals(..., policy=, run_id=)`` for each id in
-    ``policies`` (contract id -> policy); the ids rewritten."""
+    ``policies`` (contract id -> policy); ``tools`` (contract id -> tool names) are the LangGraph tools to gate.
+    Returns the ids rewritten, and those whose tools ``create_agent``'s middleware now holds (middleware.py):
+    those need no decorator."""
     if not policies:
-        return module, ()
+        return module, (), ()
     editor = _RunRewriter(policies, agents=_built_agents(module), graphs=_interrupting_graphs(module))
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
-        return module, ()
+        return module, (), ()
     if editor.deferring:
         new = new.visit(_OutputTypes(editor.deferring))
         assert isinstance(new, cst.Module)
     imports = [f"from {LANGGRAPH_MODULE} import {name}" for name in sorted(editor.graph_runs)]
     if editor.done - editor.graph_done:
         imports += [UUID_IMPORT, *(PYDANTIC_IMPORTS if editor.deferring else (ADAPTER_IMPORT,))]
-    return _ensure_imports(new, tuple(imports)), tuple(sorted(editor.done))
+    held: dict[str, list[str]] = {}
+    for contract_id, graph in sorted(editor.held.items()):
+        held.setdefault(graph, []).extend(n for n in (tools or {}).get(contract_id, ()) if n not in held.get(graph, []))
+    if any(held.values()):
+        new = hold_tools(new, {graph: names for graph, names in held.items() if names})
+        imports.append(HITL_IMPORT)
+    return _ensure_imports(new, tuple(imports)), tuple(sorted(editor.done)), tuple(sorted(editor.held))
 
 
 def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
@@ -121,15 +135,17 @@ def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.
 
 
 class _RunRewriter(cst.CSTTransformer):
-    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str], graphs: frozenset[str] = frozenset()) -> None:
+    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str], graphs: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self._policies = policies
         self._agents = agents
-        self._graphs = graphs
+        self._graphs = graphs or {}
         self.done: set[str] = set()
         # LangGraph runs rewritten: their contract ids, and the adapter functions they now call.
         self.graph_done: set[str] = set()
         self.graph_runs: set[str] = set()
+        # Contract ids whose run goes through a create_agent graph, and that graph's name: its middleware gates.
+        self.held: dict[str, str] = {}
         # Pydantic AI agents (module-level names) whose runs now defer: their output_type must admit it.
         self.deferring: set[str] = set()
 
@@ -146,6 +162,9 @@ class _RunRewriter(cst.CSTTransformer):
         if graph_run is not None:
             self.done.add(contract_id)
             self.graph_done.add(contract_id)
+            graph = cst.ensure_type(run.func, cst.Attribute).value
+            if self._graphs[cst.ensure_type(graph, cst.Name).value] == BUILDER:
+                self.held[contract_id] = cst.ensure_type(graph, cst.Name).value
             return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=graph_run))])
         new_args = self._adapter_args(run)
         if new_args is None:
@@ -226,26 +245,32 @@ def _built_agents(module: cst.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def _interrupting_graphs(module: cst.Module) -> frozenset[str]:
-    """Module-level names bound to ``create_react_agent(..., checkpointer=<not None>)`` whose tool node runs each
-    call as a task of its own (not ``version="v1"``): a tool there can ``interrupt`` and be resumed alone."""
-    names: set[str] = set()
+def _interrupting_graphs(module: cst.Module) -> dict[str, str]:
+    """Module-level names bound to a graph that can pause before a tool call runs, and the builder: a
+    ``create_react_agent(..., checkpointer=<not None>)`` whose tool node runs each call as a task of its own
+    (not ``version="v1"``: a tool there can ``interrupt`` and be resumed alone), or a ``create_agent(...,
+    checkpointer=<not None>)`` whose ``middleware=`` apply can extend (middleware.py)."""
+    names: dict[str, str] = {}
     for statement in module.body:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
             continue
         value = small.value
-        if not (isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func).split(".")[-1] == "create_react_agent"):
+        builder = cst.Module([]).code_for_node(value.func).split(".")[-1] if isinstance(value, cst.Call) else ""
+        if builder not in {"create_react_agent", BUILDER}:
             continue
+        assert isinstance(value, cst.Call)
         keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
         saver = keywords.get("checkpointer")
         version = keywords.get("version")
         if saver is None or (isinstance(saver, cst.Name) and saver.value in {"None", "False"}):
             continue
+        if builder == BUILDER and not can_hold(value):
+            continue
         if version is not None and not (isinstance(version, cst.SimpleString) and version.evaluated_value == "v2"):
             continue
-        names.add(small.targets[0].target.value)
-    return frozenset(names)
+        names[small.targets[0].target.value] = builder
+    return names
 
 
 def _is_agent(value: cst.BaseExpression) -> bool:

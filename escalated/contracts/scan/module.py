@@ -287,8 +287,6 @@ class _Gates:
                 keyword = arg.keyword.value if arg.keyword else None
                 if keyword in {"interrupt_before", "interrupt_after"}:
                     self.gated_builders.add(id(call))
-                if isinstance(arg.value, cst.Call | cst.List) and "HumanInTheLoopMiddleware" in _names_in(index, arg.value):
-                    self.gated_builders.add(id(call))
         self.resolver = resolver
 
     def gate_for(self, scope: Scope, found: Match, *, tools_gated: bool) -> str | None:
@@ -309,11 +307,7 @@ class _Gates:
 _APPROVAL_GATES = {
     "pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval",
     "adk-agent": "tool-approval", "adk-runner": "tool-approval", "adk-app": "tool-approval",
-    "agent": "langgraph.interrupt",  # a LangChain/LangGraph prebuilt agent: @interrupt_for_approval on its tools
+    # A LangChain/LangGraph prebuilt agent: @interrupt_for_approval on its tools, or create_agent's
+    # HumanInTheLoopMiddleware naming each of them (offered.py).
+    "agent": "langgraph.interrupt",
 }  # fmt: skip
-
-
-def _names_in(index: ModuleIndex, node: cst.CSTNode) -> set[str]:
-    return {n.value for n in index.subtree(node) if isinstance(n, cst.Name)}
-
-

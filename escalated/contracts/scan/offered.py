@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+import attrs
 import libcst as cst
 
 from escalated.contracts import rules
@@ -66,6 +67,7 @@ class OfferedTools:
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[tuple[Finding, ToolRef | None]]:
         for finding in self._dangerous_code(call, scope, match):
             yield finding, None
+        hitl = self._hitl_gated(match, scope)
         for expr in self._tool_exprs(call, scope, match):
             if isinstance(expr, McpServers):
                 yield rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)), None
@@ -77,6 +79,9 @@ class OfferedTools:
             for finding in findings:
                 yield finding, None
             for tool in tools:
+                if tool.name in hitl and not tool.gated:
+                    site = attrs.evolve(tool.site, approval=True) if tool.site is not None else None
+                    tool = attrs.evolve(tool, gated=True, site=site)
                 for finding in self.classify_tool(tool):
                     yield finding, tool
         for tool in self._decorated_tools(match):
@@ -87,6 +92,39 @@ class OfferedTools:
             # SomeCrew().crew() from another module: its agents' tools were classified there.
             for finding in self.tools.imported.get(kind.tools_key, ()):
                 yield finding, None
+
+    def _hitl_gated(self, match: Match, scope: Scope) -> frozenset[str]:
+        """The tools LangChain's ``HumanInTheLoopMiddleware(interrupt_on={...})`` holds for a human in
+        the agent builder's ``middleware=``: each name mapped to ``True`` or to a config without a
+        ``when`` (a predicate may let a call through); ``False`` and names not listed run unasked."""
+        names: set[str] = set()
+        kind = match.receiver
+        while kind is not None:
+            if kind.kind == "agent" and isinstance(kind.origin, cst.Call):
+                for middleware in self._listed(kind.origin, "middleware", scope):
+                    if isinstance(middleware, cst.Call) and (dotted_name(middleware.func) or "").endswith("HumanInTheLoopMiddleware"):
+                        names.update(self._interrupted(middleware, scope))
+            kind = kind.base
+        return frozenset(names)
+
+    def _interrupted(self, middleware: cst.Call, scope: Scope) -> Iterator[str]:
+        given = next((a.value for a in middleware.args if a.keyword is None or a.keyword.value == "interrupt_on"), None)
+        table = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
+        for element in table.elements if isinstance(table, cst.Dict) else ():
+            name = literal(element.key) if isinstance(element, cst.DictElement) else None
+            if not isinstance(name, str):
+                continue
+            value = element.value
+            if isinstance(value, cst.Name):
+                asked = value.value == "True"
+            elif isinstance(value, cst.Dict):
+                asked = "when" not in {literal(e.key) for e in value.elements if isinstance(e, cst.DictElement)}
+            elif isinstance(value, cst.Call):  # InterruptOnConfig(allowed_decisions=[...])
+                asked = all(a.keyword is None or a.keyword.value != "when" for a in value.args)
+            else:
+                asked = False
+            if asked:
+                yield name
 
     def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
         """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
