@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 import orjson
 
-from escalated.domain.convert import content_from_json, converter
+from escalated.domain.convert import content_from_json, content_to_json, converter
 from escalated.domain.models import (
     NO_REVIEW,
     ApiKeyInfo,
@@ -30,7 +30,7 @@ from escalated.domain.models import (
     UserInfo,
     Workspace,
 )
-from escalated.domain.records import Replay
+from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.domain.rules import Rule, RuleMatch, RuleUse
 from escalated.store import queries
 
@@ -193,6 +193,29 @@ def rule_from_row(row: tuple[Any, ...]) -> Rule:
         revoked_ms=revoked_ms,
         uses=tuple(sorted((RuleUse(escalation_id=e, at_ms=at) for e, at in orjson.loads(uses)), key=lambda u: u.at_ms)),
     )
+
+
+def escalation_params(esc: Escalation, *, content_json: dict[str, Any] | None) -> dict[str, Any]:
+    """The values of ``create_escalation`` (``content_json``: the content the
+    core already converted, or None to convert it here)."""
+    content = content_json if content_json is not None else content_to_json(esc.content)
+    resume = esc.resume
+    return {
+        "id": esc.id, "workspace_id": esc.workspace_id, "status": esc.status, "policy": esc.policy,
+        "agent_id": esc.agent_id, "run_id": esc.run_id, "content_json": orjson.dumps(content).decode(),
+        "resume_url": resume.url if resume else None, "resume_secret": resume.secret if resume else None,
+        "created_ms": esc.created_ms, "created_by": esc.created_by, "deadline_ms": esc.deadline_ms,
+        "default_choice": esc.default_choice, "review_json": review_to_json(esc.review),
+        "remind_ms": esc.remind_ms, "nudge_ms": esc.nudge_ms,
+    }  # fmt: skip
+
+
+def idempotency_params(idem: IdempotencyRecord, *, escalation_id: str, created_ms: int) -> dict[str, Any]:
+    """The values of ``remember_idempotency_key`` (PostgreSQL adds its ``not_before_ms``)."""
+    return {
+        "workspace_id": idem.workspace_id, "key": idem.key, "body_sha256": idem.body_sha256, "status": idem.status,
+        "response_json": idem.response_json, "escalation_id": escalation_id, "created_ms": created_ms,
+    }  # fmt: skip
 
 
 def delivery_params(d: Delivery) -> dict[str, Any]:

@@ -55,13 +55,9 @@ def test_the_clauses_parse_appended_to_their_statement(conn, statement):
 
 def _prepared(conn: psycopg.Connection, sql: str) -> None:
     """PREPARE with $n placeholders: the server parses and plans it, runs nothing."""
-    numbered, count = sql, 0
-    while "%s" in numbered:
-        count += 1
-        numbered = numbered.replace("%s", f"${count}", 1)
-    for name in dict.fromkeys(re.findall(r"%\(([a-z_0-9]+)\)s", numbered)):  # named: one number per name
-        count += 1
-        numbered = numbered.replace(f"%({name})s", f"${count}")
+    numbered = sql
+    for number, name in enumerate(dict.fromkeys(re.findall(r"%\(([a-z_0-9]+)\)s", sql)), start=1):
+        numbered = numbered.replace(f"%({name})s", f"${number}")  # one number per name
     result = conn.pgconn.prepare(b"", numbered.encode())
     status = result.status
     assert status == psycopg.pq.ExecStatus.COMMAND_OK, result.error_message.decode()
@@ -69,4 +65,4 @@ def _prepared(conn: psycopg.Connection, sql: str) -> None:
 
 def test_a_statement_naming_an_unknown_column_is_refused(conn):
     with pytest.raises(AssertionError, match="no_such_column"):
-        _prepared(conn, "SELECT no_such_column FROM escalations WHERE id = %s")
+        _prepared(conn, "SELECT no_such_column FROM escalations WHERE id = %(id)s")

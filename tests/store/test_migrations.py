@@ -180,8 +180,8 @@ def _migrate_postgres_like_before(url: str) -> None:
         conn.execute(legacy_postgres.MIGRATIONS_TABLE)
         for name, sql in legacy_postgres.MIGRATIONS:
             conn.execute(sql)
-            conn.execute(q["record_migration"], (name, now_ms()))
-        conn.execute(q["ensure_workspace"], (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()))
+            conn.execute(q["record_migration"], {"name": name, "applied_ms": now_ms()})
+        conn.execute(q["ensure_workspace"], {"id": new_id("wsp"), "name": DEFAULT_WORKSPACE, "created_ms": now_ms()})
 
 
 @pytest.fixture

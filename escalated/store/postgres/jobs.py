@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from escalated.domain.convert import content_to_json
 from escalated.domain.models import Delivery, Escalation
 from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.store import queries
 from escalated.store.postgres.writer import GroupTx
-from escalated.store.rows import delivery_params, replay_from_row, review_to_json
+from escalated.store.rows import delivery_params, escalation_params, idempotency_params, replay_from_row
 
 Q = queries.load("postgres")
 
@@ -42,16 +39,9 @@ async def create_escalation(
         row = await cur.fetchone()
         assert row is not None  # the key is live: _claim_key found it
         return replay_from_row(row)
-    content = content_json if content_json is not None else content_to_json(esc.content)
-    await tx.execute(
-        Q["create_escalation"],
-        (
-            esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, orjson.dumps(content).decode(),
-            esc.resume.url if esc.resume else None, esc.resume.secret if esc.resume else None,
-            esc.created_ms, esc.created_by, esc.deadline_ms, esc.default_choice,
-            review_to_json(esc.review), esc.remind_ms, esc.nudge_ms, list(routes),
-        ),
-    )  # fmt: skip
+    params = escalation_params(esc, content_json=content_json)
+    params["routes"] = list(routes)
+    await tx.execute(Q["create_escalation"], params)
     await tx.history(escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)
     await tx.run_many(Q["add_delivery"], [delivery_params(d) for d in notifications])
     return None
@@ -59,11 +49,8 @@ async def create_escalation(
 
 async def _claim_key(tx: GroupTx, *, esc: Escalation, idem: IdempotencyRecord, not_before_ms: int) -> bool:
     """INSERT ... ON CONFLICT: True when this create owns the key now."""
-    cur = await tx.execute(
-        Q["remember_idempotency_key"],
-        (
-            idem.workspace_id, idem.key, idem.body_sha256, idem.status, bytes(idem.response_json).decode(),
-            esc.id, esc.created_ms, not_before_ms,
-        ),
-    )  # fmt: skip
+    params = idempotency_params(idem, escalation_id=esc.id, created_ms=esc.created_ms)
+    params["response_json"] = bytes(idem.response_json).decode()
+    params["not_before_ms"] = not_before_ms
+    cur = await tx.execute(Q["remember_idempotency_key"], params)
     return await cur.fetchone() is not None

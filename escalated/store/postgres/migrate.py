@@ -16,8 +16,6 @@ from escalated.store import migrations, queries
 from escalated.timeutil import now_ms
 
 Q = queries.load("postgres")
-# Created before the list runs, as in SQLite, so "what ran" can be read first.
-MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms BIGINT NOT NULL)"
 
 
 def migrate(url: str) -> list[str]:
@@ -29,14 +27,14 @@ def migrate(url: str) -> list[str]:
 def migrate_on(conn: psycopg.Connection) -> list[str]:
     with conn.transaction():
         conn.execute(Q["lock_migrations"])
-        conn.execute(MIGRATIONS_TABLE)
+        conn.execute(Q["create_migrations_table"])
         done = {name for (name,) in conn.execute(Q["applied_migrations"])}
         applied = []
         for name, sql in migrations.load("postgres"):
             if name in done:
                 continue
             conn.execute(sql)
-            conn.execute(Q["record_migration"], (name, now_ms()))
+            conn.execute(Q["record_migration"], {"name": name, "applied_ms": now_ms()})
             applied.append(name)
-        conn.execute(Q["ensure_workspace"], (new_id("wsp"), DEFAULT_WORKSPACE, now_ms()))
+        conn.execute(Q["ensure_workspace"], {"id": new_id("wsp"), "name": DEFAULT_WORKSPACE, "created_ms": now_ms()})
     return applied

@@ -1,8 +1,7 @@
 -- Every SQL statement of the PostgreSQL store, by name: the same names as
 -- sqlite.sql where the statement exists there, so "where is the SQL of X"
 -- has one answer per dialect. Parameters are named (:name, which the loader
--- spells %(name)s for psycopg) or, in blocks not yet moved to the one store,
--- positional (%s).
+-- spells %(name)s for psycopg).
 -- A block starts with `-- name: NAME` (a statement) or `-- part: NAME` (a
 -- clause); `{NAME}` is replaced by the block NAME.
 
@@ -42,11 +41,11 @@ WHERE workspace_id = :workspace_id AND key = :key AND created_ms > :not_before_m
 -- row, and the store answers the first one's replay.
 -- name: remember_idempotency_key
 INSERT INTO idempotency_keys (workspace_id, key, body_sha256, status, response_json, escalation_id, created_ms)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
+VALUES (:workspace_id, :key, :body_sha256, :status, :response_json, :escalation_id, :created_ms)
 ON CONFLICT (workspace_id, key) DO UPDATE
 SET body_sha256 = excluded.body_sha256, status = excluded.status, response_json = excluded.response_json,
     escalation_id = excluded.escalation_id, created_ms = excluded.created_ms
-WHERE idempotency_keys.created_ms <= %s
+WHERE idempotency_keys.created_ms <= :not_before_ms
 RETURNING 1
 
 -- The escalation and all its routes in one statement: each statement a
@@ -55,10 +54,12 @@ RETURNING 1
 -- name: create_escalation
 WITH created AS (
   INSERT INTO escalations ({escalation_columns})
-  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, NULL, %s, 0, '[]', %s, %s)
+  VALUES (:id, :workspace_id, :status, :policy, :agent_id, :run_id, :content_json, :resume_url, :resume_secret,
+          :created_ms, :created_by, :deadline_ms, :default_choice, NULL, NULL, NULL, NULL, NULL, :review_json, 0, '[]',
+          :remind_ms, :nudge_ms)
   RETURNING id
 )
-INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(%s::text[]), id FROM created
+INSERT INTO escalation_routes (route, escalation_id) SELECT unnest(:routes::text[]), id FROM created
 
 -- History rows are written at the end of their commit group, under this
 -- lock, held to COMMIT: so event numbers (/events ids) rise in commit
@@ -235,7 +236,11 @@ SELECT {delivery_columns} FROM deliveries WHERE id = :id
 -- name: requeue_delivery
 UPDATE deliveries SET status = 'pending', next_attempt_ms = :at_ms, created_ms = :at_ms WHERE id = :id
 
--- == migrations (the table itself: schema.py's MIGRATIONS_TABLE) ===========
+-- == migrations ===============================================================
+
+-- Created before the list runs, so "what ran" can be read first.
+-- name: create_migrations_table
+CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms BIGINT NOT NULL)
 
 -- Any fixed 64-bit number shared by every replica; this one spells "escalate".
 -- name: lock_migrations
@@ -245,10 +250,10 @@ SELECT pg_advisory_xact_lock(7310295890233750629)
 SELECT name FROM migrations
 
 -- name: record_migration
-INSERT INTO migrations (name, applied_ms) VALUES (%s, %s)
+INSERT INTO migrations (name, applied_ms) VALUES (:name, :applied_ms)
 
 -- name: ensure_workspace
-INSERT INTO workspaces (id, name, created_ms) VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING
+INSERT INTO workspaces (id, name, created_ms) VALUES (:id, :name, :created_ms) ON CONFLICT (name) DO NOTHING
 
 -- == workspaces ===============================================================
 

@@ -3,8 +3,7 @@
 --   -- name: NAME   a whole statement
 --   -- part: NAME   a clause the store appends to a statement (list filters)
 -- and `{NAME}` inside a block is replaced by the text of the block NAME
--- (the shared column lists). Parameters are named (:name) or, in blocks
--- not yet moved to the one store, positional (?).
+-- (the shared column lists). Parameters are named (:name).
 
 -- part: escalation_columns
 id, workspace_id, status, policy, agent_id, run_id, content_json, resume_url, resume_secret,
@@ -40,14 +39,16 @@ WHERE workspace_id = :workspace_id AND key = :key AND created_ms > :not_before_m
 -- name: remember_idempotency_key
 INSERT OR REPLACE INTO idempotency_keys
   (workspace_id, key, body_sha256, status, response_json, escalation_id, created_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+VALUES (:workspace_id, :key, :body_sha256, :status, :response_json, :escalation_id, :created_ms)
 
 -- name: create_escalation
 INSERT INTO escalations ({escalation_columns})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 0, '[]', ?, ?)
+VALUES (:id, :workspace_id, :status, :policy, :agent_id, :run_id, :content_json, :resume_url, :resume_secret,
+        :created_ms, :created_by, :deadline_ms, :default_choice, NULL, NULL, NULL, NULL, NULL, :review_json, 0, '[]',
+        :remind_ms, :nudge_ms)
 
 -- name: add_route
-INSERT INTO escalation_routes (route, escalation_id) VALUES (?, ?)
+INSERT INTO escalation_routes (route, escalation_id) VALUES (:route, :escalation_id)
 
 -- name: add_history
 INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (:escalation_id, :event, :by, :at_ms)
@@ -198,7 +199,7 @@ CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_ms INTEGER
 SELECT name FROM migrations
 
 -- name: record_migration
-INSERT INTO migrations (name, applied_ms) VALUES (?, ?)
+INSERT INTO migrations (name, applied_ms) VALUES (:name, :applied_ms)
 
 -- == workspaces ===============================================================
 

@@ -71,7 +71,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             for statement in sql.split(";"):  # store/migrations.py: no ';' inside a comment
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute(Q["record_migration"], (name, now_ms()))
+            conn.execute(Q["record_migration"], {"name": name, "applied_ms": now_ms()})
             applied.append(name)
         _ensure_default_workspace(conn)
         conn.execute("COMMIT")
