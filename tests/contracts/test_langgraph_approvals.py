@@ -137,3 +137,53 @@ def test_interrupts_on_every_risky_tool_are_the_runs_existing_gate_and_one_missi
     (tmp_path / "shop.py").write_text(gated.replace("@tool\n@interrupt_for_approval\ndef run_shell(", "@tool\ndef run_shell("))
     scanned = CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)])
     assert scanned.exit_code == 1 and "existing gate" not in scanned.output
+
+
+HAND_BUILT = '''\
+import stripe
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+
+@tool
+def issue_refund(order_id: str) -> str:
+    """Refund an order."""
+    stripe.Refund.create(charge=order_id)
+    return "refunded"
+
+
+model = ChatOpenAI().bind_tools([issue_refund])
+
+
+def agent(state):
+    return {"messages": [model.invoke(state["messages"])]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("agent", agent)
+builder.add_node("tools", ToolNode([issue_refund]))
+builder.add_edge(START, "agent")
+builder.add_conditional_edges("agent", tools_condition)
+builder.add_edge("tools", "agent")
+graph = builder.compile(checkpointer=InMemorySaver())
+
+
+def handle(request, thread_id):
+    return graph.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": thread_id}})
+'''
+
+
+def test_a_hand_built_tool_node_is_never_given_interrupts_the_model_call_before_it_is_guarded(tmp_path):
+    # Its ToolNode runs a message's calls in one task: a second gated call would make the resume run
+    # the approved first one again (docs/contracts-scan.md), so the reviewer decides on the model's answer.
+    (tmp_path / "shop.py").write_text(HAND_BUILT)
+    assert CliRunner().invoke(main, ["contracts", "init", str(tmp_path), "--accept-all"]).exit_code == 0
+    result = CliRunner().invoke(main, ["contracts", "apply", str(tmp_path), "--yes"])
+    assert result.exit_code == 0, result.output
+    source = (tmp_path / "shop.py").read_text()
+    assert 'return {"messages": [guard("shop.agent", lambda: model.invoke(state["messages"]))]}' in source
+    assert "interrupt_for_approval" not in source and "invoke_with_approvals" not in source
+    assert CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)]).exit_code == 0
