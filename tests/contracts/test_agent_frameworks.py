@@ -51,3 +51,49 @@ def test_smolagents_classes_from_their_modules_and_a_model_called_directly() -> 
     )
     calls = scan_source(source, "app.py")
     assert [(c.api, c.recommendation.mode) for c in calls] == [("run", "required"), ("__call__", "autonomous")]
+
+
+def _agno_run(tools: str) -> str:
+    imports = "from agno.agent import Agent\nfrom agno.tools.google.gmail import GmailTools\nfrom agno.tools.shell import ShellTools\n"
+    return imports + f"agent = Agent(tools=[{tools}])\nagent.run('go')\n"
+
+
+def test_agno_toolkits_are_judged_by_the_tools_they_offer_as_configured() -> None:
+    def rules_of(tools: str) -> tuple[str, ...]:
+        (call,) = scan_source(_agno_run(tools), "app.py")
+        return call.recommendation.rules
+
+    assert rules_of("GmailTools()") == ("R3", "R5")  # defaults send mail and delete labels
+    assert rules_of("GmailTools(send_email=False, send_email_reply=False, delete_custom_label=False)") == ("R9",)
+    assert rules_of("GmailTools(exclude_tools=['send_email', 'send_email_reply'])") == ("R3",)
+    assert rules_of("GmailTools(include_tools=['search_emails'])") == ("R9",)
+    assert rules_of("GmailTools(include_tools=['search_emails', 'send_draft'])") == ("R5",)  # off by default, named
+    assert rules_of("ShellTools(enable_run_shell_command=False)") == ("R9",)
+
+
+def test_agno_requires_confirmation_tools_gate_a_toolkit_only_when_every_risky_tool_is_listed() -> None:
+    (gated,) = scan_source(_agno_run("ShellTools(requires_confirmation_tools=['run_shell_command'])"), "app.py")
+    assert gated.recommendation.mode == "required" and gated.existing_gate == "tool-approval"
+    (partly,) = scan_source(_agno_run("GmailTools(requires_confirmation_tools=['send_email'])"), "app.py")
+    assert partly.recommendation.mode == "required" and partly.existing_gate is None
+
+
+def test_an_agno_toolkit_subclass_is_judged_by_its_methods_and_a_paused_run_chooses_nothing() -> None:
+    source = (
+        "from agno.agent import Agent\nfrom agno.tools import Toolkit\n"
+        "class Notify(Toolkit):\n"
+        "    def send_sms(self, phone: str, text: str) -> str:\n"
+        "        '''Send a text message to the given phone number.'''\n"
+        "        return f'sent to {phone}'\n"
+        "    def lookup(self, phone: str) -> str:\n"
+        "        '''Look up a contact.'''\n"
+        "        return phone\n"
+        "agent = Agent(tools=[Notify()])\n"
+        "response = agent.run('tell Bob')\n"
+        "if response.is_paused:\n"
+        "    for requirement in response.active_requirements:\n"
+        "        if requirement.needs_confirmation:\n"
+        "            requirement.confirm()\n"
+    )
+    (call,) = scan_source(source, "app.py")
+    assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R5",))

@@ -254,7 +254,7 @@ def test_json_document_matches_the_documented_schema() -> None:
         assert set(call) == set(CALL_KEYS)
         assert all(isinstance(call[key], kind) for key, kind in CALL_KEYS.items()), call
         assert all(set(f) == {"rule", "kind", "detail", "line", "basis"} for f in call["findings"])
-        assert all(f["basis"] in {"code", "name"} for f in call["findings"])
+        assert all(f["basis"] in {"code", "declared", "name"} for f in call["findings"])
         assert all(set(t) == {"tool", "path", "line", "function", "guardId", "needsApproval"} for t in call["riskyTools"])
 
 

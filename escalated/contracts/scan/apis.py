@@ -80,6 +80,18 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     **{f"autogen_agentchat.teams.{n}": ("openai", "autogen-team") for n in (
         "RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat",
     )},
+    # Agno: an Agent runs its tools= (functions, toolkits) and a Team its members' inside run /
+    # print_response / continue_run; OpenAI's models are Agno's default, refined from model=.
+    **{f"agno.{n}": ("openai", "agno-agent") for n in ("agent.Agent", "agent.agent.Agent")},
+    **{f"agno.{n}": ("openai", "agno-team") for n in ("team.Team", "team.team.Team")},
+    **{f"agno.models.{n}": ("openai", "agno-model") for n in (
+        "openai.OpenAIChat", "openai.OpenAIResponses", "openai.chat.OpenAIChat", "openai.responses.OpenAIResponses",
+        "azure.AzureOpenAI", "openai.like.OpenAILike",
+    )},
+    "agno.models.anthropic.Claude": ("anthropic", "agno-model"),
+    "agno.models.aws.Claude": ("anthropic", "agno-model"),
+    "agno.models.google.Gemini": ("google-genai", "agno-model"),
+    "agno.models.litellm.LiteLLM": ("litellm", "agno-model"),
     # Google ADK: an LLM agent runs its tools and sub-agents; a Runner runs an agent; an AdkApp
     # (and what agent_engines.create deploys from it) answers stream_query with a run of its agent.
     **{f"google.adk.{n}": ("google-genai", "adk-agent") for n in (
@@ -196,6 +208,8 @@ ADK_ROOT_REASON = (
     "a Google ADK root_agent is run by the ADK (adk run/web/api_server, AdkApp), not called here: there is "
     "no call to wrap; gate its risky tools (FunctionTool(f, require_confirmation=True), @guard_tool) instead"
 )
+# What runs an Agno agent or team (its tools inside): continue_run runs the tools a human confirmed.
+AGNO_RUNS = frozenset({"run", "arun", "print_response", "aprint_response", "continue_run", "acontinue_run", "cli_app", "acli_app"})
 # A smolagents GradioUI(agent).launch() serves the agent's runs to whoever opens the page.
 SMOL_UIS = frozenset({"smolagents.GradioUI", "smolagents.gradio_ui.GradioUI"})
 SMOL_UI_REASON = (
@@ -214,7 +228,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 # around the call decides too late for those tools, so they are guarded at the tool.
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
-    "llamaindex-agent", "strands-agent", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
+    "llamaindex-agent", "strands-agent", "agno-agent", "agno-team", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
     "swarm",
 })  # fmt: skip
 # Swarm's REPL helper: run_demo_loop(agent) runs the agent (Swarm().run) turn after turn.
@@ -332,6 +346,10 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run"})
     if kind == "smol-ui":
         return frozenset({"launch"})
+    if kind in {"agno-agent", "agno-team"}:
+        return AGNO_RUNS
+    if kind == "agno-model":
+        return frozenset({"response", "aresponse", "response_stream", "aresponse_stream"})
     if kind == "agents-realtime":
         return frozenset({"run"})
     if kind == "pydantic-agent":

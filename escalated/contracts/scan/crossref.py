@@ -30,7 +30,9 @@ from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, T
 
 _T = TypeVar("_T")
 # Agents whose tools another module's run reaches through the agent's name.
-_AGENT_KINDS = frozenset({"agents-agent", "adk-agent", "autogen-agent", "pydantic-agent", "strands-agent", "crew-agent", "swarm-agent"})
+_AGENT_KINDS = frozenset({
+    "agents-agent", "adk-agent", "autogen-agent", "pydantic-agent", "strands-agent", "crew-agent", "swarm-agent", "agno-agent",
+})  # fmt: skip
 
 
 def module_name(rel: str) -> str:

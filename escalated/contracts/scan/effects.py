@@ -58,6 +58,14 @@ class CallEffects:
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         if tool.known is not None:
             return list(tool.known)  # a tool or tool function of another module, classified there
+        if isinstance(tool.body, cst.ClassDef) and _is_toolkit(tool.body):
+            # An Agno Toolkit subclass: each public method is a tool the model calls.
+            return [
+                found
+                for method in tool.body.body.body
+                if isinstance(method, cst.FunctionDef) and not method.name.value.startswith("_")
+                for found in self.classify_tool(ToolRef(method.name.value, method, self.line_of(method)))
+            ]
         named = rules.classify_name(tool.name, line=tool.line, subject="tool")
         if tool.body is None:
             return named or [rules.fact("tool-body-unseen", f"tool {tool.name} (read-only as far as its name tells; {tool.where})", tool.line)]
@@ -193,3 +201,8 @@ def _as_called(detail: str) -> str:
         return detail
     head, arrow, rest = detail.partition(" -> ")
     return rest if arrow else head[len("tool ") :]
+
+
+def _is_toolkit(node: cst.ClassDef) -> bool:
+    """class EmailTools(Toolkit): a tool set whose methods are the tools (Agno)."""
+    return any((dotted_name(base.value) or "").rpartition(".")[2] == "Toolkit" for base in node.bases)

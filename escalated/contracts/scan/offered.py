@@ -222,6 +222,8 @@ class OfferedTools:
                     yield from self._handoff_tools(origin, scope, seen={id(origin)})
                 if kind.kind in _SMOL_AGENTS:  # managed_agents=[billing]: the manager calls them as tools
                     yield from (AgentOf(agent) for agent in self._listed(origin, "managed_agents", scope))
+                if kind.kind == "agno-team":  # Team(members=[writer, mailer]): the team runs its members' tools
+                    yield from (AgentOf(agent) for agent in self._listed(origin, "members", scope))
             kind = kind.base
 
     def _adk_agent(self, runner: cst.CSTNode, scope: Scope, *, depth: int = 0) -> AgentOf | McpServers:

@@ -338,6 +338,13 @@ class OutputFlow:
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
 
 
+# A paused run's state (Agno): whether the framework stopped for a human, and for what; the
+# model's tools were gated, its answer chose nothing.
+_PAUSE_STATE = frozenset({
+    "is_paused", "active_requirements", "needs_confirmation", "needs_user_input", "needs_user_feedback", "needs_external_execution",
+})  # fmt: skip
+
+
 def _dispatches_on_type(test: cst.CSTNode) -> bool:
     """``if isinstance(event, TaskResult):`` on a run's stream, ``if event.get("content"):``: which
     kind of event arrived, or whether it has text, says how to show it, not what to do."""
@@ -345,6 +352,8 @@ def _dispatches_on_type(test: cst.CSTNode) -> bool:
         return _dispatches_on_type(test.expression)
     if isinstance(test, cst.BooleanOperation):
         return all(_dispatches_on_type(side) or trivial_test(side) for side in (test.left, test.right))
+    if isinstance(test, cst.Attribute) and test.attr.value in _PAUSE_STATE:
+        return True  # if run_response.is_paused: / if requirement.needs_confirmation: the framework paused for a human
     if not isinstance(test, cst.Call):
         return False
     if isinstance(test.func, cst.Name) and test.func.value == "isinstance":

@@ -23,6 +23,12 @@ from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind, weaker
 from escalated.contracts.scan.syntax import dotted_tail, literal
 
 
+# Agents that name their model (model= / llm=): the provider is the model's.
+_MODEL_NAMED = frozenset({
+    "pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent", "strands-agent", "agno-agent", "agno-team",
+})  # fmt: skip
+
+
 class Resolver(CallMatcher):
     def __init__(
         self,
@@ -296,7 +302,7 @@ class Resolver(CallMatcher):
 
     def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:
         """Agents name their model: Agent("anthropic:claude-…"), ReActAgent(llm=Anthropic())."""
-        if kind not in {"pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent", "strands-agent"}:
+        if kind not in _MODEL_NAMED:
             return default
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in {"model", "llm"}:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
 import libcst as cst
 
 from escalated.contracts import rules
@@ -25,6 +26,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("agno.tools.python.", "code-tool", "Agno PythonTools runs Python code"),
     ("agno.tools.email.", "message-tool", "Agno EmailTools sends email"),
     ("agno.tools.gmail.", "message-tool", "Agno GmailTools sends email"),
+    ("agno.tools.google.gmail.", "message-tool", "Agno GmailTools sends email"),
     ("agno.tools.slack.", "message-tool", "Agno SlackTools posts messages"),
     ("agno.tools.resend.", "message-tool", "Agno ResendTools sends email"),
     ("agno.tools.twilio.", "message-tool", "Agno TwilioTools sends SMS"),
@@ -38,14 +40,42 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
 )
 # Configured actions that only read (Stripe's "read", PayPal's "get", "list", "show").
 _READS = frozenset({"read", "get", "list", "show", "retrieve", "search"})
+# Agno toolkits' risky tools by name: (tool, fact, on by default). A toolkit takes
+# include_tools=/exclude_tools= (names), a flag per tool (send_email=False, enable_send_email=False,
+# all=True) and requires_confirmation_tools= (names the run pauses on for a human).
+_AGNO_GMAIL = (
+    ("send_email", "message-tool", True), ("send_email_reply", "message-tool", True), ("send_draft", "message-tool", False),
+    ("delete_custom_label", "deletion-tool", True), ("trash_thread", "deletion-tool", False), ("trash_message", "deletion-tool", False),
+)
+_AGNO_TOOLS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "agno.tools.shell.": (("run_shell_command", "code-tool", True),),
+    "agno.tools.email.": (("email_user", "message-tool", True),),
+    "agno.tools.gmail.": _AGNO_GMAIL,
+    "agno.tools.google.gmail.": _AGNO_GMAIL,
+    "agno.tools.slack.": (("send_message", "message-tool", True), ("send_message_thread", "message-tool", True)),
+    "agno.tools.resend.": (("send_email", "message-tool", True),),
+    "agno.tools.twilio.": (("send_sms", "message-tool", True),),
+    "agno.tools.file.": (
+        ("save_file", "file-edit-tool", True), ("replace_file_chunk", "file-edit-tool", True), ("delete_file", "deletion-tool", False),
+    ),
+    "agno.tools.local_file_system.": (("write_file", "file-edit-tool", True),),
+}  # fmt: skip
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
 
 
+@attrs.frozen
+class Toolkit:
+    name: str  # "ShellTools tools"
+    findings: tuple[Finding, ...]  # what its tools can do
+    built_by: str  # the toolkit's qualified class
+    gated: bool = False  # every risky tool it offers pauses the run for a human (Agno requires_confirmation_tools)
+
+
 def toolkit_of(
     index: ModuleIndex, call: cst.Call, value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None], *, line: int
-) -> tuple[str, Finding, str] | None:
-    """(tool name, what its tools do, the toolkit's class) for ``ShellTools()`` or ``kit.get_tools()``."""
+) -> Toolkit | None:
+    """What the tools of ``ShellTools()`` or ``kit.get_tools()`` do, and whether they ask a human first."""
     built: cst.BaseExpression | None = call
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
         built = call.func.value
@@ -54,10 +84,51 @@ def toolkit_of(
     if not isinstance(built, cst.Call):
         return None
     qualified = index.qualified(built.func)
-    found = toolkit_finding(qualified, built, line=line) if qualified is not None else None
-    if found is None or qualified is None:
+    if qualified is None:
         return None
-    return f"{qualified.rpartition('.')[2]} tools", found, qualified
+    named = _agno_tools(qualified, built, line=line)
+    if named is not None:
+        return named
+    found = toolkit_finding(qualified, built, line=line)
+    return None if found is None else Toolkit(f"{qualified.rpartition('.')[2]} tools", (found,), qualified)
+
+
+def _agno_tools(qualified: str, built: cst.Call, *, line: int) -> Toolkit | None:
+    """An Agno toolkit whose risky tools are known by name: those it offers as configured."""
+    prefix = next((p for p in _AGNO_TOOLS if qualified.startswith(p)), None)
+    if prefix is None:
+        return None
+    keywords = {a.keyword.value: a.value for a in built.args if a.keyword is not None}
+    include, exclude = _names(keywords.get("include_tools")), _names(keywords.get("exclude_tools")) or set()
+    confirmed = _names(keywords.get("requires_confirmation_tools")) or set()
+    everything = _flag(keywords.get("all")) is True
+    offered = []
+    for tool, fact, default in _AGNO_TOOLS[prefix]:
+        flag = _flag(keywords.get(tool, keywords.get(f"enable_{tool}")))
+        on = (tool in include) if include is not None else (everything or (default if flag is None else flag))
+        if on and tool not in exclude:
+            offered.append((tool, fact))
+    name = f"{qualified.rpartition('.')[2]} tools"
+    if not offered:
+        why = f"{name}: none of its sending, deleting or code-running tools is offered ({qualified})"
+        return Toolkit(name, (rules.fact("tool-reads-only", why, line),), qualified)
+    facts = dict.fromkeys(fact for _tool, fact in offered)
+    found = tuple(
+        rules.fact(fact, f"{name} {', '.join(t for t, f in offered if f == fact)} ({qualified})", line) for fact in facts
+    )
+    return Toolkit(name, found, qualified, gated=all(t in confirmed for t, _f in offered))
+
+
+def _names(node: cst.BaseExpression | None) -> set[str] | None:
+    """A literal list of tool names, or None when none is written (or it is not literal)."""
+    if not isinstance(node, cst.List | cst.Tuple):
+        return None
+    names = {literal(e.value) for e in node.elements}
+    return None if None in names else {n for n in names if n is not None}
+
+
+def _flag(node: cst.BaseExpression | None) -> bool | None:
+    return {"True": True, "False": False}.get(node.value) if isinstance(node, cst.Name) else None
 
 
 def toolkit_finding(qualified: str, built: cst.Call, *, line: int) -> Finding | None:

@@ -25,11 +25,14 @@ from escalated.contracts.scan.toolkits import toolkit_of
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
 _HOSTED_WRITE = ("text_editor", "apply_patch")
 _HOSTED_PUBLIC = ("web_search", "google_search")
-# Search tools over public pages: no private data read, nothing written (not R9).
+# Search tools over public pages, and Agno's toolkits that only ask the user or think: no
+# private data read, nothing written (not R9).
 _PUBLIC_READ_TOOLS = frozenset({
     "WebSearchTool", "DuckDuckGoSearchRun", "DuckDuckGoSearchResults", "DuckDuckGoSearchTool", "TavilySearchResults",
     "TavilySearch", "WikipediaQueryRun", "google_search", "GoogleSearchTool", "WebSearchPreviewTool", "SerperDevTool",
-    "ScrapeWebsiteTool", "WebsiteSearchTool", "DuckDuckGoTools",
+    "ScrapeWebsiteTool", "WebsiteSearchTool", "DuckDuckGoTools", "VisitWebpageTool",
+    "WebSearchTools", "WikipediaTools", "HackerNewsTools", "ArxivTools", "YFinanceTools", "CalculatorTools",
+    "UserFeedbackTools", "UserControlFlowTools", "ReasoningTools", "ThinkingTools",
 })  # fmt: skip
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
@@ -66,8 +69,9 @@ class AgentOf:
 
 # Tool wrappers around an agent: the model calls that agent, which runs its own tools.
 _AGENT_TOOLS = frozenset({"AgentTool"})
-# What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents).
-_AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents", "agents")
+# What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents,
+# Swarm's agents, Agno team members).
+_AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents", "agents", "members")
 
 
 @attrs.define
@@ -407,7 +411,9 @@ class ToolResolver:
         function of the project, apply cannot gate it, so the run says so instead of counting it covered.
         """
         found = toolkit_of(self.index, call, lambda node: self.value_of(node, scope), line=self.line_of(call))
-        return None if found is None else ToolRef(found[0], None, found[1].line, f"built by {found[2]}", known=(found[1],))
+        if found is None:
+            return None
+        return ToolRef(found.name, None, found.findings[0].line, f"built by {found.built_by}", gated=found.gated, known=found.findings)
 
     # -- lookups -----------------------------------------------------------
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
