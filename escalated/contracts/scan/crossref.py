@@ -262,7 +262,7 @@ def table(modules: Iterable[tuple[str, Mapping[str, _T]]]) -> dict[str, _T]:
     return {key: value for key, value in out.items() if value is not None}
 
 
-def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Sequence[tuple[str, ModuleIndex]]) -> dict[str, _T]:
+def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Sequence[tuple[str, Imports]]) -> dict[str, _T]:
     """``table(found)``, plus what modules import from each other.
 
     ``from .core.models import client`` in ``app/__init__.py`` makes

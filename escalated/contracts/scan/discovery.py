@@ -22,6 +22,7 @@ imported modules' trees and one more, not every tree of the project.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import itertools
 import re
@@ -45,7 +46,7 @@ from escalated.contracts.scan.files import (
     looks_generated,
     might_call_llm,
 )
-from escalated.contracts.scan.flows import ProjectFlow
+from escalated.contracts.scan.flows import Loadable, ProjectFlow
 from escalated.contracts.scan.index import Imports, ModuleIndex, WorkMeter, parse_module
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.kinds import Kind
@@ -64,7 +65,7 @@ class _Module:
     imports: Imports
     module: cst.Module | None = None
     index: ModuleIndex | None = None
-    kept: bool = False  # other modules look things up in it: parsed once, kept to the end
+    kept: bool = False  # other modules look things up in it: its tables are exported
     failed: bool = False
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
@@ -74,7 +75,7 @@ class _Module:
             return None
         if self.module is None or self.index is None:
             try:
-                self.module = parse_module(self.source)
+                _rel, self.module, self.index = self._parse()
             except cst.ParserSyntaxError as exc:
                 self.failed = True
                 errors.append(ParseProblem(self.rel, _syntax_error(exc)))
@@ -83,13 +84,26 @@ class _Module:
                 self.failed = True
                 errors.append(ParseProblem(self.rel, _TOO_DEEP))
                 return None
-            self.index = ModuleIndex().build(self.module)
-            self.index.source = self.source
-            crossref.absolutise(self.index, self.rel)
         return self.rel, self.module, self.index
 
     def release(self) -> None:
         self.module = self.index = None
+
+    def parsed_apart(self, meter: WorkMeter) -> _Parsed | None:
+        """A tree and index of its own, counting on ``meter``, for another module's analysis to
+        follow into (``load``'s are released when this module's own analysis is done)."""
+        if self.failed:
+            return None
+        loaded = self._parse()
+        loaded[2].meter = meter
+        return loaded
+
+    def _parse(self) -> _Parsed:
+        module = parse_module(self.source)
+        index = ModuleIndex().build(module)
+        index.source = self.source
+        crossref.absolutise(index, self.rel)
+        return self.rel, module, index
 
 
 def _syntax_error(exc: cst.ParserSyntaxError) -> str:
@@ -268,8 +282,6 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
             analysable.append(entry)
     # One meter for the scan: following the output into another module counts against the file followed from.
     meter = WorkMeter()
-    for _rel, index in tables.indexes:
-        index.meter = meter
     table, tool_table = crossref.with_reexports(tables.kinds, tables.indexes), crossref.with_reexports(tables.tools, tables.indexes)
     sites = crossref.with_reexports(tables.sites, tables.indexes)
     # Agents of one module run from another (an agent of an agent's too): their tools, classified with
@@ -278,12 +290,15 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     with_agents = [i for i, ((_rel, kinds_found), (_r, own)) in pairs if crossref.imports_tools_for_others(kinds_found, own)]
     for _round in range(2 if with_agents else 0):
         for i in with_agents:
-            (rel, own_tools), (_rel, module, index) = tables.tools[i], tables.loaded[i]
+            (rel, own_tools), entry = tables.tools[i], tables.entries[i]
+            loaded = entry.load(tree.errors)
+            assert loaded is not None  # it loaded for its tables
             wanted = crossref.imported_by(targets, rel)
-            own_tools.update(crossref.agent_tool_exports(rel, module, index, imported=tool_table, externals=table, sites=sites, wanted=wanted))
+            own_tools.update(crossref.agent_tool_exports(*loaded, imported=tool_table, externals=table, sites=sites, wanted=wanted))
+            entry.release()
         tool_table = crossref.with_reexports(tables.tools, tables.indexes)
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
-    project = ProjectFlow(tables.loaded, externals=table, tools=tool_table)
+    project = ProjectFlow(tables.loadable(meter), externals=table, tools=tool_table)
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for entry in analysable:
@@ -297,7 +312,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     callers = _wrapper_callers(tree, base=base, options=options, wrappers=returned)
     more = targets | _import_targets(callers)
     if not more <= targets:  # they may look up tools no candidate imports
-        _export_more_tools(tables.tools, tables.entries, old=targets, new=more)
+        _export_more_tools(tree, tables, old=targets, new=more)
         now_reached = _reached_by(more)
         newly = [e for e in analysable if not e.kept and now_reached(e.rel)]
         added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
@@ -305,10 +320,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
             # What the first round never looked up, now reachable: the tables as if they had held it all along.
             table.update(crossref.with_reexports(tables.kinds, tables.indexes))
             sites.update(crossref.with_reexports(tables.sites, tables.indexes))
-            project.add(tables.loaded[-len(added) :])
-            for entry in added:
-                assert entry.index is not None  # tables.add keeps what it loads
-                entry.index.meter = meter
+            project.add(tables.loadable(meter)[-len(added) :])
         context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
     context = attrs.evolve(context, wrappers=wrappers)
     calling = {id(entry) for entry in callers}
@@ -329,37 +341,40 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
 
 @attrs.define
 class _Tables:
-    """What the modules other modules import export, and those modules, kept parsed."""
+    """What the modules other modules import export (no syntax nodes), and those modules."""
 
     kinds: list[tuple[str, Mapping[str, Kind]]] = attrs.Factory(list)
     tools: list[tuple[str, dict[str, tuple[Finding, ...]]]] = attrs.Factory(list)
     sites: list[tuple[str, Mapping[str, ToolSite]]] = attrs.Factory(list)
     entries: list[_Module] = attrs.Factory(list)
-    loaded: list[_Parsed] = attrs.Factory(list)
 
     @property
-    def indexes(self) -> list[tuple[str, ModuleIndex]]:
-        return [(rel, index) for rel, _module, index in self.loaded]
+    def indexes(self) -> list[tuple[str, Imports]]:
+        return [(entry.rel, entry.imports) for entry in self.entries]
+
+    def loadable(self, meter: WorkMeter) -> list[Loadable]:
+        return [(entry.rel, functools.partial(entry.parsed_apart, meter)) for entry in self.entries]
 
     def add(self, tree: _Tree, entry: _Module, *, wanted: Callable[[str], bool]) -> bool:
-        """Parse ``entry`` for good and export its tables; False when it cannot be analysed."""
+        """Parse ``entry``, export its tables and release it; False when it cannot be analysed."""
         loaded = entry.load(tree.errors)
         if loaded is None:
             return False
         rel, module, index = loaded
         try:
             kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
+            sites = crossref.tool_site_exports(rel, module, index)
         except RecursionError:
             tree.errors.append(ParseProblem(rel, _TOO_DEEP))
             entry.failed = True
-            entry.release()
             return False
+        finally:
+            entry.release()
         entry.kept = True
         self.kinds.append((rel, kinds))
         self.tools.append((rel, tools))
-        self.sites.append((rel, crossref.tool_site_exports(rel, module, index)))
+        self.sites.append((rel, sites))
         self.entries.append(entry)
-        self.loaded.append(loaded)
         return True
 
 
@@ -388,21 +403,22 @@ def _import_targets(parsed: Iterable[_Module]) -> set[str]:
     return {target for entry in parsed for target in entry.imports.imports.values()}
 
 
-def _export_more_tools(
-    tools: list[tuple[str, dict[str, tuple[Finding, ...]]]], entries: list[_Module], *, old: set[str], new: set[str]
-) -> None:
+def _export_more_tools(tree: _Tree, tables: _Tables, *, old: set[str], new: set[str]) -> None:
     """Classify the tools the wrapper round's extra importers can look up and the first round left out."""
-    for (rel, found), entry in zip(tools, entries, strict=True):
-        assert entry.module is not None and entry.index is not None  # the tables' modules are kept
+    for (rel, found), entry in zip(tables.tools, tables.entries, strict=True):
         was, now = crossref.imported_by(old, rel), crossref.imported_by(new, rel)
 
         def newly(name: str, was: Callable[[str], bool] = was, now: Callable[[str], bool] = now) -> bool:
             return now(name) and not was(name)
 
+        loaded = entry.load(tree.errors)
+        assert loaded is not None  # it loaded for its tables
         try:
-            found.update(crossref.tool_exports(rel, entry.module, entry.index, wanted=newly))
+            found.update(crossref.tool_exports(*loaded, wanted=newly))
         except RecursionError:
             continue  # as deep as the first round allowed: what it exported stands
+        finally:
+            entry.release()
 
 
 def _with_tool_lines(calls: tuple[LlmCall, ...], *, base: Path) -> list[LlmCall]:
@@ -467,8 +483,7 @@ def _analyse_one(
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))
         return None
     finally:
-        if not entry.kept:
-            entry.release()
+        entry.release()
 
 
 def _decode_or_none(data: bytes) -> str | None:

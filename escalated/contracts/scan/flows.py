@@ -11,7 +11,7 @@ output; deterministic because the scan visits files in sorted order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import libcst as cst
@@ -27,27 +27,33 @@ from escalated.contracts.scan.syntax import param_for
 # Modules followed in a row: the caller's, then up to this many more.
 MAX_MODULES = 3
 
+_Parsed = tuple[str, cst.Module, ModuleIndex]
+# A project module by its path, and how to parse it when it is first followed into.
+Loadable = tuple[str, Callable[[], _Parsed | None]]
+
 
 class ProjectFlow:
     def __init__(
         self,
-        parsed: Sequence[tuple[str, cst.Module, ModuleIndex]],
+        modules: Sequence[Loadable],
         *,
         externals: Mapping[str, Kind],
         tools: Mapping[str, tuple[Finding, ...]],
     ) -> None:
-        self._modules: dict[str, tuple[str, cst.Module, ModuleIndex] | None] = {}
-        self.add(parsed)
+        self._modules: dict[str, Loadable | None] = {}
+        # Parsed on first use and kept: only the modules followed into, not every one some module imports.
+        self._parsed: dict[str, _Parsed | None] = {}
+        self.add(modules)
         self._externals = externals
         self._tools = tools
         self._analyzers: dict[str, SurfaceAnalyzer] = {}
         self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
         self._open: list[tuple[str, str, str]] = []
 
-    def add(self, parsed: Sequence[tuple[str, cst.Module, ModuleIndex]]) -> None:
+    def add(self, modules: Sequence[Loadable]) -> None:
         """Modules to follow into (the scan adds those only its wrapper round's importers reach)."""
         by_name = self._modules
-        for entry in parsed:
+        for entry in modules:
             parts = crossref.module_name(entry[0]).split(".")
             for start in range(len(parts)):
                 name = ".".join(parts[start:])
@@ -94,11 +100,12 @@ class ProjectFlow:
         self._memo[key] = result
         return result
 
-    def _function(self, qualified: str) -> tuple[tuple[str, cst.Module, ModuleIndex], Scope] | None:
+    def _function(self, qualified: str) -> tuple[_Parsed, Scope] | None:
         """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module and scope."""
         for cut in (1, 2):
             parts = qualified.rsplit(".", cut)
-            entry = self._modules.get(parts[0]) if len(parts) == cut + 1 else None
+            loadable = self._modules.get(parts[0]) if len(parts) == cut + 1 else None
+            entry = self._parse(loadable) if loadable is not None else None
             if entry is None:
                 continue
             index = entry[2]
@@ -107,6 +114,12 @@ class ProjectFlow:
             if top and scope is not None and isinstance(scope.node, cst.FunctionDef):
                 return entry, scope
         return None
+
+    def _parse(self, loadable: Loadable) -> _Parsed | None:
+        rel, load = loadable
+        if rel not in self._parsed:
+            self._parsed[rel] = load()
+        return self._parsed[rel]
 
     def _analyzer(self, rel: str, module: cst.Module, index: ModuleIndex) -> SurfaceAnalyzer:
         analyzer = self._analyzers.get(rel)
