@@ -144,6 +144,9 @@ def literal(node: cst.BaseExpression) -> str | None:
     """
     if not isinstance(node, cst.SimpleString):
         return None
+    plain = _plain_literal(node.value)
+    if plain is not None:
+        return plain
     try:
         if "\\" in node.value:  # only an escape can warn: the warnings' machinery only then
             with warnings.catch_warnings():
@@ -154,6 +157,19 @@ def literal(node: cst.BaseExpression) -> str | None:
     except (ValueError, SyntaxError):
         return None
     return value if isinstance(value, str) else value.decode("latin-1")
+
+
+def _plain_literal(token: str) -> str | None:
+    """The text of a string token that holds no escape, without asking Python's parser (what
+    ``evaluated_value`` does, a parse per literal); None when only Python can say: an escape,
+    a carriage return (Python's parser turns \\r\\n into \\n), a NUL, non-ASCII bytes."""
+    if "\\" in token or "\r" in token or "\0" in token:
+        return None
+    quote = min(token.find("'"), token.find('"'), key=lambda at: len(token) if at < 0 else at)
+    prefix = token[:quote].lower()
+    width = 3 if token.startswith(token[quote] * 3, quote) and len(token) - quote >= 6 else 1
+    text = token[quote + width : len(token) - width]
+    return None if "b" in prefix and not text.isascii() else text
 
 
 def dotted_tail(node: cst.BaseExpression) -> str | None:
