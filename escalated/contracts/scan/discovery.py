@@ -11,12 +11,14 @@ they import (so a tool's helper in ``payments.py`` is classified by what it
 does). A per-file budget of analysis steps bounds the analysis.
 
 Which files those are is found from Python's own syntax tree (their imports),
-parsed ten times faster than libcst's and dropped at once. libcst then parses
-the modules some other parsed module imports (their tables, tools and
-functions are looked up while others are analysed) and keeps them; a module no
-parsed module imports (a test, an example, a script: most of a real tree) is
-parsed when its turn comes, analysed and released, so the scan holds the
-imported modules' trees and one more, not every tree of the project.
+parsed ten times faster than libcst's and dropped at once. libcst parses a
+module some other parsed module imports for its tables (kinds, tools, tool
+sites: no syntax nodes) and releases it; it is parsed again for its own
+analysis, and taint by parameter (``ProjectFlow``) parses the few modules it
+follows into. A module no parsed module imports (a test, an example, a
+script: most of a real tree) is parsed when its turn comes, analysed and
+released. The scan holds one module's tree and a few followed into, not every
+tree of the project.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ output; deterministic because the scan visits files in sorted order.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
@@ -26,6 +27,9 @@ from escalated.contracts.scan.syntax import param_for
 
 # Modules followed in a row: the caller's, then up to this many more.
 MAX_MODULES = 3
+# Parsed modules kept for following into, the most recently used: a real tree's analyses follow
+# into a few hundred modules over the scan, mostly one at a time (the memo holds what was found).
+KEEP_PARSED = 8
 
 _Parsed = tuple[str, cst.Module, ModuleIndex]
 # A project module by its path, and how to parse it when it is first followed into.
@@ -42,7 +46,7 @@ class ProjectFlow:
     ) -> None:
         self._modules: dict[str, Loadable | None] = {}
         # Parsed on first use and kept: only the modules followed into, not every one some module imports.
-        self._parsed: dict[str, _Parsed | None] = {}
+        self._parsed: OrderedDict[str, _Parsed | None] = OrderedDict()
         self.add(modules)
         self._externals = externals
         self._tools = tools
@@ -117,9 +121,14 @@ class ProjectFlow:
 
     def _parse(self, loadable: Loadable) -> _Parsed | None:
         rel, load = loadable
-        if rel not in self._parsed:
-            self._parsed[rel] = load()
-        return self._parsed[rel]
+        if rel in self._parsed:
+            self._parsed.move_to_end(rel)
+            return self._parsed[rel]
+        if len(self._parsed) >= KEEP_PARSED:
+            dropped, _ = self._parsed.popitem(last=False)
+            self._analyzers.pop(dropped, None)  # one in use lives on in its caller until it returns
+        found = self._parsed[rel] = load()
+        return found
 
     def _analyzer(self, rel: str, module: cst.Module, index: ModuleIndex) -> SurfaceAnalyzer:
         analyzer = self._analyzers.get(rel)
