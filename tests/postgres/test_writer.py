@@ -177,3 +177,40 @@ async def test_writes_failed_by_a_deadlock_between_two_writers_run_again_and_com
         await two.close()
     assert isinstance(results[0], ValueError) and isinstance(results[2], ValueError)
     assert results[1] == "one" and results[3] == "two", results
+
+
+async def test_a_write_still_deadlocked_after_the_retries_answers_unavailable(postgres_url):
+    """Every run of the job deadlocks with another session, and PostgreSQL
+    picks the job's side each time (its deadlock_timeout is the shorter):
+    after the retries the caller gets 503 ``unavailable``, not the deadlock
+    (which reached HTTP as a 500)."""
+    seed = await PgWriter(postgres_url).start()
+    await asyncio.gather(seed.submit(insert_workspace, name="left"), seed.submit(insert_workspace, name="right"))
+    await seed.close()
+    rivals: list[asyncio.Task] = []
+
+    async def rival(holding: asyncio.Event) -> None:
+        async with await psycopg.AsyncConnection.connect(postgres_url) as conn, conn.transaction():
+            await conn.execute("SET LOCAL deadlock_timeout = '10s'")
+            await conn.execute("SELECT id FROM workspaces WHERE id = 'wsp_right' FOR UPDATE")
+            holding.set()
+            await conn.execute("SELECT id FROM workspaces WHERE id = 'wsp_left' FOR UPDATE")
+
+    async def deadlocks(tx) -> None:
+        await tx.run("SET LOCAL deadlock_timeout = '50ms'")
+        await tx.one("SELECT id FROM workspaces WHERE id = 'wsp_left' FOR UPDATE")  # one(): sent and answered
+        holding = asyncio.Event()
+        rivals.append(asyncio.create_task(rival(holding)))
+        await asyncio.wait_for(holding.wait(), timeout=30)
+        await tx.one("SELECT id FROM workspaces WHERE id = 'wsp_right' FOR UPDATE")
+
+    writer = await PgWriter(postgres_url).start()
+    try:
+        with pytest.raises(DatabaseUnavailable) as raised:
+            await asyncio.wait_for(writer.submit(deadlocks), timeout=60)
+        assert await writer.submit(insert_workspace, name="after") == "after"  # the writer goes on
+    finally:
+        await writer.close()
+        await asyncio.gather(*rivals)
+    assert raised.value.code == "unavailable" and raised.value.extra["retry_after_s"] > 0
+    assert len(rivals) > 3  # the job ran again after each deadlock

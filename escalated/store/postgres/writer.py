@@ -25,7 +25,9 @@ of one escalation, say): PostgreSQL then fails one statement of one of them
 (40P01; 40001 likewise), and the other can finish only once this one's
 transaction lets its locks go. So the jobs failed that way are run again, in
 a group of their own after the rest committed, as PostgreSQL's docs advise,
-up to ``TRANSIENT_RETRIES`` times; a caller sees the error only after that.
+up to ``TRANSIENT_RETRIES`` times; a write still failed that way after
+that answers 503 ``unavailable`` with ``Retry-After``: nothing of it was
+written, and trying again later can succeed.
 
 A group whose connection is lost fails as a whole with 503 ``unavailable``
 (outage.py): whether its COMMIT reached the database is unknown, so it is
@@ -227,13 +229,18 @@ class PgWriter:
                 outcomes = await self._run_group(conn, batch)
             except TRANSIENT as exc:  # the group's end (its table lock, its COMMIT): rolled back whole
                 if retries == TRANSIENT_RETRIES:
-                    raise
+                    raise _contended(exc) from exc
                 retries += 1
                 log.info("a write group of %d met %s; running it again", len(batch), type(exc).__name__)
                 continue
             again = [entry for entry, (_, _, raised) in zip(batch, outcomes, strict=True) if isinstance(raised, TRANSIENT)]
-            if not again or retries == TRANSIENT_RETRIES:
+            if not again:
                 return done + outcomes
+            if retries == TRANSIENT_RETRIES:
+                return done + [
+                    (future, result, _contended(raised) if isinstance(raised, TRANSIENT) else raised)
+                    for future, result, raised in outcomes
+                ]
             retries += 1
             done += [outcome for outcome in outcomes if not isinstance(outcome[2], TRANSIENT)]
             log.info("%d write(s) met a deadlock or a serialization failure; running them again", len(again))
@@ -349,3 +356,9 @@ class PgWriter:
             except psycopg.Error:
                 pass
             self._conn = None
+
+
+def _contended(exc: Exception) -> DatabaseUnavailable:
+    """A deadlock or serialization failure that outlasted the retries: transient, so a 503."""
+    log.warning("a write still met %s after %d retries; answering 503", type(exc).__name__, TRANSIENT_RETRIES)
+    return DatabaseUnavailable("the database is contended; try again", retry_after_s=1)
