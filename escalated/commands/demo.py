@@ -160,6 +160,14 @@ class Inbox:
         self.changed.set()
         self.on_arrival(callback)
 
+    def watch(self, on_arrival: Callable[[Callback], None]) -> None:
+        """Show every callback from now on, and first those that already came:
+        on a slow machine a short SLA can breach, and its callback arrive,
+        while the demo is still setting up."""
+        self.on_arrival = on_arrival
+        for callback in self.received:
+            on_arrival(callback)
+
     async def wait_for(self, count: int, *, timeout_s: float) -> bool:
         async def enough() -> None:
             while len(self.received) < count:
@@ -188,7 +196,7 @@ async def automatic_reviewer(reviewer: EscalatedClient) -> int:
 
 
 async def run_scripted(reviewer: EscalatedClient, inbox: Inbox, *, breach_s: float) -> None:
-    inbox.on_arrival = lambda callback: click.echo(describe(callback))
+    inbox.watch(lambda callback: click.echo(describe(callback)))
     decided = await automatic_reviewer(reviewer)
     click.echo(f"waiting for {decided} decision callback(s) and 1 timeout (SLA {breach_s:g}s)…")
     ticking = asyncio.create_task(countdown(await next_deadline(reviewer)))
@@ -237,7 +245,7 @@ async def run_tui(reviewer: EscalatedClient, inbox: Inbox, *, web_link: str) -> 
     def on_arrival(callback: Callback) -> None:
         app.notify(f"{callback.event}: {callback.choice} ({callback.resolved_by})", title="Agent received callback")
 
-    inbox.on_arrival = on_arrival
+    inbox.watch(on_arrival)
     await app.run_async()
     click.echo(f"The agent received {len(inbox.received)} verified callback(s):")
     for callback in inbox.received:

@@ -19,3 +19,14 @@ def test_a_redelivered_callback_is_counted_and_shown_once():
     for c in (callback("esc_1", "dlv_1"), callback("esc_1", "dlv_1"), callback("esc_2", "dlv_2")):
         inbox(c)
     assert [c.escalation_id for c in inbox.received] == ["esc_1", "esc_2"] and shown == ["esc_1", "esc_2"]
+
+
+def test_callbacks_that_arrived_before_anyone_watched_are_shown_when_watching_starts():
+    # A short SLA can breach while the demo is still setting up: that callback
+    # must still be shown, once, before the ones that follow.
+    inbox = Inbox()
+    inbox(callback("esc_1", "dlv_1"))
+    shown: list[str] = []
+    inbox.watch(lambda c: shown.append(c.escalation_id))
+    inbox(callback("esc_2", "dlv_2"))
+    assert shown == ["esc_1", "esc_2"]
