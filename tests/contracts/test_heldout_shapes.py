@@ -147,3 +147,55 @@ def test_a_swarm_run_reaches_the_tools_of_the_agents_its_functions_hand_off_to(t
     calls = _calls(tmp_path, {"app.py": SWARM})
     assert calls[("app.py", 26)] == ("run_demo_loop", "required", ("R2",))
     assert calls[("app.py", 30)][:2] == ("run", "autonomous")
+
+
+WRAPPED_AGENT = """\
+from agents import Agent, Runner
+
+support_agent = Agent(name="Support", instructions="Answer the customer.")
+
+
+async def run(items):
+    return await Runner.run(support_agent, items)
+"""
+MAILER = """\
+import smtplib
+
+
+class Email:
+    def __init__(self, to, body):
+        self.to, self.body = to, body
+
+
+class Emailer:
+    async def process(self, respond):
+        reply = await respond("the customer's mail")
+        with smtplib.SMTP("localhost") as smtp_conn:
+            smtp_conn.send_message(reply.body)
+
+    async def run(self, respond):
+        await self.process(respond)
+"""
+MAIN = """\
+import support_agent
+from emailer import Email, Emailer
+
+emailer = Emailer()
+
+
+async def respond(thread):
+    output = await support_agent.run([thread])
+    return Email(to="customer", body=output.final_output)
+
+
+async def main():
+    await emailer.run(respond)
+"""
+
+
+def test_a_wrapper_call_site_found_late_follows_a_callback_into_a_module_that_names_no_sdk(tmp_path: Path) -> None:
+    # main.py names no SDK (found only as a caller of support_agent.run), nor does emailer.py:
+    # the module main.py imports is parsed then, and the answer is mailed there.
+    calls = _calls(tmp_path, {"support_agent.py": WRAPPED_AGENT, "emailer.py": MAILER, "main.py": MAIN})
+    assert calls[("main.py", 8)][:2] == ("run", "required")
+    assert "R5" in calls[("main.py", 8)][2]

@@ -316,7 +316,9 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     if not more <= targets:  # they may look up tools no candidate imports
         _export_more_tools(tree, tables, old=targets, new=more)
         now_reached = _reached_by(more)
-        newly = [e for e in analysable if not e.kept and now_reached(e.rel)]
+        # Project modules only a caller imports (emailer.py, naming no SDK, given a callback): parsed now.
+        imported = _parse_imported(tree, callers, base=base, options=options)
+        newly = [e for e in [*analysable, *imported] if not e.kept and now_reached(e.rel)]
         added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
         if added:
             # What the first round never looked up, now reachable: the tables as if they had held it all along.
@@ -458,6 +460,24 @@ def _wrapper_callers(
         except OSError:
             continue
         if calls_any(data, calling) and b"import" in data and _skip_note(rel, data, options=options) is None:
+            problem = _parse_into(parsed, rel, data)
+            if problem is not None:
+                tree.errors.append(problem)
+    for entry in parsed:
+        crossref.absolutise(entry.imports, entry.rel)
+    return parsed
+
+
+def _parse_imported(tree: _Tree, callers: list[_Module], *, base: Path, options: ScanOptions) -> list[_Module]:
+    """The project modules the wrapper round's callers import that no pass parsed yet (one level)."""
+    wanted = sorted({
+        found for entry in callers for target in entry.imports.imports.values()
+        for module in (target, target.rpartition(".")[0]) if (found := tree.others.get(module)) is not None
+    })  # fmt: skip
+    parsed: list[_Module] = []
+    for rel in wanted:
+        data = (base / rel).read_bytes()
+        if _skip_note(rel, data, options=options) is None:
             problem = _parse_into(parsed, rel, data)
             if problem is not None:
                 tree.errors.append(problem)
