@@ -16,7 +16,7 @@ there, is marked ``only_on("postgres", ...)``. docs/reliability.md lists
 which suites run where.
 
 The time budget (under about 6 minutes for the whole suite on 2 cores at
-a load of about 1, on two pytest-xdist workers: docs/performance.md, "Test
+a load of about 1, on three pytest-xdist workers: docs/performance.md, "Test
 suite") does not hold every test twice, so two deliberate choices run on
 SQLite only: the browser tests (Chromium drives the same pages; the page
 tests run on both) and the receiver-outage crash loop (the flaky-receiver loop runs on both;
@@ -38,6 +38,17 @@ from tests.support.server import ServerProcess
 # The postgres param carries the ``postgres`` mark, so ``-m 'not postgres'``
 # runs the SQLite half alone.
 BACKENDS = (pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one and a half workers per core. About a third of the
+    suite's time is waiting (on a server, a subprocess, PostgreSQL or the
+    browser), so a third worker on two cores fills it. An explicit
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins (None: xdist's default)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores + cores // 2)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
