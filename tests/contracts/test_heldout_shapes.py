@@ -199,3 +199,39 @@ def test_a_wrapper_call_site_found_late_follows_a_callback_into_a_module_that_na
     calls = _calls(tmp_path, {"support_agent.py": WRAPPED_AGENT, "emailer.py": MAILER, "main.py": MAIN})
     assert calls[("main.py", 8)][:2] == ("run", "required")
     assert "R5" in calls[("main.py", 8)][2]
+
+
+PUBLIC_GET = """\
+import httpx
+import requests
+from agno.agent import Agent
+from agno.models.openai import OpenAIResponses
+
+KEY = "k"
+
+def top_stories(n: int) -> str:
+    \"\"\"Fetch top stories.\"\"\"
+    ids = httpx.get("https://hacker-news.firebaseio.com/v0/topstories.json").json()
+    return str([httpx.get(f"https://hacker-news.firebaseio.com/v0/item/{i}.json").json() for i in ids[:n]])
+
+def fetch_page(url: str) -> str:
+    \"\"\"Fetch a page.\"\"\"
+    response = requests.get(url, timeout=10)
+    response.raise_for_status()
+    return response.text
+
+def account_balance(account: str) -> str:
+    \"\"\"Fetch the account's balance.\"\"\"
+    return requests.get(f"https://bank.example.com/{account}", headers={"Authorization": KEY}).text
+
+public = Agent(model=OpenAIResponses(id="gpt-5-mini"), tools=[top_stories])
+private = Agent(model=OpenAIResponses(id="gpt-5-mini"), tools=[account_balance, fetch_page])
+print(public.run("Top stories?").content)
+print(private.run("My balance?").content)
+"""
+
+
+def test_a_get_of_a_host_in_the_code_without_credentials_reads_public_pages(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": PUBLIC_GET})
+    assert calls[("app.py", 25)][1:] == ("autonomous", ("R11",))
+    assert calls[("app.py", 26)][1:] == ("sampled", ("R9",))

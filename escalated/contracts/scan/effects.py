@@ -34,6 +34,11 @@ _STRING_METHODS = frozenset({
     "keys", "values", "append", "copy", "title", "capitalize", "dumps", "now", "today",
 })  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
+# An HTTP GET that carries no credentials reads what anyone can read (a public page or API).
+_HTTP_GETS = frozenset({"httpx.get", "requests.get", "httpx.Client.get", "httpx.AsyncClient.get", "requests.Session.get"})
+_CREDENTIAL_KEYWORDS = frozenset({"headers", "auth", "cookies", "cert", "params"})
+# What may be done with a response besides reading it as text.
+_RESPONSE_METHODS = frozenset({"json", "raise_for_status", "pop"})
 
 
 class CallEffects:
@@ -81,6 +86,8 @@ class CallEffects:
             return out
         if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
             return out  # add(a, b): computes from its arguments, reads no data
+        if isinstance(tool.body, cst.FunctionDef) and self._reads_public_web(tool.body):
+            return out  # httpx.get("https://hacker-news.firebaseio.com/..."): what anyone can read
         out.append(rules.fact("tool-reads-only", f"tool {tool.name} (no side effect found in its body)", tool.line))
         return out
 
@@ -148,6 +155,30 @@ class CallEffects:
                 return False
         return True
 
+    def _reads_public_web(self, function: cst.FunctionDef) -> bool:
+        """A body whose only reach outside is an HTTP GET without credentials of an address whose
+        host is written in the code (``https://host/...``), the rest a stand-in's. A URL the model
+        chooses can name any host, the network's own included: still a read of private data."""
+        gets = 0
+        for node in self.index.walk(function.body):
+            if not isinstance(node, cst.Call):
+                continue
+            callee = dotted_name(node.func) or ""
+            qualified = self.resolver.qualified(node.func) or self._built_by(node.func)
+            if qualified in _HTTP_GETS:
+                if not _public_get(node):
+                    return False
+                gets += 1
+                continue
+            root = callee.partition(".")[0]
+            last = node.func.attr.value if isinstance(node.func, cst.Attribute) else callee
+            if callee in _PURE_CALLS or root in _STAND_IN_MODULES or root in {"print", "logger", "logging", "log"}:
+                continue
+            if isinstance(node.func, cst.Attribute) and root not in self.index.imports and (last in _STRING_METHODS or last in _RESPONSE_METHODS):
+                continue  # response.json(), story.pop("text"), stories.append(story)
+            return False
+        return gets > 0
+
     def _is_pure(self, function: cst.FunctionDef) -> bool:
         """A tool body that only computes: no calls beyond pure builtins and math."""
         for node in self.index.walk(function.body):
@@ -193,6 +224,25 @@ class CallEffects:
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
+
+
+def _public_get(call: cst.Call) -> bool:
+    """``httpx.get("https://host/path")`` or ``httpx.get(f"https://host/{id}.json")``, no credentials."""
+    if not call.args or any(a.keyword is not None and a.keyword.value in _CREDENTIAL_KEYWORDS for a in call.args):
+        return False
+    if any(a.star for a in call.args):
+        return False
+    url = call.args[0].value
+    if isinstance(url, cst.SimpleString):
+        text = url.evaluated_value if isinstance(url.evaluated_value, str) else ""
+    elif isinstance(url, cst.FormattedString):
+        head = url.parts[0] if url.parts else None
+        text = head.value if isinstance(head, cst.FormattedStringText) else ""
+    else:
+        return False
+    scheme, sep, rest = text.partition("://")
+    host = rest.partition("/")[0]
+    return bool(sep) and scheme in {"http", "https"} and "." in host and "@" not in host and "{" not in host
 
 
 def _as_called(detail: str) -> str:
