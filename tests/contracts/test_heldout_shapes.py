@@ -235,3 +235,65 @@ def test_a_get_of_a_host_in_the_code_without_credentials_reads_public_pages(tmp_
     calls = _calls(tmp_path, {"app.py": PUBLIC_GET})
     assert calls[("app.py", 25)][1:] == ("autonomous", ("R11",))
     assert calls[("app.py", 26)][1:] == ("sampled", ("R9",))
+
+
+PAUSED_RUN = """\
+from agno.agent import Agent
+from agno.models.openai import OpenAIChat
+from agno.run import RunContext, RunStatus
+from agno.tools import tool
+from agno.tools.user_feedback import UserFeedbackTools
+
+
+@tool(requires_confirmation=True)
+def add_to_watchlist(run_context: RunContext, symbol: str) -> str:
+    \"\"\"Add a stock symbol to the user's watchlist.\"\"\"
+    watchlist = run_context.session_state.get("watchlist", [])
+    watchlist.append(symbol.upper())
+    run_context.session_state["watchlist"] = watchlist
+    return f"Added {symbol}"
+
+
+@tool(requires_confirmation=True)
+def add_to_crm(symbol: str) -> str:
+    \"\"\"Add a stock symbol to the user's watchlist.\"\"\"
+    return f"Added {symbol}"
+
+
+watch = Agent(model=OpenAIChat(id="gpt-4o-mini"), tools=[add_to_watchlist])
+crm = Agent(model=OpenAIChat(id="gpt-4o-mini"), tools=[add_to_crm])
+plan = Agent(model=OpenAIChat(id="gpt-4o-mini"), tools=[UserFeedbackTools()])
+
+run = watch.run("Add AAPL")
+if run.status != RunStatus.paused:
+    print("no pause")
+else:
+    for requirement in run.active_requirements:
+        if requirement.needs_confirmation:
+            requirement.confirm()
+print(crm.run("Add AAPL").content)
+
+form = plan.run("Plan a vacation")
+while form.is_paused:
+    for requirement in form.active_requirements:
+        if requirement.needs_user_feedback:
+            for question in requirement.user_feedback_schema:
+                if question.multi_select:
+                    picked = input("numbers: ").split(",")
+                else:
+                    picked = [input("number: ")]
+                requirement.provide_user_feedback({question.question: picked})
+    form = plan.continue_run(run_id=form.run_id, requirements=form.requirements)
+
+answer = plan.run("Pick one")
+if answer.content == "refund":
+    print("the model chose")
+"""
+
+
+def test_a_paused_runs_form_and_the_sessions_own_state_choose_and_write_nothing(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": PAUSED_RUN})
+    assert calls[("app.py", 27)][1:] == ("autonomous", ("R11",))  # session state, pause status
+    assert calls[("app.py", 34)][1:] == ("reviewed", ("R6",))  # the same words, a stand-in: its description decides
+    assert calls[("app.py", 36)][1:] == ("autonomous", ("R11",))  # branches filling the human's form
+    assert calls[("app.py", 48)][1:] == ("sampled", ("R10",))  # a branch on the answer itself

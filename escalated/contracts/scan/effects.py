@@ -78,6 +78,8 @@ class CallEffects:
         if any(f.basis == "code" and f.rule not in rules.NOT_SIDE_EFFECTS for f in body):
             # What the body does confirms what the name says: refund_order calling stripe.
             named = [attrs.evolve(f, basis="code") for f in named]
+        elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and _writes_session_state(tool.body):
+            return named  # run_context.session_state["watchlist"] = ...: the agent's own session, nothing read or written outside
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
             body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
@@ -224,6 +226,33 @@ class CallEffects:
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
+
+
+def _writes_session_state(function: cst.FunctionDef) -> bool:
+    """``run_context.session_state["watchlist"] = watchlist`` on the tool's own parameter: the
+    framework's per-session state (Agno's ``RunContext``), kept with the agent's session."""
+    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    for node in _walk(function.body):
+        if isinstance(node, cst.AssignTarget):
+            target: cst.BaseExpression = node.target
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            if (
+                isinstance(target, cst.Attribute) and target.attr.value == "session_state"
+                and isinstance(target.value, cst.Name) and target.value.value in params
+            ):
+                return True
+    return False
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(current.children)
+    return out
 
 
 def _public_get(call: cst.Call) -> bool:

@@ -296,11 +296,26 @@ class OutputFlow:
         if not isinstance(statement, cst.Match) and (trivial_test(test) or _dispatches_on_type(test)):
             return
         line = self.line_of(statement)
-        flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
+        if not self._inside_pause(statement):
+            flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
             for node in self.index.walk(part):
                 if isinstance(node, cst.Call):
                     flow.findings.extend(self.effects.classify_call(node, tainted=False, via="in a branch on the output"))
+
+    def _inside_pause(self, statement: cst.CSTNode) -> bool:
+        """A branch inside the handling of a paused run (``if requirement.needs_user_feedback:``,
+        ``for r in run.active_requirements:``): it fills the human's form or runs the tool call the
+        framework paused on, whose effects are judged as that tool's; the model chooses nothing there.
+        What the branch's body calls is still judged."""
+        node = self._parents.get(id(statement))
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if isinstance(node, cst.If | cst.While) and _pause_test(node.test):
+                return True
+            if isinstance(node, cst.For) and isinstance(node.iter, cst.Attribute) and node.iter.attr.value in _PAUSE_STATE:
+                return True
+            node = self._parents.get(id(node))
+        return False
 
     def _class_scopes(self, scope: Scope) -> list[Scope]:
         if scope.class_name is None:
@@ -345,6 +360,23 @@ _PAUSE_STATE = frozenset({
 })  # fmt: skip
 
 
+def _is_paused_status(test: cst.Comparison) -> bool:
+    sides = (test.left, test.comparisons[0].comparator)
+    return isinstance(test.comparisons[0].operator, cst.Equal | cst.NotEqual | cst.Is | cst.IsNot) and any(
+        isinstance(side, cst.Attribute) and side.attr.value == "paused" for side in sides
+    )
+
+
+def _pause_test(test: cst.CSTNode) -> bool:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return False  # if not run.is_paused: the run was not paused
+    if isinstance(test, cst.BooleanOperation):
+        return _pause_test(test.left) or _pause_test(test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _is_paused_status(test):
+        return not isinstance(test.comparisons[0].operator, cst.NotEqual | cst.IsNot)
+    return isinstance(test, cst.Attribute) and test.attr.value in _PAUSE_STATE
+
+
 def _dispatches_on_type(test: cst.CSTNode) -> bool:
     """``if isinstance(event, TaskResult):`` on a run's stream, ``if event.get("content"):``: which
     kind of event arrived, or whether it has text, says how to show it, not what to do."""
@@ -354,6 +386,8 @@ def _dispatches_on_type(test: cst.CSTNode) -> bool:
         return all(_dispatches_on_type(side) or trivial_test(side) for side in (test.left, test.right))
     if isinstance(test, cst.Attribute) and test.attr.value in _PAUSE_STATE:
         return True  # if run_response.is_paused: / if requirement.needs_confirmation: the framework paused for a human
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _is_paused_status(test):
+        return True  # if run_response.status != RunStatus.paused:
     if not isinstance(test, cst.Call):
         return False
     if isinstance(test.func, cst.Name) and test.func.value == "isinstance":
