@@ -12,8 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.cli import main
+from tests.contracts.langchain_shop import RISKY_TOOLS, apply_and_reapply, assert_guard_tool_on_both
 
-APP = '''\
+APP = (
+    '''\
 import subprocess
 
 import stripe
@@ -24,18 +26,9 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 
-@tool
-def issue_refund(order_id: str) -> str:
-    """Refund an order."""
-    stripe.Refund.create(charge=order_id)
-    return "refunded"
-
-
-@tool
-def run_shell(command: str) -> str:
-    """Run a shell command."""
-    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
-
+'''
+    + RISKY_TOOLS
+    + '''
 
 agent = create_agent(ChatOpenAI(), [issue_refund, run_shell]{builder})
 
@@ -43,6 +36,7 @@ agent = create_agent(ChatOpenAI(), [issue_refund, run_shell]{builder})
 def handle(request, thread_id):
     return agent.invoke({{"messages": [("user", request)]}}, {{"configurable": {{"thread_id": thread_id}}}})
 '''
+)
 SAVER = ", checkpointer=InMemorySaver()"
 BOTH = '{"issue_refund": {"allowed_decisions": ["approve", "reject"]}, "run_shell": {"allowed_decisions": ["approve", "reject"]}}'
 
@@ -50,10 +44,7 @@ BOTH = '{"issue_refund": {"allowed_decisions": ["approve", "reject"]}, "run_shel
 def _applied(root: Path, builder: str) -> str:
     (root / "shop.py").write_text(APP.format(builder=builder))
     assert CliRunner().invoke(main, ["contracts", "init", str(root), "--accept-all"]).exit_code == 0
-    result = CliRunner().invoke(main, ["contracts", "apply", str(root), "--yes"])
-    assert result.exit_code == 0, result.output
-    assert CliRunner().invoke(main, ["contracts", "scan", str(root)]).exit_code == 0  # covered either way
-    assert "Nothing to apply" in CliRunner().invoke(main, ["contracts", "apply", str(root), "--yes"]).output
+    apply_and_reapply(root)
     return (root / "shop.py").read_text()
 
 
@@ -91,8 +82,7 @@ def test_the_agents_middleware_interrupts_on_each_risky_tool_and_the_run_goes_th
 )
 def test_an_agent_apply_cannot_give_the_middleware_keeps_guard_tool(tmp_path, builder):
     source = _applied(tmp_path, builder)
-    assert '@tool\n@guard_tool("shop.handle")\ndef issue_refund(' in source
-    assert '@tool\n@guard_tool("shop.handle")\ndef run_shell(' in source
+    assert_guard_tool_on_both(source)
     assert "invoke_with_approvals" not in source and source.count("HumanInTheLoopMiddleware(") == builder.count("HumanInTheLoopMiddleware(")
 
 

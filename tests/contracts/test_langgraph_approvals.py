@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from escalated.cli import main
+from tests.contracts.langchain_shop import RISKY_TOOLS, apply_and_reapply, assert_guard_tool_on_both
 
-APP = '''\
+APP = (
+    '''\
 import subprocess
 
 import stripe
@@ -24,18 +26,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import create_react_agent
 
 
-@tool
-def issue_refund(order_id: str) -> str:
-    """Refund an order."""
-    stripe.Refund.create(charge=order_id)
-    return "refunded"
-
-
-@tool
-def run_shell(command: str) -> str:
-    """Run a shell command."""
-    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
-
+'''
+    + RISKY_TOOLS
+    + '''
 
 agent = create_react_agent(ChatOpenAI(), [issue_refund, run_shell]{builder})
 
@@ -43,6 +36,7 @@ agent = create_react_agent(ChatOpenAI(), [issue_refund, run_shell]{builder})
 {define} handle(request, thread_id):
     return {run}
 '''
+)
 SYNC_RUN = 'agent.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": thread_id}})'
 
 
@@ -55,11 +49,7 @@ def _write(root: Path, *, builder: str = ", checkpointer=InMemorySaver()", run: 
 
 def _applied(root: Path, **shape: str) -> str:
     path = _write(root, **shape)
-    result = CliRunner().invoke(main, ["contracts", "apply", str(root), "--yes"])
-    assert result.exit_code == 0, result.output
-    assert CliRunner().invoke(main, ["contracts", "scan", str(root)]).exit_code == 0  # covered either way
-    again = CliRunner().invoke(main, ["contracts", "apply", str(root), "--yes"])
-    assert "Nothing to apply" in again.output
+    apply_and_reapply(root)
     return path.read_text()
 
 
@@ -99,8 +89,7 @@ def test_an_awaited_run_goes_through_the_async_driver(tmp_path):
 )
 def test_a_run_that_cannot_pause_at_the_tool_keeps_guard_tool(tmp_path, builder, run):
     source = _applied(tmp_path, builder=builder, run=run)
-    assert '@tool\n@guard_tool("shop.handle")\ndef issue_refund(' in source
-    assert '@tool\n@guard_tool("shop.handle")\ndef run_shell(' in source
+    assert_guard_tool_on_both(source)
     assert "interrupt_for_approval" not in source and "invoke_with_approvals" not in source
 
 

@@ -21,9 +21,15 @@ import pytest
 if importlib.util.find_spec("crewai") is None:
     pytest.skip("CrewAI is not in the test extra: this module runs in .venv-crewai (the README's test command)", allow_module_level=True)
 
-
-from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import applied_shop, apply_server_fixture, assert_applied_once_and_covered, finish, launch
+from tests.support.applied import (
+    applied_shop,
+    apply_server_fixture,
+    assert_applied_once_and_covered,
+    assert_asked_about_the_refund,
+    finish,
+    launch,
+    run_and_decide,
+)
 from tests.support.server import ServerProcess
 
 # CrewAI reports telemetry and traces to its own servers unless told not to: nothing leaves the machine.
@@ -90,42 +96,22 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> Path:
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):
     project = _applied(tmp_path, apply_server)
-    run = launch(project, apply_server, **QUIET)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
-        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
-        assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(apply_server, asked["id"], "approve")
-        final = _wait_for_open_escalation(apply_server)  # the guard around the crew: its final answer
-        assert (project / "refunds.log").read_text() == "o-981 1250\n"
-        _decide(apply_server, final["id"], "approve")
-        out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, err
-    assert out.strip().endswith("done: refunded 12.50 EUR for order o-981"), out
+    decided = run_and_decide(project, launch(project, apply_server, **QUIET), apply_server, "approve")
+    assert_asked_about_the_refund(decided.asked)
+    assert decided.ledger_at_final == "o-981 1250\n"  # before the crew's final answer
+    assert decided.returncode == 0, decided.err
+    assert decided.out.strip().endswith("done: refunded 12.50 EUR for order o-981"), decided.out
     assert (project / "refunds.log").read_text() == "o-981 1250\n"  # once
 
 
 def test_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, apply_server):
     project = _applied(tmp_path, apply_server)
-    run = launch(project, apply_server, **QUIET)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        _decide(apply_server, asked["id"], "reject")
-        final = _wait_for_open_escalation(apply_server)  # the crew went on: its final answer, not the tool again
-        assert final["subject"]["type"] != "tool_call", final
-        assert not (project / "refunds.log").exists()
-        _decide(apply_server, final["id"], "approve")
-        out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, err
-    assert "done: The call was rejected by" in out and "looks right" in out, out
-    assert not (project / "refunds.log").exists()
+    decided = run_and_decide(project, launch(project, apply_server, **QUIET), apply_server, "reject")
+    # the crew went on: the escalation after the reject is its final answer, not the tool again
+    assert decided.final is not None and decided.final["subject"]["type"] != "tool_call", decided.final
+    assert decided.returncode == 0, decided.err
+    assert "done: The call was rejected by" in decided.out and "looks right" in decided.out, decided.out
+    assert decided.ledger_at_final is None and not (project / "refunds.log").exists()
 
 
 def test_a_tool_call_no_reviewer_can_decide_is_blocked_not_run(tmp_path, apply_server, unused_tcp_port):

@@ -11,9 +11,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-
-from tests.integration.test_guard_end_to_end import _decide, _wait_for_open_escalation
-from tests.support.applied import applied_shop, apply_server_fixture, assert_applied_once_and_covered, finish, launch
+from tests.support.applied import (
+    applied_shop,
+    apply_server_fixture,
+    assert_applied_once_and_covered,
+    assert_asked_about_the_refund,
+    launch,
+    run_and_decide,
+)
 from tests.support.server import ServerProcess
 
 
@@ -87,36 +92,19 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):
     project, run = _applied(tmp_path, apply_server)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
-        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
-        assert "private notes" not in str(asked)  # the run's context is not the evidence
-        assert run.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(apply_server, asked["id"], "approve")
-        final = _wait_for_open_escalation(apply_server)  # the guard around the run: its final answer
-        assert (project / "refunds.log").read_text() == "o-981 1250\n"
-        _decide(apply_server, final["id"], "approve")
-        out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, err
-    assert out.strip() == "done: refunded 12.50 EUR for order o-981"
+    decided = run_and_decide(project, run, apply_server, "approve")
+    assert_asked_about_the_refund(decided.asked)
+    assert decided.ledger_at_final == "o-981 1250\n"
+    assert decided.returncode == 0, decided.err
+    assert decided.out.strip() == "done: refunded 12.50 EUR for order o-981"
 
 
 def test_a_rejected_tool_call_never_refunds(tmp_path, apply_server):
     project, run = _applied(tmp_path, apply_server)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        _decide(apply_server, asked["id"], "reject")
-        _out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
+    decided = run_and_decide(project, run, apply_server, "reject", final_answer=False)
     # guard_tool raises inside the graph's tool node (LangGraph re-raises a tool's own error): the run
     # ends there, nothing refunded and no final answer to review.
-    assert run.returncode != 0 and "EscalationRejected" in err, err
+    assert decided.returncode != 0 and "EscalationRejected" in decided.err, decided.err
     assert not (project / "refunds.log").exists()
 
 
@@ -147,38 +135,18 @@ def _applied_on_a_checkpointer(tmp_path: Path, apply_server: ServerProcess) -> t
 
 def test_on_a_checkpointer_the_refund_waits_in_langgraphs_interrupt_until_approved(tmp_path, apply_server):
     project, run = _applied_on_a_checkpointer(tmp_path, apply_server)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
-        assert asked["runId"] == "refund-o-981"  # the thread is the run
-        assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
-        assert "private notes" not in str(asked)  # the run's context is not the evidence
-        assert run.poll() is None and not (project / "refunds.log").exists()  # paused at the interrupt: nothing refunded
-        _decide(apply_server, asked["id"], "approve")
-        final = _wait_for_open_escalation(apply_server)  # the guard around the run: its final answer
-        assert (project / "refunds.log").read_text() == "o-981 1250\n"  # once
-        _decide(apply_server, final["id"], "approve")
-        out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, err
-    assert out.strip() == "done: refunded 12.50 EUR for order o-981"
+    decided = run_and_decide(project, run, apply_server, "approve")  # paused at the interrupt until then
+    assert_asked_about_the_refund(decided.asked)
+    assert decided.asked["runId"] == "refund-o-981"  # the thread is the run
+    assert decided.ledger_at_final == "o-981 1250\n"  # once
+    assert decided.returncode == 0, decided.err
+    assert decided.out.strip() == "done: refunded 12.50 EUR for order o-981"
     assert (project / "refunds.log").read_text() == "o-981 1250\n"
 
 
 def test_on_a_checkpointer_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, apply_server):
     project, run = _applied_on_a_checkpointer(tmp_path, apply_server)
-    try:
-        asked = _wait_for_open_escalation(apply_server)
-        _decide(apply_server, asked["id"], "reject")
-        final = _wait_for_open_escalation(apply_server)  # the run went on: the model answered the rejection
-        assert not (project / "refunds.log").exists()
-        _decide(apply_server, final["id"], "approve")
-        out, err = finish(run)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, err
-    assert out.strip().startswith("done: The call was rejected by") and "looks right" in out
-    assert not (project / "refunds.log").exists()
+    decided = run_and_decide(project, run, apply_server, "reject")  # the run went on: the model answered the rejection
+    assert decided.returncode == 0, decided.err
+    assert decided.out.strip().startswith("done: The call was rejected by") and "looks right" in decided.out
+    assert decided.ledger_at_final is None and not (project / "refunds.log").exists()

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from escalated.contracts.edit.cli import apply, init
 from escalated.guard.contracts import load_contracts
-from tests.support.wait import eventually
+from tests.support.applied import decide, wait_for_open_escalation
 
 # A stand-in for the OpenAI SDK (a third-party part, not ours): same import
 # path and call shape, a canned answer instead of a network call.
@@ -45,37 +45,6 @@ if __name__ == "__main__":
 '''
 
 
-def _wait_for_open_escalation(fresh_server, *, timeout_s: float = 90.0) -> dict:
-    # The bound covers a fresh interpreter importing a whole agent framework
-    # (the Agents SDK, Pydantic AI) before it files anything: 30 s ran out on
-    # a 2-core machine at load ~14. A passing run waits only as long as that takes.
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        f"{fresh_server.url}/escalations?status=open", headers={"Authorization": f"Bearer {fresh_server.bootstrap_key}"}
-    )
-
-    def open_escalations() -> list[dict]:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return json.loads(response.read())["data"]
-
-    return eventually(open_escalations, timeout_s=timeout_s, what="the guarded agent to file an escalation")[0]
-
-
-def _decide(fresh_server, escalation_id: str, choice: str) -> None:
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        f"{fresh_server.url}/escalations/{escalation_id}/decide",
-        data=json.dumps({"choice": choice, "reason": "looks right"}).encode(),
-        headers={"Authorization": f"Bearer {fresh_server.bootstrap_key}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    urllib.request.urlopen(request, timeout=5).close()
-
-
 def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path, fresh_server, monkeypatch):
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)
@@ -107,11 +76,11 @@ def test_an_applied_required_guard_waits_for_the_reviewer_then_returns(tmp_path,
         [sys.executable, "agent.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        escalation = _wait_for_open_escalation(fresh_server)
+        escalation = wait_for_open_escalation(fresh_server)
         assert escalation["runId"] == "ticket-981" and escalation["agentId"] == "agent"
         assert escalation["evidence"][0] == "Model output:\nrefund 1200 EUR to order 981"
         assert agent.poll() is None  # blocked on the human
-        _decide(fresh_server, escalation["id"], "approve")
+        decide(fresh_server, escalation["id"], "approve")
         out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:
@@ -229,14 +198,14 @@ def _applied_agent_run(tmp_path, fresh_server) -> tuple[Path, subprocess.Popen]:
 def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_call(tmp_path, fresh_server):
     project, agent = _applied_agent_run(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(fresh_server)
+        asked = wait_for_open_escalation(fresh_server)
         assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"charge_id": "ch_981"}']
         assert agent.poll() is None and not (project / "refunds.log").exists()  # nothing refunded yet
-        _decide(fresh_server, asked["id"], "approve")
-        final = _wait_for_open_escalation(fresh_server)  # the guard around the run: its final output
+        decide(fresh_server, asked["id"], "approve")
+        final = wait_for_open_escalation(fresh_server)  # the guard around the run: its final output
         assert final["evidence"][0] == "Model output:\nissue_refund: refunded ch_981"
         assert (project / "refunds.log").read_text() == "ch_981\n"
-        _decide(fresh_server, final["id"], "approve")
+        decide(fresh_server, final["id"], "approve")
         out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:
@@ -249,8 +218,8 @@ def test_an_applied_agent_run_refunds_only_after_the_reviewer_approves_the_tool_
 def test_an_applied_agent_run_whose_tool_call_is_rejected_never_refunds(tmp_path, fresh_server):
     project, agent = _applied_agent_run(tmp_path, fresh_server)
     try:
-        asked = _wait_for_open_escalation(fresh_server)
-        _decide(fresh_server, asked["id"], "reject")
+        asked = wait_for_open_escalation(fresh_server)
+        decide(fresh_server, asked["id"], "reject")
         _out, err = agent.communicate(timeout=30)
     finally:
         if agent.poll() is None:

@@ -3,9 +3,12 @@ against a real ``escalated serve`` (the end-to-end tests of apply, one per frame
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from escalated.cli import main
 from escalated.guard.contracts import load_contracts
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 # A stand-in for the Stripe SDK (a third-party part, not ours): same import path and call shape,
 # a ledger line instead of a network call. Each test writes it beside its project's shop.py.
@@ -97,3 +101,74 @@ def assert_applied_once_and_covered(project: Path) -> None:
     assert again.exit_code == 0 and "Nothing to apply" in again.output, again.output
     covered = CliRunner().invoke(main, ["contracts", "scan", str(project)])
     assert covered.exit_code == 0, covered.output
+
+
+def wait_for_open_escalation(server: ServerProcess, *, timeout_s: float = 90.0) -> dict:
+    """The server's oldest open escalation, once there is one.
+
+    The bound covers a fresh interpreter importing a whole agent framework (the Agents SDK,
+    Pydantic AI) before it files anything: 30 s ran out on a 2-core machine at load ~14.
+    A passing run waits only as long as that takes."""
+    request = urllib.request.Request(
+        f"{server.url}/escalations?status=open", headers={"Authorization": f"Bearer {server.bootstrap_key}"}
+    )
+
+    def open_escalations() -> list[dict]:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())["data"]
+
+    return eventually(open_escalations, timeout_s=timeout_s, what="the guarded agent to file an escalation")[0]
+
+
+def decide(server: ServerProcess, escalation_id: str, choice: str) -> None:
+    """A reviewer's decision over HTTP, with the reason ``looks right``."""
+    request = urllib.request.Request(
+        f"{server.url}/escalations/{escalation_id}/decide",
+        data=json.dumps({"choice": choice, "reason": "looks right"}).encode(),
+        headers={"Authorization": f"Bearer {server.bootstrap_key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(request, timeout=5).close()
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What an applied shop's run did around the reviewer's decision on its tool call."""
+
+    asked: dict  # the tool call's escalation, as the reviewer saw it
+    final: dict | None  # the guard's escalation on the run's final answer (approved), if the run filed one
+    ledger_at_final: str | None  # refunds.log when the final answer was filed (None: no refund yet)
+    out: str
+    err: str
+    returncode: int
+
+
+def run_and_decide(project: Path, run: subprocess.Popen, server: ServerProcess, choice: str, *, final_answer: bool = True) -> Decided:
+    """Waits for the run's first escalation (its tool call), checks that the run is still waiting
+    with nothing refunded, and decides it with ``choice``. Then, unless ``final_answer`` is False
+    (the run ends without one), approves the guard's escalation on the run's final answer; returns
+    what the run did once it ended."""
+    ledger = project / "refunds.log"
+    final = refunded = None
+    try:
+        asked = wait_for_open_escalation(server)
+        assert run.poll() is None and not ledger.exists()  # waiting on the reviewer: nothing refunded yet
+        decide(server, asked["id"], choice)
+        if final_answer:
+            final = wait_for_open_escalation(server)
+            assert final["id"] != asked["id"]
+            refunded = ledger.read_text() if ledger.exists() else None
+            decide(server, final["id"], "approve")
+        out, err = finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    return Decided(asked=asked, final=final, ledger_at_final=refunded, out=out, err=err, returncode=run.returncode)
+
+
+def assert_asked_about_the_refund(asked: dict) -> None:
+    """The reviewer sees the tool call: its name and arguments, never the run's context."""
+    assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
+    assert asked["evidence"][:2] == ["Tool: issue_refund", 'Arguments (JSON): {"order_id": "o-981", "amount_eur": 12.5}']
+    assert "private notes" not in str(asked)  # the run's context is not the evidence
