@@ -95,12 +95,16 @@ def words(identifier: str) -> tuple[str, ...]:
 # "terminal" and "notebook" alone are too common in names (terminal_spans, notebook_id).
 _CODE_WORDS = frozenset({"repl", "shell", "bash", "interpreter", "subprocess", "sandbox", "jupyter"})
 _RUN_VERBS = frozenset({"run", "execute", "exec", "eval", "evaluate"})
-_RUN_OBJECTS = frozenset({"code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet", "codex", "aider", "coder"})
+_RUN_OBJECTS = frozenset({
+    "code", "command", "commands", "cmd", "script", "python", "sql_code", "snippet", "codex", "aider", "coder", "sql", "query",
+})  # fmt: skip
+# Deploying puts new code into production (deploy_to_production): code execution, not a record write.
+_DEPLOY = frozenset({"deploy", "redeploy"})
 _MONEY = frozenset({
     "pay", "pays", "payment", "payments", "charge", "charges", "refund", "refunds", "payout", "payouts",
     "transfer", "transfers", "withdraw", "withdrawal", "purchase", "buy", "checkout", "invoice",
     "wire", "remit", "disburse", "debit", "stripe", "paypal", "braintree", "adyen", "plaid", "venmo",
-    "discount", "discounts", "compensation", "reimburse", "reimbursement",
+    "discount", "discounts", "compensation", "reimburse", "reimbursement", "trade", "trades",
 })  # fmt: skip
 _MONEY_MODULES = frozenset({"stripe", "paypalrestsdk", "braintree", "adyen", "square", "plaid", "coinbase", "web3"})
 _READ_VERBS = frozenset({
@@ -306,7 +310,7 @@ _RECORD_FIELDS = frozenset({"status", "id", "ids", "details", "info", "history",
 def _code_words(ws: tuple[str, ...]) -> bool:
     if len(ws) == 1:
         return ws[0] in {"repl", "shell", "bash", "terminal"}
-    return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS)
+    return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS) or ws[0] in _DEPLOY
 
 
 def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], root: str) -> bool:

@@ -97,3 +97,87 @@ def test_an_agno_toolkit_subclass_is_judged_by_its_methods_and_a_paused_run_choo
     )
     (call,) = scan_source(source, "app.py")
     assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R5",))
+
+
+MAF_TOOLS = '''
+import stripe
+from agent_framework import Agent, tool
+from agent_framework.openai import OpenAIChatClient
+
+@tool(approval_mode="{mode}")
+def refund(charge_id: str) -> str:
+    """Refund a charge."""
+    return stripe.Refund.create(charge=charge_id).id
+
+@tool(approval_mode="never_require")
+def order_status(order_id: str) -> str:
+    """Look up an order."""
+    return "shipped"
+
+agent = Agent(client=OpenAIChatClient(), name="billing", tools=[refund, order_status])
+'''
+
+
+def test_a_microsoft_agent_framework_run_is_gated_by_its_tools_approval_mode() -> None:
+    source = MAF_TOOLS.replace("{mode}", "always_require") + "async def main():\n    return await agent.run('refund ch_1')\n"
+    (call,) = scan_source(source, "app.py")
+    assert (call.api, call.provider, call.recommendation.mode, call.existing_gate) == ("run", "openai", "required", "tool-approval")
+    assert [t.name for t in call.risky_tools] == ["refund"]
+    ungated = MAF_TOOLS.replace("{mode}", "never_require") + "async def main():\n    async for update in agent.run('refund ch_1', stream=True):\n        print(update.text)\n"
+    (call,) = scan_source(ungated, "app.py")
+    assert (call.recommendation.mode, call.recommendation.rules, call.existing_gate) == ("required", ("R2",), None)
+
+
+def test_a_microsoft_agent_framework_workflow_runs_every_participants_tools() -> None:
+    source = MAF_TOOLS.replace("{mode}", "never_require") + (
+        "from agent_framework.orchestrations import SequentialBuilder\n"
+        "writer = Agent(client=OpenAIChatClient(), name='writer', instructions='Write.')\n"
+        "workflow = SequentialBuilder(participants=[writer, agent]).build()\n"
+        "async def main(responses):\n"
+        "    stream = workflow.run('refund ch_1', stream=True)\n"
+        "    resumed = workflow.run(stream=True, responses=responses)\n"
+        "    return stream, resumed\n"
+    )
+    calls = scan_source(source, "app.py")
+    assert [(c.api, c.recommendation.mode, c.recommendation.rules) for c in calls] == [("run", "required", ("R2",))] * 2
+
+
+def test_microsoft_agent_framework_shells_code_tools_clients_and_declarations() -> None:
+    head = "from agent_framework import Agent, FunctionTool\nfrom agent_framework.openai import OpenAIChatClient\nfrom agent_framework.tools import LocalShellTool\nclient = OpenAIChatClient()\n"
+
+    def run_of(body: str) -> tuple[str, tuple[str, ...], str | None]:
+        (call,) = scan_source(head + body + "agent.run('go')\n", "app.py")
+        return call.recommendation.mode, call.recommendation.rules, call.existing_gate
+
+    shell = "shell = LocalShellTool(approval_mode='{}')\nagent = Agent(client=client, tools=[client.get_shell_tool(func=shell.as_function())])\n"
+    assert run_of(shell.format("never_require")) == ("required", ("R1",), None)
+    assert run_of(shell.format("always_require")) == ("required", ("R1",), "tool-approval")
+    code = "from agent_framework.hyperlight import HyperlightExecuteCodeTool\nexecute_code = HyperlightExecuteCodeTool(tools=[])\n"
+    assert run_of(code + "agent = Agent(client=client, tools=execute_code)\n")[:2] == ("required", ("R1",))
+    # A declaration only: the framework hands the call back and runs nothing.
+    assert run_of("agent = Agent(client=client, tools=FunctionTool(name='now', description='The time.'))\n") == ("autonomous", ("R11",), None)
+    (direct,) = scan_source("from agent_framework.anthropic import AnthropicClient\nprint(AnthropicClient().get_response('hi'))\n", "app.py")
+    assert (direct.provider, direct.api) == ("anthropic", "get_response")
+
+
+def test_a_microsoft_agent_framework_method_tool_and_a_paused_run_choosing_nothing() -> None:
+    source = (
+        "import stripe\nfrom agent_framework import Agent, tool\nfrom agent_framework.openai import OpenAIChatClient\n"
+        "class Billing:\n"
+        "    def refund(self, charge_id: str) -> str:\n"
+        "        return stripe.Refund.create(charge=charge_id).id\n"
+        "    def add(self, a: int, b: int) -> int:\n"
+        "        return a + b\n"
+        "billing = Billing()\n"
+        "agent = Agent(client=OpenAIChatClient())\n"
+        "async def main(tools):\n"
+        "    refunded = await agent.run('refund', tools=[tool(description='Refund.')(billing.refund)])\n"
+        "    added = await agent.run('add', tools=[tool(description='Add.')(billing.add)])\n"
+        "    while len(added.user_input_requests) > 0:\n"
+        "        added = await agent.run([])\n"
+        "    return refunded\n"
+    )
+    calls = scan_source(source, "app.py")
+    assert [(c.location.line, c.recommendation.mode, c.recommendation.rules) for c in calls] == [
+        (12, "required", ("R2",)), (13, "autonomous", ("R11",)), (15, "autonomous", ("R11",)),
+    ]

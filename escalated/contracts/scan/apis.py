@@ -109,6 +109,13 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     **{f"swarm.{n}": ("openai", "swarm-agent") for n in ("Agent", "types.Agent", "agents.create_triage_agent")},
     # The Agents SDK's Runner as an object (runner = Runner(); runner.run(agent, ...)): Runner.run the same.
     "agents.Runner": ("openai", "agents-runner"),
+    # Microsoft Agent Framework: an Agent (ChatAgent before 1.0) runs its tools= inside run (run_stream
+    # before 1.0); an orchestration builder's build() is a workflow whose run runs every participant's
+    # tools. Its chat clients (OpenAIChatClient, FoundryChatClient, ...) are matched by name (constructor).
+    **{f"agent_framework.{n}": ("openai", "maf-agent") for n in ("Agent", "ChatAgent")},
+    **{f"agent_framework.{m}{n}": ("openai", "maf-builder") for m in ("", "orchestrations.") for n in (
+        "SequentialBuilder", "ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "MagenticBuilder", "WorkflowBuilder",
+    )},
 }  # fmt: skip
 
 # boto3 clients of Amazon Bedrock (boto3.client("bedrock-runtime"), session.client(service_name=...)):
@@ -229,7 +236,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "agno-agent", "agno-team", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
-    "swarm",
+    "swarm", "maf-agent", "maf-workflow",
 })  # fmt: skip
 # Swarm's REPL helper: run_demo_loop(agent) runs the agent (Swarm().run) turn after turn.
 SWARM_LOOPS = frozenset({"swarm.repl.run_demo_loop", "swarm.run_demo_loop", "swarm.repl.repl.run_demo_loop"})
@@ -276,6 +283,9 @@ _LLAMA_PROVIDERS = {
     "openai": "openai", "azure_openai": "openai", "openai_like": "openai", "anthropic": "anthropic",
     "gemini": "google-genai", "google_genai": "google-genai", "vertex": "google-genai", "litellm": "litellm",
 }  # fmt: skip
+# Microsoft Agent Framework client packages -> provider (agent_framework.<package>.<Client>); Azure,
+# Foundry, Ollama and the rest speak OpenAI's API.
+_MAF_PROVIDERS = {"anthropic": "anthropic", "google": "google-genai", "gemini": "google-genai", "amazon": "anthropic"}
 # Pydantic AI model strings ("openai:gpt-4o") -> provider.
 MODEL_PREFIXES = {
     "openai": "openai", "azure": "openai", "anthropic": "anthropic", "google-gla": "google-genai",
@@ -298,6 +308,9 @@ def constructor(qualified: str) -> tuple[str, str] | None:
     if qualified.startswith("llama_index") and any(p.endswith("Agent") for p in parts[1:]):
         return ("openai", "llamaindex-agent")  # provider refined from llm=
     module, _, name = qualified.rpartition(".")
+    if module.startswith("agent_framework") and name.endswith("Client"):
+        # agent_framework.openai.OpenAIChatClient, agent_framework.foundry.FoundryChatClient, ...
+        return (_MAF_PROVIDERS.get(module.partition(".")[2].partition(".")[0], "openai"), "maf-client")
     # langchain_openai, langchain_community.chat_models, databricks_langchain, ...
     if "langchain" in module and _LANGCHAIN_MODEL.match(name):
         return ("langchain", "chat")
@@ -374,6 +387,12 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"invoke_agent", "invoke_inline_agent", "retrieve_and_generate", "retrieve_and_generate_stream"})
     if kind == "adk-app":
         return frozenset({"stream_query", "async_stream_query", "query", "async_query", "streaming_agent_run_with_events"})
+    if kind == "maf-agent":
+        return frozenset({"run", "run_stream"})
+    if kind == "maf-workflow":
+        return frozenset({"run", "run_stream", "send_responses", "send_responses_streaming"})
+    if kind == "maf-client":
+        return frozenset({"get_response", "get_streaming_response"})
     if kind == "llamaindex-agent":
         return frozenset({"run", "chat", "achat", "stream_chat", "astream_chat", "query", "aquery"})
     return frozenset()

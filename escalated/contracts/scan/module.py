@@ -308,6 +308,7 @@ _APPROVAL_GATES = {
     "pydantic-agent": "requires_approval", "strands-agent": "tool-approval", "crew": "tool-approval",
     "adk-agent": "tool-approval", "adk-runner": "tool-approval", "adk-app": "tool-approval",
     "agno-agent": "tool-approval", "agno-team": "tool-approval",
+    "maf-agent": "tool-approval", "maf-workflow": "tool-approval",
     # A LangChain/LangGraph prebuilt agent: @interrupt_for_approval on its tools, or create_agent's
     # HumanInTheLoopMiddleware naming each of them (offered.py).
     "agent": "langgraph.interrupt",

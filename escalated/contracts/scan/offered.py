@@ -224,7 +224,20 @@ class OfferedTools:
                     yield from (AgentOf(agent) for agent in self._listed(origin, "managed_agents", scope))
                 if kind.kind == "agno-team":  # Team(members=[writer, mailer]): the team runs its members' tools
                     yield from (AgentOf(agent) for agent in self._listed(origin, "members", scope))
+                if kind.kind == "maf-builder":
+                    yield from self._maf_participants(origin, scope)
             kind = kind.base
+
+    def _maf_participants(self, builder: cst.Call, scope: Scope) -> Iterator[AgentOf]:
+        """SequentialBuilder(participants=[triage, refunds]), HandoffBuilder(...).with_start_agent(triage),
+        WorkflowBuilder(...).add_edge(writer, reviewer): the agents a Microsoft Agent Framework workflow runs."""
+        for arg in builder.args:
+            given = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+            listed = [e.value for e in given.elements] if isinstance(given, cst.List | cst.Tuple) else [arg.value]
+            for value in listed:
+                agent = self.resolver.kind_of(value, scope)
+                if (agent is not None and agent.kind == "maf-agent") or (arg.keyword is not None and arg.keyword.value == "participants"):
+                    yield AgentOf(value)
 
     def _adk_agent(self, runner: cst.CSTNode, scope: Scope, *, depth: int = 0) -> AgentOf | McpServers:
         """The agent a Google ADK Runner(agent=…), AdkApp(agent=…) or agent_engines.create(app) runs."""

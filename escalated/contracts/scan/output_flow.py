@@ -353,10 +353,11 @@ class OutputFlow:
         return isinstance(parent, cst.For | cst.CompFor) and parent.target is node
 
 
-# A paused run's state (Agno): whether the framework stopped for a human, and for what; the
-# model's tools were gated, its answer chose nothing.
+# A paused run's state (Agno; the Microsoft Agent Framework's user_input_requests): whether the
+# framework stopped for a human, and for what; the model's tools were gated, its answer chose nothing.
 _PAUSE_STATE = frozenset({
     "is_paused", "active_requirements", "needs_confirmation", "needs_user_input", "needs_user_feedback", "needs_external_execution",
+    "user_input_requests",
 })  # fmt: skip
 
 
@@ -374,7 +375,15 @@ def _pause_test(test: cst.CSTNode) -> bool:
         return _pause_test(test.left) or _pause_test(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _is_paused_status(test):
         return not isinstance(test.comparisons[0].operator, cst.NotEqual | cst.IsNot)
-    return isinstance(test, cst.Attribute) and test.attr.value in _PAUSE_STATE
+    return (isinstance(test, cst.Attribute) and test.attr.value in _PAUSE_STATE) or _counts_pause(test)
+
+
+def _counts_pause(test: cst.CSTNode) -> bool:
+    """``len(result.user_input_requests) > 0``: how many human decisions the framework asks for."""
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and test.left.args):
+        return False
+    counted = test.left.args[0].value
+    return (dotted_name(test.left.func) or "") == "len" and isinstance(counted, cst.Attribute) and counted.attr.value in _PAUSE_STATE
 
 
 def _dispatches_on_type(test: cst.CSTNode) -> bool:
@@ -388,6 +397,8 @@ def _dispatches_on_type(test: cst.CSTNode) -> bool:
         return True  # if run_response.is_paused: / if requirement.needs_confirmation: the framework paused for a human
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _is_paused_status(test):
         return True  # if run_response.status != RunStatus.paused:
+    if _counts_pause(test):
+        return True  # while len(result.user_input_requests) > 0: how many approvals the framework asks for
     if not isinstance(test, cst.Call):
         return False
     if isinstance(test.func, cst.Name) and test.func.value == "isinstance":

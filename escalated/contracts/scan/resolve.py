@@ -26,7 +26,10 @@ from escalated.contracts.scan.syntax import dotted_tail, literal
 # Agents that name their model (model= / llm=): the provider is the model's.
 _MODEL_NAMED = frozenset({
     "pydantic-agent", "llamaindex-agent", "smol-code-agent", "smol-agent", "crew-agent", "strands-agent", "agno-agent", "agno-team",
+    "maf-agent",
 })  # fmt: skip
+# Where an agent names its model: model= / llm=, and the Microsoft Agent Framework's client= (chat_client= before 1.0).
+_MODEL_KEYWORDS = frozenset({"model", "llm", "client", "chat_client"})
 
 
 class Resolver(CallMatcher):
@@ -240,6 +243,9 @@ class Resolver(CallMatcher):
                 return self._crew_of(inner.kind.partition(":")[2], method, node)
             if inner.kind == "client" and method in apis.CLIENT_COPIES:
                 return inner
+            maf = _maf_derived(inner, method, node)
+            if maf is not None:
+                return maf
             if inner.provider == "langchain" and method in apis.RUNNABLE_DERIVERS:
                 return Kind("langchain", "runnable", inner.confidence, origin=node, base=inner)
             if inner.provider == "google-genai" and method in {"start_chat"}:
@@ -305,7 +311,7 @@ class Resolver(CallMatcher):
         if kind not in _MODEL_NAMED:
             return default
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value not in {"model", "llm"}:
+            if arg.keyword is not None and arg.keyword.value not in _MODEL_KEYWORDS:
                 continue
             value = arg.value
             if isinstance(value, cst.SimpleString):
@@ -341,3 +347,13 @@ class Resolver(CallMatcher):
             return None
         finally:
             self._depth -= 1
+
+
+def _maf_derived(inner: Kind, method: str, node: cst.Call) -> Kind | None:
+    """Microsoft Agent Framework objects built from others: a builder's build() is a workflow (its other
+    methods return the builder), a chat client's as_agent(tools=...) and a workflow's as_agent() are agents."""
+    if inner.kind == "maf-builder":
+        return Kind(inner.provider, "maf-workflow" if method == "build" else "maf-builder", inner.confidence, origin=node, base=inner)
+    if inner.kind in {"maf-client", "maf-workflow"} and method in {"as_agent", "create_agent"}:
+        return Kind(inner.provider, "maf-agent", inner.confidence, origin=node, base=inner)
+    return None

@@ -37,7 +37,11 @@ _PUBLIC_READ_TOOLS = frozenset({
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
     "CodeInterpreterTool", "LocalShellTool", "ComputerTool", "CodeExecutionTool",
+    "HyperlightExecuteCodeTool", "MontyExecuteCodeTool", "DockerShellTool",
 })  # fmt: skip
+# Microsoft Agent Framework clients' hosted tools that run what the model writes: client.get_shell_tool(
+# func=shell.as_function()) runs a LocalShellTool's commands, get_code_interpreter_tool() the model's code.
+_CODE_TOOL_FACTORIES = frozenset({"get_shell_tool", "get_code_interpreter_tool"})
 _LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "llm-math"})
 _MCP_HINTS = ("mcp", "MCP")
 # The key under which another module's agent's tools are exported (crossref.tool_exports).
@@ -226,6 +230,10 @@ class ToolResolver:
             if known is not None:
                 findings.extend(known)
                 return
+        if _single_tool(expr) or (isinstance(expr, cst.Name) and self.function(expr.value, scope) is not None):
+            # tools=add / tools=execute_code / tools=LocalShellTool(...): one tool, not a list (Microsoft Agent Framework)
+            self._element(expr, scope, tools, findings, depth=depth)
+            return
         text = _short(self.code_of(expr))
         what = "MCP tools" if any(h in text for h in _MCP_HINTS) else "tools only known at run time"
         findings.append(rules.fact("tools-unresolved", f"{what}: {text}", line))
@@ -346,6 +354,14 @@ class ToolResolver:
             found = (rules.fact("code-tool", f"tool {last}", line),)
             tools.append(ToolRef(last, None, line, "built-in", gated=approval_asked(call), known=found))
             return
+        if last in _CODE_TOOL_FACTORIES:
+            # client.get_shell_tool(func=shell.as_function()): gated when the LocalShellTool it runs asks.
+            shell = self._shell_of(call, scope)
+            found = (rules.fact("code-tool", f"tool {callee}()", line),)
+            tools.append(ToolRef(last, None, line, "built-in", gated=shell is not None and approval_asked(shell), known=found))
+            return
+        if last == "FunctionTool" and not any(a.keyword is None or a.keyword.value == "func" for a in call.args):
+            return  # FunctionTool(name=..., description=...) declares a tool with no body: the framework runs nothing
         if last in _PUBLIC_READ_TOOLS or (callee in _PUBLIC_READ_TOOLS):
             return  # a web search reads public pages: nothing private, nothing written
         toolkit = self.toolkit(call, scope)
@@ -369,12 +385,22 @@ class ToolResolver:
         name = _keyword_string(call, "name")
         function_args = [
             a.value for a in call.args
-            if isinstance(a.value, cst.Name) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})
+            if isinstance(a.value, cst.Name | cst.Attribute) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})
         ]
         for fn in function_args:
+            if isinstance(fn, cst.Attribute):
+                # tool(description=...)(tools.add): a method of an object of a class of this module
+                owner = self.value_of(fn.value, scope) if isinstance(fn.value, cst.Name) else None
+                if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name):
+                    method = self.function(fn.attr.value, scope)
+                    if method is not None and method.class_name == owner.func.value:
+                        tools.append(ToolRef(name or fn.attr.value, method.node, line, gated=approval_asked(call)))
+                        return
+                continue
             target = self.function(fn.value, scope)
             if target is not None:
-                gated = approval_asked(call) or self.needs_approval(target)
+                # tool(approval_mode="always_require")(f): the decorator called on the function.
+                gated = approval_asked(call) or self.needs_approval(target) or (isinstance(call.func, cst.Call) and approval_asked(call.func))
                 tools.append(ToolRef(name or self.tool_name(target) or fn.value, target.node, line, gated=gated))
                 return
             if fn.value in self.index.class_nodes or fn.value in self.index.imports:
@@ -403,6 +429,14 @@ class ToolResolver:
             tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
             return
         findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
+
+    def _shell_of(self, factory: cst.Call, scope: Scope) -> cst.Call | None:
+        """The LocalShellTool(...) whose ``as_function()`` a client's get_shell_tool(func=...) runs."""
+        given = next((a.value for a in factory.args if a.keyword is not None and a.keyword.value == "func"), None)
+        if isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute) and given.func.attr.value == "as_function":
+            shell = self.value_of(given.func.value, scope)
+            return shell if isinstance(shell, cst.Call) else None
+        return None
 
     def toolkit(self, call: cst.Call, scope: Scope) -> ToolRef | None:
         """ShellTools() / toolkit.get_tools() / StripeAgentToolkit(...).get_tools(): a library's tool set.
@@ -504,8 +538,21 @@ APPROVAL_KEYWORDS = frozenset({"needs_approval", "requires_approval", "requires_
 
 
 def approval_asked(call: cst.Call) -> bool:
-    """needs_approval=True (or its kin), or a function deciding it: anything but False/None asks."""
-    return any(a.keyword is not None and a.keyword.value in APPROVAL_KEYWORDS and _truthy(a.value) for a in call.args)
+    """needs_approval=True (or its kin), or a function deciding it: anything but False/None asks; the
+    Microsoft Agent Framework's approval_mode="always_require" (its default, "never_require", does not)."""
+    return any(
+        a.keyword is not None
+        and (
+            (a.keyword.value in APPROVAL_KEYWORDS and _truthy(a.value))
+            or (a.keyword.value == "approval_mode" and literal(a.value) == "always_require")
+        )
+        for a in call.args
+    )
+
+
+def _single_tool(expr: cst.BaseExpression) -> bool:
+    """tools=LocalShellTool(...) rather than a list: a call building one tool (a class named ...Tool)."""
+    return isinstance(expr, cst.Call) and (dotted_name(expr.func) or "").rpartition(".")[2].endswith("Tool")
 
 
 def _dict_strings(node: cst.Dict) -> dict[str, str]:
