@@ -297,3 +297,51 @@ def test_a_paused_runs_form_and_the_sessions_own_state_choose_and_write_nothing(
     assert calls[("app.py", 34)][1:] == ("reviewed", ("R6",))  # the same words, a stand-in: its description decides
     assert calls[("app.py", 36)][1:] == ("autonomous", ("R11",))  # branches filling the human's form
     assert calls[("app.py", 48)][1:] == ("sampled", ("R10",))  # a branch on the answer itself
+
+
+EXTERNAL_EXECUTION = """\
+import subprocess
+from datetime import datetime
+
+from agno.agent import Agent
+from agno.models.openai import OpenAIResponses
+from agno.tools import tool
+
+
+@tool(external_execution=True)
+def execute_shell_command(command: str) -> str:
+    \"\"\"Execute a shell command.\"\"\"
+    return subprocess.check_output(command, shell=True).decode("utf-8")
+
+
+def get_current_date() -> str:
+    \"\"\"Get the current date and time.\"\"\"
+    return datetime.now().strftime("%A, %B %d, %Y")
+
+
+agent = Agent(model=OpenAIResponses(id="gpt-5-mini"), tools=[execute_shell_command, get_current_date])
+run_response = agent.run("What files do I have?")
+if run_response.is_paused:
+    for requirement in run_response.active_requirements:
+        if requirement.needs_external_execution:
+            result = execute_shell_command.entrypoint(**requirement.tool_execution.tool_args)
+            requirement.set_external_execution_result(result)
+run_response = agent.continue_run(run_id=run_response.run_id, requirements=run_response.requirements)
+print(run_response.content)
+
+turns = agent.run("Which files?")
+while turns.is_paused:
+    for requirement in turns.active_requirements:
+        execute_shell_command.entrypoint(**requirement.tool_execution.tool_args)
+    turns = agent.continue_run(run_id=turns.run_id, requirements=turns.requirements)
+"""
+
+
+def test_an_external_execution_tool_is_judged_where_the_program_runs_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": EXTERNAL_EXECUTION})
+    # The first run's call is executed by the program; the run continued after it is only printed.
+    assert calls[("app.py", 21)][1:] == ("required", ("R1",))
+    assert calls[("app.py", 27)][1:] == ("autonomous", ("R11",))
+    # In a loop, the continued run's next call is executed on the next turn.
+    assert calls[("app.py", 30)][1:] == ("required", ("R1",))
+    assert calls[("app.py", 34)][1:] == ("required", ("R1",))

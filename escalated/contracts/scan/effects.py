@@ -37,6 +37,11 @@ _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_
 # An HTTP GET that carries no credentials reads what anyone can read (a public page or API).
 _HTTP_GETS = frozenset({"httpx.get", "requests.get", "httpx.Client.get", "httpx.AsyncClient.get", "requests.Session.get"})
 _CREDENTIAL_KEYWORDS = frozenset({"headers", "auth", "cookies", "cert", "params"})
+# Reading the clock and formatting the time it read.
+_CLOCK_READS = frozenset({"now", "today", "utcnow", "time", "monotonic", "gmtime", "localtime", "strftime"})
+_CLOCK_FORMATS = frozenset({"strftime", "isoformat", "date", "timestamp", "ctime"})
+# The function a tool object wraps (Agno Function.entrypoint, LangChain StructuredTool.func).
+_TOOL_FUNCTIONS = frozenset({"entrypoint", "func"})
 # What may be done with a response besides reading it as text.
 _RESPONSE_METHODS = frozenset({"json", "raise_for_status", "pop"})
 
@@ -136,7 +141,9 @@ class CallEffects:
     def _project_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """f(...) or self.f(...) on a function of this module: its body is the evidence, not its name."""
         func = call.func
-        if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
+        if isinstance(func, cst.Attribute) and func.attr.value in _TOOL_FUNCTIONS and isinstance(func.value, cst.Name):
+            func = func.value  # get_weather.entrypoint(**args): the decorated function itself
+        elif isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
             return None
         if not isinstance(func, cst.Name | cst.Attribute):
             return None
@@ -182,13 +189,20 @@ class CallEffects:
         return gets > 0
 
     def _is_pure(self, function: cst.FunctionDef) -> bool:
-        """A tool body that only computes: no calls beyond pure builtins and math."""
+        """A tool body that only computes: no calls beyond pure builtins, math and the clock."""
         for node in self.index.walk(function.body):
             if isinstance(node, cst.Call):
                 callee = dotted_name(node.func) or ""
-                if callee not in _PURE_CALLS and not callee.startswith("math."):
+                if callee not in _PURE_CALLS and not callee.startswith("math.") and not self._reads_clock(node.func):
                     return False
         return True
+
+    def _reads_clock(self, func: cst.BaseExpression) -> bool:
+        """``datetime.now()``, ``datetime.now().strftime(...)``, ``time.time()``: the time, nobody's data."""
+        if isinstance(func, cst.Attribute) and func.attr.value in _CLOCK_FORMATS and isinstance(func.value, cst.Call):
+            return self._reads_clock(func.value.func)
+        qualified = self.resolver.qualified(func) or ""
+        return qualified.partition(".")[0] in {"datetime", "time"} and _func_name(func) in _CLOCK_READS
 
     def toolkit_effect(self, call: cst.Call) -> Finding | None:
         """``toolkit.handle_tool_call(block)`` on a library's toolkit (even one whose source is in the
@@ -226,6 +240,10 @@ class CallEffects:
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
+
+
+def _func_name(func: cst.BaseExpression) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def _writes_session_state(function: cst.FunctionDef) -> bool:

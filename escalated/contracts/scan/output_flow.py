@@ -10,7 +10,7 @@ the side effects inside them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -54,7 +54,8 @@ class FlowState:
     # Names found to carry the output, still to follow. A worklist rather than
     # recursion: a long chain of assignments must not exhaust the stack.
     # The flag: the name holds something built from the output (a list of answers), not the output.
-    pending: list[tuple[str, Scope, int, bool]] = attrs.Factory(list)
+    # The binding (a plain ``name = ...``): references before it, outside a loop around it, see an older value.
+    pending: list[tuple[str, Scope, int, bool, cst.Name | None]] = attrs.Factory(list)
 
 
 class OutputFlow:
@@ -151,10 +152,33 @@ class OutputFlow:
 
     def _drain(self, flow: FlowState) -> None:
         while flow.pending and flow.steps <= MAX_STEPS:
-            key, current, depth, derived = flow.pending.pop(0)
-            for reference in self._references(current).get(key, ()):
-                if not self._is_binding(reference):
+            key, current, depth, derived, binding = flow.pending.pop(0)
+            references = self._references(current).get(key, ())
+            start = self._reached_from(binding, references)
+            for at, reference in enumerate(references):
+                if not self._is_binding(reference) and (at >= start or self._in_loop_with(reference, binding)):
                     self._follow(reference, current, flow, depth=depth, derived=derived)
+
+    def _reached_from(self, binding: cst.Name | None, references: Sequence[cst.CSTNode]) -> int:
+        """Index of ``binding`` among the name's references (in source order), 0 when unknown."""
+        if binding is None:
+            return 0
+        return next((at for at, reference in enumerate(references) if reference is binding), 0)
+
+    def _in_loop_with(self, reference: cst.CSTNode, binding: cst.Name | None) -> bool:
+        """The reference sits in a loop that also holds the binding: a later turn sees the new value."""
+        loops: set[int] = set()
+        node = self._parents.get(id(binding)) if binding is not None else None
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if isinstance(node, cst.For | cst.While):
+                loops.add(id(node))
+            node = self._parents.get(id(node))
+        node = self._parents.get(id(reference))
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if id(node) in loops:
+                return True
+            node = self._parents.get(id(node))
+        return False
 
     def _follow(self, node: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
         """Walk up from an expression carrying the output to the statement using it.
@@ -175,7 +199,8 @@ class OutputFlow:
                     self._consume(consumer, parent, scope, flow, depth=depth)
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
-                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived)
+                    binding = target.target if isinstance(target.target, cst.Name) else None
+                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding)
                 return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
                 self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign))
@@ -241,7 +266,9 @@ class OutputFlow:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
         return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
 
-    def _taint_target(self, target: cst.BaseExpression, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+    def _taint_target(
+        self, target: cst.BaseExpression, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False, binding: cst.Name | None = None
+    ) -> None:
         if isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
                 self._taint_target(element.value, scope, flow, depth=depth, derived=derived)
@@ -252,15 +279,17 @@ class OutputFlow:
             return
         key = target_key(target)
         if key is not None:
-            self._taint_key(key, scope, flow, depth=depth, derived=derived)
+            self._taint_key(key, scope, flow, depth=depth, derived=derived, binding=binding)
 
-    def _taint_key(self, key: str, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+    def _taint_key(
+        self, key: str, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False, binding: cst.Name | None = None
+    ) -> None:
         scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
         for current in scopes:
             if (current.qualname, key) in flow.seen:
                 continue
             flow.seen.add((current.qualname, key))
-            flow.pending.append((key, current, depth, derived))
+            flow.pending.append((key, current, depth, derived, binding if current is scope else None))
 
     def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
         if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:

@@ -301,6 +301,8 @@ class ToolResolver:
             target = self.function(name, scope)
             known = self._imported(value) if target is None else None
             site = self.imported_sites.get(self.index.qualified(value) or "") if known is not None else None
+            if target is not None and self.runs_outside(target):
+                return  # @tool(external_execution=True): the run pauses with the call; the code runs it (judged there)
             if target is not None:
                 tools.append(ToolRef(self.tool_name(target) or name, target.node, line, gated=self.needs_approval(target)))
             elif site is not None:
@@ -493,6 +495,15 @@ class ToolResolver:
             (isinstance(d.decorator, cst.Call) and approval_asked(d.decorator))
             or self.index.qualified(d.decorator) == apis.LANGGRAPH_TOOL_GATE
             or (isinstance(d.decorator, cst.Call) and self.index.qualified(d.decorator.func) == apis.CREWAI_TOOL_GATE)
+            for d in self.index.decorators.get(scope.qualname, ())
+        )
+
+    def runs_outside(self, scope: Scope) -> bool:
+        """@tool(external_execution=True) (Agno): the framework never runs it; the run pauses with the
+        model's call and the program executes it, so it is judged where the program does."""
+        return any(
+            isinstance(d.decorator, cst.Call)
+            and any(a.keyword is not None and a.keyword.value == "external_execution" and _truthy(a.value) for a in d.decorator.args)
             for d in self.index.decorators.get(scope.qualname, ())
         )
 
