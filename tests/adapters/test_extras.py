@@ -13,6 +13,7 @@ ADAPTERS = [
     ("escalated.adapters.pydantic_ai", "pydantic_ai", "escalated[pydantic-ai]"),
     ("escalated.adapters.langgraph", "langgraph", "escalated[langgraph]"),
     ("escalated.adapters.crewai", "crewai", "escalated[crewai]"),
+    ("escalated.adapters.agno", "agno", "escalated[agno]"),
 ]
 
 

@@ -153,8 +153,9 @@ def tool_targets_for(
 
 
 def approvals_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, dict[str, str]]:
-    """Per file, contract id -> policy of each Agents SDK ``Runner.run`` and Pydantic AI ``agent.run`` under a
-    ``required`` contract: apply runs it through the adapter's ``run_with_approvals`` (approvals.py)."""
+    """Per file, contract id -> policy of each Agents SDK ``Runner.run``, Pydantic AI ``agent.run``, LangGraph
+    ``invoke`` and Agno ``agent.run`` / ``arun`` under a ``required`` contract: apply runs it through the
+    adapter's ``run_with_approvals`` (approvals.py)."""
     out: dict[str, dict[str, str]] = defaultdict(dict)
     for call in calls:
         project_path = f"{prefix}/{call.location.path}" if prefix else call.location.path
@@ -179,9 +180,9 @@ def rewrite_file(
         module, done, held = with_approvals(cst.parse_module(result.code), approvals, asked)
         if done:
             result = attrs.evolve(result, code=module.bytes)
-    # A Pydantic AI or LangGraph run (always in this file with its tools) apply could not route through the
-    # adapter: its tools take guard_tool, never a deferral or an interrupt nobody answers.
-    tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph"} and t.contract_id not in done else t for t in tools]
+    # A Pydantic AI, LangGraph or Agno run (always in this file with its tools) apply could not route through the
+    # adapter: its tools take guard_tool, never a deferral, an interrupt or a pause nobody answers.
+    tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph", "agno"} and t.contract_id not in done else t for t in tools]
     # A create_agent run's tools are held by its HumanInTheLoopMiddleware now: no decorator.
     in_middleware = tuple(t for t in tools if t.approval == "langgraph" and t.contract_id in held)
     tools = [t for t in tools if t not in in_middleware]

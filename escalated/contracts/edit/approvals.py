@@ -46,6 +46,17 @@ it gets (middleware.py) and its run goes through the same ``invoke_with_approval
 CrewAI's hook is ``before_tool_call``: a ``required`` crew's risky ``@tool``
 functions get ``@approval_required(policy="agents.shop.handle")`` (the
 adapter's hook holds each call for a reviewer) and the run is left as it is.
+Agno's hook is ``requires_confirmation``: a ``required`` ``agent.run`` (``arun``) of an
+Agno agent built beside its tools becomes::
+
+    @tool(requires_confirmation=True)
+    def issue_refund(order_id: str) -> str: ...
+
+    result = guard("shop.handle", lambda: run_with_approvals(
+        agent, request, policy="agents.shop.handle", run_id=f"shop.handle:{uuid.uuid4()}"))
+
+(Agno pauses the run before the call; ``escalated.adapters.agno`` confirms or
+rejects it with the reviewer's decision and continues the run).
 A tool without a decorator to extend, a run apply cannot route through the
 adapter (its agent built in another file, a graph without a checkpointer, the
 prebuilt agent's ``version="v1"`` tool node, which re-runs every call of a
@@ -69,18 +80,26 @@ UUID_IMPORT = "import uuid"
 LANGGRAPH_MODULE = "escalated.adapters.langgraph"
 LANGGRAPH_GATE = "interrupt_for_approval"
 LANGGRAPH_RUNS = {"invoke": "invoke_with_approvals", "ainvoke": "ainvoke_with_approvals"}
+AGNO_MODULE = "escalated.adapters.agno"
+AGNO_RUNS = {"run": "run_with_approvals", "arun": "arun_with_approvals"}
 CREWAI_MODULE = "escalated.adapters.crewai"
 CREWAI_GATE = "approval_required"
 RUNNER = "Runner.run"
 DEFERRED = "DeferredToolRequests"
 # The framework's decorator and the keyword that asks its approval.
-_HOOKS = {"agents": ("function_tool", "needs_approval"), "pydantic": ("tool", "requires_approval")}
+_HOOKS = {
+    "agents": ("function_tool", "needs_approval"),
+    "pydantic": ("tool", "requires_approval"),
+    "agno": ("tool", "requires_confirmation"),
+}
 
 
 def approval_framework(call: LlmCall) -> str:
-    """Which framework hook can gate ``call``'s tools: "agents", "pydantic", "langgraph", "crewai", or ""."""
+    """Which framework hook can gate ``call``'s tools: "agents", "pydantic", "langgraph", "crewai", "agno", or ""."""
     if call.api == "agents.Runner.run":
         return "agents"
+    if call.runner_kind == "agno-agent" and call.api in AGNO_RUNS:
+        return "agno"
     if call.provider == "langchain" and call.runner_kind == "agent" and call.api in LANGGRAPH_RUNS:
         return "langgraph"
     if call.runner_kind in {"crew", "crew-agent"}:
@@ -97,7 +116,8 @@ def with_approvals(
     those need no decorator."""
     if not policies:
         return module, (), ()
-    editor = _RunRewriter(policies, agents=_built_agents(module), graphs=_interrupting_graphs(module))
+    agents = _built_agents(module)
+    editor = _RunRewriter(policies, agents=agents, agno=agents if _imports_agno_agent(module) else frozenset(), graphs=_interrupting_graphs(module))
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
@@ -107,7 +127,7 @@ def with_approvals(
         assert isinstance(new, cst.Module)
     imports = [f"from {LANGGRAPH_MODULE} import {name}" for name in sorted(editor.graph_runs)]
     if editor.done - editor.graph_done:
-        imports += [UUID_IMPORT, *(PYDANTIC_IMPORTS if editor.deferring else (ADAPTER_IMPORT,))]
+        imports += [UUID_IMPORT, *sorted(editor.adapter_imports)]
     held: dict[str, list[str]] = {}
     for contract_id, graph in sorted(editor.held.items()):
         held.setdefault(graph, []).extend(n for n in (tools or {}).get(contract_id, ()) if n not in held.get(graph, []))
@@ -119,12 +139,14 @@ def with_approvals(
 
 def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
     """``@function_tool`` with ``needs_approval=True`` (agents), ``@agent.tool`` with ``requires_approval=True``
-    (pydantic); None if the decorator is not the framework's tool decorator."""
+    (pydantic), ``@tool`` with ``requires_confirmation=True`` (agno); None if the decorator is not the framework's
+    tool decorator."""
     target = decorator.decorator
     func = target.func if isinstance(target, cst.Call) else target
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
     wanted, keyword = _HOOKS.get(framework, ("", ""))
-    if name != wanted or (framework == "pydantic" and not isinstance(func, cst.Attribute)):
+    # Pydantic AI's is the agent's method (@agent.tool); Agno's the imported function (@tool).
+    if name != wanted or {"pydantic": not isinstance(func, cst.Attribute), "agno": not isinstance(func, cst.Name)}.get(framework):
         return None
     flag = cst.Arg(cst.Name("True"), keyword=cst.Name(keyword), equal=_tight_equal())
     if not isinstance(target, cst.Call):
@@ -135,10 +157,14 @@ def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.
 
 
 class _RunRewriter(cst.CSTTransformer):
-    def __init__(self, policies: Mapping[str, str], *, agents: frozenset[str], graphs: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, policies: Mapping[str, str], *, agents: frozenset[str], agno: frozenset[str] = frozenset(), graphs: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__()
         self._policies = policies
         self._agents = agents
+        self._agno = agno  # of the agents, those built with Agno's Agent
+        self.adapter_imports: set[str] = set()
         self._graphs = graphs or {}
         self.done: set[str] = set()
         # LangGraph runs rewritten: their contract ids, and the adapter functions they now call.
@@ -166,15 +192,16 @@ class _RunRewriter(cst.CSTTransformer):
             if self._graphs[cst.ensure_type(graph, cst.Name).value] == BUILDER:
                 self.held[contract_id] = cst.ensure_type(graph, cst.Name).value
             return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=graph_run))])
-        new_args = self._adapter_args(run)
-        if new_args is None:
+        adapted = self._adapter_args(run)
+        if adapted is None:
             return updated_node
+        adapter, new_args = adapted
         self.done.add(contract_id)
         policy = cst.Arg(cst.SimpleString(_quoted(self._policies[contract_id])), keyword=cst.Name("policy"), equal=_tight_equal())
         run_id = cst.Arg(
             cst.parse_expression(f'f"{contract_id}:{{uuid.uuid4()}}"'), keyword=cst.Name("run_id"), equal=_tight_equal()
         )
-        new_run = run.with_changes(func=cst.Name("run_with_approvals"), args=[*_commas(new_args), policy, run_id])
+        new_run = run.with_changes(func=cst.Name(adapter), args=[*_commas(new_args), policy, run_id])
         return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=lam.with_changes(body=new_run))])
 
 
@@ -194,20 +221,30 @@ class _RunRewriter(cst.CSTTransformer):
         policy_arg = cst.Arg(cst.SimpleString(_quoted(policy)), keyword=cst.Name("policy"), equal=_tight_equal())
         return run.with_changes(func=cst.Name(adapter), args=[cst.Arg(func.value), *_commas(run.args), policy_arg])
 
-    def _adapter_args(self, run: cst.Call) -> Sequence[cst.Arg] | None:
-        """The adapter's arguments before policy= and run_id=: Runner.run's own, or agent.run's after its agent."""
+    def _adapter_args(self, run: cst.Call) -> tuple[str, Sequence[cst.Arg]] | None:
+        """The adapter function and its arguments before policy= and run_id=: Runner.run's own, or agent.run's
+        (Agno's agent.arun's) after its agent."""
         if cst.Module([]).code_for_node(run.func) in {RUNNER, f"agents.{RUNNER}"}:
-            return run.args
+            self.adapter_imports.add(ADAPTER_IMPORT)
+            return "run_with_approvals", run.args
         func = run.func
-        # agent.run(...) of an agent built in this module, not passed its history or deferred results by hand.
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and isinstance(func.value, cst.Name)):
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value not in self._agents:
             return None
-        if func.value.value not in self._agents or any(a.star for a in run.args):
+        if any(a.star for a in run.args):
             return None
-        if any(a.keyword is not None and a.keyword.value in {"message_history", "deferred_tool_results"} for a in run.args):
+        keywords = {a.keyword.value for a in run.args if a.keyword is not None}
+        if func.value.value in self._agno:
+            # agent.run(...) / agent.arun(...) of an Agno agent built in this module, not streamed.
+            if func.attr.value not in AGNO_RUNS or keywords & {"stream", "stream_events"}:
+                return None
+            self.adapter_imports.add(f"from {AGNO_MODULE} import {AGNO_RUNS[func.attr.value]}")
+            return AGNO_RUNS[func.attr.value], [cst.Arg(func.value), *run.args]
+        # agent.run(...) of a Pydantic AI agent built in this module, not passed its history or deferred results by hand.
+        if func.attr.value != "run" or keywords & {"message_history", "deferred_tool_results"}:
             return None
         self.deferring.add(func.value.value)
-        return [cst.Arg(func.value), *run.args]
+        self.adapter_imports.update(PYDANTIC_IMPORTS)
+        return "run_with_approvals", [cst.Arg(func.value), *run.args]
 
 
 class _OutputTypes(cst.CSTTransformer):
@@ -243,6 +280,18 @@ def _built_agents(module: cst.Module) -> frozenset[str]:
             if _is_agent(small.value):
                 names.add(small.targets[0].target.value)
     return frozenset(names)
+
+
+def _imports_agno_agent(module: cst.Module) -> bool:
+    """The module's ``Agent`` is Agno's (``from agno.agent import Agent``)."""
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or small.module is None or isinstance(small.names, cst.ImportStar):
+                continue
+            if cst.Module([]).code_for_node(small.module).split(".")[0] == "agno":
+                if any(isinstance(a.name, cst.Name) and a.name.value == "Agent" and a.asname is None for a in small.names):
+                    return True
+    return False
 
 
 def _interrupting_graphs(module: cst.Module) -> dict[str, str]:

@@ -244,6 +244,8 @@ SWARM_LOOPS = frozenset({"swarm.repl.run_demo_loop", "swarm.run_demo_loop", "swa
 ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.Runner.run"}
 # run_with_approvals(agent, ...) of the Pydantic AI adapter: the same agent.run, its agent the first argument.
 PYDANTIC_ADAPTER_RUN = "escalated.adapters.pydantic_ai.run_with_approvals"
+# run_with_approvals(agent, ...) / arun_with_approvals of the Agno adapter: the same agent.run (arun), its agent the first argument.
+AGNO_ADAPTER_RUNS = {"escalated.adapters.agno.run_with_approvals": "run", "escalated.adapters.agno.arun_with_approvals": "arun"}
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 # invoke_with_approvals(graph, ...) of the LangGraph adapter: the same graph.invoke (ainvoke), its graph the first argument.
 LANGGRAPH_ADAPTER_RUNS = {

@@ -61,6 +61,10 @@ class CallMatcher:
             agent = self.kind_of(node.args[0].value, scope)
             if agent is not None and agent.kind == "pydantic-agent":
                 return Match(agent.provider, "run", agent.confidence, agent)
+        if qualified in apis.AGNO_ADAPTER_RUNS and node.args:
+            agent = self.kind_of(node.args[0].value, scope)
+            if agent is not None and agent.kind == "agno-agent":
+                return Match(agent.provider, apis.AGNO_ADAPTER_RUNS[qualified], agent.confidence, agent)
         if qualified in apis.LANGGRAPH_ADAPTER_RUNS and node.args:
             graph = self.kind_of(node.args[0].value, scope)
             if graph is not None and graph.kind == "agent":

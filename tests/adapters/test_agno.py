@@ -1,0 +1,97 @@
+"""The Agno adapter: Agno's real agent loop with a scripted ``Model`` subclass (Agno's own extension
+point for a model provider), a real server on both backends, a reviewer deciding over HTTP. Two refunds
+in one model turn pause the run together; each is its own escalation with the tool's name, arguments and
+description, only the approved one runs, once, and the model reads who rejected the other and why."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import pytest
+from agno.agent import Agent
+from agno.models.base import Model
+from agno.models.response import ModelResponse
+from agno.tools import tool
+
+from escalated.adapters.agno import ApprovalUnavailable, arun_with_approvals
+from escalated.agent.client import EscalatedClient
+
+
+@pytest.fixture(autouse=True)
+def _no_telemetry(monkeypatch):
+    # Agno reports telemetry to its own servers unless told not to: nothing leaves the machine.
+    monkeypatch.setenv("AGNO_TELEMETRY", "false")
+
+
+def _call(call_id: str, name: str, **arguments: object) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+CALLS = [_call("call-1", "issue_refund", order_id="o-1", amount_eur=10.0), _call("call-2", "issue_refund", order_id="o-2", amount_eur=20.0)]
+
+
+@dataclass
+class Scripted(Model):
+    """Two refunds in one turn, then an answer listing what each tool call returned."""
+
+    id: str = "scripted"
+    name: str = "Scripted"
+    provider: str = "scripted"
+
+    def invoke(self, messages, assistant_message=None, **kwargs):
+        answers = [str(m.content) for m in messages if m.role == "tool"]
+        return ModelResponse(role="assistant", content=" | ".join(answers)) if answers else ModelResponse(role="assistant", tool_calls=CALLS)
+
+    async def ainvoke(self, *args, **kwargs):
+        return self.invoke(*args, **kwargs)
+
+    def invoke_stream(self, *args, **kwargs):
+        yield self.invoke(*args, **kwargs)
+
+    async def ainvoke_stream(self, *args, **kwargs):
+        yield self.invoke(*args, **kwargs)
+
+    def _parse_provider_response(self, response, **kwargs):
+        return response
+
+    def _parse_provider_response_delta(self, response):
+        return response
+
+
+def shop(ran: list[str]) -> Agent:
+    @tool(requires_confirmation=True)
+    def issue_refund(order_id: str, amount_eur: float) -> str:
+        """Refund an order to the customer's card."""
+        ran.append(order_id)
+        return f"refunded {order_id}"
+
+    return Agent(model=Scripted(), tools=[issue_refund], name="shop", telemetry=False)
+
+
+async def test_each_paused_call_is_its_own_escalation_and_only_the_approved_one_runs_once(client, reviewer, run_id):
+    ran: list[str] = []
+    running = asyncio.ensure_future(arun_with_approvals(shop(ran), "refund both", policy="tools.refund", run_id=run_id, client=client))
+    asked = await reviewer.open_for(run_id, count=2)
+    assert ran == []  # paused before either refund
+    by_order = {e["evidence"][1]: e for e in asked}
+    approve = by_order['Arguments (JSON): {"order_id": "o-1", "amount_eur": 10.0}']
+    reject = by_order['Arguments (JSON): {"order_id": "o-2", "amount_eur": 20.0}']
+    assert approve["subject"] == {"type": "tool_call", "id": "call-1", "label": "issue_refund"}
+    assert approve["evidence"][2] == "What it does: Refund an order to the customer's card."
+    assert approve["agentId"] == "shop" and approve["runId"] == run_id
+    await reviewer.decide(reject["id"], "reject", reason="already refunded")
+    await reviewer.decide(approve["id"], "approve")
+    output = await asyncio.wait_for(running, timeout=30)
+    assert ran == ["o-1"]  # once
+    assert output.content == "refunded o-1 | The call was rejected by alice. Reason: already refunded"
+    assert len(await reviewer.all_for(run_id)) == 2
+
+
+async def test_a_server_out_of_reach_runs_no_tool(run_id, unused_tcp_port):
+    ran: list[str] = []
+    async with EscalatedClient(f"http://127.0.0.1:{unused_tcp_port}", "ain_live_" + "x" * 32, retry_backoff_s=0.01) as down:
+        with pytest.raises(ApprovalUnavailable, match="cannot be reached"):
+            await arun_with_approvals(shop(ran), "refund both", policy="tools.refund", run_id=run_id, client=down)
+    assert ran == []
