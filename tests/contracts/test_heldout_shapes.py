@@ -345,3 +345,43 @@ def test_an_external_execution_tool_is_judged_where_the_program_runs_it(tmp_path
     # In a loop, the continued run's next call is executed on the next turn.
     assert calls[("app.py", 30)][1:] == ("required", ("R1",))
     assert calls[("app.py", 34)][1:] == ("required", ("R1",))
+
+
+RAW_HTTP = """\
+import json
+import os
+
+import requests
+
+API = "https://api.anthropic.com/v1/messages"
+
+
+class RouterModel:
+    def __init__(self):
+        self._api_url = "https://openrouter.ai/api/v1/chat/completions"
+
+    def ask(self, messages):
+        response = requests.post(self._api_url, headers={"Authorization": os.environ["KEY"]}, data=json.dumps({"messages": messages}))
+        return response.json()
+
+
+def describe(image):
+    payload = {"model": "gpt-4o", "messages": [{"role": "user", "content": image}]}
+    return requests.post("https://api.openai.com/v1/chat/completions", json=payload).json()
+
+
+def claude(prompt):
+    return requests.post(API, json={"messages": [{"role": "user", "content": prompt}]}).json()
+
+
+def upload(data):
+    return requests.post("https://example.com/v1/upload", json=data).json()
+"""
+
+
+def test_a_post_to_a_model_api_address_is_a_model_call(tmp_path: Path) -> None:
+    # No SDK is imported: the endpoint's address in the text is what gets the file read.
+    calls = _calls(tmp_path, {"models.py": RAW_HTTP})
+    assert {key: value[0] for key, value in calls.items()} == {
+        ("models.py", 14): "http.post", ("models.py", 20): "http.post", ("models.py", 24): "http.post",
+    }

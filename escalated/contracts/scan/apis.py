@@ -398,3 +398,21 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
     if kind == "llamaindex-agent":
         return frozenset({"run", "chat", "achat", "stream_chat", "astream_chat", "query", "aquery"})
     return frozenset()
+
+
+# A model's HTTP API called without its SDK: requests.post / httpx.post to an endpoint whose path
+# is a model API's (OpenAI-compatible chat completions and responses, Anthropic messages, Gemini).
+HTTP_POSTS = frozenset({"requests.post", "httpx.post"})
+_MODEL_ENDPOINTS = (
+    (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?/v1/messages\b"), "anthropic"),
+    (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?:(?:stream)?[gG]enerateContent\b"), "google-genai"),
+    (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?/(?:chat/completions|responses)\b"), "openai"),
+)
+
+
+def model_endpoint(url: str) -> str | None:
+    """The provider whose model API ``url`` is (an address written in the code), or None."""
+    for pattern, provider in _MODEL_ENDPOINTS:
+        if pattern.match(url):
+            return provider
+    return None

@@ -73,6 +73,9 @@ class CallMatcher:
             found = self._qualified_match(qualified)
             if found is not None:
                 return found
+            posted = self._posted_to_model(qualified, node, scope)
+            if posted is not None:
+                return posted
             root = self._served_root_agent(qualified, node, scope)
             if root is not None:
                 return root
@@ -120,6 +123,23 @@ class CallMatcher:
         if self._stands_in(callee, scope):
             return None
         return self._shape_match(callee, node)
+
+    def _posted_to_model(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
+        """``requests.post("https://api.openai.com/v1/chat/completions", ...)``, or to ``self._api_url``
+        set to such an address: a model's HTTP API called without its SDK."""
+        if qualified not in apis.HTTP_POSTS:
+            return None
+        url = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "url"), None)
+        if url is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+            url = node.args[0].value
+        index = getattr(self, "index", None)
+        if index is not None and isinstance(url, cst.Name | cst.Attribute):
+            key = target_key(url)
+            owner = scope.class_name if key is not None and key.startswith("self.") else MODULE_SCOPE
+            url = index.values.get((owner, key)) if key is not None and owner is not None else None
+        text = _string_start(url) if url is not None else None
+        found = apis.model_endpoint(text) if text is not None else None
+        return Match(found, "http.post", "medium", None) if found is not None else None
 
     def _served_root_agent(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
         """``root_agent = Agent(...)`` in a Google ADK agent package: ``adk run``/``web``/``api_server``
@@ -210,3 +230,16 @@ def _looks_like_model_request(node: cst.Call) -> bool:
     if names & {"to", "from_", "body", "media_url"}:
         return False
     return bool(names & {"messages", "max_tokens", "model", "system"}) or any(arg.star == "**" for arg in node.args)
+
+
+def _string_start(node: cst.BaseExpression) -> str | None:
+    """The text of a string literal, or of an f-string up to its first placeholder."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString):
+        return "".join(p.value if isinstance(p, cst.FormattedStringText) else "\x00" for p in node.parts)
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = _string_start(node.left), _string_start(node.right)
+        return (left or "") + (right or "") if left is not None else None
+    return None

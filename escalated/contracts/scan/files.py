@@ -40,6 +40,7 @@ _CALL_SHAPE = re.compile(
 )
 _API_SHAPE = re.compile(
     rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
+    rb"|/chat/completions[\"'/]|/v1/responses[\"'/]|/v1/messages[\"'/]|:generateContent[\"'?]"
     rb"|\.a?stream\(|responses\.create|Runner\.run|\.converse(?:_stream)?\(|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\(|run_demo_loop\("
 )
 
