@@ -181,3 +181,22 @@ def test_a_microsoft_agent_framework_method_tool_and_a_paused_run_choosing_nothi
     assert [(c.location.line, c.recommendation.mode, c.recommendation.rules) for c in calls] == [
         (12, "required", ("R2",)), (13, "autonomous", ("R11",)), (15, "autonomous", ("R11",)),
     ]
+
+
+def test_a_strands_tool_that_runs_another_agent_does_what_that_agents_tools_do() -> None:
+    source = (
+        "from strands import Agent, tool\nfrom strands_tools import shell, current_time, file_read\n"
+        "coder = Agent(tools=[shell])\n"
+        "clock = Agent(tools=[current_time])\n"
+        "@tool\ndef code_assistant(query: str) -> str:\n    '''Coding assistant.'''\n    return str(coder(query))\n"
+        "@tool\ndef clock_assistant(query: str) -> str:\n    '''What time it is.'''\n    return str(clock(query))\n"
+        "coordinator = Agent(tools=[code_assistant])\n"
+        "timekeeper = Agent(tools=[clock_assistant])\n"
+        "reader = Agent(tools=[file_read])\n"
+        "coordinator('fix the build')\ntimekeeper('what time is it')\nreader('summarise notes.txt')\n"
+    )
+    calls = {c.location.line: (c.recommendation.mode, c.recommendation.rules) for c in scan_source(source, "app.py")}
+    # The tool bodies' runs are calls too (lines 8 and 12); the coordinator's is code execution by code, not by name.
+    assert calls[16] == ("required", ("R1",)) and calls[8] == ("required", ("R1",))
+    assert calls[12] == ("autonomous", ("R11",))  # current_time reads nothing private
+    assert calls[18] == ("sampled", ("R9",))  # file_read reads files: private data

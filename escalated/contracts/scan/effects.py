@@ -17,10 +17,11 @@ import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding
-from escalated.contracts.scan.index import ModuleIndex, dotted_name
+from escalated.contracts.scan import apis
+from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.toolkits import toolkit_called
-from escalated.contracts.scan.syntax import dotted_tail, is_formatted, short_name, string_text
+from escalated.contracts.scan.syntax import McpServers, dotted_tail, is_formatted, short_name, string_text, tools_in_args
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 _PURE_CALLS = frozenset({
@@ -64,6 +65,7 @@ class CallEffects:
         self.llm_calls = llm_calls
         self._open_bodies: set[int] = set()
         self._constructed: dict[str, str] | None = None
+        self._call_scopes: dict[int, Scope] | None = None
 
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         if tool.known is not None:
@@ -107,12 +109,35 @@ class CallEffects:
             out: list[Finding] = []
             for node in self.index.walk(body):
                 if isinstance(node, cst.Call):
-                    out.extend(self.classify_call(node, tainted=False, via=via))
+                    ran = self._agent_run(node, via=via)
+                    out.extend(ran if ran is not None else self.classify_call(node, tainted=False, via=via))
                 elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
                     out.extend(attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in rules.classify_sql(string_text(node), line=self.line_of(node)))
             return out
         finally:
             self._open_bodies.discard(id(body))
+
+    def _agent_run(self, call: cst.Call, *, via: str) -> list[Finding] | None:
+        """``response = agent(query)`` in a tool's body (a Strands ``@tool`` that runs another agent, a
+        function tool calling ``Runner.run``): the tool does what that agent's tools do."""
+        if self._call_scopes is None:
+            self._call_scopes = {id(c): scope for c, scope in self.index.calls}
+        scope = self._call_scopes.get(id(call))
+        found = self.resolver.match_call(call, scope) if scope is not None else None
+        kind = found.receiver if found is not None else None
+        if scope is None or kind is None or kind.kind not in apis.RUNNER_KINDS or not isinstance(kind.origin, cst.Call):
+            return None
+        label = f"{via} -> {dotted_name(call.func) or 'agent'}()"
+        out: list[Finding] = []
+        for expr in tools_in_args(kind.origin.args):
+            if isinstance(expr, McpServers):
+                out.append(rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)))
+                continue
+            tools, findings = self.tools.resolve(expr, scope)
+            out.extend(findings)
+            for tool in tools:
+                out.extend(self.classify_tool(tool))
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}") for f in out]
 
     def _built_by(self, func: cst.BaseExpression) -> str | None:
         """smtp.send_message with smtp = smtplib.SMTP(...): ``smtplib.SMTP.send_message``.

@@ -60,6 +60,18 @@ _AGNO_TOOLS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     ),
     "agno.tools.local_file_system.": (("write_file", "file-edit-tool", True),),
 }  # fmt: skip
+# Single tools a library ships, imported by name (from strands_tools import shell): what they do.
+# A tool of such a package missing here is judged by its name, as any tool whose body is unseen.
+LIBRARY_TOOLS: dict[str, tuple[str, str] | None] = {
+    "strands_tools.python_repl": ("code-tool", "Strands python_repl runs Python code"),
+    "strands_tools.shell": ("code-tool", "Strands shell runs shell commands"),
+    "strands_tools.use_computer": ("code-tool", "Strands use_computer runs commands and drives the desktop"),
+    "strands_tools.editor": ("file-edit-tool", "Strands editor writes files"),
+    "strands_tools.file_write": ("file-edit-tool", "Strands file_write writes files"),
+    "strands_tools.slack": ("message-tool", "Strands slack posts messages"),
+    # Nothing private read, nothing written.
+    "strands_tools.current_time": None, "strands_tools.calculator": None, "strands_tools.think": None,
+}  # fmt: skip
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
 
@@ -177,3 +189,11 @@ def _configured_actions(built: cst.Call) -> list[str] | None:
                             out.append(f"{literal(resource.key)}.{literal(op.key)}")
             return out
     return []
+
+
+def library_tool(qualified: str, *, line: int) -> tuple[Finding, ...] | None:
+    """``strands_tools.shell`` and its kin: what a library's own tool does (empty: nothing of note)."""
+    if qualified not in LIBRARY_TOOLS:
+        return None
+    known = LIBRARY_TOOLS[qualified]
+    return () if known is None else (rules.fact(known[0], known[1], line),)

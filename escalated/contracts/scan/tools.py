@@ -19,7 +19,7 @@ from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.params import enclosing_scope, extended, passed_to, unwrapped
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
-from escalated.contracts.scan.toolkits import toolkit_of
+from escalated.contracts.scan.toolkits import library_tool, toolkit_of
 
 # Tool "type" values of hosted tools, and what they can do.
 _HOSTED_CODE = ("code_interpreter", "code_execution", "bash", "local_shell", "shell", "computer")
@@ -309,6 +309,8 @@ class ToolResolver:
                 tools.append(ToolRef(site.name, None, line, f"in {site.path}", gated=site.approval, known=known, site=site))
             elif known is not None:
                 findings.extend(known)
+            elif name in self.index.imports and (library := library_tool(self.index.imports[name], line=line)) is not None:
+                tools.append(ToolRef(name, None, line, "built-in", known=library))  # from strands_tools import shell
             elif name in self.index.imports:
                 tools.append(ToolRef(name, None, line, f"imported from {self.index.imports[name]}"))
             elif name in self.index.class_nodes:
