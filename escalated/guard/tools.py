@@ -112,12 +112,30 @@ def _tool_call(tool: Callable[..., Any], contract: Any, call: Any, args: tuple[A
     ``RunContext``) is left out: the model did not choose it, and it can hold
     anything (46 KB of private state in one real support agent).
     """
+    owner = _tool_object(tool, args)
+    if owner is not None:  # a tool class's method (smolagents' Tool.forward): the tool is the object
+        name, description = getattr(owner, "name", None), getattr(owner, "description", None)
+        return ToolCall(
+            name=name if isinstance(name, str) and name else type(owner).__name__,
+            call_id=f"{contract.id}:{call.ordinal}",
+            arguments=tool_arguments(functools.partial(tool, owner), args[1:], kwargs),
+            description=description if isinstance(description, str) else inspect.getdoc(tool),
+        )
     return ToolCall(
         name=getattr(tool, "__name__", "tool"),
         call_id=f"{contract.id}:{call.ordinal}",
         arguments=tool_arguments(tool, args, kwargs),
         description=inspect.getdoc(tool),
     )
+
+
+def _tool_object(tool: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """The object a method was called on, when ``tool`` is a method (its first parameter ``self``)."""
+    try:
+        first = next(iter(inspect.signature(tool).parameters), None)
+    except (TypeError, ValueError):
+        return None
+    return args[0] if first == "self" and args else None
 
 
 def tool_arguments(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

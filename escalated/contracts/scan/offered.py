@@ -57,11 +57,23 @@ class OfferedTools:
             return tool.site
         if self._scope_of is None:
             self._scope_of = {id(s.node): s for s in self.index.scopes.values()}
-        scope = self._scope_of.get(id(tool.body)) if isinstance(tool.body, cst.FunctionDef) else None
+        body = self._run_method(tool.body) if isinstance(tool.body, cst.ClassDef) else tool.body
+        scope = self._scope_of.get(id(body)) if isinstance(body, cst.FunctionDef) else None
         if scope is None:
             return ToolSite(tool.name, "", None, tool.line, approval=tool.gated)
-        line = self.line_of(tool.body) if tool.body is not None else tool.line
+        line = self.line_of(body) if body is not None else tool.line
         return ToolSite(tool.name, "", scope.qualname, line, self.tools.guard_id(scope), tool.gated)
+
+    def _run_method(self, node: cst.ClassDef) -> cst.FunctionDef | None:
+        """The method a smolagents ``Tool`` subclass of the project runs for each call (``forward``): the
+        function to guard at the tool, since smolagents has no approval hook of its own."""
+        bases = {self.index.imports.get(dotted_name(b.value) or "", "") for b in node.bases}
+        if not bases & {"smolagents.Tool", "smolagents.tools.Tool"}:
+            return None
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+                return statement
+        return None
 
     # -- tools -------------------------------------------------------------
     def _tool_findings(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[tuple[Finding, ToolRef | None]]:

@@ -28,6 +28,7 @@ class MailTool(Tool):
     inputs = {"to": {"type": "string", "description": "address"}, "body": {"type": "string", "description": "text"}}
     output_type = "string"
 
+    @guard_tool("shop_smolagents.chat")
     def forward(self, to: str, body: str) -> str:
         with smtplib.SMTP("localhost") as smtp:
             smtp.sendmail("shop@example.com", [to], body)
