@@ -200,3 +200,55 @@ def test_a_strands_tool_that_runs_another_agent_does_what_that_agents_tools_do()
     assert calls[16] == ("required", ("R1",)) and calls[8] == ("required", ("R1",))
     assert calls[12] == ("autonomous", ("R11",))  # current_time reads nothing private
     assert calls[18] == ("sampled", ("R9",))  # file_read reads files: private data
+
+
+LLAMA = '''
+import stripe
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.workflow import Context
+from llama_index.llms.anthropic import Anthropic
+from llama_index.tools.tavily_research import TavilyToolSpec
+
+def refund(charge_id: str) -> str:
+    """Refund a charge."""
+    return stripe.Refund.create(charge=charge_id).id
+
+async def remember(ctx: Context, name: str) -> str:
+    """Remember the user's name."""
+    state = await ctx.get("state")
+    state["name"] = name
+    await ctx.set("state", state)
+    return f"Name set to {name}"
+
+search = TavilyToolSpec(api_key="k").to_tool_list()
+'''
+
+
+def test_llamaindex_agent_workflows_run_their_agents_tools() -> None:
+    source = LLAMA + (
+        "billing = FunctionAgent(name='billing', tools=[refund], llm=Anthropic(model='claude'))\n"
+        "greeter = AgentWorkflow.from_tools_or_functions([remember] + search, llm=Anthropic(model='claude'))\n"
+        "team = AgentWorkflow(agents=[FunctionAgent(name='research', tools=search), billing], root_agent='research')\n"
+        "async def main(ctx):\n"
+        "    await greeter.run(user_msg='I am Ann', ctx=ctx)\n"
+        "    return await team.run(user_msg='refund ch_1')\n"
+    )
+    calls = [(c.api, c.provider, c.recommendation.mode, c.recommendation.rules) for c in scan_source(source, "app.py")]
+    assert calls == [("run", "anthropic", "autonomous", ("R11",)), ("run", "openai", "required", ("R2",))]
+
+
+def test_a_llamaindex_workflow_steps_model_call_and_the_state_it_routes_by() -> None:
+    source = (
+        "from llama_index.core.workflow import Context, Workflow, step, StopEvent\n"
+        "class Router(Workflow):\n"
+        "    @step\n"
+        "    async def route(self, ctx: Context, ev) -> StopEvent:\n"
+        "        llm = await ctx.get('llm')\n"
+        "        response = await llm.achat_with_tools(ev.tools, chat_history=ev.history)\n"
+        "        choice = llm.get_tool_calls_from_response(response)[0].tool_kwargs['agent']\n"
+        "        await ctx.set('active_speaker', choice)\n"
+        "        ctx.write_event_to_stream(ev)\n"
+        "        return StopEvent()\n"
+    )
+    (call,) = scan_source(source, "app.py")
+    assert (call.api, call.confidence, call.recommendation.mode, call.recommendation.rules) == ("achat_with_tools", "low", "sampled", ("R10",))

@@ -178,7 +178,14 @@ LANGCHAIN_METHODS = frozenset({
 LLAMAINDEX_LLM_METHODS = frozenset({
     "complete", "acomplete", "chat", "achat", "stream_complete", "astream_complete", "stream_chat",
     "astream_chat", "predict", "apredict", "structured_predict", "astructured_predict",
+    # Function calling: the model chooses tool calls (chat_with_tools), or they run too (predict_and_call).
+    "chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools", "predict_and_call", "apredict_and_call",
 })  # fmt: skip
+# LlamaIndex's function-calling methods: a call of one on an LLM the scan cannot resolve (``llm = await
+# ctx.get("llm")`` in a workflow step) is still a model call, in a module that imports llama_index.
+LLAMAINDEX_TOOL_CALLS = frozenset({
+    "chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools", "predict_and_call", "apredict_and_call",
+})
 AGENTS_RUNNER = frozenset({"run", "run_sync", "run_streamed"})
 
 # Methods that derive a still-LLM runnable from a LangChain model.
@@ -307,8 +314,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
     parts = qualified.split(".")
     if qualified.startswith("llama_index.llms.") and len(parts) > 3 and parts[2] in _LLAMA_PROVIDERS:
         return (_LLAMA_PROVIDERS[parts[2]], "llamaindex-llm")
-    if qualified.startswith("llama_index") and any(p.endswith("Agent") for p in parts[1:]):
-        return ("openai", "llamaindex-agent")  # provider refined from llm=
+    if qualified.startswith("llama_index") and any(p.endswith(("Agent", "AgentWorkflow")) for p in parts[1:]):
+        return ("openai", "llamaindex-agent")  # provider refined from llm= (AgentWorkflow.from_tools_or_functions too)
     module, _, name = qualified.rpartition(".")
     if module.startswith("agent_framework") and name.endswith("Client"):
         # agent_framework.openai.OpenAIChatClient, agent_framework.foundry.FoundryChatClient, ...
@@ -332,6 +339,8 @@ def annotation_kind(qualified: str) -> tuple[str, str] | None:
         return ("langchain", "chat")
     if qualified == "autogen_core.models.ChatCompletionClient":
         return ("openai", "autogen-client")  # the abstract client: any of AutoGen's model clients
+    if qualified.startswith("llama_index.core") and qualified.rpartition(".")[2] in {"LLM", "FunctionCallingLLM"}:
+        return ("openai", "llamaindex-llm")  # llm: LLM, the base class of every LlamaIndex model
     return constructor(qualified)
 
 

@@ -141,6 +141,10 @@ class CallMatcher:
         found = apis.model_endpoint(text) if text is not None else None
         return Match(found, "http.post", "medium", None) if found is not None else None
 
+    def _imports_llama_index(self) -> bool:
+        index = getattr(self, "index", None)
+        return index is not None and any(target.startswith("llama_index") for target in index.imports.values())
+
     def _served_root_agent(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
         """``root_agent = Agent(...)`` in a Google ADK agent package: ``adk run``/``web``/``api_server``
         and ``AdkApp(agent=root_agent)`` run it by that name, so its definition is where its runs are
@@ -210,6 +214,8 @@ class CallMatcher:
                 if shape.startswith("generate_content") and "." not in tail:
                     confidence = "low"
                 return Match(provider, shape, confidence, None)
+        if isinstance(callee, cst.Attribute) and callee.attr.value in apis.LLAMAINDEX_TOOL_CALLS and self._imports_llama_index():
+            return Match("openai", callee.attr.value, "low", None)  # llm = await ctx.get("llm"); llm.achat_with_tools(...)
         if isinstance(callee, cst.Attribute) and callee.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
             receiver = _last_identifier(callee.value)
             if receiver is not None and _LLM_WORDS.search(receiver):

@@ -34,6 +34,10 @@ _STRING_METHODS = frozenset({
     "format", "join", "strftime", "isoformat", "lower", "upper", "strip", "split", "replace", "get", "items",
     "keys", "values", "append", "copy", "title", "capitalize", "dumps", "now", "today",
 })  # fmt: skip
+# A LlamaIndex workflow Context's own events and state (ctx.set, ctx.store.get, ctx.write_event_to_stream, ...).
+_WORKFLOW_CONTEXT_METHODS = frozenset({
+    "get", "set", "write_event_to_stream", "send_event", "wait_for_event", "collect_events", "edit_state",
+})  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 # An HTTP GET that carries no credentials reads what anyone can read (a public page or API).
 _HTTP_GETS = frozenset({"httpx.get", "requests.get", "httpx.Client.get", "httpx.AsyncClient.get", "requests.Session.get"})
@@ -85,6 +89,8 @@ class CallEffects:
         if any(f.basis == "code" and f.rule not in rules.NOT_SIDE_EFFECTS for f in body):
             # What the body does confirms what the name says: refund_order calling stripe.
             named = [attrs.evolve(f, basis="code") for f in named]
+        elif isinstance(tool.body, cst.FunctionDef) and self._workflow_state_only(tool.body):
+            return named  # await ctx.set("state", state): a LlamaIndex workflow's own state, nothing read or written outside
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and _writes_session_state(tool.body):
             return named  # run_context.session_state["watchlist"] = ...: the agent's own session, nothing read or written outside
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
@@ -116,6 +122,28 @@ class CallEffects:
             return out
         finally:
             self._open_bodies.discard(id(body))
+
+    def _workflow_context(self, func: cst.BaseExpression) -> bool:
+        """``ctx.write_event_to_stream(...)``, ``await ctx.set("state", state)`` in a LlamaIndex workflow: the
+        workflow's own events and state (kept with the run, like an agent's memory), not a system of record."""
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _WORKFLOW_CONTEXT_METHODS):
+            return False
+        receiver = func.value.value if isinstance(func.value, cst.Attribute) and func.value.attr.value == "store" else func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "ctx":  # handler.ctx.send_event(...)
+            receiver = cst.Name("ctx")
+        if not (isinstance(receiver, cst.Name) and receiver.value in {"ctx", "context"}):
+            return False
+        return any(target.startswith(("llama_index.core.workflow", "workflows")) for target in self.index.imports.values())
+
+    def _workflow_state_only(self, function: cst.FunctionDef) -> bool:
+        """A tool whose calls reach nothing but its workflow's own context (and formatting): set_name
+        storing the user's name in the run's state, a tool asking the human through the workflow."""
+        calls = [node for node in self.index.walk(function.body) if isinstance(node, cst.Call)]
+        return any(self._workflow_context(c.func) for c in calls) and all(
+            self._workflow_context(c.func) or (dotted_name(c.func) or "") in _PURE_CALLS or _formatting(c.func)
+            or (self.resolver.qualified(c.func) or "").startswith("llama_index.core.workflow")  # InputRequiredEvent(...)
+            for c in calls
+        )
 
     def _agent_run(self, call: cst.Call, *, via: str) -> list[Finding] | None:
         """``response = agent(query)`` in a tool's body (a Strands ``@tool`` that runs another agent, a
@@ -238,6 +266,12 @@ class CallEffects:
     def classify_call(self, call: cst.Call, *, tainted: bool, via: str = "") -> list[Finding]:
         if id(call) in self.llm_calls:
             return []
+        if self._workflow_context(call.func):
+            # await ctx.set("active_speaker", choice): later steps read the workflow's state to decide what runs.
+            # Reached with no ``via``: the output itself flows into this call (not a call in a body followed).
+            stored = not via and isinstance(call.func, cst.Attribute) and call.func.attr.value == "set"
+            why = f"the output is kept in the workflow's state ({dotted_name(call.func)}()), which its later steps read"
+            return [rules.fact("output-drives-branch", why, self.line_of(call))] if stored else []
         dotted = dotted_name(call.func) or dotted_tail(call.func)
         if not dotted:
             return []
@@ -328,3 +362,8 @@ def _as_called(detail: str) -> str:
 def _is_toolkit(node: cst.ClassDef) -> bool:
     """class EmailTools(Toolkit): a tool set whose methods are the tools (Agno)."""
     return any((dotted_name(base.value) or "").rpartition(".")[2] == "Toolkit" for base in node.bases)
+
+
+def _formatting(func: cst.BaseExpression) -> bool:
+    """``response.response.strip().lower()``: a string method on a value, not a call outward."""
+    return isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS and not isinstance(func.value, cst.Name)

@@ -238,6 +238,14 @@ class OfferedTools:
                     yield from (AgentOf(agent) for agent in self._listed(origin, "members", scope))
                 if kind.kind == "maf-builder":
                     yield from self._maf_participants(origin, scope)
+                if kind.kind == "llamaindex-agent":
+                    # AgentWorkflow.from_tools_or_functions([multiply, add]), ReActAgent.from_tools(tools): the tools
+                    # first; AgentWorkflow(agents=[research, writer]): each agent's tools, hand-offs among them.
+                    callee = (dotted_name(origin.func) or "").rpartition(".")[2]
+                    positional = [a.value for a in origin.args if a.keyword is None]
+                    if callee in {"from_tools_or_functions", "from_tools"} and positional:
+                        yield positional[0]
+                    yield from (AgentOf(agent) for agent in self._listed(origin, "agents", scope))
             kind = kind.base
 
     def _maf_participants(self, builder: cst.Call, scope: Scope) -> Iterator[AgentOf]:

@@ -33,6 +33,8 @@ _PUBLIC_READ_TOOLS = frozenset({
     "ScrapeWebsiteTool", "WebsiteSearchTool", "DuckDuckGoTools", "VisitWebpageTool",
     "WebSearchTools", "WikipediaTools", "HackerNewsTools", "ArxivTools", "YFinanceTools", "CalculatorTools",
     "UserFeedbackTools", "UserControlFlowTools", "ReasoningTools", "ThinkingTools",
+    # LlamaIndex tool specs over public data (their to_tool_list()).
+    "YahooFinanceToolSpec", "TavilyToolSpec", "WikipediaToolSpec", "DuckDuckGoSearchToolSpec", "ArxivToolSpec",
 })  # fmt: skip
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
@@ -196,6 +198,8 @@ class ToolResolver:
                 for added in extended(self.index, expr.func.value, scope):  # all_tools.update({...})
                     self._collect(added, scope, tools, findings, depth=depth + 1)
                 return
+        if self._public_spec(expr, scope):
+            return  # YahooFinanceToolSpec().to_tool_list(): public pages and market data
         if isinstance(expr, cst.Call):
             toolkit = self.toolkit(expr, scope)
             if toolkit is not None:
@@ -287,6 +291,8 @@ class ToolResolver:
             self._dict_tool(value, tools, findings)
         elif isinstance(value, cst.Name | cst.Attribute) and (dotted_name(value) or "").rpartition(".")[2] in _PUBLIC_READ_TOOLS:
             return
+        elif self._public_spec(value, scope):
+            return  # tavily.to_tool_list()[0]
         elif isinstance(value, cst.Call):
             self._call_tool(value, scope, tools, findings, depth=depth)
         elif isinstance(value, cst.Name | cst.Attribute):
@@ -389,7 +395,8 @@ class ToolResolver:
         name = _keyword_string(call, "name")
         function_args = [
             a.value for a in call.args
-            if isinstance(a.value, cst.Name | cst.Attribute) and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function"})
+            if isinstance(a.value, cst.Name | cst.Attribute)
+            and (a.keyword is None or a.keyword.value in {"func", "coroutine", "function", "fn", "async_fn"})
         ]
         for fn in function_args:
             if isinstance(fn, cst.Attribute):
@@ -433,6 +440,16 @@ class ToolResolver:
             tools.append(ToolRef(name or last, None, line, f"built by {callee or '?'}()"))
             return
         findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
+
+    def _public_spec(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """``TavilyToolSpec(...).to_tool_list()`` (or one element of it) of a tool spec over public data."""
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to_tool_list"):
+            return False
+        spec = expr.func.value
+        built = self.value_of(spec, scope) if isinstance(spec, cst.Name) else spec
+        return isinstance(built, cst.Call) and (dotted_name(built.func) or "").rpartition(".")[2] in _PUBLIC_READ_TOOLS
 
     def _shell_of(self, factory: cst.Call, scope: Scope) -> cst.Call | None:
         """The LocalShellTool(...) whose ``as_function()`` a client's get_shell_tool(func=...) runs."""
