@@ -116,9 +116,10 @@ def test_every_required_agent_run_is_guarded_at_its_risky_tools_after_apply(appl
     # so its run stays uncovered and apply says so in its skips.
     assert [(c.function, t) for c in runs for t in c.unguarded_tools if t.function is not None] == []
     toolkit_runs = {c.function for c in runs if any(t.function is None for t in c.unguarded_tools)}
-    # digest: Agno GmailTools; support: an Agno Toolkit subclass in a team. A smolagents Tool class's forward is
-    # a function of the project (chat's MailTool): guarded there.
-    assert toolkit_runs == {"bill", "run", "<module>", "digest", "support"}
+    # digest: Agno GmailTools; support: an Agno Toolkit subclass in a team; operate: the Microsoft Agent
+    # Framework's local shell. A smolagents Tool class's forward is a function of the project (chat's MailTool):
+    # guarded there.
+    assert toolkit_runs == {"bill", "run", "<module>", "digest", "support", "operate"}
     assert '    @guard_tool("shop_smolagents.chat")\n    def forward(' in (project / "heldout/shop_smolagents.py").read_text()
     assert "StripeAgentToolkit tools is not a function of the project: guard it at the tool by hand" in applied[2]
     # Runner.run under a required contract: the SDK's own approval, answered through the adapter.
