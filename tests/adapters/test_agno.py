@@ -14,6 +14,7 @@ from agno.agent import Agent
 from agno.models.base import Model
 from agno.models.response import ModelResponse
 from agno.tools import tool
+from agno.tools.shell import ShellTools
 
 from escalated.adapters.agno import ApprovalUnavailable, arun_with_approvals
 from escalated.agent.client import EscalatedClient
@@ -34,15 +35,18 @@ CALLS = [_call("call-1", "issue_refund", order_id="o-1", amount_eur=10.0), _call
 
 @dataclass
 class Scripted(Model):
-    """Two refunds in one turn, then an answer listing what each tool call returned."""
+    """Its ``calls`` in one turn (two refunds unless told), then an answer listing what each returned."""
 
     id: str = "scripted"
     name: str = "Scripted"
     provider: str = "scripted"
+    calls: tuple = tuple(CALLS)
 
     def invoke(self, messages, assistant_message=None, **kwargs):
         answers = [str(m.content) for m in messages if m.role == "tool"]
-        return ModelResponse(role="assistant", content=" | ".join(answers)) if answers else ModelResponse(role="assistant", tool_calls=CALLS)
+        if answers:
+            return ModelResponse(role="assistant", content=" | ".join(answers))
+        return ModelResponse(role="assistant", tool_calls=list(self.calls))
 
     async def ainvoke(self, *args, **kwargs):
         return self.invoke(*args, **kwargs)
@@ -95,3 +99,18 @@ async def test_a_server_out_of_reach_runs_no_tool(run_id, unused_tcp_port):
         with pytest.raises(ApprovalUnavailable, match="cannot be reached"):
             await arun_with_approvals(shop(ran), "refund both", policy="tools.refund", run_id=run_id, client=down)
     assert ran == []
+
+
+@pytest.mark.parametrize(("choice", "touched"), [("approve", True), ("reject", False)])
+async def test_a_toolkit_apply_made_confirm_its_risky_tool_runs_it_only_once_approved(client, reviewer, run_id, tmp_path, choice, touched):
+    # What apply writes for a toolkit in a routed agent's tools=[...]: requires_confirmation_tools= its risky tools.
+    marker = tmp_path / "ran"
+    model = Scripted(calls=(_call("call-sh", "run_shell_command", args=["touch", str(marker)]),))
+    ops = Agent(model=model, tools=[ShellTools(requires_confirmation_tools=["run_shell_command"])], name="ops", telemetry=False)
+    running = asyncio.ensure_future(arun_with_approvals(ops, "touch the marker", policy="tools.refund", run_id=run_id, client=client))
+    [asked] = await reviewer.open_for(run_id)
+    assert asked["subject"]["label"] == "run_shell_command" and not marker.exists()
+    assert asked["evidence"][1] == f'Arguments (JSON): {{"args": ["touch", "{marker}"]}}'
+    await reviewer.decide(asked["id"], choice)
+    await asyncio.wait_for(running, timeout=30)
+    assert marker.exists() is touched

@@ -87,3 +87,42 @@ def test_a_run_apply_cannot_route_through_the_adapter_keeps_guard_tool(tmp_path,
     source = _applied(tmp_path, run=run)
     assert '@tool\n@guard_tool("shop.handle")\ndef issue_refund(' in source
     assert "requires_confirmation" not in source and "run_with_approvals" not in source
+
+
+TOOLKITS = '''\
+from agno.agent import Agent
+from agno.models.openai import OpenAIChat
+from agno.tools.google.gmail import GmailTools
+from agno.tools.shell import ShellTools
+
+kit = ShellTools()
+agent = Agent(model=OpenAIChat(id="gpt-4o"), tools=[{tools}], name="ops")
+
+
+def handle(request):
+    return agent.run(request).content
+'''
+
+
+def test_a_toolkit_in_the_agents_tools_confirms_its_risky_tools(tmp_path):
+    tools = 'ShellTools(), GmailTools(include_tools=["send_email", "search_emails"], requires_confirmation_tools=["send_email_reply"])'
+    (tmp_path / "shop.py").write_text(TOOLKITS.format(tools=tools))
+    assert CliRunner().invoke(main, ["contracts", "init", str(tmp_path), "--accept-all"]).exit_code == 0
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(tmp_path), "--yes"])
+    assert applied.exit_code == 0 and "by hand" not in applied.output, applied.output
+    source = (tmp_path / "shop.py").read_text()
+    assert 'ShellTools(requires_confirmation_tools=["run_shell_command"])' in source
+    # the list it has is extended with the risky tool it offers (search_emails only reads)
+    assert 'requires_confirmation_tools=["send_email_reply", "send_email"])' in source
+    assert "lambda: run_with_approvals(agent, request, policy=" in source
+    assert CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)]).exit_code == 0  # covered
+    assert "Nothing to apply" in CliRunner().invoke(main, ["contracts", "apply", str(tmp_path), "--yes"]).output
+
+
+def test_a_toolkit_built_elsewhere_is_left_to_be_gated_by_hand(tmp_path):
+    (tmp_path / "shop.py").write_text(TOOLKITS.format(tools="kit"))
+    assert CliRunner().invoke(main, ["contracts", "init", str(tmp_path), "--accept-all"]).exit_code == 0
+    applied = CliRunner().invoke(main, ["contracts", "apply", str(tmp_path), "--yes"])
+    assert "tool ShellTools tools is not a function of the project: guard it at the tool by hand" in applied.output
+    assert "requires_confirmation_tools" not in (tmp_path / "shop.py").read_text()
+    assert CliRunner().invoke(main, ["contracts", "scan", str(tmp_path)]).exit_code == 1  # still uncovered

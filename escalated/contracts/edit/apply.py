@@ -166,20 +166,29 @@ def approvals_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: s
 
 
 def rewrite_file(
-    original: bytes, targets: list[Target], tools: list[ToolTarget], approvals: Mapping[str, str] | None = None
+    original: bytes,
+    targets: list[Target],
+    tools: list[ToolTarget],
+    approvals: Mapping[str, str] | None = None,
+    toolkit_skips: Sequence[Skip] = (),
 ) -> tuple[Rewritten, tuple[ToolTarget, ...], list[Skip]]:
-    """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips."""
+    """Wrap the calls, then guard the tools: the new source, the tools decorated, the skips.
+
+    ``toolkit_skips`` are this file's tools that are no functions of the project: those of an Agno
+    toolkit apply made confirm its risky tools (approvals.py) are dropped, the others returned."""
     result = rewrite_source(original, targets)
     done: tuple[str, ...] = ()
     held: tuple[str, ...] = ()
+    confirmed: frozenset[str] = frozenset()
     if approvals:
         asked: dict[str, list[str]] = {}
         for t in tools:
             if t.approval == "langgraph":
                 asked.setdefault(t.contract_id, []).append(t.name)
-        module, done, held = with_approvals(cst.parse_module(result.code), approvals, asked)
+        module, done, held, confirmed = with_approvals(cst.parse_module(result.code), approvals, asked)
         if done:
             result = attrs.evolve(result, code=module.bytes)
+    left = [s for s in toolkit_skips if not any(s.reason.startswith(f"tool {name} ") for name in confirmed)]
     # A Pydantic AI, LangGraph or Agno run (always in this file with its tools) apply could not route through the
     # adapter: its tools take guard_tool, never a deferral, an interrupt or a pause nobody answers.
     tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph", "agno"} and t.contract_id not in done else t for t in tools]
@@ -187,9 +196,9 @@ def rewrite_file(
     in_middleware = tuple(t for t in tools if t.approval == "langgraph" and t.contract_id in held)
     tools = [t for t in tools if t not in in_middleware]
     if not tools:
-        return result, in_middleware, []
+        return result, in_middleware, left
     decorated = decorate_tools(cst.parse_module(result.code), tools)
-    skips = [Skip(Location(t.path, t.line, 0, t.line, 0), t.contract_id, f"tool {t.name}: {why}") for t, why in decorated.skipped]
+    skips = left + [Skip(Location(t.path, t.line, 0, t.line, 0), t.contract_id, f"tool {t.name}: {why}") for t, why in decorated.skipped]
     if not decorated.guarded:
         return result, in_middleware, skips
     return attrs.evolve(result, code=decorated.module.bytes), (*in_middleware, *decorated.guarded), skips
@@ -210,7 +219,9 @@ def build_change_set(
     call_targets = targets_for(calls, contracts, prefix=prefix)
     tool_targets, tool_skips = tool_targets_for(calls, contracts, prefix=prefix)
     runs = approvals_for(calls, contracts, prefix=prefix)
-    skipped += tool_skips
+    pending: dict[str, list[Skip]] = defaultdict(list)  # per file: tools to guard by hand, unless apply gates them there
+    for skip in tool_skips:
+        pending[skip.location.path].append(skip)
     for rel in sorted(set(call_targets) | set(tool_targets)):
         targets, tools, approvals = call_targets.get(rel, []), tool_targets.get(rel, []), runs.get(rel, {})
         try:
@@ -218,7 +229,7 @@ def build_change_set(
             encoding = cst.parse_module(original).encoding
         except (OSError, cst.ParserSyntaxError) as exc:
             raise ApplyError(f"{rel}: cannot be read or parsed ({exc}); nothing was written") from exc
-        result, tools_guarded, tool_skips = rewrite_file(original, targets, tools, approvals)
+        result, tools_guarded, tool_skips = rewrite_file(original, targets, tools, approvals, pending.pop(rel, []))
         skipped += result.skipped + tuple(tool_skips)
         guarded += len(result.already_guarded)
         if result.code == original and not tools_guarded:
@@ -230,6 +241,7 @@ def build_change_set(
             skipped += rejected
         if kept is not None:
             changes.append(kept)
+    skipped += [skip for left in pending.values() for skip in left]
     change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
     validate(change_set, contracts=contracts, prefix=prefix, scan_source=scan_source)
     return change_set

@@ -65,6 +65,7 @@ message on resume) keeps the ``guard_tool`` path (tool_guard.py).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
@@ -73,6 +74,8 @@ from escalated.contracts.calls import LlmCall
 from escalated.contracts.edit.middleware import BUILDER, can_hold, hold_tools
 from escalated.contracts.edit.middleware import IMPORT as HITL_IMPORT
 from escalated.contracts.edit.rewrite import import_position
+from escalated.contracts.scan.syntax import literal
+from escalated.contracts.scan.toolkits import agno_risky_tools
 
 ADAPTER_IMPORT = "from escalated.adapters.openai_agents import run_with_approvals"
 PYDANTIC_IMPORTS = ("from escalated.adapters.pydantic_ai import run_with_approvals", "from pydantic_ai import DeferredToolRequests")
@@ -109,22 +112,28 @@ def approval_framework(call: LlmCall) -> str:
 
 def with_approvals(
     module: cst.Module, policies: Mapping[str, str], tools: Mapping[str, Sequence[str]] | None = None
-) -> tuple[cst.Module, tuple[str, ...], tuple[str, ...]]:
+) -> tuple[cst.Module, tuple[str, ...], tuple[str, ...], frozenset[str]]:
     """``guard(id, lambda: Runner.run(...))`` -> ``... run_with_approvals(..., policy=, run_id=)`` for each id in
     ``policies`` (contract id -> policy); ``tools`` (contract id -> tool names) are the LangGraph tools to gate.
-    Returns the ids rewritten, and those whose tools ``create_agent``'s middleware now holds (middleware.py):
-    those need no decorator."""
+    Returns the ids rewritten, those whose tools ``create_agent``'s middleware now holds (middleware.py):
+    those need no decorator, and the Agno toolkits (``"ShellTools tools"``) now confirming their risky tools."""
     if not policies:
-        return module, (), ()
+        return module, (), (), frozenset()
     agents = _built_agents(module)
     editor = _RunRewriter(policies, agents=agents, agno=agents if _imports_agno_agent(module) else frozenset(), graphs=_interrupting_graphs(module))
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
-        return module, (), ()
+        return module, (), (), frozenset()
     if editor.deferring:
         new = new.visit(_OutputTypes(editor.deferring))
         assert isinstance(new, cst.Module)
+    confirmed: frozenset[str] = frozenset()
+    if editor.agno_routed:
+        toolkits = _ToolkitConfirmations(editor.agno_routed, _imported_names(module))
+        new = new.visit(toolkits)
+        assert isinstance(new, cst.Module)
+        confirmed = frozenset(toolkits.confirmed)
     imports = [f"from {LANGGRAPH_MODULE} import {name}" for name in sorted(editor.graph_runs)]
     if editor.done - editor.graph_done:
         imports += [UUID_IMPORT, *sorted(editor.adapter_imports)]
@@ -134,7 +143,7 @@ def with_approvals(
     if any(held.values()):
         new = hold_tools(new, {graph: names for graph, names in held.items() if names})
         imports.append(HITL_IMPORT)
-    return _ensure_imports(new, tuple(imports)), tuple(sorted(editor.done)), tuple(sorted(editor.held))
+    return _ensure_imports(new, tuple(imports)), tuple(sorted(editor.done)), tuple(sorted(editor.held)), confirmed
 
 
 def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
@@ -164,6 +173,7 @@ class _RunRewriter(cst.CSTTransformer):
         self._policies = policies
         self._agents = agents
         self._agno = agno  # of the agents, those built with Agno's Agent
+        self.agno_routed: set[str] = set()  # the Agno agents whose runs now go through the adapter
         self.adapter_imports: set[str] = set()
         self._graphs = graphs or {}
         self.done: set[str] = set()
@@ -238,6 +248,7 @@ class _RunRewriter(cst.CSTTransformer):
             if func.attr.value not in AGNO_RUNS or keywords & {"stream", "stream_events"}:
                 return None
             self.adapter_imports.add(f"from {AGNO_MODULE} import {AGNO_RUNS[func.attr.value]}")
+            self.agno_routed.add(func.value.value)
             return AGNO_RUNS[func.attr.value], [cst.Arg(func.value), *run.args]
         # agent.run(...) of a Pydantic AI agent built in this module, not passed its history or deferred results by hand.
         if func.attr.value != "run" or keywords & {"message_history", "deferred_tool_results"}:
@@ -245,6 +256,61 @@ class _RunRewriter(cst.CSTTransformer):
         self.deferring.add(func.value.value)
         self.adapter_imports.update(PYDANTIC_IMPORTS)
         return "run_with_approvals", [cst.Arg(func.value), *run.args]
+
+
+class _ToolkitConfirmations(cst.CSTTransformer):
+    """Each Agno toolkit built in the ``tools=[...]`` of a named agent asks before its risky tools:
+    ``ShellTools()`` -> ``ShellTools(requires_confirmation_tools=["run_shell_command"])`` (a literal list it
+    has is extended; one that is not literal is left to its author)."""
+
+    def __init__(self, agents: set[str], imported: Mapping[str, str]) -> None:
+        super().__init__()
+        self._agents = agents
+        self._imported = imported
+        self.confirmed: set[str] = set()
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        target = updated_node.targets[0].target if len(updated_node.targets) == 1 else None
+        value = updated_node.value
+        if not (isinstance(target, cst.Name) and target.value in self._agents and isinstance(value, cst.Call)):
+            return updated_node
+        args = list(value.args)
+        for i, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == "tools" and isinstance(arg.value, cst.List):
+                elements = [e.with_changes(value=self._confirming(e.value)) for e in arg.value.elements]
+                args[i] = arg.with_changes(value=arg.value.with_changes(elements=elements))
+        return updated_node.with_changes(value=value.with_changes(args=args))
+
+    def _confirming(self, built: cst.BaseExpression) -> cst.BaseExpression:
+        if not isinstance(built, cst.Call) or not isinstance(built.func, cst.Name) or built.func.value not in self._imported:
+            return built
+        risky = agno_risky_tools(self._imported[built.func.value], built)
+        if not risky:
+            return built
+        args = list(built.args)
+        for i, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == "requires_confirmation_tools":
+                if not isinstance(arg.value, cst.List) or any(literal(e.value) is None for e in arg.value.elements):
+                    return built
+                have = [literal(e.value) for e in arg.value.elements]
+                names = [*have, *(n for n in risky if n not in have)]
+                args[i] = arg.with_changes(value=cst.parse_expression(json.dumps(names)))
+                self.confirmed.add(f"{built.func.value} tools")
+                return built.with_changes(args=args)
+        flag = cst.Arg(cst.parse_expression(json.dumps(list(risky))), keyword=cst.Name("requires_confirmation_tools"), equal=_tight_equal())
+        self.confirmed.add(f"{built.func.value} tools")
+        return built.with_changes(args=[*_commas(args), flag])
+
+
+def _imported_names(module: cst.Module) -> dict[str, str]:
+    """``from agno.tools.shell import ShellTools`` -> ``{"ShellTools": "agno.tools.shell.ShellTools"}`` (no aliases)."""
+    out: dict[str, str] = {}
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and not isinstance(small.names, cst.ImportStar):
+                dotted = cst.Module([]).code_for_node(small.module)
+                out.update({a.name.value: f"{dotted}.{a.name.value}" for a in small.names if isinstance(a.name, cst.Name) and a.asname is None})
+    return out
 
 
 class _OutputTypes(cst.CSTTransformer):

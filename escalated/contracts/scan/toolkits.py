@@ -105,14 +105,18 @@ def toolkit_of(
     return None if found is None else Toolkit(f"{qualified.rpartition('.')[2]} tools", (found,), qualified)
 
 
-def _agno_tools(qualified: str, built: cst.Call, *, line: int) -> Toolkit | None:
-    """An Agno toolkit whose risky tools are known by name: those it offers as configured."""
+def agno_risky_tools(qualified: str, built: cst.Call) -> tuple[str, ...] | None:
+    """The risky tools ``built`` (an Agno toolkit's constructor call) offers as configured; None if unknown."""
+    offered = _agno_offered(qualified, built)
+    return None if offered is None else tuple(tool for tool, _fact in offered)
+
+
+def _agno_offered(qualified: str, built: cst.Call) -> list[tuple[str, str]] | None:
     prefix = next((p for p in _AGNO_TOOLS if qualified.startswith(p)), None)
     if prefix is None:
         return None
     keywords = {a.keyword.value: a.value for a in built.args if a.keyword is not None}
     include, exclude = _names(keywords.get("include_tools")), _names(keywords.get("exclude_tools")) or set()
-    confirmed = _names(keywords.get("requires_confirmation_tools")) or set()
     everything = _flag(keywords.get("all")) is True
     offered = []
     for tool, fact, default in _AGNO_TOOLS[prefix]:
@@ -120,6 +124,16 @@ def _agno_tools(qualified: str, built: cst.Call, *, line: int) -> Toolkit | None
         on = (tool in include) if include is not None else (everything or (default if flag is None else flag))
         if on and tool not in exclude:
             offered.append((tool, fact))
+    return offered
+
+
+def _agno_tools(qualified: str, built: cst.Call, *, line: int) -> Toolkit | None:
+    """An Agno toolkit whose risky tools are known by name: those it offers as configured."""
+    offered = _agno_offered(qualified, built)
+    if offered is None:
+        return None
+    keywords = {a.keyword.value: a.value for a in built.args if a.keyword is not None}
+    confirmed = _names(keywords.get("requires_confirmation_tools")) or set()
     name = f"{qualified.rpartition('.')[2]} tools"
     if not offered:
         why = f"{name}: none of its sending, deleting or code-running tools is offered ({qualified})"
