@@ -252,3 +252,26 @@ def test_a_llamaindex_workflow_steps_model_call_and_the_state_it_routes_by() -> 
     )
     (call,) = scan_source(source, "app.py")
     assert (call.api, call.confidence, call.recommendation.mode, call.recommendation.rules) == ("achat_with_tools", "low", "sampled", ("R10",))
+
+
+def test_a_microsoft_agent_framework_workflow_built_in_helpers_and_its_event_loop() -> None:
+    source = MAF_TOOLS.replace("{mode}", "never_require") + (
+        "from agent_framework.orchestrations import HandoffBuilder\n"
+        "def create_agents(client):\n"
+        "    triage = Agent(client=client, name='triage')\n"
+        "    billing = Agent(client=client, name='billing', tools=[refund])\n"
+        "    return triage, billing\n"
+        "def build_workflow(client):\n"
+        "    triage, billing = create_agents(client)\n"
+        "    return HandoffBuilder(participants=[triage, billing]).with_start_agent(triage).build()\n"
+        "async def main():\n"
+        "    workflow = build_workflow(OpenAIChatClient())\n"
+        "    async for event in workflow.run('refund ch_1', stream=True):\n"
+        "        if event.type in ('intermediate', 'output'):\n"
+        "            print(event.data.author_name if event.data.author_name else 'agent')\n"
+        "        elif event.type == 'status' and event.state is WorkflowRunState.IDLE:\n"
+        "            break\n"
+    )
+    (call,) = scan_source(source, "app.py")
+    assert (call.recommendation.mode, call.recommendation.rules) == ("required", ("R2",))
+    assert [t.name for t in call.risky_tools] == ["refund"]

@@ -38,6 +38,10 @@ _STRING_METHODS = frozenset({
 _WORKFLOW_CONTEXT_METHODS = frozenset({
     "get", "set", "write_event_to_stream", "send_event", "wait_for_event", "collect_events", "edit_state",
 })  # fmt: skip
+# A Microsoft Agent Framework WorkflowContext's own messages, outputs and state.
+_MAF_CONTEXT_METHODS = frozenset({
+    "send_message", "yield_output", "request_info", "add_event", "get_state", "set_state", "get_shared_state", "set_shared_state",
+})  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
 # An HTTP GET that carries no credentials reads what anyone can read (a public page or API).
 _HTTP_GETS = frozenset({"httpx.get", "requests.get", "httpx.Client.get", "httpx.AsyncClient.get", "requests.Session.get"})
@@ -126,6 +130,9 @@ class CallEffects:
     def _workflow_context(self, func: cst.BaseExpression) -> bool:
         """``ctx.write_event_to_stream(...)``, ``await ctx.set("state", state)`` in a LlamaIndex workflow: the
         workflow's own events and state (kept with the run, like an agent's memory), not a system of record."""
+        if isinstance(func, cst.Attribute) and func.attr.value in _MAF_CONTEXT_METHODS and _names_context(func.value):
+            # await ctx.send_message(response) in a Microsoft Agent Framework executor: the workflow's own plumbing
+            return any(target.startswith("agent_framework") for target in self.index.imports.values())
         if not (isinstance(func, cst.Attribute) and func.attr.value in _WORKFLOW_CONTEXT_METHODS):
             return False
         receiver = func.value.value if isinstance(func.value, cst.Attribute) and func.value.attr.value == "store" else func.value
@@ -367,3 +374,7 @@ def _is_toolkit(node: cst.ClassDef) -> bool:
 def _formatting(func: cst.BaseExpression) -> bool:
     """``response.response.strip().lower()``: a string method on a value, not a call outward."""
     return isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS and not isinstance(func.value, cst.Name)
+
+
+def _names_context(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in {"ctx", "context"}

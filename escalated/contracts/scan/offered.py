@@ -20,6 +20,7 @@ from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.crews import agents_of
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.kinds import Match
+from escalated.contracts.scan.params import enclosing_scope
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import McpServers, literal, short_name, tools_in_args
 from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, AgentOf, ToolRef, ToolResolver, approval_asked
@@ -251,13 +252,19 @@ class OfferedTools:
     def _maf_participants(self, builder: cst.Call, scope: Scope) -> Iterator[AgentOf]:
         """SequentialBuilder(participants=[triage, refunds]), HandoffBuilder(...).with_start_agent(triage),
         WorkflowBuilder(...).add_edge(writer, reviewer): the agents a Microsoft Agent Framework workflow runs."""
+        # The builder may be written in a helper (build_workflow()) the run's scope only calls: its names are there.
+        home = enclosing_scope(self.index, builder) or scope
         for arg in builder.args:
-            given = self.tools.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
+            given = self.tools.value_of(arg.value, home) if isinstance(arg.value, cst.Name) else arg.value
             listed = [e.value for e in given.elements] if isinstance(given, cst.List | cst.Tuple) else [arg.value]
             for value in listed:
-                agent = self.resolver.kind_of(value, scope)
-                if (agent is not None and agent.kind == "maf-agent") or (arg.keyword is not None and arg.keyword.value == "participants"):
-                    yield AgentOf(value)
+                agent = self.resolver.kind_of(value, home)
+                named = arg.keyword is not None and arg.keyword.value in {"participants", "manager_agent"}
+                if (agent is not None and agent.kind == "maf-agent") or named:
+                    built = self.tools.value_of(value, home) if isinstance(value, cst.Name) and home is not scope else None
+                    if built is None and isinstance(value, cst.Name) and home is not scope:
+                        built = self.tools.unpacked(value, home)  # triage, refund = create_agents(client) in the helper
+                    yield AgentOf(built if isinstance(built, cst.Call) else value)
 
     def _adk_agent(self, runner: cst.CSTNode, scope: Scope, *, depth: int = 0) -> AgentOf | McpServers:
         """The agent a Google ADK Runner(agent=…), AdkApp(agent=…) or agent_engines.create(app) runs."""

@@ -324,6 +324,8 @@ class OutputFlow:
         # A match compares its subject with every case: always a choice, even on a bare name.
         if not isinstance(statement, cst.Match) and (trivial_test(test) or _dispatches_on_type(test)):
             return
+        if isinstance(statement, cst.IfExp) and statement.test.deep_equals(statement.body):
+            return  # msg.author_name if msg.author_name else "user": the value or a default, nothing chosen
         line = self.line_of(statement)
         if not self._inside_pause(statement):
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
@@ -428,6 +430,8 @@ def _dispatches_on_type(test: cst.CSTNode) -> bool:
         return True  # if run_response.status != RunStatus.paused:
     if _counts_pause(test):
         return True  # while len(result.user_input_requests) > 0: how many approvals the framework asks for
+    if _event_type_test(test):
+        return True  # if event.type == "output": / elif event.type in ("intermediate", "output"):
     if not isinstance(test, cst.Call):
         return False
     if isinstance(test.func, cst.Name) and test.func.value == "isinstance":
@@ -436,6 +440,23 @@ def _dispatches_on_type(test: cst.CSTNode) -> bool:
         key = test.args[0].value
         return trivial_test(cst.Subscript(value=test.func.value, slice=[cst.SubscriptElement(cst.Index(key))]))
     return False
+
+
+def _event_type_test(test: cst.CSTNode) -> bool:
+    """``event.type == "output"``, ``event.type in ("intermediate", "output")``, ``msg.role == "assistant"``,
+    ``event.state is WorkflowRunState.IDLE``: which kind of event or message a stream delivered, or the
+    state the workflow reports, compared with names written in the code."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    left, comparator = test.left, test.comparisons[0].comparator
+    if isinstance(left, cst.Attribute) and left.attr.value in {"state", "status"} and isinstance(comparator, cst.Attribute):
+        return isinstance(test.comparisons[0].operator, cst.Is | cst.IsNot | cst.Equal | cst.NotEqual)  # event.state is RunState.IDLE
+    if not (isinstance(left, cst.Attribute) and left.attr.value in {"type", "event_type", "role"}):
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal | cst.NotEqual | cst.In | cst.NotIn):
+        return False
+    values = [e.value for e in comparator.elements] if isinstance(comparator, cst.Tuple | cst.List | cst.Set) else [comparator]
+    return all(isinstance(v, cst.SimpleString) for v in values)
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:

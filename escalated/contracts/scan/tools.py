@@ -114,6 +114,8 @@ class ToolResolver:
         if isinstance(expr, cst.Call) and expr.args and (dotted_name(expr.func) or "").endswith("handoff"):
             expr = expr.args[0].value  # handoff(billing_agent)
         built = expr if isinstance(expr, cst.Call) else self.value_of(expr, scope)
+        if built is None and isinstance(expr, cst.Name):
+            built = self.unpacked(expr, scope)  # triage, refund = create_agents(client)
         if isinstance(built, cst.Call):
             if id(built) in seen or depth > 4:
                 return
@@ -148,6 +150,26 @@ class ToolResolver:
             return
         why = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
         findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+
+    def unpacked(self, name: cst.Name, scope: Scope) -> cst.BaseExpression | None:
+        """``triage, refund = create_agents(client)`` with ``create_agents`` of this module returning a tuple
+        of names (``return triage_agent, refund_agent``): what the name at the same place is bound to there."""
+        for node in self.index.walk(scope.node):
+            if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple)):
+                continue
+            names = [e.value.value if isinstance(e.value, cst.Name) else None for e in node.targets[0].target.elements]
+            if name.value not in names or not (isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name)):
+                continue
+            helper = self.function(node.value.func.value, scope)
+            if helper is None or not isinstance(helper.node, cst.FunctionDef):
+                return None
+            at = names.index(name.value)
+            for returned in self.index.subtree(helper.node):
+                if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple) and len(returned.value.elements) == len(names):
+                    element = returned.value.elements[at].value
+                    return self.value_of(element, helper) if isinstance(element, cst.Name) else element
+            return None
+        return None
 
     def _handed_off(self, functions: cst.BaseExpression, scope: Scope) -> Iterator[tuple[cst.FunctionDef, cst.Name]]:
         """Swarm hands off by a function returning the next agent (``def transfer_to_sales(): return sales_agent``):
@@ -582,7 +604,8 @@ def approval_asked(call: cst.Call) -> bool:
 
 def _single_tool(expr: cst.BaseExpression) -> bool:
     """tools=LocalShellTool(...) rather than a list: a call building one tool (a class named ...Tool)."""
-    return isinstance(expr, cst.Call) and (dotted_name(expr.func) or "").rpartition(".")[2].endswith("Tool")
+    last = (dotted_name(expr.func) or "").rpartition(".")[2] if isinstance(expr, cst.Call) else ""
+    return last.endswith("Tool") or last in _CODE_TOOL_FACTORIES
 
 
 def _dict_strings(node: cst.Dict) -> dict[str, str]:
