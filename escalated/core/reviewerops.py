@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from escalated.domain.models import EVENT_DECIDED, Escalation, Policy, Principal, Resolution, RuleRef
+from escalated.domain.models import ACTIVE_STATUSES, EVENT_DECIDED, Escalation, Policy, Principal, Resolution, RuleRef
 from escalated.domain.rules import Rule, RuleRequest, parse_rule_request
 from escalated.domain.scopes import ROLE_SCOPES
 from escalated.domain.ids import new_id
@@ -164,6 +164,34 @@ class ReviewerOps:
             if rule.applies(esc, at_ms=at_ms, quorum_choices=quorum_choices):
                 return await self._service.decide_by_rule(esc, rule)
         return None
+
+    async def answer_missed(self, *, since_ms: int, before_ms: int, limit: int) -> tuple[int, int | None]:
+        """Decide, by the rules active when they were created, the live
+        escalations created in [since, before] that ``answer_new`` never
+        answered: a process killed between a create's commit and its rule's
+        decision leaves them (the SLA clock's leader calls this). A rule
+        revoked since decides nothing: the human took it back. Exactly once
+        whoever runs it: ``decide_by_rule`` is a compare-and-set.
+
+        Returns (how many were decided, the creation time of the last one
+        read when the batch was full, to read on from; else None)."""
+        found = await self._store.unanswered_by_rules(since_ms=since_ms, before_ms=before_ms, limit=limit)
+        decided = 0
+        for _, escalation_id in found:
+            esc = await self._service.escalation_for_integration(escalation_id)
+            if esc is None or esc.status not in ACTIVE_STATUSES:
+                continue
+            policy = await self._store.policy(workspace_id=esc.workspace_id, key=esc.policy)
+            if policy is None:  # deleted since: its quorum, which no rule may answer, is unknown
+                continue
+            quorum_choices = quorum_choices_of(policy)
+            at_ms = esc.created_ms
+            rules = await self._store.active_rules(workspace_id=esc.workspace_id, policy=esc.policy, at_ms=at_ms)
+            for rule in rules:
+                if rule.created_ms <= at_ms and rule.applies(esc, at_ms=at_ms, quorum_choices=quorum_choices):
+                    decided += await self._service.decide_by_rule(esc, rule) is not None
+                    break
+        return decided, found[-1][0] if len(found) == limit else None
 
 
 def quorum_choices_of(policy: Policy) -> tuple[str, ...]:

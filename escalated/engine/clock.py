@@ -70,6 +70,10 @@ BREACH_BATCH = 500
 RETRY_FIRST_MS = 500
 RETRY_MAX_MS = 2_000
 SWEEP_MS = 60_000
+# Creations younger than this are left to the create's own rule decision
+# (``ReviewerOps.answer_new``, right after its commit); the sweeps' windows
+# overlap by as much, for a create whose commit came late after its clock read.
+RULE_GRACE_MS = 2_000
 TRANSIENT = (DatabaseUnavailable, DatabaseBusy, StorageFull)  # errors that pass: wait and try again
 NO_NUDGE = 1 << 62  # the earliest reminder or level when there is none
 
@@ -99,6 +103,7 @@ class SlaClock:
         # The earliest of escalations created since that read began: a create
         # committed after the read must not be overwritten by its answer.
         self._nudge_floor = NO_NUDGE
+        self._rules_since_ms = 0  # creations before this were checked for missed rule decisions
         self._wake = asyncio.Event()
 
     @property
@@ -172,8 +177,10 @@ class SlaClock:
             return 0  # backing off after a failed write
         if self._horizon_ms is None:  # the first pass: the refill reads past deadlines too
             self._next_sweep_ms = at_ms + self._sweep_ms
+            await self.answer_missed(at_ms)
         elif self._next_sweep_ms is not None and at_ms >= self._next_sweep_ms:
             await self.sweep(at_ms)
+            await self.answer_missed(at_ms)
         if self._horizon_ms is None or self._horizon_ms < at_ms + self._window_ms // 2:
             await self.refill(at_ms)
         await self.nudge(at_ms)
@@ -195,6 +202,27 @@ class SlaClock:
             if len(self._heap) < self._refill_batch // 2 and self._horizon_ms is not None and self._horizon_ms < at_ms:
                 await self.refill(at_ms)
         return breached
+
+    async def answer_missed(self, at_ms: int) -> int:
+        """Make the remembered decisions a stopped process never made
+        (``ReviewerOps.answer_missed``) for escalations created since the
+        last pass. Returns how many were decided."""
+        before_ms = at_ms - RULE_GRACE_MS
+        since_ms, decided = self._rules_since_ms, 0
+        try:
+            while since_ms <= before_ms:
+                done, read_on = await self._service.reviewer_ops.answer_missed(
+                    since_ms=since_ms, before_ms=before_ms, limit=BREACH_BATCH
+                )
+                decided += done
+                if read_on is None:
+                    break
+                since_ms = read_on if read_on > since_ms else since_ms + 1  # a full batch of one millisecond: past it
+        except Exception:  # the database said no: the next sweep tries the same window again
+            log.exception("remembered decisions missed at creation could not be made; retrying at the next sweep")
+            return decided
+        self._rules_since_ms = max(self._rules_since_ms, before_ms - RULE_GRACE_MS)
+        return decided
 
     async def nudge(self, at_ms: int) -> int:
         """Send the reminders and reach the levels due at ``at_ms``. Returns how many escalations."""
@@ -248,6 +276,7 @@ class SlaClock:
         self._horizon_ms = None
         self._retry_ms, self._retry_at_ms = 0, None  # a backoff from before is no reason to wait now
         self._nudge_ms = None
+        self._rules_since_ms = 0  # another leader may have stopped mid-window
         await self.run(stop)
 
     async def run(self, stop: asyncio.Event) -> None:

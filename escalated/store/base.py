@@ -117,6 +117,13 @@ class Store(abc.ABC):
         """Unrevoked, unexpired rules of a policy, newest first (without their uses): read on every create."""
 
     @abc.abstractmethod
+    async def unanswered_by_rules(self, *, since_ms: int, before_ms: int, limit: int) -> list[tuple[int, str]]:
+        """(created_ms, id) of live escalations created in [since, before] while
+        an unrevoked rule of their policy (and agent, if it names one) was
+        active, oldest first: what a process that stopped between a create's
+        commit and its rule's decision left waiting."""
+
+    @abc.abstractmethod
     async def revoke_rule(self, *, rule_id: str, workspace_id: str, by: str, at_ms: int) -> bool:
         """False when it was revoked already."""
 

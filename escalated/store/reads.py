@@ -109,3 +109,7 @@ class ReadsPart:
         if at_ms < read_at_ms:  # asked about an earlier time than the kept read: it may lack rules expired since
             return [rule_from_row(r) for r in await self._c.hot_all(sql, params)]
         return [r for r in rules if r.expires_ms > at_ms]
+
+    async def unanswered_by_rules(self, *, since_ms: int, before_ms: int, limit: int) -> list[tuple[int, str]]:
+        params = {"since_ms": since_ms, "before_ms": before_ms, "limit": limit}
+        return [(int(r[0]), str(r[1])) for r in await self._c.all(self._c.q["unanswered_by_rules"], params)]

@@ -1,4 +1,6 @@
-"""Reminders and escalation levels (CONTRACT §15), driven by the SLA clock.
+"""Reminders and escalation levels (CONTRACT §15), driven by the SLA clock,
+and the remembered decisions it makes when a process stopped before making
+them.
 
 In process on a real store of either backend, with time as an argument
 (``SlaClock.tick(at_ms)``: no waiting through real intervals); then a real
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -23,7 +26,10 @@ from escalated.core.settings import Settings, parse_db
 from escalated.core.stores import open_store
 from escalated.domain.models import Principal
 from escalated.domain.scopes import ALL_SCOPES
-from escalated.engine.clock import SlaClock
+from escalated.domain.ids import new_id
+from escalated.domain.models import OPEN, RESOLVED
+from escalated.domain.rules import Rule, RuleMatch
+from escalated.engine.clock import RULE_GRACE_MS, SlaClock
 from escalated.errors import NotFound
 from escalated.domain.mailserver import parse_mail_server
 from tests.conftest import fresh_db
@@ -36,6 +42,7 @@ from tests.support.smtp import smtp_server
 from tests.support.wait import eventually
 
 MINUTE_MS = 60_000
+DAY_MS = 24 * 60 * MINUTE_MS
 HOOK = "webhook:http://127.0.0.1:9/hook"  # never sent in process: the tests read the outbox
 
 
@@ -214,3 +221,86 @@ async def test_reminder_and_level_emails_say_so_in_their_subject(tmp_path):
             assert {subject(m)[1] for m in smtp.inbox.received[2:]} == {"Reminder, decision needed"}
         finally:
             await asyncio.to_thread(live.stop)
+
+
+# -- remembered decisions a stopped process never made ------------------------------------
+#
+# A create commits, then its matching rule decides it (ReviewerOps.answer_new).
+# A process killed in between leaves an open escalation and a rule that was
+# active when it was created: the tests build that state with the real store
+# (the rule added afterwards, dated before the escalation) and let the clock
+# find it.
+
+
+def _rule_for(esc, *, created_ms: int, **match: str) -> Rule:
+    return Rule(
+        id=new_id("rul"), workspace_id=esc.workspace_id, policy=esc.policy, choice="approve",
+        match=RuleMatch(**match), reason="known customer", created_by="user:alice",
+        created_ms=created_ms, expires_ms=created_ms + DAY_MS,
+    )  # fmt: skip
+
+
+async def test_a_rule_decision_never_made_is_made_once_by_the_clocks_next_pass(db):
+    async with service_on(db) as svc:
+        esc = await _create(svc)
+        rule = _rule_for(esc, created_ms=esc.created_ms - 1_000, agent_id=esc.agent_id)
+        await svc.store.add_rule(rule=rule)
+        clock = SlaClock(svc)
+        assert await clock.answer_missed(esc.created_ms + RULE_GRACE_MS - 1) == 0  # still the create's own to make
+        await clock.tick(esc.created_ms + RULE_GRACE_MS)  # a leader's first pass
+        got = await svc.get(svc.test_key, esc.id)
+        assert (got.status, got.resolution.answered_by, got.resolution.resolved_by) == (RESOLVED, f"rule:{rule.id}", "human")
+        # Another leader (a restart, a replica) later finds nothing left to decide.
+        assert await SlaClock(svc).answer_missed(esc.created_ms + 10 * MINUTE_MS) == 0
+        assert [h.event for h in got.history].count("decided") == 1
+        uses = (await svc.store.rule(rule_id=rule.id, workspace_id=esc.workspace_id)).uses
+        assert [u.escalation_id for u in uses] == [esc.id]
+
+
+async def test_a_rule_made_after_the_escalation_or_revoked_since_decides_nothing(db):
+    async with service_on(db) as svc:
+        esc = await _create(svc)
+        later = _rule_for(esc, created_ms=esc.created_ms + 1)
+        revoked = _rule_for(esc, created_ms=esc.created_ms - 1_000)
+        other_agent = _rule_for(esc, created_ms=esc.created_ms - 1_000, agent_id="another-agent")
+        for r in (later, revoked, other_agent):
+            await svc.store.add_rule(rule=r)
+        await svc.store.revoke_rule(rule_id=revoked.id, workspace_id=esc.workspace_id, by="user:bob", at_ms=esc.created_ms + 5)
+        clock = SlaClock(svc)
+        await clock.tick(esc.created_ms + MINUTE_MS)
+        assert await clock.answer_missed(esc.created_ms + 2 * MINUTE_MS) == 0
+        assert (await svc.get(svc.test_key, esc.id)).status == OPEN
+
+
+async def test_a_rule_decision_lost_to_kill_9_is_made_and_called_back_once_after_restart(request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        proc = ServerProcess(db=db, args=("--retry-schedule", "100ms"))
+        agent = await Receiver().start()
+        await asyncio.to_thread(proc.start)
+        try:
+            proc.cli("policy", "set", "refunds.large")
+            async with aiohttp.ClientSession() as session:
+                api = Api(proc.url, proc.bootstrap_key, session)
+                created = await api.create(resume={"mode": "webhook", "url": agent.url, "secret": "s"})
+                proc.kill()  # as if between the create's commit and its rule's decision
+                store = await open_store(Settings(db_path=parse_db(str(db))))
+                try:
+                    esc = await store.get_escalation(escalation_id=created["id"], workspace_id=None, routes=None)
+                    rule = _rule_for(esc, created_ms=esc.created_ms - 1_000)
+                    await store.add_rule(rule=rule)
+                finally:
+                    await store.close()
+                # The restarted leader's first pass leaves creations younger than the grace to their create.
+                await asyncio.sleep(max(0.0, (esc.created_ms + RULE_GRACE_MS) / 1000 - time.time()))
+                await asyncio.to_thread(proc.start)
+                api.url = proc.url
+                [callback] = await agent.wait_for(1)
+                body = json.loads(callback.body)
+                assert callback.headers["x-service-event"] == "escalation.decided"
+                assert (body["resolvedBy"], body["answeredBy"], body["choice"]) == ("human", f"rule:{rule.id}", "approve")
+                stored = await api.get(created["id"])
+                assert stored["status"] == "resolved"
+                assert [h["event"] for h in stored["history"]].count("decided") == 1
+        finally:
+            proc.stop()
+            await agent.stop()

@@ -5,6 +5,7 @@ Every test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from escalated.domain.ids import new_id
@@ -89,6 +90,28 @@ async def test_active_rules_are_the_unrevoked_unexpired_ones_of_the_policy(store
         await store.add_rule(rule=r)
     await store.revoke_rule(rule_id=revoked.id, workspace_id=ws, by="user:bob", at_ms=3_000)
     assert [r.id for r in await store.active_rules(workspace_id=ws, policy="refunds.large", at_ms=5_000)] == [live.id]
+
+
+async def test_unanswered_by_rules_are_live_escalations_created_while_a_rule_of_theirs_was_active(store, ws):
+    live_rule, revoked = rule(ws, created_ms=1_000, expires_ms=9_000), rule(ws, created_ms=1_000)
+    elsewhere = rule(ws, policy="other.policy", created_ms=0)
+    for r in (live_rule, revoked, elsewhere):
+        await store.add_rule(rule=r)
+    await store.revoke_rule(rule_id=revoked.id, workspace_id=ws, by="user:bob", at_ms=1_500)
+    before_rule = await created(store, ws, at_ms=500)
+    first = await created(store, ws, at_ms=2_000)
+    second = await created(store, ws, at_ms=3_000, status=ACKNOWLEDGED)
+    other_agent = escalation(ws, at_ms=3_000)
+    await create(store, attrs.evolve(other_agent, agent_id="someone-else"))
+    after_expiry = await created(store, ws, at_ms=9_000)
+    ended = await created(store, ws, at_ms=4_000)
+    await store.resolve(escalation_id=ended.id, resolution=human(), history_event="decided", callback=None)
+    found = await store.unanswered_by_rules(since_ms=0, before_ms=10_000, limit=10)
+    assert found == [(2_000, first.id), (3_000, second.id)]
+    assert before_rule.id not in dict(found).values() and after_expiry.id not in dict(found).values()
+    assert await store.unanswered_by_rules(since_ms=2_001, before_ms=10_000, limit=10) == [(3_000, second.id)]
+    assert await store.unanswered_by_rules(since_ms=0, before_ms=2_999, limit=10) == [(2_000, first.id)]
+    assert await store.unanswered_by_rules(since_ms=0, before_ms=10_000, limit=1) == [(2_000, first.id)]
 
 
 async def test_revoking_a_rule_once_records_who_and_then_is_false(store, ws):

@@ -382,6 +382,21 @@ SELECT {rule_columns}, '[]' FROM rules
 WHERE workspace_id = :workspace_id AND policy = :policy AND revoked_ms IS NULL AND expires_ms > :at_ms
 ORDER BY id DESC
 
+-- Live escalations created while an unrevoked rule of their policy (and of
+-- their agent, when the rule names one) was active: a create's rule decision
+-- runs after its commit, so a process stopped in between leaves these. The
+-- core checks the rest of each rule's match. Oldest first.
+-- name: unanswered_by_rules
+SELECT DISTINCT e.created_ms, e.id FROM rules r
+JOIN escalations e ON e.workspace_id = r.workspace_id AND e.policy = r.policy
+WHERE r.revoked_ms IS NULL AND r.expires_ms > :since_ms
+  AND e.status IN ('open', 'acknowledged')
+  AND e.created_ms >= :since_ms AND e.created_ms <= :before_ms
+  AND e.created_ms >= r.created_ms AND e.created_ms < r.expires_ms
+  AND (r.agent_id IS NULL OR r.agent_id = e.agent_id)
+ORDER BY e.created_ms, e.id
+LIMIT :limit
+
 -- name: revoke_rule
 UPDATE rules SET revoked_by = :by, revoked_ms = :at_ms WHERE id = :id AND workspace_id = :workspace_id AND revoked_ms IS NULL
 
