@@ -385,3 +385,36 @@ def test_a_post_to_a_model_api_address_is_a_model_call(tmp_path: Path) -> None:
     assert {key: value[0] for key, value in calls.items()} == {
         ("models.py", 14): "http.post", ("models.py", 20): "http.post", ("models.py", 24): "http.post",
     }
+
+
+SERVED_SWARM = """\
+from langchain.agents import create_agent
+from langchain_openai import ChatOpenAI
+from langgraph_swarm import create_handoff_tool, create_swarm
+
+model = ChatOpenAI(model="gpt-4o")
+
+
+def book_flight(flight_id: str) -> str:
+    \"\"\"Book a flight.\"\"\"
+    return "Successfully booked flight"
+
+
+def search_flights(date: str) -> list:
+    \"\"\"Search flights.\"\"\"
+    return []
+
+
+to_hotels = create_handoff_tool(agent_name="hotels", description="Transfer to the hotel assistant.")
+to_flights = create_handoff_tool(agent_name="flights", description="Transfer to the flight assistant.")
+flights = create_agent(model, tools=[search_flights, book_flight, to_hotels], name="flights")
+hotels = create_agent(model, tools=[to_flights], name="hotels")
+app = create_swarm([flights, hotels], default_active_agent="flights").compile()
+unserved = create_swarm([hotels], default_active_agent="hotels").compile()
+"""
+
+
+def test_a_graph_named_in_langgraph_json_is_run_by_the_server_with_its_agents_tools(tmp_path: Path) -> None:
+    (tmp_path / "langgraph.json").write_text('{"dependencies": ["."], "graphs": {"agent": "./src/agent/swarm.py:app"}}')
+    calls = _calls(tmp_path, {"src/agent/swarm.py": SERVED_SWARM})
+    assert calls == {("src/agent/swarm.py", 22): ("langgraph.json graph", "required", ("R2",))}

@@ -48,6 +48,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
         "OpenAIServerModel", "OpenAIModel", "AzureOpenAIServerModel", "AzureOpenAIModel",
     )},
     "langgraph.prebuilt.create_react_agent": ("langchain", "agent"),
+    # Multi-agent graphs: their first argument (or agents=) lists the agents they hand the run between.
+    "langgraph_swarm.create_swarm": ("langchain", "lg-multi"),
+    "langgraph_supervisor.create_supervisor": ("langchain", "lg-multi"),
     "langchain.agents.create_agent": ("langchain", "agent"),
     "langchain.agents.AgentExecutor": ("langchain", "agent"),
     "langchain.agents.initialize_agent": ("langchain", "agent"),
@@ -131,6 +134,8 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 # A project's own SDK names ([tool.escalated.contracts] sdk = {"mycorp.llm" = "openai"}):
 # set for the duration of one scan, so two scans in one process never see each other's.
 EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", default=MappingProxyType({}))
+# The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
+SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 
 
 def module_clients() -> Mapping[str, str]:
@@ -216,6 +221,12 @@ SESSION_REASON = (
     "the connection; guard what its events drive instead (guard() around each action, @guard_tool on handlers)"
 )
 
+# A graph a langgraph.json names: the LangGraph server loads the module's binding and runs it.
+SERVED_GRAPH = "langgraph.json graph"
+SERVED_GRAPH_REASON = (
+    "a graph named in langgraph.json is run by the LangGraph server, not called here: there is no call to wrap; "
+    "gate its tools (interrupt, HumanInTheLoopMiddleware) instead"
+)
 # A Google ADK agent package's entry point: the ADK's runners load the module's ``root_agent``.
 ADK_ROOT_AGENT = "root_agent"
 ADK_ROOT_REASON = (
@@ -233,6 +244,7 @@ SMOL_UI_REASON = (
 # Calls apply never wraps, and why: ``guard(lambda: …)`` around them would not decide anything.
 UNWRAPPED: dict[str, str] = {
     **{api: SESSION_REASON for api in SESSION_APIS}, ADK_ROOT_AGENT: ADK_ROOT_REASON, "launch": SMOL_UI_REASON,
+    SERVED_GRAPH: SERVED_GRAPH_REASON,
 }
 
 GUARD_NAMES = frozenset({"escalated.guard", "escalated.guard.guard"})

@@ -79,6 +79,9 @@ class CallMatcher:
             root = self._served_root_agent(qualified, node, scope)
             if root is not None:
                 return root
+        served = self._served_graph(node, scope)
+        if served is not None:
+            return served
         chain: list[str] = []
         func = callee
         while isinstance(func, cst.Attribute):
@@ -144,6 +147,17 @@ class CallMatcher:
     def _imports_llama_index(self) -> bool:
         index = getattr(self, "index", None)
         return index is not None and any(target.startswith("llama_index") for target in index.imports.values())
+
+    def _served_graph(self, node: cst.Call, scope: Scope) -> Match | None:
+        """``app = builder.compile()`` (or ``graph = create_agent(...)``) named in a langgraph.json: the
+        LangGraph server runs it, so its definition is where its runs are decided. Reported as the call
+        ``langgraph.json graph``, never wrapped by apply."""
+        index = getattr(self, "index", None)
+        if index is None or not index.served or scope.qualname != MODULE_SCOPE:
+            return None
+        if not any(index.values.get((MODULE_SCOPE, name)) is node for name in index.served):
+            return None
+        return Match("langchain", apis.SERVED_GRAPH, "high", Kind("langchain", "lg-served", origin=node))
 
     def _served_root_agent(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
         """``root_agent = Agent(...)`` in a Google ADK agent package: ``adk run``/``web``/``api_server``

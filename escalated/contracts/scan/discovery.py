@@ -47,6 +47,7 @@ from escalated.contracts.scan.files import (
     iter_files,
     looks_generated,
     might_call_llm,
+    served_graphs,
 )
 from escalated.contracts.scan.flows import Loadable, ProjectFlow
 from escalated.contracts.scan.index import Imports, ModuleIndex, WorkMeter, parse_module
@@ -173,12 +174,14 @@ class _Tree:
 
 def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
     token = apis.EXTRA_SDK.set(dict(options.sdk))
+    served = apis.SERVED_GRAPHS.set(served_graphs(root))
     try:
         base = root if root.is_dir() else root.parent
         tree = _walk_tree(root, base=base, progress=progress, options=options)
         _follow_imports(tree, base=base, options=options)
         calls, context = _analyse_tree(tree, base=base, options=options)
     finally:
+        apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
     return ScanResult(

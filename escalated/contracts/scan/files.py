@@ -8,6 +8,7 @@ every report is byte-identical across machines. A cheap text check
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -266,3 +267,32 @@ def _walk(folder: Path, rel: str, rules: list[IgnoreRules], *, last: IgnoreRules
 def _is_virtualenv(path: str) -> bool:
     # A virtualenv under any name has this marker file.
     return os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+
+def served_graphs(root: Path) -> dict[str, frozenset[str]]:
+    """The graphs a ``langgraph.json`` names (``"agent": "./src/agent/graph.py:app"``): module (POSIX,
+    relative to ``root``) -> the module-level names the LangGraph server loads and runs."""
+    found: dict[str, set[str]] = {}
+    if not root.is_dir():
+        return {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        if "langgraph.json" not in names:
+            continue
+        config = Path(folder) / "langgraph.json"
+        try:
+            graphs = json.loads(config.read_text(encoding="utf-8")).get("graphs", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        for spec in graphs.values() if isinstance(graphs, dict) else ():
+            target = spec.get("path") if isinstance(spec, dict) else spec
+            if not isinstance(target, str) or ":" not in target:
+                continue
+            file, _, name = target.rpartition(":")
+            module = (Path(folder) / file).resolve()
+            try:
+                rel = module.relative_to(root.resolve()).as_posix()
+            except ValueError:
+                continue
+            found.setdefault(rel, set()).add(name)
+    return {rel: frozenset(names) for rel, names in found.items()}

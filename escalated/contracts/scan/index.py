@@ -131,6 +131,8 @@ class ModuleIndex(Imports):
         self.decorators: dict[str, tuple[cst.Decorator, ...]] = {}
         self.class_bases: dict[str, tuple[cst.Arg, ...]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
+        # Module-level names a langgraph.json serves (the LangGraph server runs them).
+        self.served: frozenset[str] = frozenset()
         module = cst.Module(body=())
         self._scope = Scope(MODULE_SCOPE, node=module, parent=None, class_name=None)
         self.scopes[MODULE_SCOPE] = self._scope

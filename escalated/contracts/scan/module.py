@@ -108,6 +108,7 @@ def analyse_module(
     project: ParamFlow | None = None,
     tool_sites: Mapping[str, ToolSite] | None = None,
 ) -> ModuleCalls:
+    index.served = apis.SERVED_GRAPHS.get().get(path, frozenset())
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
     primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:

@@ -211,6 +211,8 @@ class OfferedTools:
                 listed = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
                 for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
                     yield AgentOf(element.value)
+        if kind is not None and kind.kind == "lg-served" and isinstance(kind.origin, cst.Call):
+            yield from self._served_graph(kind.origin, scope)
         if kind is not None and kind.kind in _ADK_RUNS and isinstance(kind.origin, cst.Call):
             yield AgentOf(kind.origin) if kind.kind == "adk-agent" else self._adk_agent(kind.origin, scope)
         if kind is not None and kind.kind == "smol-ui" and kind.base is None and kind.origin is not None:
@@ -248,6 +250,29 @@ class OfferedTools:
                         yield positional[0]
                     yield from (AgentOf(agent) for agent in self._listed(origin, "agents", scope))
             kind = kind.base
+
+    def _served_graph(self, built: cst.Call, scope: Scope, *, depth: int = 0) -> Iterator[cst.BaseExpression | McpServers | AgentOf]:
+        """What a served graph runs: ``create_swarm([flights, hotels]).compile()`` its agents, a
+        ``create_agent(model, tools=[...])`` its tools; a graph built some other way, unknown."""
+        if isinstance(built.func, cst.Attribute) and built.func.attr.value == "compile" and depth < 3:
+            inner = self.tools.value_of(built.func.value, scope) if isinstance(built.func.value, cst.Name) else built.func.value
+            if isinstance(inner, cst.Call):
+                yield from self._served_graph(inner, scope, depth=depth + 1)
+                return
+        kind = self.resolver.kind_of(built, scope)
+        if kind is not None and kind.kind == "lg-multi":
+            agents = [a.value for a in built.args if a.keyword is None or a.keyword.value == "agents"][:1]
+            for given in agents:
+                listed = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
+                for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
+                    yield AgentOf(element.value)
+            yield from tools_in_args(built.args)  # a supervisor's own tools
+            return
+        if kind is not None and kind.kind == "agent":
+            yield AgentOf(built)
+            return
+        written = _short_code(self.tools.code_of(built))
+        yield McpServers(built, f"not analysed: the scan could not see which agents the served graph {written!r} runs")
 
     def _maf_participants(self, builder: cst.Call, scope: Scope) -> Iterator[AgentOf]:
         """SequentialBuilder(participants=[triage, refunds]), HandoffBuilder(...).with_start_agent(triage),

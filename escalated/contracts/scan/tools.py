@@ -46,6 +46,10 @@ _CODE_TOOL_CLASSES = frozenset({
 _CODE_TOOL_FACTORIES = frozenset({"get_shell_tool", "get_code_interpreter_tool"})
 _LOADABLE_CODE_TOOLS = frozenset({"python_repl", "terminal", "shell", "bash", "llm-math"})
 _MCP_HINTS = ("mcp", "MCP")
+# LangGraph swarm and supervisor hand-offs: no tool of their own (the graph lists the agents).
+_HANDOFF_TOOLS = frozenset({
+    f"{package}{module}.create_handoff_tool" for package in ("langgraph_swarm", "langgraph_supervisor") for module in ("", ".handoff")
+})
 # The key under which another module's agent's tools are exported (crossref.tool_exports).
 AGENT_TOOLS_SUFFIX = "@tools"
 # ... and, when some of its risky tools are not gated there, the finding that says so.
@@ -375,6 +379,8 @@ class ToolResolver:
         tools.append(ToolRef(name, target.node if target else None, line, "" if target else "schema only"))
 
     def _call_tool(self, call: cst.Call, scope: Scope, tools: list[ToolRef], findings: list[Finding], *, depth: int) -> None:
+        if self.index.qualified(call.func) in _HANDOFF_TOOLS:
+            return  # create_handoff_tool(agent_name="hotels"): a hand-off; the graph runs that agent's tools
         line = self.line_of(call)
         callee = dotted_name(call.func) or ""
         last = callee.rpartition(".")[2]
