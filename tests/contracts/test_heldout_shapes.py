@@ -418,3 +418,26 @@ def test_a_graph_named_in_langgraph_json_is_run_by_the_server_with_its_agents_to
     (tmp_path / "langgraph.json").write_text('{"dependencies": ["."], "graphs": {"agent": "./src/agent/swarm.py:app"}}')
     calls = _calls(tmp_path, {"src/agent/swarm.py": SERVED_SWARM})
     assert calls == {("src/agent/swarm.py", 22): ("langgraph.json graph", "required", ("R2",))}
+
+
+HAND_BUILT_GRAPH = """\
+from langchain_openai import ChatOpenAI
+from langgraph.graph import StateGraph
+
+llm = ChatOpenAI(model="gpt-4o")
+
+
+def triage(state):
+    return {"answer": llm.invoke(state["messages"]).content}
+
+
+builder = StateGraph(dict)
+builder.add_node("triage", triage)
+graph = builder.compile()
+"""
+
+
+def test_a_hand_built_graph_in_langgraph_json_is_reported_at_its_nodes_model_calls(tmp_path: Path) -> None:
+    (tmp_path / "langgraph.json").write_text('{"graphs": {"main": "./graph.py:graph"}}')
+    calls = _calls(tmp_path, {"graph.py": HAND_BUILT_GRAPH})
+    assert [key for key in calls] == [("graph.py", 8)]

@@ -157,6 +157,14 @@ class CallMatcher:
             return None
         if not any(index.values.get((MODULE_SCOPE, name)) is node for name in index.served):
             return None
+        # Only a prebuilt agent graph: a hand-built StateGraph's nodes make their own model calls, reported there.
+        built: cst.BaseExpression = node
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            receiver = node.func.value
+            built = index.values.get((MODULE_SCOPE, receiver.value), receiver) if isinstance(receiver, cst.Name) else receiver
+        kind = self.kind_of(built, scope) if isinstance(built, cst.Call) else None
+        if kind is None or kind.kind not in {"agent", "lg-multi"}:
+            return None
         return Match("langchain", apis.SERVED_GRAPH, "high", Kind("langchain", "lg-served", origin=node))
 
     def _served_root_agent(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
