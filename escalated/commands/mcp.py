@@ -25,6 +25,7 @@ def mcp() -> None:
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
     from escalated.agent.client import EscalatedClient
+    from escalated.http.statuses import status_of
 
     try:
         client = EscalatedClient.from_env()
@@ -32,4 +33,4 @@ def mcp() -> None:
         raise click.ClickException(str(exc)) from None
     # stdout is the protocol's: every log line goes to stderr, the host's log.
     logging.basicConfig(level=logging.WARNING, format="escalated mcp: %(message)s")
-    asyncio.run(serve_stdio(client))
+    asyncio.run(serve_stdio(client, status_of=status_of))

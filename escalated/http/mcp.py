@@ -37,6 +37,7 @@ from escalated.http.appkeys import SERVICE, SETTINGS
 from escalated.http.auth import principal_of
 from escalated.http.body import is_json, read_bytes
 from escalated.http.escalations import created_answer
+from escalated.http.statuses import status_of
 
 MCP_PATH = "/mcp"
 MANAGER = web.AppKey("mcp_manager", StreamableHTTPSessionManager)
@@ -99,7 +100,7 @@ async def _manager_ctx(app: web.Application) -> AsyncIterator[None]:
         return CoreBackend(service=service, principal=ctx.request.scope[_PRINCIPAL])
 
     manager = StreamableHTTPSessionManager(
-        app=build_server(backend_for, version=version("escalated")),
+        app=build_server(backend_for, status_of=status_of, version=version("escalated")),
         stateless=True,
         json_response=True,
         max_request_body_size=app[SETTINGS].max_body_bytes,

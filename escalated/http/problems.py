@@ -1,5 +1,6 @@
 """``application/problem+json`` (RFC 9457) for every error, and the middleware
-that turns anything raised into one. Never a stack trace in a body."""
+that turns anything raised into one. Never a stack trace in a body. The
+status is the one ``statuses`` gives the error's code."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from escalated.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
+from escalated.http.statuses import status_of
 
 log = logging.getLogger("escalated.http")
 PROBLEM_TYPE = "application/problem+json"
@@ -34,11 +36,14 @@ _HTTP_EXCEPTIONS: dict[int, type[EscalatedError]] = {
 }
 
 
-def problem(exc: EscalatedError) -> web.Response:
+def problem(exc: EscalatedError, *, status: int | None = None) -> web.Response:
+    """``exc`` as a problem, with its code's status unless ``status`` is given
+    (an aiohttp error with no code of ours)."""
+    status = status_of(exc) if status is None else status
     body = {
         "type": f"urn:escalated:error:{exc.code}",
         "title": exc.title,
-        "status": exc.status,
+        "status": status,
         "detail": exc.detail,
         "code": exc.code,
     }
@@ -54,9 +59,9 @@ def problem(exc: EscalatedError) -> web.Response:
             body["currentStatus"] = value
         elif name == "scope":
             body["scope"] = value
-    if exc.status == 401:
+    if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="escalated"'
-    return web.Response(status=exc.status, body=orjson.dumps(body), content_type=PROBLEM_TYPE, headers=headers)
+    return web.Response(status=status, body=orjson.dumps(body), content_type=PROBLEM_TYPE, headers=headers)
 
 
 def retry_after(seconds: float) -> str:
@@ -69,10 +74,12 @@ def _cut(text: str) -> str:
 
 
 def _from_http_exception(exc: web.HTTPException) -> EscalatedError:
+    """The error of ours for aiohttp's; ``http_error`` (answered with the
+    aiohttp error's own status) when there is none."""
     cls = _HTTP_EXCEPTIONS.get(exc.status)
     if cls is None:
         error = EscalatedError(exc.reason)
-        error.status, error.code, error.title = exc.status, "http_error", exc.reason
+        error.code, error.title = "http_error", exc.reason
         return error
     if exc.status == 405:
         return cls(f"{exc.method} is not allowed here; allowed: {', '.join(sorted(exc.allowed_methods))}")  # type: ignore[attr-defined]
@@ -91,7 +98,7 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        response = problem(_from_http_exception(exc))
+        response = problem(_from_http_exception(exc), status=exc.status)
         if exc.status == 405:
             response.headers["Allow"] = exc.headers.get("Allow", "")
     except Exception:

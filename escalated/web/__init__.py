@@ -17,6 +17,7 @@ from aiohttp import web
 from escalated.core.weblinks import APP_PREFIX
 from escalated.errors import EscalatedError, NotFound
 from escalated.http.problems import problem, retry_after
+from escalated.http.statuses import status_of
 from escalated.web import admin, decisionlinks, escalations, live, remember, signin, views
 from escalated.web.render import page, see_other
 from escalated.web.session import SignedOut
@@ -45,8 +46,7 @@ async def pages_middleware(request: web.Request, handler) -> web.StreamResponse:
         if exc.status < 400:
             raise
         error = NotFound("there is no such page") if exc.status == 404 else EscalatedError(exc.reason)
-        error.status = exc.status
-        response = page(request, "error.html", {"error": error}, status=exc.status)
+        response = page(request, "error.html", {"error": error, "status": exc.status}, status=exc.status)
     if not response.prepared:
         response.headers.update(SECURITY_HEADERS)
         if response.content_type == "text/html":
@@ -60,7 +60,8 @@ def _error_answer(request: web.Request, exc: EscalatedError) -> web.Response:
     accept = request.headers.get("Accept", "")
     if "json" in accept and "text/html" not in accept:
         return problem(exc)
-    response = page(request, "error.html", {"error": exc}, status=exc.status)
+    status = status_of(exc)
+    response = page(request, "error.html", {"error": exc, "status": status}, status=status)
     if (wait_s := exc.extra.get("retry_after_s")) is not None:
         response.headers["Retry-After"] = retry_after(wait_s)
     return response

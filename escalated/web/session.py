@@ -28,15 +28,15 @@ SIGNED_IN = web.RequestKey("signed_in", SignedIn) if hasattr(web, "RequestKey") 
 class SignedOut(EscalatedError):
     """No live session: the middleware sends the browser to the sign-in page."""
 
-    status, code, title = 401, "signed_out", "Signed out"
+    code, title = "signed_out", "Signed out"
 
 
 class CsrfRefused(EscalatedError):
-    status, code, title = 403, "csrf", "Form refused"
+    code, title = "csrf", "Form refused"
 
 
 class AdminOnly(EscalatedError):
-    status, code, title = 403, "admin_only", "Admins only"
+    code, title = "admin_only", "Admins only"
 
 
 def _secure(request: web.Request) -> bool:

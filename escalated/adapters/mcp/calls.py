@@ -21,7 +21,7 @@ MAX_PROBLEM_TEXT = 200
 
 
 class UnknownTool(EscalatedError):
-    status, code, title = 404, "unknown_tool", "Unknown tool"
+    code, title = "unknown_tool", "Unknown tool"
 
 
 class Backend(Protocol):
@@ -147,8 +147,9 @@ def error_text(error: EscalatedError) -> str:
     return text
 
 
-def error_content(error: EscalatedError) -> dict:
-    problem: dict[str, Any] = {"status": error.status, "code": error.code, "title": error.title, "detail": _cut(error.detail)}
+def error_content(error: EscalatedError, status: int) -> dict:
+    """The problem as the API's body would give it, ``status`` included."""
+    problem: dict[str, Any] = {"status": status, "code": error.code, "title": error.title, "detail": _cut(error.detail)}
     if listed := _listed(error):
         problem["errors"] = listed
     return {"error": problem}

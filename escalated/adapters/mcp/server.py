@@ -31,6 +31,9 @@ INSTRUCTIONS = (
 )
 
 BackendFor = Callable[[ServerRequestContext[Any, Any]], Awaitable[calls.Backend]]
+# The HTTP status an error's problem names (escalated.http.statuses, handed in
+# from above: the tools know no HTTP of their own).
+StatusOf = Callable[[EscalatedError], int]
 
 
 def client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -41,8 +44,9 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return name or None
 
 
-def build_server(backend_for: BackendFor, *, version: str = "") -> Server[Any]:
-    """``backend_for(ctx)`` gives the backend that acts for this request's caller."""
+def build_server(backend_for: BackendFor, *, status_of: StatusOf, version: str = "") -> Server[Any]:
+    """``backend_for(ctx)`` gives the backend that acts for this request's caller;
+    ``status_of`` the status a failed call's problem names."""
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         try:
@@ -59,10 +63,11 @@ def build_server(backend_for: BackendFor, *, version: str = "") -> Server[Any]:
             backend = await backend_for(ctx)
             result = await calls.call_tool(backend, params.name, params.arguments or {}, client_name=client_name(ctx))
         except EscalatedError as error:
-            return _error_result(error)
+            return _error_result(error, status_of(error))
         except Exception:  # a bug of ours must not end the agent's session
             log.exception("tool %s failed", params.name)
-            return _error_result(EscalatedError("an internal error occurred; it has been logged"))
+            internal = EscalatedError("an internal error occurred; it has been logged")
+            return _error_result(internal, status_of(internal))
         return CallToolResult(content=[TextContent(type="text", text=_json(result))], structured_content=result)
 
     return Server(
@@ -75,10 +80,10 @@ def build_server(backend_for: BackendFor, *, version: str = "") -> Server[Any]:
     )
 
 
-def _error_result(error: EscalatedError) -> CallToolResult:
+def _error_result(error: EscalatedError, status: int) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=calls.error_text(error))],
-        structured_content=calls.error_content(error),
+        structured_content=calls.error_content(error, status),
         is_error=True,
     )
 

@@ -36,7 +36,7 @@ LOCK_THE_FILE_ITSELF = sys.platform.startswith("linux")
 class AlreadyServing(EscalatedError):
     """Another live ``serve`` holds this database."""
 
-    status, code, title = 409, "already_serving", "Database already served"
+    code, title = "already_serving", "Database already served"
 
 
 def lock_path(db_path: Path | str) -> Path:
