@@ -2,10 +2,13 @@
 
 Targets: ``webhook:URL`` (POST of ``{"event", "text", "escalation"}``; ``text``
 makes it Slack-compatible, so the agent's words in it are escaped as for
-``slack:``: a question cannot ping ``<!channel>`` or disguise a link), ``slack:WEBHOOK_URL`` (a Block Kit message,
-core/slackmessages.py), ``email:ADDRESS`` (SMTP), ``desktop``
-(``notify-send``). The body is stored in the outbox like a callback's, so a
-Slack message is rendered once, at creation, with the settings of then.
+``slack:``: a question cannot ping ``<!channel>`` or disguise a link), ``slack:WEBHOOK_URL`` (a Block Kit message), ``email:ADDRESS`` (SMTP),
+``desktop`` (``notify-send``). The body is stored in the outbox like a
+callback's: the event, the line of text and the escalation as its resource,
+the same for every channel, which the sender renders for its channel
+(engine/mail.py, engine/slackmessages.py). A ``slack:`` delivery's body also
+keeps the Slack settings of when it was queued (``SLACK_SETTINGS``), so its
+message is the one of then.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from typing import Any
 
 import orjson
 
-from escalated.core import slackmessages
 from escalated.domain.models import EVENT_CREATED, NOTIFICATION, Delivery, Escalation
 from escalated.domain.resource import escalation_resource
 from escalated.domain.slack import escape
 from escalated.domain.ids import new_id
 
 SLACK_PREFIX = "slack:"
+# The body's member for a slack: delivery: {"buttons": one per choice (Slack
+# can call back), "baseUrl": the web app's public URL or null, "lead": the
+# words before the text (a reminder, a level) or null}.
+SLACK_SETTINGS = "slack"
 
 
 def escalation_text(esc: Escalation) -> str:
@@ -48,13 +54,15 @@ def notification_deliveries(
     if not targets:
         return []
     text = escalation_text(esc) if lead is None else f"{lead}: {escalation_text(esc)}"
-    body = orjson.dumps(
-        {
-            "event": event,
-            "text": escape(text),  # Slack mrkdwn; the desktop pop-up unescapes it
-            "escalation": escalation_resource(esc, content_json=content_json),
-        }
-    )
+    payload = {
+        "event": event,
+        "text": escape(text),  # Slack mrkdwn; the desktop pop-up unescapes it
+        "escalation": escalation_resource(esc, content_json=content_json),
+    }
+    body = orjson.dumps(payload)
+    slack_body = body
+    if any(target.startswith(SLACK_PREFIX) for target in targets):
+        slack_body = orjson.dumps({**payload, SLACK_SETTINGS: {"buttons": slack_buttons, "baseUrl": base_url, "lead": lead}})
     return [
         Delivery(
             id=new_id("dlv"),
@@ -62,18 +70,10 @@ def notification_deliveries(
             kind=NOTIFICATION,
             target=target,
             event=event,
-            body=_slack_body(esc, slack_buttons=slack_buttons, base_url=base_url, lead=lead)
-            if target.startswith(SLACK_PREFIX)
-            else body,
+            body=slack_body if target.startswith(SLACK_PREFIX) else body,
             next_attempt_ms=at_ms,
             created_ms=at_ms,
         )
         for target in targets
     ]
 
-
-def _slack_body(esc: Escalation, *, slack_buttons: bool, base_url: str | None, lead: str | None) -> bytes:
-    message = slackmessages.notification(esc, buttons=slack_buttons, base_url=base_url)
-    if lead is not None:
-        message["text"] = f"{lead}: {message['text']}"
-    return orjson.dumps(message)

@@ -22,7 +22,7 @@ from escalated.core.decisionlinks import EmailPlan
 from escalated.domain.models import CALLBACK, Delivery
 from escalated.domain.slack import unescape
 from escalated.domain.mailserver import MailServer
-from escalated.engine import mail, smtp
+from escalated.engine import mail, slackmessages, smtp
 from escalated.engine.retry import parse_retry_after
 from escalated.domain.urlsafety import CallbackRules, address_problem, client_url, host_allowed, literal_problem, normal_host
 from escalated.agent.signing import sign
@@ -132,7 +132,7 @@ def origin(delivery: Delivery) -> str:
 
 def webhook_url(target: str) -> str | None:
     """The URL a notification POSTs to: ``webhook:URL``, or ``slack:URL`` (a
-    Slack incoming webhook; its body is a Block Kit message, core/slackmessages.py)."""
+    Slack incoming webhook; its body is a Block Kit message, engine/slackmessages.py)."""
     for prefix in ("webhook:", "slack:"):
         if target.startswith(prefix):
             return target.removeprefix(prefix)
@@ -215,11 +215,25 @@ async def post(
 
 
 async def post_delivery(
+    session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, rules: CallbackRules, body: bytes | None = None
+) -> Outcome:
+    """POST ``delivery``'s stored body, or ``body`` rendered from it (a Slack message)."""
+    return await post(
+        session, url, body=delivery.body if body is None else body, headers=callback_headers(delivery), timeout_s=timeout_s, rules=rules
+    )
+
+
+async def post_to_slack(
     session: aiohttp.ClientSession, delivery: Delivery, url: str, *, timeout_s: float, rules: CallbackRules
 ) -> Outcome:
-    return await post(
-        session, url, body=delivery.body, headers=callback_headers(delivery), timeout_s=timeout_s, rules=rules
-    )
+    """The notification rendered as Slack's Block Kit message, then POSTed;
+    Slack's 4xx are final (``slack_verdict``)."""
+    try:
+        message = slackmessages.notification_body(delivery.body)
+    except ValueError as exc:  # a row no version of escalated wrote
+        return Outcome(ok=False, duration_ms=0, error=f"unusable Slack notification: {exc}", permanent=True)
+    outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, rules=rules, body=message)
+    return slack_verdict(outcome)
 
 
 async def email(mail_server: MailServer | None, address: str, body: bytes, *, plan: EmailPlan | None = None) -> Outcome:
@@ -262,8 +276,9 @@ async def attempt(
         return await post_delivery(session, delivery, delivery.target, timeout_s=timeout_s, rules=rules)
     target = delivery.target
     if url := webhook_url(target):
-        outcome = await post_delivery(session, delivery, url, timeout_s=timeout_s, rules=rules)
-        return slack_verdict(outcome) if target.startswith("slack:") else outcome
+        if target.startswith("slack:"):
+            return await post_to_slack(session, delivery, url, timeout_s=timeout_s, rules=rules)
+        return await post_delivery(session, delivery, url, timeout_s=timeout_s, rules=rules)
     if target.startswith("email:"):
         return await email(mail_server, target.removeprefix("email:"), delivery.body, plan=email_plan)
     if target == "desktop":

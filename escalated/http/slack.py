@@ -6,8 +6,9 @@ signature is checked before anything looks inside it: an unsigned, wrongly
 signed or stale request (a replay after five minutes) is a 401 and nothing
 else. Only then is it parsed; malformed is the contract's 400/415/422. The
 click is acted on (core/slackdecide.py), Slack gets its 200 at once, and the
-reply goes to the click's ``response_url`` in the background
-(engine/slackreplies.py, which says why not through the outbox).
+reply (engine/slackmessages.py renders what the click came to) goes to the
+click's ``response_url`` in the background (engine/slackreplies.py, which
+says why not through the outbox).
 
 Without ``--slack-signing-secret`` the route answers 404 saying so: with no
 secret nothing could be verified.
@@ -22,6 +23,7 @@ from aiohttp import web
 from escalated.core.slackdecide import SlackDecisions
 from escalated.domain.slack import check_signature, parse_interaction
 from escalated.domain.urlsafety import literal_problem
+from escalated.engine.slackmessages import click_reply
 from escalated.engine.slackreplies import SlackReplies
 from escalated.errors import NotFound, UnsupportedMediaType, ValidationFailed, field_error
 from escalated.http.appkeys import ADMIN, SERVICE, SETTINGS, SLACK_DECISIONS, SLACK_REPLIES
@@ -50,7 +52,7 @@ async def interactions(request: web.Request) -> web.Response:
         return web.Response(status=200)  # another kind of interaction of the app: nothing to do
     if problem := literal_problem(click.response_url, settings.callback_rules):
         raise ValidationFailed("response_url is not a URL we may call", errors=[field_error("payload.response_url", problem)])
-    reply = await request.app[SLACK_DECISIONS].click(click)
+    reply = click_reply(await request.app[SLACK_DECISIONS].click(click))
     request.app[SLACK_REPLIES].send(click.response_url, reply, escalation_id=click.escalation_id)
     return web.Response(status=200)
 

@@ -1,5 +1,5 @@
 """Slack's signature, payload and text rules (escalated/domain/slack.py) and the
-messages built from an escalation (escalated/core/slackmessages.py).
+messages built from an escalation (escalated/engine/slackmessages.py).
 
 The signatures here come from tests/support/slack.py, written from Slack's
 documentation, not from the code under test.
@@ -10,10 +10,15 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
+import orjson
 import pytest
 
-from escalated.core import slackmessages
-from escalated.domain.models import Choice, Content, Escalation, NumberField, Resolution, Subject
+from escalated.core.notifications import notification_deliveries
+from escalated.core.slackdecide import Decided, Refused, TooLate
+from escalated.domain.convert import content_to_json
+from escalated.domain.models import Cancellation, Choice, Content, Escalation, NumberField, Resolution, SelectField, SelectOption, Subject
+from escalated.engine import slackmessages
+from escalated.engine.slackmessages import Shown
 from escalated.domain.slack import check_signature, escape, parse_interaction, unescape
 from escalated.errors import InvalidJson, Unauthenticated, ValidationFailed
 from tests.support.slack import sign
@@ -169,12 +174,16 @@ def _escalation(**overrides) -> Escalation:
     return Escalation(**base)
 
 
+def _shown(**overrides) -> Shown:
+    return Shown.of(_escalation(**overrides))
+
+
 def _texts(message: dict) -> str:
     return json.dumps(message)
 
 
 def test_a_notification_with_buttons_has_one_per_choice_carrying_the_escalation():
-    message = slackmessages.notification(_escalation(), buttons=True, base_url="https://esc.example")
+    message = slackmessages.notification(_shown(), buttons=True, base_url="https://esc.example")
     [actions] = [b for b in message["blocks"] if b["type"] == "actions"]
     values = [json.loads(e["value"]) for e in actions["elements"]]
     assert values == [{"escalation": "esc_1", "choice": "approve"}, {"escalation": "esc_1", "choice": "deny"}]
@@ -182,25 +191,25 @@ def test_a_notification_with_buttons_has_one_per_choice_carrying_the_escalation(
 
 
 def test_user_text_is_escaped_in_every_mrkdwn_field():
-    text = _texts(slackmessages.notification(_escalation(), buttons=True, base_url=None))
+    text = _texts(slackmessages.notification(_shown(), buttons=True, base_url=None))
     for raw in ("<!here>", "<#981>", "<@U999>", "& co"):
         assert raw not in text
     assert "Refund &lt;!here&gt; 1,200 EUR?" in text and "&lt;@U999&gt; said so" in text
 
 
 def test_the_deadline_is_shown_as_a_slack_date_with_an_rfc3339_fallback():
-    text = _texts(slackmessages.notification(_escalation(), buttons=True, base_url=None))
+    text = _texts(slackmessages.notification(_shown(), buttons=True, base_url=None))
     assert f"<!date^{NOW_S + 600}^" in text and "2023-11-14T22:23:20.000Z" in text
 
 
 def test_without_buttons_the_message_links_to_the_web_page():
-    message = slackmessages.notification(_escalation(), buttons=False, base_url="https://esc.example")
+    message = slackmessages.notification(_shown(), buttons=False, base_url="https://esc.example")
     assert not [b for b in message["blocks"] if b["type"] == "actions"]
     assert "<https://esc.example/app/escalations/esc_1|" in _texts(message)
 
 
 def test_a_public_url_ending_in_a_slash_links_to_the_page_without_a_double_slash():
-    message = slackmessages.notification(_escalation(), buttons=False, base_url="https://esc.example/")
+    message = slackmessages.notification(_shown(), buttons=False, base_url="https://esc.example/")
     assert "<https://esc.example/app/escalations/esc_1|" in _texts(message)
 
 
@@ -210,7 +219,7 @@ def test_response_fields_get_a_link_not_buttons():
         subject=esc.content.subject, question="How much?", evidence=(), choices=esc.content.choices,
         response_fields=(NumberField(name="amount", label="Amount"),),
     ))  # fmt: skip
-    message = slackmessages.notification(esc, buttons=True, base_url="https://esc.example")
+    message = slackmessages.notification(Shown.of(esc), buttons=True, base_url="https://esc.example")
     assert not [b for b in message["blocks"] if b["type"] == "actions"]
     assert "needs some input" in _texts(message)
 
@@ -221,7 +230,7 @@ def test_long_text_is_cut_to_slacks_limits_without_splitting_an_entity():
         subject=esc.content.subject, question="<" * 5000, evidence=("&" * 5000,) * 50,
         choices=(Choice(id="a", label="L" * 200),),
     ))  # fmt: skip
-    message = slackmessages.notification(long, buttons=True, base_url=None)
+    message = slackmessages.notification(Shown.of(long), buttons=True, base_url=None)
     for block in message["blocks"]:
         if block["type"] == "section":
             assert len(block["text"]["text"]) <= slackmessages.MAX_SECTION
@@ -239,3 +248,61 @@ def test_the_decided_message_replaces_the_buttons_with_who_decided():
     assert message["replace_original"] is True
     assert not [b for b in message["blocks"] if b["type"] == "actions"]
     assert "*Deny*, decided by *alice &lt;admin&gt;*" in _texts(message)
+
+
+def _queued(esc: Escalation, **settings) -> bytes:
+    """The body core/notifications.py stores for a ``slack:`` target."""
+    [delivery] = notification_deliveries(esc, ["slack:https://hooks.example/x"], at_ms=1, content_json=content_to_json(esc.content), **settings)
+    return delivery.body
+
+
+@pytest.mark.parametrize("buttons", [True, False])
+@pytest.mark.parametrize("base_url", [None, "https://esc.example/"])
+@pytest.mark.parametrize("lead", [None, "Reminder"])
+@pytest.mark.parametrize(
+    "esc",
+    [
+        _escalation(),
+        _escalation(deadline_ms=None, default_choice=None),
+        _escalation(deadline_ms=NOW_S * 1000 + 337, default_choice="deny"),
+        _escalation(content=Content(
+            subject=Subject(type="pr", id="7", label="PR ✓ <b>"), question="How much?", evidence=("e",) * 30,
+            choices=(Choice(id="ok", label="OK"),),
+            response_fields=(NumberField(name="n", label="N", min=1.0), SelectField(name="s", label="S", options=(SelectOption("a", "A"),))),
+        )),
+    ],
+)  # fmt: skip
+def test_the_sender_renders_the_stored_notification_as_the_escalation_itself_renders(esc, buttons, base_url, lead):
+    """The outbox keeps the escalation as its resource; the message made from
+    it is the one made from the escalation, byte for byte."""
+    expected = slackmessages.notification(Shown.of(esc), buttons=buttons, base_url=base_url)
+    if lead is not None:
+        expected["text"] = f"{lead}: {expected['text']}"
+    stored = _queued(esc, slack_buttons=buttons, base_url=base_url, lead=lead)
+    assert b"blocks" not in stored  # the core stores the escalation, not Slack's markup
+    assert slackmessages.notification_body(stored) == orjson.dumps(expected)
+
+
+def test_a_notification_queued_as_block_kit_by_an_earlier_version_is_posted_as_it_is():
+    queued = b'{"text":"Order: Refund?","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Order* p Refund?"}}]}'
+    assert slackmessages.notification_body(queued) == queued
+
+
+@pytest.mark.parametrize("stored", [b"not json", b'{"slack": {"buttons": true}}', b'{"slack": {}, "escalation": {"id": "e"}}'])
+def test_a_stored_body_that_is_neither_is_a_value_error(stored):
+    with pytest.raises(ValueError):
+        slackmessages.notification_body(stored)
+
+
+def test_what_a_click_came_to_becomes_its_reply():
+    resolved = _escalation(
+        status="resolved", resolution=Resolution(choice="deny", resolved_by="human", answered_by="bob", answered_at_ms=NOW_S * 1000)
+    )
+    assert slackmessages.click_reply(Decided(resolved)) == slackmessages.decided(resolved)
+    too_late = slackmessages.click_reply(TooLate(resolved))
+    assert too_late["response_type"] == "ephemeral" and too_late["text"].startswith("Too late, nothing was changed: :white_check_mark: *Deny*")
+    refused = slackmessages.click_reply(Refused("link it with: escalated users add NAME --slack-id <!channel>"))
+    assert refused["response_type"] == "ephemeral" and refused["replace_original"] is False
+    assert refused["text"] == "link it with: escalated users add NAME --slack-id &lt;!channel&gt;"
+    cancelled = _escalation(status="cancelled", cancellation=Cancellation(reason=None, cancelled_by="key:k", cancelled_at_ms=NOW_S * 1000))
+    assert ":no_entry_sign: Cancelled by *key:k*" in slackmessages.click_reply(TooLate(cancelled))["text"]

@@ -1,12 +1,15 @@
-"""The Slack messages escalated posts (issue #16), as Block Kit JSON.
+"""The Slack messages escalated posts, as Block Kit JSON. The core speaks of
+escalations, notifications and clicks; this is where they become Slack's.
 
-- ``notification``: what a ``slack:WEBHOOK_URL`` target receives when an
-  escalation is created: question, subject, evidence, deadline, and one
-  button per choice when Slack can call us back (a signing secret is set)
-  and no response field needs typing; otherwise a link to the web page.
-- ``decided``: the same message, buttons replaced by who decided what
-  (posted to the click's ``response_url`` with ``replace_original``).
-- ``ephemeral``: a reply only the clicker sees (refusals, "already decided").
+- ``notification_body``: what a ``slack:WEBHOOK_URL`` target receives,
+  rendered by the sender from the delivery's stored body (the escalation as
+  its resource, and the settings of when it was queued): question, subject,
+  evidence, deadline, and one button per choice when Slack can call us back
+  (a signing secret is set) and no response field needs typing; otherwise a
+  link to the web page. A body queued as Block Kit is sent as it is.
+- ``click_reply``: what a click's ``response_url`` is posted: the message
+  with its buttons replaced by who decided what (``replace_original``), or a
+  reply only the clicker sees (refusals, "already decided").
 
 Every piece of user text goes through ``escape`` (``&``, ``<``, ``>``), so an
 agent's question cannot mention ``<!channel>`` or disguise a link. Button
@@ -18,11 +21,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+import orjson
+
+from escalated.core.notifications import SLACK_SETTINGS
+from escalated.core.slackdecide import ClickOutcome, Decided, Refused, TooLate
 from escalated.core.weblinks import escalation_url
-from escalated.domain.models import CANCELLED, Escalation
 from escalated.domain import wording
+from escalated.domain.convert import content_from_json
+from escalated.domain.models import CANCELLED, Content, Escalation
 from escalated.domain.slack import DECIDE_ACTION, button_value, escape
-from escalated.timeutil import format_ms
+from escalated.timeutil import format_ms, parse_timestamp_ms
 
 # Slack's limits (Block Kit reference): a section's text, a button's label,
 # the notification fallback text. Longer text is cut with an ellipsis.
@@ -48,7 +57,31 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def page_url(esc: Escalation, *, base_url: str | None) -> str | None:
+@attrs.frozen
+class Shown:
+    """What a message shows of an escalation: taken from the escalation (a
+    click's reply) or from the resource an outbox row keeps (a notification)."""
+
+    id: str
+    policy: str
+    content: Content
+    deadline_ms: int | None
+    default_choice: str | None
+
+    @classmethod
+    def of(cls, esc: Escalation) -> Shown:
+        return cls(esc.id, esc.policy, esc.content, esc.deadline_ms, esc.default_choice)
+
+    @classmethod
+    def from_resource(cls, resource: dict[str, Any]) -> Shown:
+        content = content_from_json({name: resource[name] for name in ("subject", "question", "evidence", "choices", "responseFields")})
+        deadline = resource["deadlineAt"]
+        return cls(
+            resource["id"], resource["policy"], content, None if deadline is None else parse_timestamp_ms(deadline), resource["defaultChoice"]
+        )
+
+
+def page_url(esc: Shown, *, base_url: str | None) -> str | None:
     return escalation_url(base_url, esc.id) if base_url else None
 
 
@@ -58,7 +91,7 @@ def _when(at_ms: int) -> str:
     return f"<!date^{at_ms // 1000}^{{date_short_pretty}} at {{time}}|{format_ms(at_ms)}>"
 
 
-def _content_blocks(esc: Escalation) -> list[dict[str, Any]]:
+def _content_blocks(esc: Shown) -> list[dict[str, Any]]:
     content = esc.content
     head = f"*{fit(content.subject.label, 500)}* · {fit(esc.policy, 200)}\n"
     blocks = [_section(head + fit(content.question, MAX_SECTION - len(head)))]
@@ -90,7 +123,7 @@ def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def _buttons(esc: Escalation) -> dict[str, Any]:
+def _buttons(esc: Shown) -> dict[str, Any]:
     return {
         "type": "actions",
         "block_id": f"{DECIDE_ACTION}.{esc.id}",
@@ -106,14 +139,34 @@ def _buttons(esc: Escalation) -> dict[str, Any]:
     }
 
 
-def _link(esc: Escalation, *, base_url: str | None, why: str) -> dict[str, Any]:
+def _link(esc: Shown, *, base_url: str | None, why: str) -> dict[str, Any]:
     url = page_url(esc, base_url=base_url)
     where = f"<{url}|Open it in escalated>" if url else f"Open escalation {esc.id} in escalated's web app"
     return _section(f"{why} {where}.")
 
 
-def notification(esc: Escalation, *, buttons: bool, base_url: str | None) -> dict[str, Any]:
-    """The message a ``slack:`` target is posted when ``esc`` is created."""
+def notification_body(stored: bytes) -> bytes:
+    """The message to post for a ``slack:`` delivery whose stored body is
+    ``stored``: the notification's body with its ``slack`` settings
+    (core/notifications.py), rendered here; a body that has none was queued
+    as Block Kit by an earlier version and is posted as it is. Raises
+    ``ValueError`` for a body that is neither."""
+    payload = orjson.loads(stored)
+    settings = payload.get(SLACK_SETTINGS) if isinstance(payload, dict) else None
+    if settings is None:
+        return stored
+    try:
+        shown = Shown.from_resource(payload["escalation"])
+        message = notification(shown, buttons=settings["buttons"], base_url=settings["baseUrl"])
+    except (KeyError, TypeError, ValueError) as exc:  # cattrs' errors are ValueErrors too
+        raise ValueError(f"not a notification body: {exc!r}") from exc
+    if (lead := settings.get("lead")) is not None:
+        message["text"] = f"{lead}: {message['text']}"
+    return orjson.dumps(message)
+
+
+def notification(esc: Shown, *, buttons: bool, base_url: str | None) -> dict[str, Any]:
+    """The message a ``slack:`` target is posted about ``esc``."""
     blocks = _content_blocks(esc)
     if buttons and not esc.content.response_fields:
         blocks.append(_buttons(esc))
@@ -126,18 +179,29 @@ def notification(esc: Escalation, *, buttons: bool, base_url: str | None) -> dic
     return {"text": fallback_text(esc), "blocks": blocks}
 
 
-def fallback_text(esc: Escalation) -> str:
+def fallback_text(esc: Shown) -> str:
     """Shown in notifications and by clients that cannot show blocks."""
     text = f"{esc.content.subject.label}: {esc.content.question}"
     return fit(text, MAX_FALLBACK)
 
 
+def click_reply(outcome: ClickOutcome) -> dict[str, Any]:
+    """What a click's ``response_url`` is posted (core/slackdecide.py says when each)."""
+    if isinstance(outcome, Decided):
+        return decided(outcome.escalation)
+    if isinstance(outcome, TooLate):
+        return ephemeral(f"Too late, nothing was changed: {outcome_line(outcome.escalation)}")
+    assert isinstance(outcome, Refused)
+    return ephemeral(escape(outcome.reason))
+
+
 def decided(esc: Escalation) -> dict[str, Any]:
     """The original message with its buttons replaced by the outcome."""
-    return {"replace_original": True, "text": fallback_text(esc), "blocks": [*_content_blocks(esc), _section(outcome(esc))]}
+    shown = Shown.of(esc)
+    return {"replace_original": True, "text": fallback_text(shown), "blocks": [*_content_blocks(shown), _section(outcome_line(esc))]}
 
 
-def outcome(esc: Escalation) -> str:
+def outcome_line(esc: Escalation) -> str:
     """What happened to ``esc``, in a line (``mrkdwn``)."""
     if esc.status == CANCELLED and esc.cancellation is not None:
         who = fit(esc.cancellation.cancelled_by, 200)
