@@ -11,6 +11,7 @@ import time
 import pytest
 
 from escalated.errors import DatabaseBusy
+from escalated.http.statuses import status_of
 from escalated.store.sqlite import db as dbmod
 from escalated.store.sqlite.connector import SqliteConnector
 from escalated.store.sqlite.db import Database
@@ -136,7 +137,7 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_write(db, monkeypatch
     try:
         with pytest.raises(DatabaseBusy, match="write lock") as raised:
             await asyncio.wait_for(db.write(insert, key="never"), 5)
-        assert raised.value.status == 503 and raised.value.extra["retry_after_s"] == 1
+        assert status_of(raised.value) == 503 and raised.value.extra["retry_after_s"] == 1
     finally:
         holder.execute("ROLLBACK")
         holder.close()
