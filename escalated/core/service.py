@@ -173,8 +173,14 @@ class Service(EscalationReview, RuleDecisions):
             self.wake_sender()
         self.metrics.escalations_created.inc()
         # Answered "open" as always (the escalation as created); a matching
-        # remembered decision resolves it now (CONTRACT §15).
-        await self.reviewer_ops.answer_new(esc, policy)
+        # remembered decision resolves it now (CONTRACT §15). The escalation
+        # is committed whatever happens to that decision: a failed one is the
+        # SLA clock's leader's to make again (``ReviewerOps.answer_missed``),
+        # not an error that would send the agent to create it twice.
+        try:
+            await self.reviewer_ops.answer_new(esc, policy)
+        except Exception:
+            log.exception("the remembered decision for %s failed after its create; the SLA clock will make it", esc.id)
         return Created(esc, content_json, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 
 import aiohttp
+import psycopg
 import pytest
 
 from escalated.core.admin import AdminService, PolicyRequest
@@ -272,7 +274,56 @@ async def test_a_rule_made_after_the_escalation_or_revoked_since_decides_nothing
         assert (await svc.get(svc.test_key, esc.id)).status == OPEN
 
 
-async def test_a_rule_decision_lost_to_kill_9_is_made_and_called_back_once_after_restart(request, fn_backend, tmp_path):
+# A real serve killed with -9 between a create's commit and its rule's
+# decision: a trigger the test puts in the real database holds the rule's
+# decision inside its transaction, after the create committed (PostgreSQL
+# sleeps there, and the test kills the server once the database shows it
+# asleep; SQLite cannot sleep in a trigger, so the decision's transaction
+# fails there, the create is answered 201 all the same, and the server is
+# killed after the decision rolled back: the same state).
+HOLD = "hold_rule_decision"
+
+
+def _hold_rule_decisions(db) -> None:
+    if isinstance(db, str):
+        with psycopg.connect(db, autocommit=True) as conn:
+            conn.execute(
+                f"CREATE FUNCTION {HOLD}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3600); RETURN NEW; END $$"
+            )
+            conn.execute(f"CREATE TRIGGER {HOLD} BEFORE INSERT ON rule_uses FOR EACH ROW EXECUTE FUNCTION {HOLD}()")
+    else:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            conn.execute(f"CREATE TRIGGER {HOLD} BEFORE INSERT ON rule_uses BEGIN SELECT RAISE(ABORT, 'held'); END")
+            conn.commit()
+
+
+def _held(db) -> bool:
+    """The rule's decision is asleep in its transaction (PostgreSQL)."""
+    with psycopg.connect(db, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event = 'PgSleep'", (db.rsplit("/", 1)[1],)
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def _release_rule_decisions(db) -> None:
+    if isinstance(db, str):
+        with psycopg.connect(db, autocommit=True) as conn:
+            conn.execute(  # the killed server's sessions, the sleeping one among them
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (db.rsplit("/", 1)[1],),
+            )
+            conn.execute(f"DROP TRIGGER {HOLD} ON rule_uses")
+            conn.execute(f"DROP FUNCTION {HOLD}()")
+    else:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            conn.execute(f"DROP TRIGGER {HOLD}")
+            conn.commit()
+
+
+async def test_a_serve_killed_between_a_create_and_its_rule_decision_decides_and_calls_back_once_after_restart(
+    request, fn_backend, tmp_path
+):
     with fresh_db(request, fn_backend, tmp_path) as db:
         proc = ServerProcess(db=db, args=("--retry-schedule", "100ms"))
         agent = await Receiver().start()
@@ -281,26 +332,40 @@ async def test_a_rule_decision_lost_to_kill_9_is_made_and_called_back_once_after
             proc.cli("policy", "set", "refunds.large")
             async with aiohttp.ClientSession() as session:
                 api = Api(proc.url, proc.bootstrap_key, session)
-                created = await api.create(resume={"mode": "webhook", "url": agent.url, "secret": "s"})
-                proc.kill()  # as if between the create's commit and its rule's decision
-                store = await open_store(Settings(db_path=parse_db(str(db))))
-                try:
-                    esc = await store.get_escalation(escalation_id=created["id"], workspace_id=None, routes=None)
-                    rule = _rule_for(esc, created_ms=esc.created_ms - 1_000)
-                    await store.add_rule(rule=rule)
-                finally:
-                    await store.close()
+                status, rule, _ = await api.call("POST", "/rules", json={"policy": "refunds.large", "choice": "approve", "reason": "known customer"})
+                assert status == 201, rule
+                _hold_rule_decisions(db)
+                body = escalation_body(resume={"mode": "webhook", "url": agent.url, "secret": "s"})
+                key = {"Idempotency-Key": new_id("idem")}
+                create = asyncio.create_task(api.call("POST", "/escalations", json=body, headers=key))
+                if isinstance(db, str):
+                    await eventually(lambda: _held(db))
+                else:
+                    # Its rule's decision failed and rolled back; the create had committed, and says so.
+                    status, answered, _ = await create
+                    assert (status, answered["status"]) == (201, "open"), answered
+                proc.kill()
+                killed_at = time.time()
+                with contextlib.suppress(aiohttp.ClientError):
+                    await create
+                _release_rule_decisions(db)
+                assert agent.received == []
                 # The restarted leader's first pass leaves creations younger than the grace to their create.
-                await asyncio.sleep(max(0.0, (esc.created_ms + RULE_GRACE_MS) / 1000 - time.time()))
+                await asyncio.sleep(max(0.0, killed_at + RULE_GRACE_MS / 1000 - time.time()))
                 await asyncio.to_thread(proc.start)
                 api.url = proc.url
+                status, created, _ = await api.call("POST", "/escalations", json=body, headers=key)  # the agent's retry
+                assert status in (200, 201), created
                 [callback] = await agent.wait_for(1)
-                body = json.loads(callback.body)
+                sent = json.loads(callback.body)
                 assert callback.headers["x-service-event"] == "escalation.decided"
-                assert (body["resolvedBy"], body["answeredBy"], body["choice"]) == ("human", f"rule:{rule.id}", "approve")
+                assert (sent["escalationId"], sent["resolvedBy"], sent["answeredBy"], sent["choice"]) == (
+                    created["id"], "human", f"rule:{rule['id']}", "approve"
+                )
                 stored = await api.get(created["id"])
                 assert stored["status"] == "resolved"
                 assert [h["event"] for h in stored["history"]].count("decided") == 1
+                assert [d["event"] for d in await api.deliveries(created["id"]) if d["kind"] == "callback"] == ["escalation.decided"]
         finally:
             proc.stop()
             await agent.stop()
