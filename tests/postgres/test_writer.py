@@ -46,6 +46,26 @@ async def test_a_failing_job_fails_alone_and_the_rest_of_its_group_commits(postg
     assert await count_workspaces(postgres_url) == 3
 
 
+async def test_groups_failing_again_and_again_still_fail_each_job_alone(postgres_url):
+    """A unique violation aborts the pipelined group; the PREPAREs psycopg
+    sent after it (for statements run ``prepare_threshold`` times, the
+    doorbell's notify first) were skipped, and the careful path must not run
+    them as prepared: once it did, every job of the group failed with
+    "prepared statement _pg3_N does not exist"."""
+    writer = await PgWriter(postgres_url).start()
+    rounds = 15  # three times psycopg's prepare_threshold (5)
+    for i in range(rounds):
+        ok, taken = await asyncio.gather(
+            writer.submit(insert_workspace, name=f"w{i}"),
+            writer.submit(insert_workspace, name="default"),
+            return_exceptions=True,
+        )
+        assert ok == f"w{i}", ok
+        assert isinstance(taken, psycopg.errors.UniqueViolation), taken
+    await writer.close()
+    assert await count_workspaces(postgres_url) == 1 + rounds
+
+
 async def test_each_commit_group_rings_the_doorbell_once(postgres_url):
     listener = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
     await listener.execute(f"LISTEN {DOORBELL_CHANNEL}")

@@ -269,7 +269,10 @@ class PgWriter:
             raised = exc
         if raised is None:
             return outcomes
-        await self._rollback(conn)
+        if isinstance(raised, psycopg.Error):
+            await self._forget_prepared(conn)
+        else:
+            await self._rollback(conn)
         if isinstance(raised, psycopg.errors.LockNotAvailable):
             # Not this group's fault, and the careful path would wait again per job.
             log.warning("a lock held elsewhere for over %g s; failing %d writes", LOCK_TIMEOUT_S, len(batch))
@@ -301,6 +304,19 @@ class PgWriter:
         payload = CONFIG_CHANGED if tx.config_changed else ""
         await conn.execute("SELECT pg_notify(%s, %s)", (self._channel, payload))
         await conn.execute("COMMIT")
+
+    async def _forget_prepared(self, conn: psycopg.AsyncConnection) -> None:
+        """Roll back a group the database failed in the pipeline, and forget
+        the connection's prepared statements. After the error the server
+        skips the rest of the pipeline, the PREPAREs psycopg sent for
+        statements run often enough (``prepare_threshold``) among them, yet
+        psycopg counts them prepared: the next run of such a statement (the
+        doorbell's ``pg_notify`` at the careful path's end, say) would fail
+        with "prepared statement _pg3_N does not exist". psycopg's own
+        ``rollback()`` clears its cache and deallocates them all on the
+        server; they are prepared again as they are used."""
+        if not conn.broken:
+            await conn.rollback()
 
     async def _rollback(self, conn: psycopg.AsyncConnection) -> None:
         if not conn.broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
