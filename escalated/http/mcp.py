@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from importlib.metadata import version
 from typing import Any
 
@@ -32,15 +32,15 @@ from escalated.core.weblinks import escalation_url
 from escalated.domain.models import Principal
 from escalated.domain.records import ListQuery
 from escalated.domain.resource import escalation_resource
-from escalated.errors import InvalidJson, UnsupportedMediaType
+from escalated.errors import EscalatedError, InvalidJson, UnsupportedMediaType
 from escalated.http.appkeys import SERVICE, SETTINGS
 from escalated.http.auth import principal_of
 from escalated.http.body import is_json, read_bytes
 from escalated.http.escalations import created_answer
 from escalated.http.statuses import status_of
 
+log = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
-MANAGER = web.AppKey("mcp_manager", StreamableHTTPSessionManager)
 _PRINCIPAL = "escalated.principal"  # the ASGI scope's key for the caller
 
 
@@ -93,41 +93,104 @@ def add_routes(app: web.Application) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
+class McpUnavailable(EscalatedError):
+    """The MCP transport's session manager stopped and could not be started again."""
+
+    code, title = "unavailable", "Service unavailable"
+
+
+class McpManager:
+    """The SDK's session manager, run in a task of its own; if that task
+    ends while the server runs (an error escaped the SDK's task group, or it
+    was cancelled), the next request starts a new manager (the SDK's runs
+    once per instance) rather than failing every request until a restart;
+    if that fails too, the request is refused with 503 ``unavailable``."""
+
+    def __init__(self, make: Callable[[], StreamableHTTPSessionManager]) -> None:
+        self._make = make
+        self._stop = asyncio.Event()
+        self._restarting = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._manager: StreamableHTTPSessionManager | None = None
+
+    async def start(self) -> None:
+        """Run a new manager; raises if it cannot start."""
+        manager, started = self._make(), asyncio.Event()
+
+        # The manager's task group must be entered and left by one task, and
+        # aiohttp may run start-up and clean-up in different ones.
+        async def run() -> None:
+            async with manager.run():
+                started.set()
+                await self._stop.wait()
+
+        task = asyncio.create_task(run(), name="mcp-manager")
+        ready = asyncio.create_task(started.wait())
+        try:
+            await asyncio.wait([task, ready], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if task.done():
+            task.result()  # it failed to start: say why
+            raise RuntimeError("the MCP session manager stopped as it started")
+        self._manager, self._task = manager, task
+
+    async def running(self) -> StreamableHTTPSessionManager:
+        """The manager, started again first if its task has ended."""
+        task, manager = self._task, self._manager
+        if task is not None and not task.done() and manager is not None:
+            return manager
+        async with self._restarting:  # one restart for the requests that found it ended
+            if self._task is None or self._task.done():
+                _log_end(self._task)
+                try:
+                    await self.start()
+                except Exception as exc:
+                    log.exception("the MCP session manager could not be started again")
+                    raise McpUnavailable("the MCP server is not running; try again", retry_after_s=1) from exc
+            assert self._manager is not None
+            return self._manager
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)  # ended already, perhaps: logged when found
+
+
+MANAGER = web.AppKey("mcp_manager", McpManager)
+
+
+def _log_end(task: asyncio.Task[None] | None) -> None:
+    if task is None:
+        return
+    if task.cancelled():
+        log.error("the MCP session manager's task was cancelled; starting a new one")
+    else:
+        exc = task.exception()
+        log.error("the MCP session manager's task ended; starting a new one", exc_info=exc)
+
+
 async def _manager_ctx(app: web.Application) -> AsyncIterator[None]:
     service = app[SERVICE]
 
     async def backend_for(ctx: Any) -> CoreBackend:
         return CoreBackend(service=service, principal=ctx.request.scope[_PRINCIPAL])
 
-    manager = StreamableHTTPSessionManager(
-        app=build_server(backend_for, status_of=status_of, version=version("escalated")),
-        stateless=True,
-        json_response=True,
-        max_request_body_size=app[SETTINGS].max_body_bytes,
-    )
-    # The manager's task group must be entered and left by one task, and
-    # aiohttp may run start-up and clean-up in different ones.
-    started, stop = asyncio.Event(), asyncio.Event()
+    def make() -> StreamableHTTPSessionManager:
+        return StreamableHTTPSessionManager(
+            app=build_server(backend_for, status_of=status_of, version=version("escalated")),
+            stateless=True,
+            json_response=True,
+            max_request_body_size=app[SETTINGS].max_body_bytes,
+        )
 
-    async def run() -> None:
-        async with manager.run():
-            started.set()
-            await stop.wait()
-
-    task = asyncio.create_task(run(), name="mcp-manager")
-    ready = asyncio.create_task(started.wait())
-    try:
-        await asyncio.wait([task, ready], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        ready.cancel()
-    if task.done():
-        task.result()  # it failed to start: say why
+    manager = McpManager(make)
+    await manager.start()
     app[MANAGER] = manager
     try:
         yield
     finally:
-        stop.set()
-        await task
+        await manager.stop()
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
@@ -140,7 +203,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
     except orjson.JSONDecodeError as exc:
         raise InvalidJson(f"body is not valid JSON: {exc.msg}") from None
     bridge = _AsgiBridge(request, body)
-    await request.app[MANAGER].handle_request(_scope(request, principal), bridge.receive, bridge.send)
+    manager = await request.app[MANAGER].running()  # 503 when it is down for good
+    await manager.handle_request(_scope(request, principal), bridge.receive, bridge.send)
     return await bridge.finish()
 
 
