@@ -23,11 +23,8 @@ each continuation.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 try:
@@ -36,7 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("escalated.adapters.agno needs Agno: pip install 'escalated[agno]'") from exc
 
-from escalated.adapters.approvals import ApprovalUnavailable, client_scope, file_call, wait_approval
+from escalated.adapters.approvals import ApprovalUnavailable, client_scope, file_call, in_own_loop, wait_approval
 from escalated.agent.client import EscalatedClient
 from escalated.agent.toolcall import ToolCall
 
@@ -47,7 +44,7 @@ def run_with_approvals(agent: Agent, input: Any = None, *, policy: str, run_id: 
     """``agent.run(input, **run_kwargs)``; each call waiting for confirmation waits for a reviewer, then the run goes on."""
     output = agent.run(input, **run_kwargs)
     while output.is_paused:
-        _in_own_loop(functools.partial(_decide_from_env, agent, output, policy=policy, run_id=run_id))
+        in_own_loop(functools.partial(_decide_from_env, agent, output, policy=policy, run_id=run_id))
         output = agent.continue_run(output, requirements=output.requirements, **_continued(agent.continue_run, run_kwargs))
     return output
 
@@ -108,8 +105,3 @@ def _continued(method: Any, run_kwargs: dict[str, Any]) -> dict[str, Any]:
     accepted = inspect.signature(method).parameters
     return {k: v for k, v in run_kwargs.items() if k in accepted and k not in {"requirements", "run_response"}}
 
-
-def _in_own_loop(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-    """Run a coroutine to its end from sync code, whether or not this thread runs an event loop."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-agno") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()

@@ -11,8 +11,10 @@ it before the framework runs anything, so the tool never runs.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import attrs
@@ -46,6 +48,14 @@ class Approval:
     escalation_id: str
     approved: bool
     message: str | None = None
+
+
+def in_own_loop(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Run the coroutine ``make()`` to its end from a framework's sync code,
+    whether or not this thread already runs an event loop (the framework's own,
+    which must not be blocked re-entrantly): on a thread of its own."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-approval") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 @contextlib.asynccontextmanager

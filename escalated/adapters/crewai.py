@@ -26,7 +26,6 @@ never guessed).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import os
 import re
 import uuid
@@ -47,6 +46,7 @@ from escalated.adapters.approvals import (
     cause_of,
     client_scope,
     file_call,
+    in_own_loop,
     resume_target,
     wait_approval,
 )
@@ -91,7 +91,7 @@ class EscalatedFeedbackProvider:
     def request_feedback(self, context: PendingFeedbackContext, flow: Any) -> str:
         """File the escalation for this pause, then pause the flow (CrewAI persists it)."""
         asked = len(getattr(flow, "human_feedback_history", ()) or ())
-        filed = _in_own_loop(lambda: self._file(context, key=f"{context.method_name}:{asked}"))
+        filed = in_own_loop(lambda: self._file(context, key=f"{context.method_name}:{asked}"))
         raise HumanFeedbackPending(context=context, callback_info={"escalationId": filed["id"]})
 
     async def _file(self, context: PendingFeedbackContext, *, key: str) -> dict:
@@ -193,11 +193,6 @@ def _outcome_of(escalation: dict[str, Any], pending: PendingFeedbackContext) -> 
     return outcome, outcome + (f"\n\n{resolution['reason']}" if resolution.get("reason") else "")
 
 
-def _in_own_loop(make: Callable[[], Any]) -> Any:
-    """Run a coroutine to its end from sync code, whether or not this thread runs an event loop."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-crewai") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
-
 
 # -- a crew's tools, through CrewAI's tool hooks ---------------------------------
 
@@ -245,7 +240,7 @@ def _before_tool_call(context: Any) -> bool | None:
         description=getattr(context.tool, "description", None),
     )  # fmt: skip
     try:
-        approval = _in_own_loop(lambda: _ask(call, policy=policy, run_id=run_id, agent_id=agent))
+        approval = in_own_loop(lambda: _ask(call, policy=policy, run_id=run_id, agent_id=agent))
     except Exception as error:  # fail closed: CrewAI would run the tool on a hook's exception
         approval = Approval("", False, f"The call was not run: no reviewer's decision could be had ({error}).")
     if approval.approved:

@@ -50,7 +50,6 @@ signature checked out, because a callback body carries no reason.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import inspect
 import json
@@ -71,6 +70,7 @@ from escalated.adapters.approvals import (
     cause_of,
     client_scope,
     file_call,
+    in_own_loop,
     rejection_message,
     resume_target,
 )
@@ -270,7 +270,7 @@ def invoke_with_approvals(graph: Any, input: Any, config: Any, *, policy: str, a
     agent = agent_id or getattr(graph, "name", None) or "langgraph"
     output = graph.invoke(input, config, **kwargs)
     while asking := _asking(graph.get_state(config)):
-        decisions = _in_own_loop(lambda: _decide_from_env(asking, policy=policy, run_id=thread_id, agent_id=agent))
+        decisions = in_own_loop(lambda: _decide_from_env(asking, policy=policy, run_id=thread_id, agent_id=agent))
         output = graph.invoke(Command(resume=decisions), config, **kwargs)
     return output
 
@@ -362,8 +362,3 @@ async def _decide_from_env(asking: list[_Question], **kwargs: Any) -> dict[str, 
     async with client_scope(None) as client:
         return await _decide(client, asking, **kwargs)
 
-
-def _in_own_loop(make: Callable[[], Any]) -> Any:
-    """Run a coroutine to its end from sync code, whether or not this thread runs an event loop."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="escalated-langgraph") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
