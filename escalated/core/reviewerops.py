@@ -157,11 +157,14 @@ class ReviewerOps:
 
     async def answer_new(self, esc: Escalation, policy: Policy) -> Escalation | None:
         """After a create committed: the newest active rule that applies decides it."""
-        at_ms = self._service.clock()
+        return await self._answer(esc, policy, at_ms=self._service.clock())
+
+    async def _answer(self, esc: Escalation, policy: Policy, *, at_ms: int) -> Escalation | None:
+        """The newest rule active at ``at_ms`` (and made by then) that applies decides ``esc``."""
         candidates = await self._store.active_rules(workspace_id=esc.workspace_id, policy=esc.policy, at_ms=at_ms)
         quorum_choices = quorum_choices_of(policy)
         for rule in candidates:
-            if rule.applies(esc, at_ms=at_ms, quorum_choices=quorum_choices):
+            if rule.created_ms <= at_ms and rule.applies(esc, at_ms=at_ms, quorum_choices=quorum_choices):
                 return await self._service.decide_by_rule(esc, rule)
         return None
 
@@ -184,13 +187,7 @@ class ReviewerOps:
             policy = await self._store.policy(workspace_id=esc.workspace_id, key=esc.policy)
             if policy is None:  # deleted since: its quorum, which no rule may answer, is unknown
                 continue
-            quorum_choices = quorum_choices_of(policy)
-            at_ms = esc.created_ms
-            rules = await self._store.active_rules(workspace_id=esc.workspace_id, policy=esc.policy, at_ms=at_ms)
-            for rule in rules:
-                if rule.created_ms <= at_ms and rule.applies(esc, at_ms=at_ms, quorum_choices=quorum_choices):
-                    decided += await self._service.decide_by_rule(esc, rule) is not None
-                    break
+            decided += await self._answer(esc, policy, at_ms=esc.created_ms) is not None
         return decided, found[-1][0] if len(found) == limit else None
 
 
