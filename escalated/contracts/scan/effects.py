@@ -10,7 +10,7 @@ output reaches (``output_flow.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 import libcst as cst
@@ -95,7 +95,7 @@ class CallEffects:
             named = [attrs.evolve(f, basis="code") for f in named]
         elif isinstance(tool.body, cst.FunctionDef) and self._workflow_state_only(tool.body):
             return named  # await ctx.set("state", state): a LlamaIndex workflow's own state, nothing read or written outside
-        elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and _writes_session_state(tool.body):
+        elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and _writes_session_state(tool.body, self.index.walk(tool.body)):
             return named  # run_context.session_state["watchlist"] = ...: the agent's own session, nothing read or written outside
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
@@ -312,11 +312,11 @@ def _func_name(func: cst.BaseExpression) -> str:
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
-def _writes_session_state(function: cst.FunctionDef) -> bool:
+def _writes_session_state(function: cst.FunctionDef, body_nodes: Iterable[cst.CSTNode]) -> bool:
     """``run_context.session_state["watchlist"] = watchlist`` on the tool's own parameter: the
     framework's per-session state (Agno's ``RunContext``), kept with the agent's session."""
     params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
-    for node in _walk(function.body):
+    for node in body_nodes:
         if isinstance(node, cst.AssignTarget):
             target: cst.BaseExpression = node.target
             while isinstance(target, cst.Subscript):
@@ -327,16 +327,6 @@ def _writes_session_state(function: cst.FunctionDef) -> bool:
             ):
                 return True
     return False
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        out.append(current)
-        stack.extend(current.children)
-    return out
 
 
 def _public_get(call: cst.Call) -> bool:
