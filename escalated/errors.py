@@ -95,17 +95,19 @@ class DatabaseBusy(EscalatedError):
     code, title = "busy", "Busy"
 
 
-class DatabaseUnavailable(EscalatedError):
+class Unavailable(EscalatedError):
+    """A part the request needs is down for now: 503 with ``Retry-After``."""
+
+    code, title = "unavailable", "Service unavailable"
+
+
+class DatabaseUnavailable(Unavailable):
     """The database cannot be reached (PostgreSQL restarted, connections
     terminated): requests get 503 with ``Retry-After`` until it is back."""
 
-    code, title = "unavailable", "Service unavailable"
 
-
-class StorageFull(EscalatedError):
+class StorageFull(Unavailable):
     """The database's disk is full: writes fail until there is space again."""
-
-    code, title = "unavailable", "Service unavailable"
 
 
 class ConfigError(EscalatedError):

@@ -32,7 +32,7 @@ from escalated.core.weblinks import escalation_url
 from escalated.domain.models import Principal
 from escalated.domain.records import ListQuery
 from escalated.domain.resource import escalation_resource
-from escalated.errors import EscalatedError, InvalidJson, UnsupportedMediaType
+from escalated.errors import InvalidJson, Unavailable, UnsupportedMediaType
 from escalated.http.appkeys import SERVICE, SETTINGS
 from escalated.http.auth import principal_of
 from escalated.http.body import is_json, read_bytes
@@ -93,12 +93,6 @@ def add_routes(app: web.Application) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
-class McpUnavailable(EscalatedError):
-    """The MCP transport's session manager stopped and could not be started again."""
-
-    code, title = "unavailable", "Service unavailable"
-
-
 class McpManager:
     """The SDK's session manager, run in a task of its own; if that task
     ends while the server runs (an error escaped the SDK's task group, or it
@@ -147,7 +141,7 @@ class McpManager:
                     await self.start()
                 except Exception as exc:
                     log.exception("the MCP session manager could not be started again")
-                    raise McpUnavailable("the MCP server is not running; try again", retry_after_s=1) from exc
+                    raise Unavailable("the MCP server is not running; try again", retry_after_s=1) from exc
             assert self._manager is not None
             return self._manager
 

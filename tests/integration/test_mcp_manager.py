@@ -15,7 +15,8 @@ import pytest
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from escalated.http.mcp import McpManager, McpUnavailable
+from escalated.errors import Unavailable
+from escalated.http.mcp import McpManager
 from escalated.http.statuses import status_of
 from tests.conftest import fresh_db
 from tests.integration.conftest import LiveServer
@@ -80,7 +81,7 @@ async def test_a_manager_that_cannot_start_again_is_503_unavailable():
     [task] = [t for t in asyncio.all_tasks() if t.get_name() == TASK]
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    with pytest.raises(McpUnavailable) as refused:
+    with pytest.raises(Unavailable) as refused:
         await manager.running()
     assert status_of(refused.value) == 503 and refused.value.extra == {"retry_after_s": 1}
     await manager.stop()
