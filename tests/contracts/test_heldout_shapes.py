@@ -441,3 +441,115 @@ def test_a_hand_built_graph_in_langgraph_json_is_reported_at_its_nodes_model_cal
     (tmp_path / "langgraph.json").write_text('{"graphs": {"main": "./graph.py:graph"}}')
     calls = _calls(tmp_path, {"graph.py": HAND_BUILT_GRAPH})
     assert [key for key in calls] == [("graph.py", 8)]
+
+
+MADE_UP_READS = """\
+from random import randrange
+from typing import Annotated
+
+from agent_framework import Agent, FunctionInvocationContext, tool
+from agent_framework.openai import OpenAIChatClient
+
+conditions = ["sunny", "cloudy", "raining"]
+ORDERS = {"A1": "shipped"}
+
+
+@tool
+def get_weather(location: str) -> str:
+    \"\"\"Get the current weather for a given location.\"\"\"
+    print(f"weather for {location}")
+    return f"The weather in {location} is {conditions[randrange(0, len(conditions))]}."
+
+
+@tool
+def get_time(timezone: str, ctx: FunctionInvocationContext) -> str:
+    \"\"\"Get the current time.\"\"\"
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    user = ctx.kwargs.get("user_id", "unknown")
+    return f"{user}: {datetime.now(ZoneInfo(timezone)).isoformat()}"
+
+
+@tool
+def factorial(n: int) -> str:
+    \"\"\"Compute n!.\"\"\"
+    result = 1
+    for value in range(2, n + 1):
+        result *= value
+    return str(result)
+
+
+@tool
+def load_math_tools(ctx: FunctionInvocationContext) -> str:
+    \"\"\"Load the math tools.\"\"\"
+    ctx.add_tools([factorial])
+    return "loaded"
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    \"\"\"Find an order's status.\"\"\"
+    return ORDERS.get(order_id, "unknown")
+
+
+async def weather(question):
+    agent = Agent(client=OpenAIChatClient(), tools=[get_weather, get_time, load_math_tools])
+    print(await agent.run(question))
+
+
+async def orders(question):
+    agent = Agent(client=OpenAIChatClient(), tools=[lookup_order])
+    print(await agent.run(question))
+"""
+
+
+def test_a_stand_in_that_makes_its_answer_up_reads_nothing(tmp_path: Path) -> None:
+    # A weather stand-in picking at random, a clock reading the framework's injected context, a tool adding
+    # a pure tool to the run: nothing read (R11). A stand-in looking a table up by the model's argument reads (R9).
+    calls = _calls(tmp_path, {"app.py": MADE_UP_READS})
+    assert calls == {
+        ("app.py", 52): ("run", "autonomous", ("R11",)),
+        ("app.py", 57): ("run", "sampled", ("R9",)),
+    }
+
+
+PAUSED_POLICY = """\
+from agent_framework import Agent, Message, tool
+from agent_framework.openai import OpenAIChatClient
+
+
+@tool(approval_mode="always_require")
+def close_ticket(ticket_id: str) -> str:
+    \"\"\"Close a support ticket.\"\"\"
+    return "closed"
+
+
+def policy(request):
+    name = request.function_call.name
+    if name in {"close_ticket"}:
+        return request.to_function_approval_response(approved=True)
+    return request.to_function_approval_response(approved=False)
+
+
+async def resolve(agent, response):
+    result = response
+    while result.user_input_requests:
+        answers = [policy(request) for request in result.user_input_requests]
+        result = await agent.run(Message(role="user", contents=answers))
+    return result
+
+
+async def main(question):
+    agent = Agent(client=OpenAIChatClient(), tools=[close_ticket])
+    result = await agent.run(question)
+    result = await resolve(agent, result)
+    print(result.text)
+"""
+
+
+def test_a_policy_answering_a_paused_runs_requests_chooses_nothing(tmp_path: Path) -> None:
+    # The branch on the requested tool's name answers the framework's approval: no R10 at the
+    # wrapper's call site, whose answer is only printed.
+    calls = _calls(tmp_path, {"app.py": PAUSED_POLICY})
+    assert calls[("app.py", 29)] == ("resolve", "autonomous", ("R11",))

@@ -29,7 +29,7 @@ _PURE_CALLS = frozenset({
     "divmod", "format", "list", "dict", "tuple", "set", "enumerate", "zip", "isinstance", "ValueError",
 })  # fmt: skip
 # What a stand-in tool body may call: formatting, the clock, random numbers, logging.
-_STAND_IN_MODULES = frozenset({"math", "json", "datetime", "random", "uuid", "time"})
+_STAND_IN_MODULES = frozenset({"math", "json", "datetime", "zoneinfo", "random", "uuid", "time"})
 _STRING_METHODS = frozenset({
     "format", "join", "strftime", "isoformat", "lower", "upper", "strip", "split", "replace", "get", "items",
     "keys", "values", "append", "copy", "title", "capitalize", "dumps", "now", "today",
@@ -100,11 +100,13 @@ class CallEffects:
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
             body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
-        out = named + body
+        out = named + body + (self._added_tools(tool.body) if isinstance(tool.body, cst.FunctionDef) else [])
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
         if isinstance(tool.body, cst.FunctionDef) and self._is_pure(tool.body):
             return out  # add(a, b): computes from its arguments, reads no data
+        if isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and not self._looks_up(tool.body):
+            return out  # f"The weather in {location} is {random.choice(conditions)}": made up, nothing read
         if isinstance(tool.body, cst.FunctionDef) and self._reads_public_web(tool.body):
             return out  # httpx.get("https://hacker-news.firebaseio.com/..."): what anyone can read
         out.append(rules.fact("tool-reads-only", f"tool {tool.name} (no side effect found in its body)", tool.line))
@@ -212,6 +214,7 @@ class CallEffects:
 
     def _is_stand_in(self, function: cst.FunctionDef) -> bool:
         """A body that only builds its answer (and logs): no call reaches anything outside it."""
+        invocation = _invocation_contexts(function)
         for node in self.index.walk(function.body):
             if isinstance(node, cst.Call):
                 callee = dotted_name(node.func) or ""
@@ -219,6 +222,10 @@ class CallEffects:
                 root = callee.partition(".")[0]
                 if callee in _PURE_CALLS or root in _STAND_IN_MODULES or root in {"print", "logger", "logging", "log"}:
                     continue
+                if (self.resolver.qualified(node.func) or "").partition(".")[0] in _STAND_IN_MODULES:
+                    continue  # from random import randrange; randrange(0, 5)
+                if root in invocation:
+                    continue  # ctx.kwargs.get("user_id"), ctx.add_tools([...]): the framework's own invocation context
                 if isinstance(node.func, cst.Attribute) and last in _STRING_METHODS and root not in self.index.imports:
                     continue  # f"{day}".strip(), preferred_day.strftime(...): not requests.get(...)
                 return False
@@ -247,6 +254,42 @@ class CallEffects:
                 continue  # response.json(), story.pop("text"), stories.append(story)
             return False
         return gets > 0
+
+    def _added_tools(self, function: cst.FunctionDef) -> list[Finding]:
+        """``ctx.add_tools([factorial, fibonacci])`` on a Microsoft Agent Framework
+        ``FunctionInvocationContext``: the run offers those tools from then on, and they do what they do."""
+        invocation = _invocation_contexts(function)
+        out: list[Finding] = []
+        for node in self.index.walk(function.body):
+            if (
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_tools"
+                and isinstance(node.func.value, cst.Name) and node.func.value.value in invocation and node.args
+            ):
+                tools, found = self.tools.resolve(node.args[0].value, self.index.module_scope)
+                out.extend(found)
+                for added in tools:
+                    out.extend(self.classify_tool(added))
+        return out
+
+    def _looks_up(self, function: cst.FunctionDef) -> bool:
+        """``ORDERS.get(order_id)``, ``ACCOUNTS[user]``: a stand-in reading a table of the module by
+        what the model passed (a stand-in for a database); ``conditions[randrange(5)]`` picks at random."""
+        params = {param.name.value for param in (*function.params.params, *function.params.kwonly_params)}
+
+        def by_argument(node: cst.CSTNode) -> bool:
+            return any(isinstance(n, cst.Name) and n.value in params for n in self.index.walk(node))
+
+        for node in self.index.walk(function.body):
+            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value not in params:
+                if any(by_argument(element.slice) for element in node.slice):
+                    return True
+            if (
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get"
+                and isinstance(node.func.value, cst.Name) and node.func.value.value not in params and node.args
+                and by_argument(node.args[0].value)
+            ):
+                return True
+        return False
 
     def _is_pure(self, function: cst.FunctionDef) -> bool:
         """A tool body that only computes: no calls beyond pure builtins, math and the clock."""
@@ -327,6 +370,18 @@ def _writes_session_state(function: cst.FunctionDef, body_nodes: Iterable[cst.CS
             ):
                 return True
     return False
+
+
+def _invocation_contexts(function: cst.FunctionDef) -> set[str]:
+    """Parameters annotated ``FunctionInvocationContext``: what the Microsoft Agent Framework injects
+    into a tool (the run's kwargs and session, ``add_tools``), never something the tool reads or writes."""
+    return {
+        param.name.value
+        for param in (*function.params.params, *function.params.kwonly_params)
+        if param.annotation is not None
+        and isinstance(param.annotation.annotation, cst.Name | cst.Attribute)
+        and short_name(param.annotation.annotation) == "FunctionInvocationContext"
+    }
 
 
 def _public_get(call: cst.Call) -> bool:

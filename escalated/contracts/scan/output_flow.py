@@ -56,6 +56,9 @@ class FlowState:
     # The flag: the name holds something built from the output (a list of answers), not the output.
     # The binding (a plain ``name = ...``): references before it, outside a loop around it, see an older value.
     pending: list[tuple[str, Scope, int, bool, cst.Name | None]] = attrs.Factory(list)
+    # Names holding a paused run's requests (``for request in result.user_input_requests``), in their
+    # scope: answering them is the framework's approval, and a branch on them chooses nothing.
+    paused: set[tuple[str, str]] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -157,7 +160,8 @@ class OutputFlow:
             start = self._reached_from(binding, references)
             for at, reference in enumerate(references):
                 if not self._is_binding(reference) and (at >= start or self._in_loop_with(reference, binding)):
-                    self._follow(reference, current, flow, depth=depth, derived=derived)
+                    paused = (current.qualname, key) in flow.paused
+                    self._follow(reference, current, flow, depth=depth, derived=derived, paused=paused)
 
     def _reached_from(self, binding: cst.Name | None, references: Sequence[cst.CSTNode]) -> int:
         """Index of ``binding`` among the name's references (in source order), 0 when unknown."""
@@ -180,12 +184,13 @@ class OutputFlow:
             node = self._parents.get(id(node))
         return False
 
-    def _follow(self, node: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False) -> None:
+    def _follow(self, node: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False, paused: bool = False) -> None:
         """Walk up from an expression carrying the output to the statement using it.
 
         ``derived``: what is carried was built from the output (passed through a call or
         into a list, a string, a loop) rather than being the output or a field of it; a
         function returning such a thing is not a wrapper of the model.
+        ``paused``: what is carried is (built from) a paused run's requests.
         """
         child, parent = node, self._parents.get(id(node))
         while parent is not None:
@@ -196,41 +201,43 @@ class OutputFlow:
             if isinstance(parent, cst.Arg) and parent.value is child:
                 consumer = self._parents.get(id(parent))
                 if isinstance(consumer, cst.Call):
-                    self._consume(consumer, parent, scope, flow, depth=depth)
+                    self._consume(consumer, parent, scope, flow, depth=depth, paused=paused)
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
                     binding = target.target if isinstance(target.target, cst.Name) else None
-                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding)
+                    self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
                 return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign))
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign), paused=paused)
                 return
             elif isinstance(parent, cst.NamedExpr) and parent.value is child:
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived, paused=paused)
             elif isinstance(parent, cst.For | cst.CompFor) and parent.iter is child:
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=True)
+                # for request in result.user_input_requests: each is a tool call the framework holds for a human
+                requests = paused or (isinstance(child, cst.Attribute) and child.attr.value in _PAUSE_STATE)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=True, paused=requests)
                 if isinstance(parent, cst.For):
                     return
             elif isinstance(parent, cst.WithItem) and parent.item is child:
                 if parent.asname is not None:
-                    self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived)
+                    self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived, paused=paused)
                 return
             elif isinstance(parent, cst.Return | cst.Yield):
                 self._returned(scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
-                self._branch(parent, child, flow)
+                self._branch(parent, child, flow, paused=paused)
                 if not isinstance(parent, cst.IfExp):
                     return
             elif isinstance(parent, cst.Match) and parent.subject is child:
-                self._branch(parent, child, flow)
+                self._branch(parent, child, flow, paused=paused)
                 return
             elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
                 return
             derived = derived or not _projects(parent, child)
             child, parent = parent, self._parents.get(id(parent))
 
-    def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int) -> None:
+    def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False) -> None:
         kit = self.effects.toolkit_effect(call) if id(call) not in self.llm_calls else None
         passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
@@ -248,7 +255,7 @@ class OutputFlow:
         param = param_for(target.node, call, arg)
         if param is not None:
             flow.passed_into.add(target.qualname)
-            self._taint_key(param, target, flow, depth=depth + 1, derived=True)
+            self._taint_key(param, target, flow, depth=depth + 1, derived=True, paused=paused)
 
     def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
         """The output passed to a function (or a method of a class) of another project module:
@@ -267,28 +274,46 @@ class OutputFlow:
         return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
 
     def _taint_target(
-        self, target: cst.BaseExpression, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False, binding: cst.Name | None = None
+        self,
+        target: cst.BaseExpression,
+        scope: Scope,
+        flow: FlowState,
+        *,
+        depth: int,
+        derived: bool = False,
+        binding: cst.Name | None = None,
+        paused: bool = False,
     ) -> None:
         if isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
-                self._taint_target(element.value, scope, flow, depth=depth, derived=derived)
+                self._taint_target(element.value, scope, flow, depth=depth, derived=derived, paused=paused)
             return
         if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
             # out["x"] = output / obj.field = output: the container now carries it.
-            self._taint_target(target.value, scope, flow, depth=depth, derived=True)
+            self._taint_target(target.value, scope, flow, depth=depth, derived=True, paused=paused)
             return
         key = target_key(target)
         if key is not None:
-            self._taint_key(key, scope, flow, depth=depth, derived=derived, binding=binding)
+            self._taint_key(key, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
 
     def _taint_key(
-        self, key: str, scope: Scope, flow: FlowState, *, depth: int, derived: bool = False, binding: cst.Name | None = None
+        self,
+        key: str,
+        scope: Scope,
+        flow: FlowState,
+        *,
+        depth: int,
+        derived: bool = False,
+        binding: cst.Name | None = None,
+        paused: bool = False,
     ) -> None:
         scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
         for current in scopes:
             if (current.qualname, key) in flow.seen:
                 continue
             flow.seen.add((current.qualname, key))
+            if paused:
+                flow.paused.add((current.qualname, key))
             flow.pending.append((key, current, depth, derived, binding if current is scope else None))
 
     def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
@@ -320,14 +345,15 @@ class OutputFlow:
             origin = parent if isinstance(parent, cst.Await) else call
             self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
 
-    def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState) -> None:
+    def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState, *, paused: bool = False) -> None:
         # A match compares its subject with every case: always a choice, even on a bare name.
         if not isinstance(statement, cst.Match) and (trivial_test(test) or _dispatches_on_type(test)):
             return
         if isinstance(statement, cst.IfExp) and statement.test.deep_equals(statement.body):
             return  # msg.author_name if msg.author_name else "user": the value or a default, nothing chosen
         line = self.line_of(statement)
-        if not self._inside_pause(statement):
+        if not paused and not self._inside_pause(statement):
+            # if tool_name in {"close_ticket"}: on a paused run's request, the human's (or a policy's) answer
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
             for node in self.index.walk(part):
