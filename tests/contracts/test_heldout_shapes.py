@@ -553,3 +553,69 @@ def test_a_policy_answering_a_paused_runs_requests_chooses_nothing(tmp_path: Pat
     # wrapper's call site, whose answer is only printed.
     calls = _calls(tmp_path, {"app.py": PAUSED_POLICY})
     assert calls[("app.py", 29)] == ("resolve", "autonomous", ("R11",))
+
+
+NEW_SPEAKER = """\
+from agent_framework import Agent
+from agent_framework.openai import OpenAIChatClient
+
+
+async def main(task):
+    agent = Agent(client=OpenAIChatClient(), name="writer")
+    last_id = None
+    async for update in agent.run(task, stream=True):
+        rid = update.response_id
+        if rid != last_id:
+            print(f"{update.author_name}:")
+            last_id = rid
+        print(update.text)
+    async for chunk in agent.run(task, stream=True):
+        if chunk.text != "done":
+            print(chunk.text)
+"""
+
+
+def test_a_new_speaker_in_a_streamed_transcript_chooses_nothing(tmp_path: Path) -> None:
+    # The value compared with the last one kept (and kept in the branch) says whether it changed;
+    # compared with a value written in the code, it still chooses (R10).
+    calls = _calls(tmp_path, {"app.py": NEW_SPEAKER})
+    assert calls == {("app.py", 8): ("run", "autonomous", ("R11",)), ("app.py", 14): ("run", "sampled", ("R10",))}
+
+
+OWN_STATE = """\
+from agent_framework import Agent, FunctionInvocationContext, tool
+from agent_framework.openai import OpenAIChatClient
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.workflow import Context
+from llama_index.llms.openai import OpenAI
+from llama_index.tools.tavily_research import TavilyToolSpec
+
+search_web = TavilyToolSpec(api_key="k").to_tool_list()[0]
+
+
+@tool(description="Store the findings so that other agents can reason over them.")
+def store_findings(findings: str, ctx: FunctionInvocationContext) -> None:
+    ctx.session.state["findings"] = findings
+
+
+async def record_notes(ctx: Context, notes: str) -> str:
+    \"\"\"Record notes on the topic.\"\"\"
+    state = await ctx.get("state")
+    state["notes"] = notes
+    await ctx.set("state", state)
+    return "Notes recorded."
+
+
+async def main(question):
+    agent = Agent(client=OpenAIChatClient(), tools=[store_findings])
+    print(await agent.run(question))
+    researcher = FunctionAgent(llm=OpenAI(model="gpt-4o-mini"), tools=[search_web, record_notes])
+    print(await researcher.run(question))
+"""
+
+
+def test_tools_writing_only_the_runs_own_state_and_a_named_public_search_do_nothing(tmp_path: Path) -> None:
+    # The session's state and the workflow's state are the run's own: what store_findings and
+    # record_notes say they store goes there (no R6 by their names); a web search bound to a name reads public pages.
+    calls = _calls(tmp_path, {"app.py": OWN_STATE})
+    assert calls == {("app.py", 26): ("run", "autonomous", ("R11",)), ("app.py", 28): ("run", "autonomous", ("R11",))}

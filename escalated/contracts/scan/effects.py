@@ -94,9 +94,11 @@ class CallEffects:
             # What the body does confirms what the name says: refund_order calling stripe.
             named = [attrs.evolve(f, basis="code") for f in named]
         elif isinstance(tool.body, cst.FunctionDef) and self._workflow_state_only(tool.body):
-            return named  # await ctx.set("state", state): a LlamaIndex workflow's own state, nothing read or written outside
+            # await ctx.set("state", state): a LlamaIndex workflow's own state, nothing read or written outside;
+            # what the name says it records (record_notes, write_report) is that state
+            return []
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body) and _writes_session_state(tool.body, self.index.walk(tool.body)):
-            return named  # run_context.session_state["watchlist"] = ...: the agent's own session, nothing read or written outside
+            return []  # run_context.session_state["watchlist"] = ...: the agent's own session (store_findings stores there)
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
             body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
@@ -357,8 +359,10 @@ def _func_name(func: cst.BaseExpression) -> str:
 
 def _writes_session_state(function: cst.FunctionDef, body_nodes: Iterable[cst.CSTNode]) -> bool:
     """``run_context.session_state["watchlist"] = watchlist`` on the tool's own parameter: the
-    framework's per-session state (Agno's ``RunContext``), kept with the agent's session."""
+    framework's per-session state (Agno's ``RunContext``), kept with the agent's session; the
+    Microsoft Agent Framework's ``ctx.session.state[...]`` of a ``FunctionInvocationContext``."""
     params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    invocation = _invocation_contexts(function)
     for node in body_nodes:
         if isinstance(node, cst.AssignTarget):
             target: cst.BaseExpression = node.target
@@ -368,6 +372,8 @@ def _writes_session_state(function: cst.FunctionDef, body_nodes: Iterable[cst.CS
                 isinstance(target, cst.Attribute) and target.attr.value == "session_state"
                 and isinstance(target.value, cst.Name) and target.value.value in params
             ):
+                return True
+            if (dotted_name(target) or "").partition(".")[::2] in {(name, "session.state") for name in invocation}:
                 return True
     return False
 

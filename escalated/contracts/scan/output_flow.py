@@ -352,7 +352,7 @@ class OutputFlow:
         if isinstance(statement, cst.IfExp) and statement.test.deep_equals(statement.body):
             return  # msg.author_name if msg.author_name else "user": the value or a default, nothing chosen
         line = self.line_of(statement)
-        if not paused and not self._inside_pause(statement):
+        if not paused and not self._inside_pause(statement) and not _tracks_change(statement):
             # if tool_name in {"close_ticket"}: on a paused run's request, the human's (or a policy's) answer
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
@@ -416,6 +416,29 @@ _PAUSE_STATE = frozenset({
     "is_paused", "active_requirements", "needs_confirmation", "needs_user_input", "needs_user_feedback", "needs_external_execution",
     "user_input_requests",
 })  # fmt: skip
+
+
+def _tracks_change(statement: cst.CSTNode) -> bool:
+    """``if rid != last_id: ...; last_id = rid``: whether the value changed since it was last kept
+    (a new speaker in a streamed transcript), not what it chose. What the body calls is still judged."""
+    if not isinstance(statement, cst.If):
+        return False
+    test = statement.test
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # hasattr(event, "current_agent_name") and event.current_agent_name != current_agent
+        test = test.right if isinstance(test.right, cst.Comparison) else test.left
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.NotEqual | cst.IsNot):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    for line in statement.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+                if (target.deep_equals(right) and value.deep_equals(left)) or (target.deep_equals(left) and value.deep_equals(right)):
+                    return True
+    return False
 
 
 def _is_paused_status(test: cst.Comparison) -> bool:

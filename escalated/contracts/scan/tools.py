@@ -470,7 +470,10 @@ class ToolResolver:
         findings.append(rules.fact("tools-unresolved", f"tool built at run time: {_short(self.code_of(call))}", line))
 
     def _public_spec(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        """``TavilyToolSpec(...).to_tool_list()`` (or one element of it) of a tool spec over public data."""
+        """``TavilyToolSpec(...).to_tool_list()`` (or one element of it, or a name bound to either) of a
+        tool spec over public data."""
+        if isinstance(expr, cst.Name):
+            expr = self.value_of(expr, scope) or expr  # search_web = tavily.to_tool_list()[0]
         if isinstance(expr, cst.Subscript):
             expr = expr.value
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to_tool_list"):
