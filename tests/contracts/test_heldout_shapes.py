@@ -619,3 +619,33 @@ def test_tools_writing_only_the_runs_own_state_and_a_named_public_search_do_noth
     # record_notes say they store goes there (no R6 by their names); a web search bound to a name reads public pages.
     calls = _calls(tmp_path, {"app.py": OWN_STATE})
     assert calls == {("app.py", 26): ("run", "autonomous", ("R11",)), ("app.py", 28): ("run", "autonomous", ("R11",))}
+
+
+FROM_DICT = """\
+import subprocess
+
+from agent_framework import Agent, FunctionTool
+from agent_framework.openai import OpenAIChatClient
+
+definition = {"type": "function_tool", "name": "run", "description": "Run a command."}
+
+
+def run(command: str) -> str:
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+async def main(question):
+    def add(a, b) -> int:
+        return a + b
+
+    adder = FunctionTool.from_dict(definition, dependencies={"function_tool": {"name:add": {"func": add}}})
+    print(await Agent(client=OpenAIChatClient(), tools=adder).run(question))
+    shell = FunctionTool.from_dict(definition, dependencies={"function_tool": {"func": run}})
+    print(await Agent(client=OpenAIChatClient(), tools=[shell]).run(question))
+"""
+
+
+def test_a_function_tool_from_a_dict_runs_the_function_it_is_given(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": FROM_DICT})
+    assert calls[("app.py", 18)][1:] == ("autonomous", ("R11",))
+    assert calls[("app.py", 20)][1:] == ("required", ("R1",))

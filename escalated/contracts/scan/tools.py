@@ -398,6 +398,15 @@ class ToolResolver:
             found = (rules.fact("code-tool", f"tool {callee}()", line),)
             tools.append(ToolRef(last, None, line, "built-in", gated=shell is not None and approval_asked(shell), known=found))
             return
+        if callee.endswith("FunctionTool.from_dict"):
+            injected = [(given, self.function(given.value, scope)) for given in _injected_functions(call)]
+            for given, function in injected:
+                if function is not None:
+                    tools.append(ToolRef(self.tool_name(function) or given.value, function.node, line, gated=approval_asked(call)))
+            if injected and all(function is not None for _given, function in injected):
+                return
+            findings.append(rules.fact("tools-unresolved", f"tools only known at run time: {_short(self.code_of(call))}", line))
+            return
         if last == "FunctionTool" and not any(a.keyword is None or a.keyword.value == "func" for a in call.args):
             return  # FunctionTool(name=..., description=...) declares a tool with no body: the framework runs nothing
         if last in _PUBLIC_READ_TOOLS or (callee in _PUBLIC_READ_TOOLS):
@@ -613,8 +622,26 @@ def approval_asked(call: cst.Call) -> bool:
 
 def _single_tool(expr: cst.BaseExpression) -> bool:
     """tools=LocalShellTool(...) rather than a list: a call building one tool (a class named ...Tool)."""
-    last = (dotted_name(expr.func) or "").rpartition(".")[2] if isinstance(expr, cst.Call) else ""
-    return last.endswith("Tool") or last in _CODE_TOOL_FACTORIES
+    callee = (dotted_name(expr.func) or "") if isinstance(expr, cst.Call) else ""
+    last = callee.rpartition(".")[2]
+    return last.endswith("Tool") or last in _CODE_TOOL_FACTORIES or callee.endswith("FunctionTool.from_dict")
+
+
+def _injected_functions(call: cst.Call) -> list[cst.Name]:
+    """``FunctionTool.from_dict(definition, dependencies={"function_tool": {"name:add": {"func": add}}})``
+    (Microsoft Agent Framework): the functions injected as a tool's ``func``, which run when the model calls it."""
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dependencies"), None)
+    out: list[cst.Name] = []
+    stack = [given] if isinstance(given, cst.Dict) else []
+    while stack:
+        for element in stack.pop(0).elements:
+            if not isinstance(element, cst.DictElement):
+                continue
+            if isinstance(element.value, cst.Dict):
+                stack.append(element.value)
+            elif isinstance(element.key, cst.SimpleString) and literal(element.key) == "func" and isinstance(element.value, cst.Name):
+                out.append(element.value)
+    return out
 
 
 def _dict_strings(node: cst.Dict) -> dict[str, str]:
