@@ -25,9 +25,11 @@ tests run on both) and the receiver-outage crash loop (the flaky-receiver loop r
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import fnmatch
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -51,9 +53,49 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return max(1, cores + cores // 2)
 
 
+# The files that take longest, longest first (from ``--durations`` and
+# per-worker timelines). Under ``--dist loadfile`` a file runs on one worker
+# from start to end, and xdist hands out files in collection order
+# (``--no-loadscope-reorder`` in pyproject.toml): a one-test file of 40 s
+# handed out last is a last minute with two workers idle, which is where
+# xdist's own order (most tests first) put every file here. So these start
+# first and the many short files fill in around them. A name that matches
+# no file fails tests/unit/test_suite_order.py.
+LONG_FILES = (
+    "tests/faults/test_replica_crash_loop.py",
+    "tests/integration/test_zipapp.py",
+    "tests/integration/test_schemathesis.py",
+    "tests/faults/test_crash_loop.py",
+    "tests/contracts/test_apply_golden.py",
+    "tests/mcp/test_tools.py",
+    "tests/tui/test_review.py",
+    "tests/tui/test_reviewer_ops.py",
+    "tests/postgres/test_replicas.py",
+    "tests/web/test_secrets_shown.py",
+    "tests/faults/test_database_outage.py",
+    "tests/adapters/test_openai_agents.py",
+    "tests/integration/test_apply_*.py",
+    "tests/integration/test_reminders_levels.py",
+    "tests/integration/test_callbacks.py",
+    "tests/security/test_mcp_endpoint.py",
+    "tests/integration/test_demo.py",
+    "tests/security/test_slowloris.py",
+    "tests/integration/test_mail_tls.py",
+)
+
+
+def _long_rank(path: str) -> int:
+    for rank, pattern in enumerate(LONG_FILES):
+        if fnmatch.fnmatchcase(path, pattern):
+            return rank
+    return len(LONG_FILES)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the other backend's runs of tests marked ``only_on(backend, reason=...)``:
-    the behaviour they test exists on that backend alone (the reason says why)."""
+    the behaviour they test exists on that backend alone (the reason says why).
+    Then order the files: ``LONG_FILES`` first, the rest by number of tests
+    (most first, as xdist would), each file's tests in their own order."""
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -62,7 +104,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (drop if mark and running and running != mark.args[0] else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    files = collections.Counter(item.nodeid.split("::", 1)[0] for item in keep)
+    items[:] = sorted(keep, key=lambda item: _file_order(item.nodeid.split("::", 1)[0], files))
+
+
+def _file_order(path: str, files: Mapping[str, int]) -> tuple[int, int, str]:
+    return (_long_rank(path), -files[path], path)
 
 
 # The fault suite's figures (tests/faults/conftest.py's ``record_figures``),
