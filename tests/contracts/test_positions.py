@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import libcst as cst
@@ -10,7 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan.index import ModuleIndex
-from escalated.contracts.scan.positions import Positions
+from escalated.contracts.scan.positions import Positions, outline
 
 CORPUS = Path(__file__).parent / "corpus"
 TRICKY = '''#!/usr/bin/env python
@@ -64,12 +65,15 @@ def tabbed():
 '''
 
 
-def _compare(source: str, *, deepest_first: bool = False) -> int:
+def _compare(source: str, *, deepest_first: bool = False, kept_outline: bool = False) -> int:
+    """``kept_outline``: the lines come from the outline the scan keeps of Python's tree, not the source."""
     module = cst.parse_module(source)
     index = ModuleIndex().build(module)
     index.source = source
+    if kept_outline:
+        index.outline = outline(ast.parse(source))
     full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = Positions(module, index, source=source)
+    positions = Positions(module, index, source=None if kept_outline else source)
     checked = 0
     # Deepest first: a method's statements are generated alone before its class is.
     for node in reversed(index.order) if deepest_first else index.order:
@@ -79,16 +83,18 @@ def _compare(source: str, *, deepest_first: bool = False) -> int:
     return checked
 
 
-def test_tricky_layouts() -> None:
+@pytest.mark.parametrize("kept_outline", [False, True], ids=["from-source", "kept-outline"])
+def test_tricky_layouts(kept_outline: bool) -> None:
     for deepest_first in (False, True):
-        assert _compare(TRICKY, deepest_first=deepest_first) > 30
-        assert _compare(TRICKY.replace("\n", "\r\n"), deepest_first=deepest_first) > 30
+        assert _compare(TRICKY, deepest_first=deepest_first, kept_outline=kept_outline) > 30
+        assert _compare(TRICKY.replace("\n", "\r\n"), deepest_first=deepest_first, kept_outline=kept_outline) > 30
 
 
 @pytest.mark.parametrize("path", sorted(p for p in CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_corpus_module(path: Path) -> None:
     # The 500-term expression needs the scan's deep stack.
     deep_stack(lambda: _compare(path.read_text()) + _compare(path.read_text(), deepest_first=True))
+    deep_stack(lambda: _compare(path.read_text(), kept_outline=True) + _compare(path.read_text(), deepest_first=True, kept_outline=True))
 
 
 def test_a_module_python_cannot_parse_falls_back_to_the_whole_module() -> None:

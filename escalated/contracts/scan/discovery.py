@@ -30,6 +30,7 @@ import itertools
 import re
 import tokenize
 import warnings
+from array import array
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -50,8 +51,9 @@ from escalated.contracts.scan.files import (
     served_graphs,
 )
 from escalated.contracts.scan.flows import Loadable, ProjectFlow
-from escalated.contracts.scan.index import Imports, ModuleIndex, WorkMeter, parse_module
+from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, WorkMeter, parse_module
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
+from escalated.contracts.scan.positions import outline
 from escalated.contracts.scan.kinds import Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
@@ -66,10 +68,14 @@ class _Module:
     rel: str
     source: str
     imports: Imports
+    outline: array[int] | None = None  # of Python's tree, for the spans of reported nodes
     module: cst.Module | None = None
     index: ModuleIndex | None = None
     kept: bool = False  # other modules look things up in it: its tables are exported
     failed: bool = False
+    # A top-level function shares its name with a module-level list: its tools export depends on which
+    # of the two was classified last, so it is redone whenever the tools are (see _export_more_tools).
+    shadowed: bool = False
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
         """libcst's tree and index, parsed now if they are not kept; None (the error
@@ -104,7 +110,7 @@ class _Module:
     def _parse(self) -> _Parsed:
         module = parse_module(self.source)
         index = ModuleIndex().build(module)
-        index.source = self.source
+        index.source, index.outline = self.source, self.outline
         crossref.absolutise(index, self.rel)
         return self.rel, module, index
 
@@ -371,6 +377,7 @@ class _Tables:
         try:
             kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
             sites = crossref.tool_site_exports(rel, module, index)
+            entry.shadowed = not _tool_lists(index).isdisjoint(index.functions_by_name)
         except RecursionError:
             tree.errors.append(ParseProblem(rel, _TOO_DEEP))
             entry.failed = True
@@ -383,6 +390,11 @@ class _Tables:
         self.sites.append((rel, sites))
         self.entries.append(entry)
         return True
+
+
+def _tool_lists(index: ModuleIndex) -> set[str]:
+    """The module-level names bound to a list or tuple: ``crossref.tool_exports`` classifies them whatever is wanted."""
+    return {name for (owner, name), value in index.values.items() if owner == MODULE_SCOPE and isinstance(value, cst.List | cst.Tuple)}
 
 
 def _reached_by(targets: set[str]) -> Callable[[str], bool]:
@@ -411,8 +423,16 @@ def _import_targets(parsed: Iterable[_Module]) -> set[str]:
 
 
 def _export_more_tools(tree: _Tree, tables: _Tables, *, old: set[str], new: set[str]) -> None:
-    """Classify the tools the wrapper round's extra importers can look up and the first round left out."""
+    """Classify the tools the wrapper round's extra importers can look up and the first round left out.
+
+    A name is newly wanted only through a target the first round did not have, so a module
+    none of those targets reaches has nothing new, and what ``tool_exports`` gives it regardless
+    (its tool lists and crews) is already there, as the first round found it: it is not parsed
+    again, unless a function of it shadows such a list (the list's export would win now)."""
+    added = _reached_by(new - old)
     for (rel, found), entry in zip(tables.tools, tables.entries, strict=True):
+        if not added(rel) and not entry.shadowed:
+            continue
         was, now = crossref.imported_by(old, rel), crossref.imported_by(new, rel)
 
         def newly(name: str, was: Callable[[str], bool] = was, now: Callable[[str], bool] = now) -> bool:
@@ -538,7 +558,7 @@ def _parse_into(parsed: list[_Module], rel: str, data: bytes) -> ParseProblem | 
     entry = _Module(rel, source, Imports())
     python = _python_tree(source)
     if python is not None:
-        entry.imports = Imports.of(python)
+        entry.imports, entry.outline = Imports.of(python), outline(python)
     else:
         errors: list[ParseProblem] = []
         loaded = entry.load(errors)

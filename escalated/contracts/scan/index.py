@@ -149,6 +149,7 @@ class ModuleIndex(Imports):
         # The module's text (for spans on demand, positions.py) and those spans once asked for:
         # kept here so every round of analysis of the module shares them.
         self.source: str | None = None
+        self.outline: array[int] | None = None  # positions.outline of Python's tree of the module, when the scan kept it
         self.positions: object | None = None
 
     def build(self, module: cst.Module) -> ModuleIndex:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from array import array
 from collections.abc import Sequence
 from typing import cast
 
@@ -112,48 +113,93 @@ class Positions:
     def _statement_starts(self) -> list[int] | None:
         """The line each top-level statement's code (its leading blank and comment lines included) starts at.
 
-        Those of the statements in functions' and classes' bodies are kept by block, as
-        numbers: Python's tree is dropped here, not kept for every module of the scan.
+        Those of the statements in functions' and classes' bodies are kept by block. They come
+        from the outline of Python's tree the scan kept of the module (``outline``), else from
+        parsing ``source`` here (a file scanned on its own).
         """
         if self._starts is None:
-            body = _python_body(self._source)
-            self._starts = None if body is None else _starts(self._module.body, body, self._block_starts)
+            lines = self._index.outline if self._index.outline is not None else _outline_of(self._source)
+            if lines is not None:
+                self._starts = _starts(self._module.body, lines, 0, _top_count(lines), self._block_starts)
         return self._starts
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# An outline is three numbers a statement, in source order: the line its code starts at
+# (decorators included), how many statements its body holds when it is a function or a
+# class (-1 otherwise, its body not outlined), and how many statements its record covers
+# (itself and its outlined body), so a reader can step over it.
+_LINE, _BODY, _SPAN = 0, 1, 2
 
 
-def _starts(statements: Sequence[cst.BaseStatement], body: list[ast.stmt], blocks: dict[int, list[int] | None]) -> list[int] | None:
+def outline(tree: ast.Module) -> array[int]:
+    """What ``Positions`` needs of Python's tree for a module, kept as numbers: the tree itself
+    is dropped (the scan reads each file's imports off it and would otherwise parse it again
+    for the lines of the first module's span it is asked for)."""
+    out: array[int] = array("i")
+    stack: list[tuple[list[ast.stmt], int, int]] = [(tree.body, 0, -1)]  # (body, next statement, its owner's record)
+    while stack:
+        body, i, owner = stack.pop()
+        if i == len(body):
+            if owner >= 0:
+                out[3 * owner + _SPAN] = len(out) // 3 - owner
+            continue
+        stack.append((body, i + 1, owner))
+        statement = body[i]
+        at = len(out) // 3
+        out.extend((min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))]), -1, 1))
+        if isinstance(statement, _DEFINITIONS):
+            out[3 * at + _BODY] = len(statement.body)
+            stack.append((statement.body, 0, at))
+    return out
+
+
+def _starts(
+    statements: Sequence[cst.BaseStatement], lines: array[int], first: int, count: int, blocks: dict[int, list[int] | None]
+) -> list[int] | None:
     """For each statement, the line its code starts at; None if the two parsers disagree.
 
+    ``count`` statements of the outline ``lines`` from record ``first`` are Python's for them.
     A function's or class's body goes into ``blocks`` (by its block's id) the same way.
     """
     starts: list[int] = []
-    i = 0
+    i, record = 0, first
     for statement in statements:
-        if i >= len(body):
+        if i >= count:
             return None
-        first = body[i]
-        i += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        at = record
+        step = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        for _ in range(step):
+            if i < count:
+                record += lines[3 * record + _SPAN]
+            i += 1
         leading = len(getattr(statement, "leading_lines", ()))  # every statement has them; BaseStatement does not say
         decorators = getattr(statement, "decorators", ())
         if decorators:
             leading += len(decorators[0].leading_lines)
-        starts.append(line - leading)
+        starts.append(lines[3 * at + _LINE] - leading)
         if isinstance(statement, cst.FunctionDef | cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
-            if isinstance(first, _DEFINITIONS):
-                blocks[id(statement.body)] = _starts(statement.body.body, first.body, blocks)
-    return starts if i == len(body) else None
+            inner = lines[3 * at + _BODY]
+            if inner >= 0:
+                blocks[id(statement.body)] = _starts(statement.body.body, lines, at + 1, inner, blocks)
+    return starts if i == count else None
 
 
-def _python_body(source: str | None) -> list[ast.stmt] | None:
+def _top_count(lines: array[int]) -> int:
+    """How many statements the outline's module body holds."""
+    count = record = 0
+    while 3 * record < len(lines):
+        record += lines[3 * record + _SPAN]
+        count += 1
+    return count
+
+
+def _outline_of(source: str | None) -> array[int] | None:
     if source is None:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes warn; only the statements' lines matter
         try:
-            return ast.parse(source).body
+            return outline(ast.parse(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
