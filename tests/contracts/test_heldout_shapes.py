@@ -649,3 +649,101 @@ def test_a_function_tool_from_a_dict_runs_the_function_it_is_given(tmp_path: Pat
     calls = _calls(tmp_path, {"app.py": FROM_DICT})
     assert calls[("app.py", 18)][1:] == ("autonomous", ("R11",))
     assert calls[("app.py", 20)][1:] == ("required", ("R1",))
+
+
+# A coding agent holding its model and its environment as constructor parameters typed by
+# protocols (mini-swe-agent's shape): the model class is chosen at run time, the environment
+# runs the parsed actions in a shell. Scanned as the package folder itself (absolute imports).
+CODER_PROTOCOLS = """\
+from typing import Protocol
+
+
+class Model(Protocol):
+    def query(self, messages: list) -> dict: ...
+
+
+class Environment(Protocol):
+    def execute(self, action: dict) -> dict: ...
+"""
+CODER_MODEL = """\
+import litellm
+
+
+class LitellmModel:
+    def _query(self, messages):
+        return litellm.completion(model="gpt-4o", messages=messages)
+
+    def query(self, messages):
+        response = self._query(messages)
+        message = dict(response.choices[0].message)
+        message["actions"] = [{"command": message["content"]}]
+        return message
+"""
+CODER_ENV = """\
+import subprocess
+
+
+class LocalEnvironment:
+    def execute(self, action: dict) -> dict:
+        done = subprocess.run(action["command"], shell=True, capture_output=True, text=True)
+        return {"output": done.stdout}
+"""
+CODER_AGENT = """\
+from coder import Environment, Model
+
+
+class DefaultAgent:
+    def __init__(self, model: Model, env: Environment):
+        self.model = model
+        self.env = env
+
+    def step(self, messages):
+        message = self.model.query(messages)
+        return [self.env.execute(action) for action in message["actions"]]
+"""
+
+
+def test_a_model_and_an_environment_given_by_protocol_reach_the_shell(tmp_path: Path) -> None:
+    package = tmp_path / "coder"
+    calls = _calls(package, {
+        "__init__.py": CODER_PROTOCOLS, "models/__init__.py": "", "models/litellm_model.py": CODER_MODEL,
+        "environments/__init__.py": "", "environments/local.py": CODER_ENV, "agents/__init__.py": "", "agents/default.py": CODER_AGENT,
+    })  # fmt: skip
+    # The agent's call on the protocol is a call site of every model class's query; the answer's
+    # actions reach subprocess through the environment class; the calls inside the model are given that.
+    assert calls[("agents/default.py", 10)][:2] == ("Model.query", "required")
+    assert calls[("models/litellm_model.py", 6)][1] == "required"
+    assert calls[("models/litellm_model.py", 9)][:2] == ("LitellmModel._query", "required")
+
+
+# A caller object given to a completion object by its constructor, typed by the concrete class,
+# returning the answer with its token counts (Cover-Agent's shape).
+CALLER = """\
+import litellm
+
+
+class AICaller:
+    def call_model(self, prompt: str):
+        response = litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content, response.usage.prompt_tokens
+"""
+COMPLETION = """\
+import subprocess
+
+from app.ai_caller import AICaller
+
+
+class Completion:
+    def __init__(self, caller: AICaller):
+        self.caller = caller
+
+    def fix_command(self, command: str) -> None:
+        answer, _tokens = self.caller.call_model(f"Fix: {command}")
+        subprocess.run(answer, shell=True)
+"""
+
+
+def test_a_caller_typed_by_its_class_is_a_wrapper_call_site(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app/__init__.py": "", "app/ai_caller.py": CALLER, "app/completion.py": COMPLETION})
+    assert calls[("app/completion.py", 11)][:2] == ("AICaller.call_model", "required")
+    assert calls[("app/ai_caller.py", 6)][1] == "required"

@@ -100,6 +100,13 @@ class CallMatcher:
                 if method not in self.wrappers.get(owner, {}):
                     return None
                 return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
+            if kind is not None and kind.kind.startswith("interface:"):
+                # self.model.query(...) with model: Model, a protocol some project wrapper class implements.
+                method = ".".join(chain)
+                implemented = self._implemented(method)
+                if implemented is None:
+                    return None
+                return Match(implemented[0], f"{kind.kind.rpartition('.')[2]}.{method}", "medium", kind)
             if kind is not None and kind.kind == "agents-runner":
                 # runner = Runner(); runner.run(agent, ...): Runner.run, its agent the first argument.
                 name = ".".join(chain)
@@ -126,6 +133,14 @@ class CallMatcher:
         if self._stands_in(callee, scope):
             return None
         return self._shape_match(callee, node)
+
+    def _implemented(self, method: str) -> tuple[str, str] | None:
+        """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""
+        for owner in sorted(self.wrappers):
+            found = self.wrappers[owner].get(method) if method else None
+            if found is not None:
+                return found
+        return None
 
     def _posted_to_model(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
         """``requests.post("https://api.openai.com/v1/chat/completions", ...)``, or to ``self._api_url``

@@ -11,6 +11,8 @@ rather than guessed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
+from pathlib import Path
 from typing import TypeVar
 
 import attrs
@@ -23,7 +25,7 @@ from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
 from escalated.contracts.scan.syntax import McpServers, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind
+from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, ToolRef, ToolResolver
@@ -36,11 +38,31 @@ _AGENT_KINDS = frozenset({
 
 
 def module_name(rel: str) -> str:
-    """``pkg/sub/llm.py`` -> ``pkg.sub.llm``; ``pkg/__init__.py`` -> ``pkg``."""
+    """``pkg/sub/llm.py`` -> ``pkg.sub.llm``; ``pkg/__init__.py`` -> ``pkg``.
+
+    Scanning a package folder itself (``src/minisweagent``, which has an
+    ``__init__.py``), its own name comes first (``minisweagent.models.x``), so
+    the project's absolute imports of its own modules resolve (PACKAGE).
+    """
     parts = rel[: -len(".py")].split("/") if rel.endswith(".py") else rel.split("/")
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
-    return ".".join(parts)
+    package = PACKAGE.get()
+    return ".".join([package, *parts] if package else parts)
+
+
+# The dotted name of the scanned folder when it is a package (set by the scan of a tree).
+PACKAGE: ContextVar[str] = ContextVar("escalated_scanned_package", default="")
+
+
+def package_of(folder: Path) -> str:
+    """``src/minisweagent`` (with ``__init__.py``) -> ``minisweagent``; ``a/b`` packages both -> ``a.b``."""
+    names: list[str] = []
+    current = folder.resolve()
+    while (current / "__init__.py").is_file() and current.name.isidentifier():
+        names.insert(0, current.name)
+        current = current.parent
+    return ".".join(names)
 
 
 def absolutise(index: Imports, rel: str) -> None:
@@ -72,9 +94,22 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
         found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
     for qualname in index.class_nodes:
         if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
-            found[qualname] = PROJECT_CLASS  # Store(): a project object, whatever its attributes are called
+            # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
+            found[qualname] = PROJECT_INTERFACE if _declares_only(resolver, index, qualname) else PROJECT_CLASS
     # Syntax nodes belong to the defining module: keep only what the kind is.
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
+
+
+_INTERFACE_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})
+
+
+def _declares_only(resolver: Resolver, index: ModuleIndex, qualname: str) -> bool:
+    """``class Model(Protocol)``, ``class Caller(ABC)``, ``metaclass=ABCMeta``: an interface."""
+    node = index.class_nodes[qualname]
+    bases = [resolver.qualified(arg.value) for arg in node.bases]
+    if any(base in _INTERFACE_BASES for base in bases):
+        return True
+    return any(resolver.qualified(arg.value) == "abc.ABCMeta" for arg in node.keywords)
 
 
 def tool_exports(

@@ -40,6 +40,7 @@ import libcst as cst
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref
+from escalated.contracts.scan.callers import with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
     calls_any,
@@ -54,7 +55,7 @@ from escalated.contracts.scan.flows import Loadable, ProjectFlow
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, WorkMeter, parse_module
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
-from escalated.contracts.scan.kinds import Kind
+from escalated.contracts.scan.kinds import PROJECT_INTERFACE, Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
 _Parsed = tuple[str, cst.Module, ModuleIndex]
@@ -181,12 +182,14 @@ class _Tree:
 def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
     token = apis.EXTRA_SDK.set(dict(options.sdk))
     served = apis.SERVED_GRAPHS.set(served_graphs(root))
+    base = root if root.is_dir() else root.parent
+    package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
-        base = root if root.is_dir() else root.parent
         tree = _walk_tree(root, base=base, progress=progress, options=options)
         _follow_imports(tree, base=base, options=options)
         calls, context = _analyse_tree(tree, base=base, options=options)
     finally:
+        crossref.PACKAGE.reset(package)
         apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
@@ -309,47 +312,124 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
             entry.release()
         tool_table = crossref.with_reexports(tables.tools, tables.indexes)
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
-    project = ProjectFlow(tables.loadable(meter), externals=table, tools=tool_table)
+    project = ProjectFlow(
+        tables.loadable(meter), externals=table, tools=tool_table, implementers=_Implementers(tree, base=base, meter=meter, options=options),
+    )  # fmt: skip
     by_file: dict[str, tuple[LlmCall, ...]] = {}
+    returned_by: dict[str, tuple[frozenset[str], ...]] = {}
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for entry in analysable:
         found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
         if found is not None:
-            by_file[entry.rel] = found.calls
+            by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
-    # Second round, only for the files that call another module's wrapper: its call sites are calls.
-    wrappers = crossref.table(returned)
-    wrapper_modules = {name.rpartition(".")[0] for name in wrappers}
-    callers = _wrapper_callers(tree, base=base, options=options, wrappers=returned)
-    more = targets | _import_targets(callers)
-    if not more <= targets:  # they may look up tools no candidate imports
-        _export_more_tools(tree, tables, old=targets, new=more)
-        now_reached = _reached_by(more)
-        # Project modules only a caller imports (emailer.py, naming no SDK, given a callback): parsed now.
-        imported = _parse_imported(tree, callers, base=base, options=options)
-        newly = [e for e in [*analysable, *imported] if not e.kept and now_reached(e.rel)]
-        added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
-        if added:
-            # What the first round never looked up, now reachable: the tables as if they had held it all along.
-            table.update(crossref.with_reexports(tables.kinds, tables.indexes))
-            sites.update(crossref.with_reexports(tables.sites, tables.indexes))
-            project.add(tables.loadable(meter)[-len(added) :])
-        context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
-    context = attrs.evolve(context, wrappers=wrappers)
-    calling = {id(entry) for entry in callers}
-    for entry in [*analysable, *callers]:
-        if any(t in wrappers or t in wrapper_modules or t.rpartition(".")[0] in wrapper_modules for t in entry.imports.imports.values()):
-            found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
-            if found is not None:
-                by_file[entry.rel] = found.calls
-        elif id(entry) in calling and entry.load(tree.errors) is not None:
-            entry.release()  # parsed all the same: a file the scan reads and libcst cannot parse is reported
+    # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
+    # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
+    # wrapper two modules away: AICaller.call_model, then DefaultAgentCompletion.generate_tests).
+    callers: list[_Module] = []
+    fresh = returned
+    for _round in range(_CROSS_MODULE_ROUNDS):
+        wrappers = crossref.table(returned)
+        grown_modules = {name.rpartition(".")[0] for name in crossref.table(fresh)}
+        found_callers = _wrapper_callers(tree, base=base, options=options, wrappers=fresh, skip={e.rel for e in callers})
+        callers += found_callers
+        more = targets | _import_targets(callers)
+        if not more <= targets:  # they may look up tools no candidate imports
+            _export_more_tools(tree, tables, old=targets, new=more)
+            now_reached = _reached_by(more)
+            # Project modules only a caller imports (emailer.py, naming no SDK, given a callback): parsed now.
+            imported = _parse_imported(tree, found_callers, base=base, options=options)
+            newly = [e for e in [*analysable, *imported] if not e.kept and now_reached(e.rel)]
+            added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
+            if added:
+                # What the first round never looked up, now reachable: the tables as if they had held it all along.
+                table.update(crossref.with_reexports(tables.kinds, tables.indexes))
+                sites.update(crossref.with_reexports(tables.sites, tables.indexes))
+                project.add(tables.loadable(meter)[-len(added) :])
+            context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
+            targets = more
+        context = attrs.evolve(context, wrappers=wrappers)
+        calling = {id(entry) for entry in found_callers}
+        exported = dict(returned)
+        grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
+        for entry in [*analysable, *callers]:
+            if any(
+                t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
+                or table.get(t) == PROJECT_INTERFACE  # self.model.query(...) with model: Model, any new wrapper
+                for t in entry.imports.imports.values()
+            ):  # fmt: skip
+                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
+                if found is not None:
+                    by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
+                    now = crossref.wrapper_exports(found.returns_output)
+                    if now and now != exported.get(entry.rel):
+                        exported[entry.rel] = now
+                        grown.append((entry.rel, now))
+            elif id(entry) in calling and entry.load(tree.errors) is not None:
+                entry.release()  # parsed all the same: a file the scan reads and libcst cannot parse is reported
+        if not grown:
+            break
+        returned, fresh = sorted(exported.items()), grown
+    by_file = with_callers_evidence(by_file, returned_by)
     calls = [
         attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
         for rel in sorted(by_file)
         for call in _with_tool_lines(by_file[rel], base=base)
     ]
     return calls, context
+
+
+@attrs.define
+class _Implementers:
+    """The project's classes with a method of a given name (``execute``), for a call on a protocol or
+    abstract class (``self.env.execute(action)``, ``env: Environment``): whichever may stand behind it.
+    Found by the method's ``def`` in the text, then by Python's parser; once per name."""
+
+    tree: _Tree
+    base: Path
+    meter: WorkMeter
+    options: ScanOptions
+    found: dict[str, list[tuple[str, Loadable]]] = attrs.Factory(dict)
+
+    def __call__(self, method: str) -> list[tuple[str, Loadable]]:
+        if method not in self.found:
+            self.found[method] = self._find(method)
+        return self.found[method]
+
+    def _find(self, method: str) -> list[tuple[str, Loadable]]:
+        defining = re.compile(rb"^[ \t]+(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"\s*\(", re.M)
+        texts = {entry.rel: entry for entry in self.tree.parsed}
+        out: list[tuple[str, Loadable]] = []
+        for rel in sorted({*texts, *self.tree.others.values()}):
+            if is_test_path(rel):
+                continue
+            entry = texts.get(rel)
+            if entry is None:
+                try:
+                    data = (self.base / rel).read_bytes()
+                except OSError:
+                    continue
+                if not defining.search(data) or _skip_note(rel, data, options=self.options) is not None:
+                    continue
+                decoded = _decode_or_none(data)
+                if decoded is None:
+                    continue
+                entry = _Module(rel, decoded, Imports())
+            elif not defining.search(entry.source.encode()):
+                continue
+            python = _python_tree(entry.source)
+            classes = [
+                node.name for node in (python.body if python is not None else ())
+                if isinstance(node, ast.ClassDef)
+                and any(isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name == method for f in node.body)
+            ]  # fmt: skip
+            load = functools.partial(entry.parsed_apart, self.meter)
+            out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load)) for name in classes]
+        return out
+
+
+# Rounds of wrappers across modules: a wrapper of a wrapper of a wrapper, each in its own module.
+_CROSS_MODULE_ROUNDS = 3
 
 
 @attrs.define
@@ -469,7 +549,8 @@ def _def_line(path: Path, function: str) -> int:
 
 
 def _wrapper_callers(
-    tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]]
+    tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]],
+    skip: set[str],
 ) -> list[_Module]:
     """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
     names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
@@ -477,7 +558,7 @@ def _wrapper_callers(
         return []
     calling = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
     parsed: list[_Module] = []
-    for rel in sorted(set(tree.others.values())):
+    for rel in sorted(set(tree.others.values()) - skip):
         try:
             data = (base / rel).read_bytes()
         except OSError:

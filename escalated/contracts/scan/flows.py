@@ -27,6 +27,8 @@ from escalated.contracts.scan.syntax import param_for
 
 # Modules followed in a row: the caller's, then up to this many more.
 MAX_MODULES = 3
+# Classes followed for a call on a protocol or abstract class (the first by path).
+MAX_IMPLEMENTATIONS = 12
 # Parsed modules kept for following into, the most recently used: a real tree's analyses follow
 # into a few hundred modules over the scan, mostly one at a time (the memo holds what was found).
 KEEP_PARSED = 8
@@ -43,8 +45,10 @@ class ProjectFlow:
         *,
         externals: Mapping[str, Kind],
         tools: Mapping[str, tuple[Finding, ...]],
+        implementers: Callable[[str], Sequence[tuple[str, Loadable]]] | None = None,
     ) -> None:
         self._modules: dict[str, Loadable | None] = {}
+        self._implementers = implementers
         # Parsed on first use and kept: only the modules followed into, not every one some module imports.
         self._parsed: OrderedDict[str, _Parsed | None] = OrderedDict()
         self.add(modules)
@@ -70,7 +74,26 @@ class ProjectFlow:
         None when ``qualified`` is not a top-level function, or a method of a top-level
         class, of a parsed project module.
         """
+        if qualified.startswith("*."):
+            return self._implemented(qualified[2:], call, arg)
         return self._follow(qualified, call, arg, returned=False)
+
+    def _implemented(self, method: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
+        """``self.env.execute(action)`` with ``env: Environment`` (a protocol): what each project class
+        with an ``execute`` method does with it (any of them may be the one given)."""
+        if self._implementers is None:
+            return None
+        found: list[Finding] = []
+        followed = False
+        for qualified, loadable in self._implementers(method)[:MAX_IMPLEMENTATIONS]:
+            known = {entry[0] for entry in self._modules.values() if entry is not None}
+            if loadable[0] not in known:
+                self.add([loadable])
+            more = self._follow(qualified, call, arg, returned=False)
+            if more is not None:
+                followed = True
+                found += more
+        return tuple(sorted(set(found))) if followed else None
 
     def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for a function returning the output handed as ``arg`` of ``call`` to project function

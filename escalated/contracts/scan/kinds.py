@@ -28,6 +28,8 @@ class Match:
 
 # What crossref exports for a class defined at the top of a project module.
 PROJECT_CLASS = Kind("project", "class")
+# ... and for one that only declares methods (a typing.Protocol, an abc.ABC): any class may stand behind it.
+PROJECT_INTERFACE = Kind("project", "interface")
 
 _CONFIDENCES = ("low", "medium", "high")
 

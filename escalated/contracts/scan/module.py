@@ -94,6 +94,8 @@ class ModuleCalls:
     # Functions and methods (qualified in the module) that return a model's output,
     # with the (provider, api) of the call inside: wrappers other modules call.
     returns_output: Mapping[str, tuple[str, str]]
+    # Per call (same order): the functions whose return value carries its output.
+    returned_by: tuple[frozenset[str], ...] = ()
 
 
 def analyse_module(
@@ -179,6 +181,7 @@ class _Context:
         )  # fmt: skip
         ordinals: dict[str, int] = {}
         calls = []
+        returned_by: list[frozenset[str]] = []
         returns_output: dict[str, tuple[str, str]] = {}
         for call, scope, found in matches:
             ordinal = ordinals.get(scope.qualname, 0)
@@ -191,11 +194,12 @@ class _Context:
                 result = surface.analyze(call, scope, found, origin=_origin(call, self.guards, self.index))
             for qualname in sorted(result.returned):
                 returns_output.setdefault(qualname, (found.provider, found.api))
+            returned_by.append(result.returned)
             calls.append(
                 _build(call, scope, found, result, path=self.path, ordinal=ordinal, module=self.module, span=self.span(call),
                        index=self.index, guards=self.guards, gates=self.gates)
             )  # fmt: skip
-        return ModuleCalls(tuple(calls), returns_output)
+        return ModuleCalls(tuple(calls), returns_output, tuple(returned_by))
 
 
 def _origin(call: cst.Call, guards: _Guards, index: ModuleIndex) -> cst.CSTNode:
@@ -223,7 +227,7 @@ def _build(
     awaited = id(guard_call if guard_call is not None else call) in index.awaited
     findings = result.findings
     runner = _is_runner(found)
-    confidence = _analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
+    confidence = analysis_confidence(findings, escapes=result.escapes, call_confidence=found.confidence)
     return LlmCall(
         location=Location(path, span.start.line, span.start.column, span.end.line, span.end.column),
         provider=found.provider,
@@ -263,7 +267,7 @@ def _is_runner(found: Match) -> bool:
     return False
 
 
-def _analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:
+def analysis_confidence(findings: tuple[Finding, ...], *, escapes: bool, call_confidence: str) -> str:
     """High when the deciding evidence is exact; low when the output left what we can follow."""
     if not findings:
         own = "low" if escapes else "medium"

@@ -49,6 +49,9 @@ class FlowState:
     # False when the output came in through a parameter from another module: returned, it goes back there.
     follow_returns: bool = True
     seen: set[tuple[str, str]] = attrs.Factory(set)
+    # Of those, the names so far seen holding only something built from the output: found holding
+    # the output itself later (``x = out.a() if hasattr(out, "a") else dict(out)``), followed again.
+    seen_derived: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
     steps: int = 0
     # Names found to carry the output, still to follow. A worklist rather than
@@ -140,6 +143,8 @@ class OutputFlow:
         qualified = self.resolver.qualified(call.func)
         if qualified is None and isinstance(call.func, cst.Attribute):
             owner = self.resolver.kind_of(call.func.value, scope)
+            if owner is not None and owner.kind.startswith("interface:"):
+                return f"*.{call.func.attr.value}"  # env.execute(action), env: Environment: every class with execute
             cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
             qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
         return qualified
@@ -234,7 +239,7 @@ class OutputFlow:
                 return
             elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
                 return
-            derived = derived or not _projects(parent, child)
+            derived = derived or not (_projects(parent, child) or self._still_output(parent))
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False) -> None:
@@ -268,6 +273,20 @@ class OutputFlow:
             return None
         label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
         return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
+
+    def _still_output(self, node: cst.CSTNode) -> bool:
+        """``return content, prompt_tokens``: the callers unpack the output itself (a wrapper still);
+        ``dict(response.choices[0].message)``: a copy of it."""
+        if isinstance(node, cst.Arg):
+            copy = self._parents.get(id(node))
+            return (
+                isinstance(copy, cst.Call) and isinstance(copy.func, cst.Name) and copy.func.value in _COPIES
+                and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
+            )  # fmt: skip
+        if isinstance(node, cst.Call):  # walked up from its one argument, checked above
+            return isinstance(node.func, cst.Name) and node.func.value in _COPIES and len(node.args) == 1
+        values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
+        return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
@@ -309,11 +328,16 @@ class OutputFlow:
     ) -> None:
         scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
         for current in scopes:
-            if (current.qualname, key) in flow.seen:
+            at = (current.qualname, key)
+            if at in flow.seen and (derived or at not in flow.seen_derived):
                 continue
-            flow.seen.add((current.qualname, key))
+            flow.seen.add(at)
             if paused:
-                flow.paused.add((current.qualname, key))
+                flow.paused.add(at)
+            if derived:
+                flow.seen_derived.add(at)
+            else:
+                flow.seen_derived.discard(at)
             flow.pending.append((key, current, depth, derived, binding if current is scope else None))
 
     def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
@@ -506,6 +530,10 @@ def _event_type_test(test: cst.CSTNode) -> bool:
         return False
     values = [e.value for e in comparator.elements] if isinstance(comparator, cst.Tuple | cst.List | cst.Set) else [comparator]
     return all(isinstance(v, cst.SimpleString) for v in values)
+
+
+# Builtins whose result is a copy of their one argument.
+_COPIES = frozenset({"dict", "copy", "deepcopy"})  # not list(): a stream's chunks are built from it
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:

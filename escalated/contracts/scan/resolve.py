@@ -19,7 +19,7 @@ from escalated.contracts.scan import apis
 from escalated.contracts.scan.call_match import CallMatcher
 from escalated.contracts.scan.crews import crew_built
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.scan.kinds import PROJECT_CLASS, Kind, weaker
+from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind, weaker
 from escalated.contracts.scan.syntax import dotted_tail, literal
 
 
@@ -146,6 +146,15 @@ class Resolver(CallMatcher):
             except (cst.ParserSyntaxError, TypeError):
                 return None
         qualified = self.qualified(node)
+        if qualified is not None and qualified in self.wrappers and "" not in self.wrappers[qualified]:
+            # caller: AICaller, a class of another module whose methods return a model's output.
+            provider = next(iter(sorted(self.wrappers[qualified].values())))[0]
+            return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
+        if qualified is not None and self.externals.get(qualified) == PROJECT_INTERFACE:
+            # model: Model (a Protocol or an ABC of the project): whichever class is given at run time.
+            return Kind("project", f"interface:{qualified}", "medium", origin=node)
+        if qualified is not None and self.externals.get(qualified) == PROJECT_CLASS:
+            return Kind("project", f"object:{qualified}", origin=node)  # runner: Runner, a project class
         annotated = apis.annotation_kind(qualified) if qualified else None
         return Kind(annotated[0], annotated[1], origin=node) if annotated else None
 

@@ -1,0 +1,83 @@
+"""What another module does with a wrapper's output, given back to the call inside.
+
+``LitellmModel._query`` calls ``litellm.completion`` and ``query`` returns its
+answer; ``DefaultAgent.query``, in another module, calls ``self.model.query``
+and its ``step`` runs the answer's actions as shell commands. The call inside
+the wrapper is where a guard can sit, so the evidence of its wrapper's call
+sites in other modules is its evidence too (a wrapper of a wrapper's, in
+turn): ``required`` there, ``required`` here. A call site names its wrapper
+as ``Owner.method`` (or ``function``); a site on a protocol or abstract
+class (``Model.query``, ``model: Model``) stands for every project wrapper
+method of that name, since any of them may be the one given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from escalated.contracts import rules
+from escalated.contracts.calls import Finding, LlmCall
+from escalated.contracts.scan.module import analysis_confidence
+
+_GIVEN = "returned to "
+# Rounds of giving back: a wrapper of a wrapper of a wrapper, each in its own module.
+_ROUNDS = 4
+
+
+def with_callers_evidence(
+    by_file: Mapping[str, tuple[LlmCall, ...]], returned_by: Mapping[str, tuple[frozenset[str], ...]]
+) -> dict[str, tuple[LlmCall, ...]]:
+    """``by_file`` with each wrapper's inner calls given the findings of its call sites in other modules."""
+    out = dict(by_file)
+    owners = {q.split(".")[0] for exits in returned_by.values() for found in exits for q in found if "." in q}
+    for _ in range(_ROUNDS):
+        sites = _sites(out, owners)
+        changed = False
+        for rel, calls in out.items():
+            exits = returned_by.get(rel, ())
+            if len(exits) != len(calls):
+                continue
+            updated = tuple(_given_back(call, found, sites, rel) for call, found in zip(calls, exits, strict=True))
+            if updated != calls:
+                out[rel], changed = updated, True
+        if not changed:
+            break
+    return out
+
+
+def _sites(by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str]) -> dict[str, list[LlmCall]]:
+    """Wrapper call sites by the name they call: ``LitellmModel.query``, ``ask``, ``*.query`` (a protocol's)."""
+    out: dict[str, list[LlmCall]] = {}
+    for calls in by_file.values():
+        for call in calls:
+            if call.confidence != "medium" or call.api.count(".") > 1:
+                continue
+            owner, _, method = call.api.rpartition(".")
+            key = call.api if not owner or owner in owners else f"*.{method}"
+            out.setdefault(key, []).append(call)
+    return out
+
+
+def _given_back(call: LlmCall, exits: frozenset[str], sites: Mapping[str, list[LlmCall]], rel: str) -> LlmCall:
+    added: list[Finding] = []
+    for qualname in sorted(exits):
+        parts = qualname.split(".")
+        if len(parts) > 2 or (len(parts) == 2 and parts[-1].startswith("_")):
+            continue  # only what another module can call: a top-level function or a public method
+        keys = [qualname, f"*.{parts[-1]}"] if len(parts) == 2 else [qualname]
+        for site in (s for key in keys for s in sites.get(key, ())):
+            if site.location.path == rel:
+                continue  # the same module's callers are followed by the flow itself
+            where = f"{site.location.path}:{site.location.line}"
+            for f in site.findings:
+                if rules.effective_mode(f) == "autonomous":
+                    continue  # free text there says nothing here
+                given = f.detail if f.detail.startswith(_GIVEN) else f"{_GIVEN}{site.api} ({where}) -> {f.detail}"
+                added.append(attrs.evolve(f, detail=given, line=0))
+    findings = tuple(sorted(set(call.findings) | set(added), key=lambda f: (f.rule, f.line, f.detail)))
+    if set(findings) == set(call.findings):
+        return call
+    confidence = analysis_confidence(findings, escapes=False, call_confidence=call.confidence)
+    return attrs.evolve(call, findings=findings, recommendation=rules.recommend(findings, confidence=confidence, path=rel))
