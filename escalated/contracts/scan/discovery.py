@@ -418,6 +418,8 @@ class _Implementers:
             elif not defining.search(entry.source.encode()):
                 continue
             python = _python_tree(entry.source)
+            if python is not None and entry.outline is None:
+                entry.outline = outline(python)
             classes = [
                 node.name for node in (python.body if python is not None else ())
                 if isinstance(node, ast.ClassDef)
