@@ -14,6 +14,7 @@ ADAPTERS = [
     ("escalated.adapters.langgraph", "langgraph", "escalated[langgraph]"),
     ("escalated.adapters.crewai", "crewai", "escalated[crewai]"),
     ("escalated.adapters.agno", "agno", "escalated[agno]"),
+    ("escalated.adapters.agent_framework", "agent_framework", "escalated[agent-framework]"),
 ]
 
 
