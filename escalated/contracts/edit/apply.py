@@ -154,7 +154,7 @@ def tool_targets_for(
 
 def approvals_for(calls: Iterable[LlmCall], contracts: ContractSet, *, prefix: str = "") -> dict[str, dict[str, str]]:
     """Per file, contract id -> policy of each Agents SDK ``Runner.run``, Pydantic AI ``agent.run``, LangGraph
-    ``invoke`` and Agno ``agent.run`` / ``arun`` under a ``required`` contract: apply runs it through the
+    ``invoke``, Agno ``agent.run`` / ``arun`` and Agent Framework ``agent.run`` under a ``required`` contract: apply runs it through the
     adapter's ``run_with_approvals`` (approvals.py)."""
     out: dict[str, dict[str, str]] = defaultdict(dict)
     for call in calls:
@@ -189,9 +189,10 @@ def rewrite_file(
         if done:
             result = attrs.evolve(result, code=module.bytes)
     left = [s for s in toolkit_skips if not any(s.reason.startswith(f"tool {name} ") for name in confirmed)]
-    # A Pydantic AI, LangGraph or Agno run (always in this file with its tools) apply could not route through the
-    # adapter: its tools take guard_tool, never a deferral, an interrupt or a pause nobody answers.
-    tools = [attrs.evolve(t, approval="") if t.approval in {"pydantic", "langgraph", "agno"} and t.contract_id not in done else t for t in tools]
+    # A Pydantic AI, LangGraph, Agno or Agent Framework run (always in this file with its tools) apply could not
+    # route through the adapter: its tools take guard_tool, never a deferral, an interrupt or a pause nobody answers.
+    routed_only = {"pydantic", "langgraph", "agno", "maf"}
+    tools = [attrs.evolve(t, approval="") if t.approval in routed_only and t.contract_id not in done else t for t in tools]
     # A create_agent run's tools are held by its HumanInTheLoopMiddleware now: no decorator.
     in_middleware = tuple(t for t in tools if t.approval == "langgraph" and t.contract_id in held)
     tools = [t for t in tools if t not in in_middleware]

@@ -57,6 +57,17 @@ Agno agent built beside its tools becomes::
 
 (Agno pauses the run before the call; ``escalated.adapters.agno`` confirms or
 rejects it with the reviewer's decision and continues the run).
+Microsoft Agent Framework's hook is ``approval_mode``: a ``required`` ``agent.run`` of an
+Agent Framework agent built beside its tools becomes::
+
+    @tool(approval_mode="always_require")
+    def issue_refund(order_id: str, amount_eur: float) -> str: ...
+
+    result = await guard("shop.handle", lambda: run_with_approvals(
+        agent, request, policy="agents.shop.handle", run_id=f"shop.handle:{uuid.uuid4()}"))
+
+(the run returns the call as an approval request instead of running it;
+``escalated.adapters.agent_framework`` answers it with the reviewer's decision).
 A tool without a decorator to extend, a run apply cannot route through the
 adapter (its agent built in another file, a graph without a checkpointer, the
 prebuilt agent's ``version="v1"`` tool node, which re-runs every call of a
@@ -85,24 +96,30 @@ LANGGRAPH_GATE = "interrupt_for_approval"
 LANGGRAPH_RUNS = {"invoke": "invoke_with_approvals", "ainvoke": "ainvoke_with_approvals"}
 AGNO_MODULE = "escalated.adapters.agno"
 AGNO_RUNS = {"run": "run_with_approvals", "arun": "arun_with_approvals"}
+MAF_IMPORT = "from escalated.adapters.agent_framework import run_with_approvals"
+MAF_AGENTS = frozenset({"Agent", "ChatAgent"})  # ChatAgent: its name before 1.0
 CREWAI_MODULE = "escalated.adapters.crewai"
 CREWAI_GATE = "approval_required"
 RUNNER = "Runner.run"
 DEFERRED = "DeferredToolRequests"
-# The framework's decorator and the keyword that asks its approval.
+# The framework's decorator, the keyword that asks its approval and the value that does.
 _HOOKS = {
-    "agents": ("function_tool", "needs_approval"),
-    "pydantic": ("tool", "requires_approval"),
-    "agno": ("tool", "requires_confirmation"),
+    "agents": ("function_tool", "needs_approval", "True"),
+    "pydantic": ("tool", "requires_approval", "True"),
+    "agno": ("tool", "requires_confirmation", "True"),
+    "maf": ("tool", "approval_mode", '"always_require"'),
 }
 
 
 def approval_framework(call: LlmCall) -> str:
-    """Which framework hook can gate ``call``'s tools: "agents", "pydantic", "langgraph", "crewai", "agno", or ""."""
+    """Which framework hook can gate ``call``'s tools: "agents", "pydantic", "langgraph", "crewai", "agno", "maf"
+    (Microsoft Agent Framework), or ""."""
     if call.api == "agents.Runner.run":
         return "agents"
     if call.runner_kind == "agno-agent" and call.api in AGNO_RUNS:
         return "agno"
+    if call.runner_kind == "maf-agent" and call.api == "run":
+        return "maf"
     if call.provider == "langchain" and call.runner_kind == "agent" and call.api in LANGGRAPH_RUNS:
         return "langgraph"
     if call.runner_kind in {"crew", "crew-agent"}:
@@ -120,7 +137,13 @@ def with_approvals(
     if not policies:
         return module, (), (), frozenset()
     agents = _built_agents(module)
-    editor = _RunRewriter(policies, agents=agents, agno=agents if _imports_agno_agent(module) else frozenset(), graphs=_interrupting_graphs(module))
+    editor = _RunRewriter(
+        policies,
+        agents=agents,
+        agno=agents if _imports_agent_from(module, "agno", {"Agent"}) else frozenset(),
+        maf=agents if _imports_agent_from(module, "agent_framework", MAF_AGENTS) else frozenset(),
+        graphs=_interrupting_graphs(module),
+    )
     new = module.visit(editor)
     assert isinstance(new, cst.Module)
     if not editor.done:
@@ -148,31 +171,42 @@ def with_approvals(
 
 def ask_approval(decorator: cst.Decorator, *, framework: str = "agents") -> cst.Decorator | None:
     """``@function_tool`` with ``needs_approval=True`` (agents), ``@agent.tool`` with ``requires_approval=True``
-    (pydantic), ``@tool`` with ``requires_confirmation=True`` (agno); None if the decorator is not the framework's
-    tool decorator."""
+    (pydantic), ``@tool`` with ``requires_confirmation=True`` (agno) or ``approval_mode="always_require"`` (maf);
+    None if the decorator is not the framework's tool decorator."""
     target = decorator.decorator
     func = target.func if isinstance(target, cst.Call) else target
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-    wanted, keyword = _HOOKS.get(framework, ("", ""))
-    # Pydantic AI's is the agent's method (@agent.tool); Agno's the imported function (@tool).
-    if name != wanted or {"pydantic": not isinstance(func, cst.Attribute), "agno": not isinstance(func, cst.Name)}.get(framework):
+    wanted, keyword, value = _HOOKS.get(framework, ("", "", ""))
+    # Pydantic AI's is the agent's method (@agent.tool); Agno's and the Agent Framework's the imported function (@tool).
+    imported = not isinstance(func, cst.Name)
+    if name != wanted or {"pydantic": not isinstance(func, cst.Attribute), "agno": imported, "maf": imported}.get(framework):
         return None
-    flag = cst.Arg(cst.Name("True"), keyword=cst.Name(keyword), equal=_tight_equal())
+    flag = cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword), equal=_tight_equal())
     if not isinstance(target, cst.Call):
         return decorator.with_changes(decorator=cst.Call(func=target, args=[flag]))
-    if any(a.keyword is not None and a.keyword.value == keyword for a in target.args):
+    given = next((a.value for a in target.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if given is not None:
+        if framework == "maf" and literal(given) != "always_require":
+            return None  # the author's "never_require" (or a value apply cannot read) does not gate: guard_tool does
         return decorator  # already decided there (a function deciding, or False: left to its author)
     return decorator.with_changes(decorator=target.with_changes(args=[*_commas(target.args), flag]))
 
 
 class _RunRewriter(cst.CSTTransformer):
     def __init__(
-        self, policies: Mapping[str, str], *, agents: frozenset[str], agno: frozenset[str] = frozenset(), graphs: Mapping[str, str] | None = None
+        self,
+        policies: Mapping[str, str],
+        *,
+        agents: frozenset[str],
+        agno: frozenset[str] = frozenset(),
+        maf: frozenset[str] = frozenset(),
+        graphs: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self._policies = policies
         self._agents = agents
         self._agno = agno  # of the agents, those built with Agno's Agent
+        self._maf = maf  # of the agents, those built with the Agent Framework's Agent
         self.agno_routed: set[str] = set()  # the Agno agents whose runs now go through the adapter
         self.adapter_imports: set[str] = set()
         self._graphs = graphs or {}
@@ -250,6 +284,12 @@ class _RunRewriter(cst.CSTTransformer):
             self.adapter_imports.add(f"from {AGNO_MODULE} import {AGNO_RUNS[func.attr.value]}")
             self.agno_routed.add(func.value.value)
             return AGNO_RUNS[func.attr.value], [cst.Arg(func.value), *run.args]
+        if func.value.value in self._maf:
+            # agent.run(...) of an Agent Framework agent built in this module, not streamed.
+            if func.attr.value != "run" or "stream" in keywords:
+                return None
+            self.adapter_imports.add(MAF_IMPORT)
+            return "run_with_approvals", [cst.Arg(func.value), *run.args]
         # agent.run(...) of a Pydantic AI agent built in this module, not passed its history or deferred results by hand.
         if func.attr.value != "run" or keywords & {"message_history", "deferred_tool_results"}:
             return None
@@ -348,14 +388,15 @@ def _built_agents(module: cst.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def _imports_agno_agent(module: cst.Module) -> bool:
-    """The module's ``Agent`` is Agno's (``from agno.agent import Agent``)."""
+def _imports_agent_from(module: cst.Module, package: str, names: frozenset[str] | set[str]) -> bool:
+    """The module's agent class comes from ``package`` (``from agno.agent import Agent``,
+    ``from agent_framework import ChatAgent``), not aliased."""
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if not isinstance(small, cst.ImportFrom) or small.module is None or isinstance(small.names, cst.ImportStar):
                 continue
-            if cst.Module([]).code_for_node(small.module).split(".")[0] == "agno":
-                if any(isinstance(a.name, cst.Name) and a.name.value == "Agent" and a.asname is None for a in small.names):
+            if cst.Module([]).code_for_node(small.module).split(".")[0] == package:
+                if any(isinstance(a.name, cst.Name) and a.name.value in names and a.asname is None for a in small.names):
                     return True
     return False
 
@@ -392,7 +433,7 @@ def _is_agent(value: cst.BaseExpression) -> bool:
     if not isinstance(value, cst.Call):
         return False
     func = value.func.value if isinstance(value.func, cst.Subscript) else value.func
-    return cst.Module([]).code_for_node(func) in {"Agent", "pydantic_ai.Agent"}
+    return cst.Module([]).code_for_node(func) in {"Agent", "pydantic_ai.Agent", "ChatAgent"}
 
 
 def _commas(args: Sequence[cst.Arg]) -> list[cst.Arg]:

@@ -46,7 +46,8 @@ class ToolTarget:
     # The run goes through an adapter's run_with_approvals: ask the framework's own approval instead of
     # guard_tool (approvals.py): "agents" (@function_tool(needs_approval=True)), "pydantic"
     # (@agent.tool(requires_approval=True)), "langgraph" (@interrupt_for_approval under @tool), "crewai"
-    # (@approval_required(policy=...) under @tool); "" for guard_tool.
+    # (@approval_required(policy=...) under @tool), "agno" (@tool(requires_confirmation=True)), "maf"
+    # (@tool(approval_mode="always_require")); "" for guard_tool.
     approval: str = ""
     policy: str = ""  # the contract's policy, for a hook that files itself (crewai)
 

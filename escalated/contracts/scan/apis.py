@@ -265,6 +265,8 @@ ADAPTER_RUNS = {"escalated.adapters.openai_agents.run_with_approvals": "agents.R
 PYDANTIC_ADAPTER_RUN = "escalated.adapters.pydantic_ai.run_with_approvals"
 # run_with_approvals(agent, ...) / arun_with_approvals of the Agno adapter: the same agent.run (arun), its agent the first argument.
 AGNO_ADAPTER_RUNS = {"escalated.adapters.agno.run_with_approvals": "run", "escalated.adapters.agno.arun_with_approvals": "arun"}
+# run_with_approvals(agent, ...) of the Agent Framework adapter: the same agent.run.
+MAF_ADAPTER_RUNS = {"escalated.adapters.agent_framework.run_with_approvals": "run"}
 INTERRUPT_NAMES = frozenset({"langgraph.types.interrupt", "langgraph.prebuilt.interrupt"})
 # invoke_with_approvals(graph, ...) of the LangGraph adapter: the same graph.invoke (ainvoke), its graph the first argument.
 LANGGRAPH_ADAPTER_RUNS = {

@@ -61,10 +61,11 @@ class CallMatcher:
             agent = self.kind_of(node.args[0].value, scope)
             if agent is not None and agent.kind == "pydantic-agent":
                 return Match(agent.provider, "run", agent.confidence, agent)
-        if qualified in apis.AGNO_ADAPTER_RUNS and node.args:
-            agent = self.kind_of(node.args[0].value, scope)
-            if agent is not None and agent.kind == "agno-agent":
-                return Match(agent.provider, apis.AGNO_ADAPTER_RUNS[qualified], agent.confidence, agent)
+        for runs, runner_kind in ((apis.AGNO_ADAPTER_RUNS, "agno-agent"), (apis.MAF_ADAPTER_RUNS, "maf-agent")):
+            if qualified in runs and node.args:
+                agent = self.kind_of(node.args[0].value, scope)
+                if agent is not None and agent.kind == runner_kind:
+                    return Match(agent.provider, runs[qualified], agent.confidence, agent)
         if qualified in apis.LANGGRAPH_ADAPTER_RUNS and node.args:
             graph = self.kind_of(node.args[0].value, scope)
             if graph is not None and graph.kind == "agent":

@@ -8,6 +8,8 @@ from agent_framework.openai import OpenAIChatClient
 from agent_framework.orchestrations import SequentialBuilder
 from agent_framework.tools import LocalShellTool
 from escalated.guard import guard
+import uuid
+from escalated.adapters.agent_framework import run_with_approvals
 
 
 @tool(approval_mode="always_require")
@@ -40,7 +42,7 @@ async def refund_with_approval(question: str) -> str:
 
 
 async def operate(task: str) -> str:
-    return (await guard("ops_agent_framework.operate", lambda: operator.run(task))).text
+    return (await guard("ops_agent_framework.operate", lambda: run_with_approvals(operator, task, policy="agents.ops-agent-framework.operate", run_id=f"ops_agent_framework.operate:{uuid.uuid4()}"))).text
 
 
 async def handle_case(case: str, responses: dict) -> None:
