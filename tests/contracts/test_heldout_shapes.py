@@ -747,3 +747,31 @@ def test_a_caller_typed_by_its_class_is_a_wrapper_call_site(tmp_path: Path) -> N
     calls = _calls(tmp_path, {"app/__init__.py": "", "app/ai_caller.py": CALLER, "app/completion.py": COMPLETION})
     assert calls[("app/completion.py", 11)][:2] == ("AICaller.call_model", "required")
     assert calls[("app/ai_caller.py", 6)][1] == "required"
+
+
+TYPED_SMOL_MODEL = """\
+from smolagents.models import Model
+
+
+def reformulate(question: str, model: Model) -> str:
+    return model([{"role": "user", "content": question}]).content
+
+
+class Inspector:
+    def __init__(self, model: Model = None):
+        self.model = model
+
+    def caption(self, text):
+        return self.model([{"role": "user", "content": text}]).content
+
+
+def shout(model, text):
+    return model(text)
+"""
+
+
+def test_a_smolagents_model_given_as_a_typed_parameter_is_called(tmp_path: Path) -> None:
+    # model: Model is the base class of every smolagents model: calling it asks the model, also when
+    # kept as self.model; an untyped parameter called is any callable.
+    calls = _calls(tmp_path, {"app.py": TYPED_SMOL_MODEL})
+    assert {key: value[0] for key, value in calls.items()} == {("app.py", 5): "__call__", ("app.py", 13): "__call__"}

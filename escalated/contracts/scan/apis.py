@@ -355,6 +355,8 @@ def annotation_kind(qualified: str) -> tuple[str, str] | None:
         return ("openai", "autogen-client")  # the abstract client: any of AutoGen's model clients
     if qualified.startswith("llama_index.core") and qualified.rpartition(".")[2] in {"LLM", "FunctionCallingLLM"}:
         return ("openai", "llamaindex-llm")  # llm: LLM, the base class of every LlamaIndex model
+    if qualified in {"smolagents.Model", "smolagents.models.Model"}:
+        return ("litellm", "smol-model")  # model: Model, the base class of every smolagents model
     return constructor(qualified)
 
 

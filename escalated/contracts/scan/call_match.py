@@ -125,9 +125,10 @@ class CallMatcher:
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
                 return Match("langchain", "__call__", "medium", kind)
-            # model(messages) on a smolagents model built here: calling it asks the model.
-            if kind is not None and kind.kind == "smol-model" and isinstance(kind.origin, cst.Call) and isinstance(callee, cst.Name):
-                return Match(kind.provider, "__call__", kind.confidence, kind)
+            # model(messages) on a smolagents model built here, or typed as one (model: Model, kept as
+            # self.model): calling it asks the model.
+            if kind is not None and kind.kind == "smol-model" and (isinstance(callee, cst.Name) or _on_self(callee)):
+                return Match(kind.provider, "__call__", kind.confidence if isinstance(kind.origin, cst.Call) else "medium", kind)
             # agent("...") on a Strands agent: calling the object runs it.
             if kind is not None and kind.kind == "strands-agent" and isinstance(callee, cst.Name):
                 return Match(kind.provider, "__call__", kind.confidence, kind)
@@ -287,3 +288,8 @@ def _string_start(node: cst.BaseExpression) -> str | None:
         left, right = _string_start(node.left), _string_start(node.right)
         return (left or "") + (right or "") if left is not None else None
     return None
+
+
+def _on_self(node: cst.BaseExpression) -> bool:
+    """``self.model``: an attribute of the instance itself."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
