@@ -47,6 +47,6 @@ def served(request, backend, tmp_path_factory) -> Served:
 
 
 def cli_all(proc: ServerProcess, *commands: tuple[str, ...]) -> list[str]:
-    """Run independent CLI commands side by side (each is a Python start-up)."""
+    """Run independent CLI commands (tests/support/server.py runs them one at a time)."""
     with ThreadPoolExecutor(len(commands)) as pool:
         return list(pool.map(lambda args: proc.cli(*args), commands))
