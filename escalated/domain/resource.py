@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from escalated.domain.convert import content_to_json
 from escalated.domain.masking import masked_delivery
-from escalated.domain.models import Delivery, Escalation, HistoryEntry
+from escalated.domain.models import OPEN, Delivery, Escalation, HistoryEntry
 from escalated.domain.rules import Rule
 from escalated.timeutil import format_ms, format_opt
 
@@ -53,6 +55,53 @@ def escalation_resource(esc: Escalation, *, content_json: dict[str, Any] | None 
         "approvals": [{"by": a.by, "choice": a.choice, "at": format_ms(a.at_ms)} for a in esc.approvals],
         "history": [_history_entry(h) for h in esc.history],
     }
+
+
+_CONTENT_KEYS = ("subject", "question", "evidence", "choices", "responseFields")
+_dumps = orjson.dumps
+
+
+def escalation_json(esc: Escalation, *, content_json: dict[str, Any]) -> bytes:
+    """``orjson.dumps(escalation_resource(esc, content_json=...))``, byte for
+    byte. A create answers every escalation it makes with it: one just
+    created (open, its one history entry) is written from its parts without
+    the resource's dict in between; any other goes through the dict."""
+    history = esc.history
+    if not (
+        esc.status == OPEN
+        and len(history) == 1
+        and esc.acknowledged_by is None
+        and esc.acknowledged_ms is None
+        and esc.assignee is None
+        and esc.resolution is None
+        and esc.cancellation is None
+        and esc.level == 0
+        and not esc.approvals
+        and history[0].level is None
+        and tuple(content_json) == _CONTENT_KEYS
+    ):
+        return _dumps(escalation_resource(esc, content_json=content_json))
+    first = history[0]
+    resume = esc.resume
+    deadline_ms = esc.deadline_ms
+    return b"".join((
+        b'{"id":', _dumps(esc.id),
+        b',"status":"open","policy":', _dumps(esc.policy),
+        b',"agentId":', _dumps(esc.agent_id),
+        b',"runId":', _dumps(esc.run_id),
+        b",", _dumps(content_json)[1:-1],
+        b',"resume":', b"null" if resume is None else _dumps(
+            {"mode": resume.mode, "url": resume.url, "signed": resume.secret is not None}
+        ),
+        b',"createdAt":"', format_ms(esc.created_ms).encode(),
+        b'","deadlineAt":', b"null" if deadline_ms is None else b'"%s"' % format_ms(deadline_ms).encode(),
+        b',"defaultChoice":', _dumps(esc.default_choice),
+        b',"acknowledgedBy":null,"acknowledgedAt":null,"assignee":null,"resolution":null,"cancellation":null,'
+        b'"level":0,"approvals":[],"history":[{"event":', _dumps(first.event),
+        b',"by":', _dumps(first.by),
+        b',"at":"', format_ms(first.at_ms).encode(),
+        b'"}]}',
+    ))  # fmt: skip
 
 
 def _history_entry(h: HistoryEntry) -> dict[str, Any]:

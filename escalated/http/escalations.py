@@ -11,7 +11,7 @@ from escalated.core.creation import Answer, Idempotency, Replayed
 from escalated.domain import scopes
 from escalated.domain.models import STATUSES, Escalation
 from escalated.domain.records import ListQuery
-from escalated.domain.resource import escalation_resource
+from escalated.domain.resource import escalation_json, escalation_resource
 from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
@@ -31,7 +31,7 @@ def created_answer(esc: Escalation, content_json: dict[str, Any]) -> Answer:
     """A create's answer, 201 and the escalation as created: what an
     Idempotency-Key remembers, for this API and the MCP server alike (they
     share keys, so they answer a create the same way)."""
-    return Answer(status=201, body=orjson.dumps(escalation_resource(esc, content_json=content_json)))
+    return Answer(status=201, body=escalation_json(esc, content_json=content_json))
 
 
 async def create(request: web.Request) -> web.Response:
@@ -49,10 +49,13 @@ async def create(request: web.Request) -> web.Response:
     if isinstance(outcome, Replayed):  # the first answer, byte for byte
         answer = outcome.answer
         headers = {"Location": f"/escalations/{orjson.loads(answer.body)['id']}", "Idempotent-Replayed": "true"}
-    else:
-        answer = outcome.answer or created_answer(outcome.escalation, outcome.content_json)
-        headers = {"Location": f"/escalations/{outcome.escalation.id}"}
-    return web.Response(status=answer.status, body=answer.body, content_type="application/json", headers=headers)
+        return web.Response(status=answer.status, body=answer.body, content_type="application/json", headers=headers)
+    esc = outcome.escalation
+    # The answer remembered with the key, or the same 201 written now.
+    answer_body = outcome.answer.body if outcome.answer else escalation_json(esc, content_json=outcome.content_json)
+    return web.Response(
+        status=201, body=answer_body, content_type="application/json", headers={"Location": f"/escalations/{esc.id}"}
+    )
 
 
 def _list_query(request: web.Request, principal) -> ListQuery:
