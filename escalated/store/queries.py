@@ -41,6 +41,11 @@ def named(sql: str, dialect: str) -> str:
     return _NAMED.sub(_PLACEHOLDER[dialect], sql)
 
 
+def parameter_names(sql: str) -> list[str]:
+    """A statement's ``:name`` parameters, in the order they appear."""
+    return _NAMED.findall(sql)
+
+
 def positional(sql: str) -> tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]:
     """A SQLite statement's ``:name`` parameters as ``?``, and the function
     that takes their values out of a dict in that order: for the hot create,

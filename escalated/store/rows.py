@@ -239,7 +239,7 @@ def rule_params(rule: Rule) -> dict[str, Any]:
 
 def review_to_json(rules: ReviewRules) -> str | None:
     """NULL for no rules, so the many policies without them stay as they were."""
-    return None if rules == NO_REVIEW else to_json_text(rules)
+    return None if rules is NO_REVIEW or rules == NO_REVIEW else to_json_text(rules)
 
 
 @functools.lru_cache(maxsize=1024)

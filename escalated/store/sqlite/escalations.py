@@ -11,10 +11,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import orjson
+
 from escalated.domain.models import Delivery, Escalation
 from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.store import queries
-from escalated.store.rows import delivery_params, escalation_params, idempotency_params, replay_from_row
+from escalated.store.rows import delivery_params, escalation_params, idempotency_params, replay_from_row, review_to_json
 
 Q = queries.load("sqlite")
 # Bound by position: SQLite's binding by name makes a string per parameter
@@ -22,10 +24,20 @@ Q = queries.load("sqlite")
 _CREATE_SQL, _create_values = queries.positional(Q["create_escalation"])
 _REMEMBER_SQL, _remember_values = queries.positional(Q["remember_idempotency_key"])
 _ROUTE_SQL = queries.positional(Q["add_route"])[0]
-
-
-def _history(conn: sqlite3.Connection, *, escalation_id: str, event: str, by: str, at_ms: int) -> None:
-    conn.execute(Q["add_history"], {"escalation_id": escalation_id, "event": event, "by": by, "at_ms": at_ms})
+_HISTORY_SQL = queries.positional(Q["add_history"])[0]
+# The order ``_escalation_values`` writes the insert's values in, and the
+# one of the other positional statements: checked here, once, against the SQL.
+_CREATE_ORDER = (
+    "id", "workspace_id", "status", "policy", "agent_id", "run_id", "content_json", "resume_url", "resume_secret",
+    "created_ms", "created_by", "deadline_ms", "default_choice", "review_json", "remind_ms", "nudge_ms",
+)  # fmt: skip
+for _sql, _order in (
+    (Q["create_escalation"], _CREATE_ORDER),
+    (Q["add_route"], ("route", "escalation_id")),
+    (Q["add_history"], ("escalation_id", "event", "by", "at_ms")),
+):
+    if tuple(queries.parameter_names(_sql)) != _order:
+        raise RuntimeError(f"the SQL's parameters are {queries.parameter_names(_sql)}, not {_order}")
 
 
 def create_escalation(
@@ -51,8 +63,24 @@ def create_escalation(
             return replay_from_row(row)
         params = idempotency_params(idempotency, escalation_id=esc.id, created_ms=esc.created_ms)
         conn.execute(_REMEMBER_SQL, _remember_values(params))
-    conn.execute(_CREATE_SQL, _create_values(escalation_params(esc, content_json=content_json)))
-    conn.executemany(_ROUTE_SQL, [(r, esc.id) for r in routes])  # (route, escalation_id)
-    _history(conn, escalation_id=esc.id, event="created", by=esc.created_by, at_ms=esc.created_ms)
-    conn.executemany(Q["add_delivery"], [delivery_params(d) for d in notifications])
+    conn.execute(_CREATE_SQL, _escalation_values(esc, content_json))
+    if len(routes) == 1:  # the usual policy (anyone, or one reviewer): no executemany for one row
+        conn.execute(_ROUTE_SQL, (routes[0], esc.id))
+    else:
+        conn.executemany(_ROUTE_SQL, [(r, esc.id) for r in routes])
+    conn.execute(_HISTORY_SQL, (esc.id, "created", esc.created_by, esc.created_ms))
+    if notifications:
+        conn.executemany(Q["add_delivery"], [delivery_params(d) for d in notifications])
     return None
+
+
+def _escalation_values(esc: Escalation, content_json: dict[str, Any] | None) -> tuple[Any, ...]:
+    """``escalation_params``' values in ``_CREATE_ORDER``, without the dict between."""
+    if content_json is None:
+        return _create_values(escalation_params(esc, content_json=None))
+    resume = esc.resume
+    return (
+        esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, orjson.dumps(content_json).decode(),
+        resume.url if resume else None, resume.secret if resume else None, esc.created_ms, esc.created_by,
+        esc.deadline_ms, esc.default_choice, review_to_json(esc.review), esc.remind_ms, esc.nudge_ms,
+    )  # fmt: skip
