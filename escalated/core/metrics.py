@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 _RequestKey = tuple[str, str, int]  # method, route, status
@@ -44,7 +47,7 @@ class Metrics:
         # labels() validates the label values and takes a lock on every call;
         # every request is counted, so each (method, route, status) resolves
         # its two children once. Grows like the metrics' own children do.
-        self._request_children: dict[_RequestKey, tuple[Counter, Histogram]] = {}
+        self._request_children: dict[_RequestKey, _RequestChildren] = {}
 
     def request_answered(self, method: str, route: str, status: int, *, duration_s: float) -> None:
         # Clients choose the method name: anything outside the standard set is
@@ -54,8 +57,47 @@ class Metrics:
         key = (method, route, status)
         children = self._request_children.get(key)
         if children is None:
-            children = (self.http_requests.labels(method, route, str(status)), self.http_seconds.labels(route))
+            children = _RequestChildren(self.http_requests.labels(method, route, str(status)), self.http_seconds.labels(route))
             self._request_children[key] = children
-        counter, histogram = children
-        counter.inc()
-        histogram.observe(duration_s)
+        children.observe(duration_s)
+
+
+class _RequestChildren:
+    """One (method, route, status)'s counter and its route's histogram.
+
+    Every request is counted, and ``Counter.inc`` plus ``Histogram.observe``
+    (checks, then a walk over the buckets) cost more than the values they
+    change: when the children hold prometheus_client's values as expected,
+    the same values are changed directly (the count, the sum, the one bucket
+    whose bound is the first at or above the duration); otherwise through
+    the public calls. Either way ``/metrics`` reads the same."""
+
+    __slots__ = ("_bounds", "_buckets", "_count", "_counter", "_histogram", "_sum")
+
+    def __init__(self, counter: Counter, histogram: Histogram) -> None:
+        self._counter, self._histogram = counter, histogram
+        count: Any = getattr(counter, "_value", None)
+        total: Any = getattr(histogram, "_sum", None)
+        buckets: Any = getattr(histogram, "_buckets", None)
+        bounds: Any = getattr(histogram, "_upper_bounds", None)
+        direct = (
+            isinstance(buckets, list)
+            and isinstance(bounds, list)
+            and all(hasattr(v, "inc") for v in (count, total, *buckets))
+            and len(bounds) == len(buckets)
+            and bounds == sorted(bounds)
+            and bounds[-1] == float("inf")
+        )
+        self._count: Any = count if direct else None
+        self._sum: Any = total if direct else None
+        self._buckets: Any = buckets if direct else None
+        self._bounds: Any = bounds if direct else None
+
+    def observe(self, duration_s: float) -> None:
+        if self._buckets is None:
+            self._counter.inc()
+            self._histogram.observe(duration_s)
+            return
+        self._count.inc(1)
+        self._sum.inc(duration_s)
+        self._buckets[bisect_left(self._bounds, duration_s)].inc(1)
