@@ -84,7 +84,7 @@ def new_escalation(principal: Principal, request: CreateRequest, policy: Policy,
         resume=request.resume,
         deadline_ms=at_ms + int(policy.sla_s * 1000) if policy.sla_s is not None else None,
         default_choice=policy.default_choice,
-        history=(HistoryEntry(event="created", by=principal.actor, at_ms=at_ms),),
+        history=(HistoryEntry("created", principal.actor, at_ms),),  # (event, by, at_ms): no keywords' dict
         review=policy.review,
         remind_ms=remind_ms,
         nudge_ms=nudge_ms,

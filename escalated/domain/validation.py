@@ -28,7 +28,7 @@ from escalated.domain.models import (
     SelectOption,
     Subject,
 )
-from escalated.domain.nul import NUL_MESSAGE, holds_nul
+from escalated.domain.nul import NUL_MESSAGE
 from escalated.errors import ValidationFailed, field_error
 
 POLICY_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
@@ -83,7 +83,7 @@ class _Problems:
             raise ValidationFailed(f"{n} problem{'s' if n != 1 else ''}", errors=self.items)
 
     def unknown_fields(self, obj: dict[str, Any], allowed: frozenset[str], prefix: str) -> None:
-        if allowed.issuperset(obj):  # the usual case, without building and sorting a set
+        if obj.keys() <= allowed:  # the usual case, without building and sorting a set
             return
         for name in sorted(set(obj) - allowed):
             self.add(f"{prefix}{name}", "unknown field")
@@ -109,7 +109,7 @@ class _Problems:
         if len(value) > MAX_TEXT:
             self.add(prefix + name, f"must be at most {MAX_TEXT} characters")
             return None
-        if holds_nul(value):  # PostgreSQL text cannot hold it: refused alike on either backend
+        if "\x00" in value:  # holds_nul: PostgreSQL text cannot hold it, refused alike on either backend
             self.add(prefix + name, NUL_MESSAGE)
             return None
         return value
@@ -137,8 +137,9 @@ def validate_create(body: dict[str, Any], *, check_url: Callable[[str], str | No
     p.raise_if_any()
     # raise_if_any refused the body if any required part was missing.
     assert subject is not None and question is not None and policy is not None and agent_id is not None and run_id is not None
-    content = Content(subject=subject, question=question, evidence=evidence, choices=choices, response_fields=fields)
-    return CreateRequest(policy=policy, agent_id=agent_id, run_id=run_id, content=content, resume=resume)
+    # By position (subject, question, evidence, choices, response_fields; policy, agent_id, run_id, content,
+    # resume): keywords make a dict per object on every create.
+    return CreateRequest(policy, agent_id, run_id, Content(subject, question, evidence, choices, fields), resume)
 
 
 def _subject(value: Any, p: _Problems) -> Subject | None:
@@ -149,7 +150,7 @@ def _subject(value: Any, p: _Problems) -> Subject | None:
         p.add("subject", "must be an object with type, id and label")
         return None
     p.unknown_fields(value, _SUBJECT_FIELDS, "subject.")
-    type_, id_, label = (p.string(value, k, "subject.") for k in _SUBJECT_PARTS)
+    type_, id_, label = p.string(value, "type", "subject."), p.string(value, "id", "subject."), p.string(value, "label", "subject.")
     if type_ is None or id_ is None or label is None:
         return None
     return Subject(type_, id_, label)
@@ -201,7 +202,7 @@ def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
                 p.add(f"{prefix}id", "duplicate choice id")
             seen.add(cid)
         if cid is not None and label is not None:
-            out.append(Choice(id=cid, label=label))
+            out.append(Choice(cid, label))
     return tuple(out)
 
 
@@ -302,7 +303,7 @@ def _resume(value: Any, p: _Problems, check_url: Callable[[str], str | None] | N
     secret = p.string(value, "secret", "resume.", required=False)
     if url is None or mode != "webhook":
         return None
-    return Resume(url=url, mode=mode, secret=secret)
+    return Resume(url, mode, secret)
 
 
 def url_problem(url: str) -> str | None:
