@@ -54,6 +54,18 @@ _CANCEL_FIELDS = frozenset({"reason"})
 NOT_A_URL = "must be an absolute http(s) URL"
 
 
+# Every create matches its policy key and choice ids, agents send the same
+# few, and a regex match costs several times a cache hit: verdicts are kept.
+@functools.lru_cache(maxsize=1024)
+def _is_policy_key(text: str) -> bool:
+    return POLICY_KEY.match(text) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_choice_id(text: str) -> bool:
+    return CHOICE_ID.match(text) is not None
+
+
 @attrs.frozen
 class CreateRequest:
     policy: str
@@ -124,7 +136,7 @@ def validate_create(body: dict[str, Any], *, check_url: Callable[[str], str | No
     p = _Problems()
     p.unknown_fields(body, CREATE_FIELDS, "")
     policy = p.string(body, "policy")
-    if policy is not None and not POLICY_KEY.match(policy):
+    if policy is not None and not _is_policy_key(policy):
         p.add("policy", "must be dotted lower-case words, e.g. refunds.large")
     agent_id = p.string(body, "agentId")
     run_id = p.string(body, "runId")
@@ -196,7 +208,7 @@ def _choices(value: Any, p: _Problems) -> tuple[Choice, ...]:
         cid = p.string(item, "id", prefix)
         label = p.string(item, "label", prefix)
         if cid is not None:
-            if not CHOICE_ID.match(cid):
+            if not _is_choice_id(cid):
                 p.add(f"{prefix}id", "must match ^[A-Za-z0-9_.:-]{1,64}$")
             elif cid in seen:
                 p.add(f"{prefix}id", "duplicate choice id")
