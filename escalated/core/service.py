@@ -171,7 +171,7 @@ class Service(EscalationReview, RuleDecisions):
         self._publish(EVENT_CREATED, esc, at_ms, deliveries=len(notices))
         if notices:
             self.wake_sender()
-        self.metrics.escalations_created.inc()
+        self.metrics.escalation_created()
         # Answered "open" as always (the escalation as created); a matching
         # remembered decision resolves it now (CONTRACT §15). The escalation
         # is committed whatever happens to that decision: a failed one is the

@@ -14,7 +14,8 @@ REQUESTS = [("POST", "/escalations", 201), ("GET", "/escalations/{id}", 404), ("
 
 def _exposition(metrics: Metrics) -> list[str]:
     text = generate_latest(metrics.registry).decode()
-    return [line for line in text.splitlines() if "_created" not in line]  # when each child was made
+    # Without the samples of when each child was made (``..._created``).
+    return [line for line in text.splitlines() if not line.split("{")[0].split(" ")[0].endswith("_created")]
 
 
 def _counted(*, public: bool) -> Metrics:
@@ -26,6 +27,17 @@ def _counted(*, public: bool) -> Metrics:
                 for children in metrics._request_children.values():
                     children._buckets = None
     return metrics
+
+
+def test_escalations_created_read_as_prometheus_client_counts_them():
+    direct, public = Metrics(), Metrics()
+    public._created_value = None
+    for metrics in (direct, public):
+        for _ in range(3):
+            metrics.escalation_created()
+    assert direct._created_value is not None
+    assert _exposition(direct) == _exposition(public)
+    assert "escalated_escalations_created_total 3.0" in _exposition(direct)
 
 
 def test_requests_read_as_prometheus_client_counts_them():
