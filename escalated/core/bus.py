@@ -45,7 +45,7 @@ class EventBus:
         """``seq``: the database's event number, when the store's change feed
         numbers events (several processes); else the next of this process."""
         self._seq = self._seq + 1 if seq is None else seq
-        item = BusEvent(seq=self._seq, event=event, at_ms=at_ms, escalation=escalation, deliveries=deliveries)
+        item = BusEvent(self._seq, event, at_ms, escalation, deliveries)  # by position: no keywords' dict per event
         for listener in self._listeners:
             try:
                 listener(item)
