@@ -10,6 +10,7 @@ escalation's policy and the newest that applies decides it, through
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from escalated.domain.models import ACTIVE_STATUSES, EVENT_DECIDED, Escalation, Policy, Principal, Resolution, RuleRef
@@ -155,9 +156,10 @@ class ReviewerOps:
     def _routed_policy(principal: Principal, policy: Policy) -> bool:
         return principal.routes is None or not set(routes_for(policy)).isdisjoint(principal.routes)
 
-    async def answer_new(self, esc: Escalation, policy: Policy) -> Escalation | None:
-        """After a create committed: the newest active rule that applies decides it."""
-        return await self._answer(esc, policy, at_ms=self._service.clock())
+    def answer_new(self, esc: Escalation, policy: Policy) -> Coroutine[Any, Any, Escalation | None]:
+        """After a create committed: the newest active rule that applies decides it (``_answer``'s
+        coroutine itself, awaited by the caller: one layer less on every create)."""
+        return self._answer(esc, policy, at_ms=self._service.clock())
 
     async def _answer(self, esc: Escalation, policy: Policy, *, at_ms: int) -> Escalation | None:
         """The newest rule active at ``at_ms`` (and made by then) that applies decides ``esc``."""
