@@ -10,7 +10,7 @@ import ast
 import dataclasses
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -157,28 +157,32 @@ class ModuleIndex(Imports):
         visitor machinery rebuilds every node and costs several times more."""
         self.module_scope.node = module
         order, starts, ends, parents = self.order, self._start, self._end, self.parents
+        hooks: dict[type, tuple[Callable[[CSTNode], None] | None, Callable[[CSTNode], None] | None]] = {}
         stack: list[tuple[cst.CSTNode, int, int]] = [(module, id(module), -1)]  # start >= 0: leaving the node
+        pop, push = stack.pop, stack.append
         while stack:
-            node, key, start = stack.pop()
-            name = type(node).__name__
+            node, key, start = pop()
+            kind = type(node)
+            hook = hooks.get(kind)
+            if hook is None:
+                name = kind.__name__
+                hook = hooks[kind] = (getattr(self, f"visit_{name}", None), getattr(self, f"leave_{name}", None))
             if start >= 0:
-                leave = getattr(self, f"leave_{name}", None)
-                if leave is not None:
-                    leave(node)
+                if hook[1] is not None:
+                    hook[1](node)
                 ends[start] = len(order)
                 continue
             start = len(order)
             starts[key] = start
             order.append(node)
             ends.append(-1)
-            visit = getattr(self, f"visit_{name}", None)
-            if visit is not None:
-                visit(node)
-            stack.append((node, key, start))
+            if hook[0] is not None:
+                hook[0](node)
+            push((node, key, start))
             for child in reversed(_children(node)):
                 child_key = id(child)
                 parents[child_key] = node
-                stack.append((child, child_key, -1))
+                push((child, child_key, -1))
         return self
 
     def order_of(self, node: cst.CSTNode) -> int:
@@ -347,13 +351,25 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
         )  # fmt: skip
         _FIELDS[type(node)] = names
     out: list[cst.CSTNode] = []
+    is_node = _IS_NODE
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if is_node.get(kind) or _is_node(kind):
             out.append(value)
         elif isinstance(value, tuple | list):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+            out.extend([v for v in value if is_node.get(type(v)) or _is_node(type(v))])
     return out
+
+
+# Whether a type is a libcst node, by type: ``isinstance`` against libcst's abstract base class
+# goes through ``ABCMeta.__instancecheck__`` for every field of every node.
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return found
 
 
 def target_key(target: cst.BaseExpression) -> str | None:
