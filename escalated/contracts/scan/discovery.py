@@ -77,6 +77,8 @@ class _Module:
     # A top-level function shares its name with a module-level list: its tools export depends on which
     # of the two was classified last, so it is redone whenever the tools are (see _export_more_tools).
     shadowed: bool = False
+    # Its top-level functions and classes: the names crossref.tool_exports classifies only when wanted.
+    top_names: tuple[str, ...] = ()
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
         """libcst's tree and index, parsed now if they are not kept; None (the error
@@ -460,6 +462,11 @@ class _Tables:
             kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
             sites = crossref.tool_site_exports(rel, module, index)
             entry.shadowed = not _tool_lists(index).isdisjoint(index.functions_by_name)
+            entry.top_names = tuple(sorted({
+                *(name for name in index.class_nodes if "." not in name),
+                *(name for name, scopes in index.functions_by_name.items()
+                  if any(s.parent is index.module_scope and s.class_name is None for s in scopes)),
+            }))  # fmt: skip
         except RecursionError:
             tree.errors.append(ParseProblem(rel, _TOO_DEEP))
             entry.failed = True
@@ -507,10 +514,11 @@ def _import_targets(parsed: Iterable[_Module]) -> set[str]:
 def _export_more_tools(tree: _Tree, tables: _Tables, *, old: set[str], new: set[str]) -> None:
     """Classify the tools the wrapper round's extra importers can look up and the first round left out.
 
-    A name is newly wanted only through a target the first round did not have, so a module
-    none of those targets reaches has nothing new, and what ``tool_exports`` gives it regardless
-    (its tool lists and crews) is already there, as the first round found it: it is not parsed
-    again, unless a function of it shadows such a list (the list's export would win now)."""
+    A name is newly wanted only through a target the first round did not have, so a module none
+    of those targets reaches, or none of whose functions and classes is newly wanted, has nothing
+    new, and what ``tool_exports`` gives it regardless (its tool lists and crews) is already there,
+    as the first round found it: it is not parsed again, unless a function of it shadows such a
+    list (the list's export would win now)."""
     added = _reached_by(new - old)
     for (rel, found), entry in zip(tables.tools, tables.entries, strict=True):
         if not added(rel) and not entry.shadowed:
@@ -519,6 +527,9 @@ def _export_more_tools(tree: _Tree, tables: _Tables, *, old: set[str], new: set[
 
         def newly(name: str, was: Callable[[str], bool] = was, now: Callable[[str], bool] = now) -> bool:
             return now(name) and not was(name)
+
+        if not entry.shadowed and not any(newly(name) for name in entry.top_names):
+            continue
 
         loaded = entry.load(tree.errors)
         assert loaded is not None  # it loaded for its tables
