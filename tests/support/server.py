@@ -40,11 +40,6 @@ def cli(db: Path | str, *args: str, input: str | None = None, check: bool = True
     runs, so commands run one at a time (``_ONE_AT_A_TIME``), also when a
     test calls ``cli`` from several threads.
     """
-    if str(db).startswith("postgresql:"):
-        # On PostgreSQL a key revoked in process was not refused by a running
-        # server at once (test_key_power.py), as it is from a process of its
-        # own: not understood yet, so these run as a process.
-        return _cli_process(db, *args, input=input, check=check)
     result: list = []
 
     def run() -> None:
@@ -59,16 +54,6 @@ def cli(db: Path | str, *args: str, input: str | None = None, check: bool = True
     if check and code != 0:
         raise AssertionError(f"escalated {' '.join(args)} failed ({code}): {err}")
     return out.strip()
-
-
-def _cli_process(db: Path | str, *args: str, input: str | None = None, check: bool = True) -> str:
-    env = {**os.environ, "ESCALATED_DB": str(db)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "escalated", *args], env=env, input=input, capture_output=True, text=True, timeout=60
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"escalated {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc.stdout.strip()
 
 
 def _invoke(db: Path | str, args: tuple[str, ...], input: str | None) -> tuple[int, str, str]:
