@@ -28,7 +28,6 @@ finds the same escalation and its decision).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 try:
@@ -100,17 +99,7 @@ class _ReviewersWords(ChatMiddleware):
 
 def _tool_call(agent: Agent, call: Any) -> ToolCall:
     name = call.name or "tool"
-    return ToolCall(name=name, call_id=call.call_id or name, arguments=_arguments(call.arguments), description=_description(agent, name))
-
-
-def _arguments(arguments: Any) -> Any:
-    """The model's arguments as JSON values: the framework keeps them as the model sent them (text or a mapping)."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
+    return ToolCall(name=name, call_id=call.call_id or name, arguments=call.arguments, description=_description(agent, name))
 
 
 def _description(agent: Agent, name: str) -> str | None:

@@ -17,6 +17,8 @@ from tests.support.applied import (
     apply_server_fixture,
     assert_applied_once_and_covered,
     assert_asked_about_the_refund,
+    assert_never_refunded,
+    assert_refunded_once,
     launch,
     run_and_decide,
 )
@@ -84,15 +86,11 @@ def test_the_refund_waits_for_the_frameworks_approval_until_approved_and_runs_on
     decided = run_and_decide(project, run, apply_server, "approve")  # the run returned the call for approval until then
     assert_asked_about_the_refund(decided.asked)
     assert decided.asked["agentId"] == "refund-agent"
-    assert decided.ledger_at_final == "o-981 1250\n"  # refunded before the run's final answer
-    assert decided.returncode == 0, decided.err
-    assert decided.out.strip() == "done: refunded 12.50 EUR for order o-981"
-    assert (project / "refunds.log").read_text() == "o-981 1250\n"  # once
+    assert_refunded_once(project, decided)
 
 
 def test_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, apply_server):
     project, run = _applied(tmp_path, apply_server)
     decided = run_and_decide(project, run, apply_server, "reject")  # the run went on: the model answered the rejection
-    assert decided.returncode == 0, decided.err
     assert decided.out.strip().startswith("done: The call was rejected by") and "looks right" in decided.out, decided.out
-    assert decided.ledger_at_final is None and not (project / "refunds.log").exists()
+    assert_never_refunded(project, decided)

@@ -17,6 +17,7 @@ from tests.support.applied import (
     apply_server_fixture,
     assert_applied_once_and_covered,
     assert_asked_about_the_refund,
+    assert_never_refunded,
     launch,
     run_and_decide,
 )
@@ -98,4 +99,4 @@ def test_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, ap
     assert decided.returncode == 0, decided.err
     answer = _answer(decided.out)
     assert "EscalationRejected" in answer and "looks right" in answer, decided.out
-    assert decided.ledger_at_final is None and not (project / "refunds.log").exists()
+    assert_never_refunded(project, decided)

@@ -167,6 +167,20 @@ def run_and_decide(project: Path, run: subprocess.Popen, server: ServerProcess, 
     return Decided(asked=asked, final=final, ledger_at_final=refunded, out=out, err=err, returncode=run.returncode)
 
 
+def assert_refunded_once(project: Path, decided: Decided) -> None:
+    """Approved: the refund ran before the run's final answer, the run ended well and quoted it, once in all."""
+    assert decided.ledger_at_final == "o-981 1250\n"  # refunded before the run's final answer
+    assert decided.returncode == 0, decided.err
+    assert decided.out.strip() == "done: refunded 12.50 EUR for order o-981"
+    assert (project / "refunds.log").read_text() == "o-981 1250\n"  # once
+
+
+def assert_never_refunded(project: Path, decided: Decided) -> None:
+    """Rejected: the run went on and ended well, and nothing was refunded, before its answer or after."""
+    assert decided.returncode == 0, decided.err
+    assert decided.ledger_at_final is None and not (project / "refunds.log").exists()
+
+
 def assert_asked_about_the_refund(asked: dict) -> None:
     """The reviewer sees the tool call: its name and arguments, never the run's context."""
     assert asked["subject"]["type"] == "tool_call" and asked["subject"]["label"] == "issue_refund"
