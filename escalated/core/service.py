@@ -57,11 +57,13 @@ from escalated.core.review import EscalationReview
 from escalated.core.reviewerops import ReviewerOps, RuleDecisions
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
+    DatabaseBusy,
     DefaultChoiceNotOffered,
     EscalatedError,
     InsufficientScope,
     InvalidState,
     NotFound,
+    Unavailable,
     UnknownPolicy,
 )
 from escalated.core.metrics import Metrics
@@ -70,6 +72,20 @@ from escalated.store.base import Store
 
 log = logging.getLogger(__name__)
 
+
+
+def log_missed_decision(escalation_id: str, exc: Exception) -> None:
+    """Log a remembered decision that failed after its create committed.
+
+    A database that is down or busy for now is an outage the store already
+    reports: one warning line, no traceback (an outage must not fill the log
+    with stack traces). Anything else is a bug and keeps its traceback.
+    """
+    message = "the remembered decision for %s failed after its create; the SLA clock will make it"
+    if isinstance(exc, (Unavailable, DatabaseBusy)):
+        log.warning(message + " (%s)", escalation_id, exc)
+    else:
+        log.error(message, escalation_id, exc_info=exc)
 
 class Service(EscalationReview, RuleDecisions):
     def __init__(
@@ -179,8 +195,8 @@ class Service(EscalationReview, RuleDecisions):
         # not an error that would send the agent to create it twice.
         try:
             await self.reviewer_ops.answer_new(esc, policy)
-        except Exception:
-            log.exception("the remembered decision for %s failed after its create; the SLA clock will make it", esc.id)
+        except Exception as exc:
+            log_missed_decision(esc.id, exc)
         return Created(esc, content_json, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:
