@@ -110,6 +110,13 @@ class StorageFull(Unavailable):
     """The database's disk is full: writes fail until there is space again."""
 
 
+# Failures of a database that is out of reach, locked elsewhere or full: they
+# pass on their own. The clock, the sender and a create's remembered decision
+# wait and try again, and log one line (the store already said why), never a
+# traceback: an outage must not fill the log with stack traces.
+TRANSIENT: tuple[type[EscalatedError], ...] = (DatabaseUnavailable, DatabaseBusy, StorageFull)
+
+
 class ConfigError(EscalatedError):
     """Bad input to a CLI command or a policy file; never reaches HTTP."""
 

@@ -57,13 +57,12 @@ from escalated.core.review import EscalationReview
 from escalated.core.reviewerops import ReviewerOps, RuleDecisions
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
-    DatabaseBusy,
+    TRANSIENT,
     DefaultChoiceNotOffered,
     EscalatedError,
     InsufficientScope,
     InvalidState,
     NotFound,
-    Unavailable,
     UnknownPolicy,
 )
 from escalated.core.metrics import Metrics
@@ -82,7 +81,7 @@ def log_missed_decision(escalation_id: str, exc: Exception) -> None:
     with stack traces). Anything else is a bug and keeps its traceback.
     """
     message = "the remembered decision for %s failed after its create; the SLA clock will make it"
-    if isinstance(exc, (Unavailable, DatabaseBusy)):
+    if isinstance(exc, TRANSIENT):
         log.warning(message + " (%s)", escalation_id, exc)
     else:
         log.error(message, escalation_id, exc_info=exc)

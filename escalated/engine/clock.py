@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from escalated.core.bus import BusEvent
 from escalated.core.service import Service
-from escalated.errors import DatabaseBusy, DatabaseUnavailable, StorageFull
+from escalated.errors import TRANSIENT
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -74,9 +74,17 @@ SWEEP_MS = 60_000
 # (``ReviewerOps.answer_new``, right after its commit); the sweeps' windows
 # overlap by as much, for a create whose commit came late after its clock read.
 RULE_GRACE_MS = 2_000
-TRANSIENT = (DatabaseUnavailable, DatabaseBusy, StorageFull)  # errors that pass: wait and try again
 NO_NUDGE = 1 << 62  # the earliest reminder or level when there is none
 
+
+
+def _log_failure(message: str, exc: Exception) -> None:
+    """One line for a database that is down, busy or full (it passes, and the
+    store has said why); a traceback for anything else, which is a bug."""
+    if isinstance(exc, TRANSIENT):
+        log.warning("%s (%s)", message, exc)
+    else:
+        log.error(message, exc_info=exc)
 
 class SlaClock:
     def __init__(
@@ -218,8 +226,8 @@ class SlaClock:
                 if read_on is None:
                     break
                 since_ms = read_on if read_on > since_ms else since_ms + 1  # a full batch of one millisecond: past it
-        except Exception:  # the database said no: the next sweep tries the same window again
-            log.exception("remembered decisions missed at creation could not be made; retrying at the next sweep")
+        except Exception as exc:  # the database said no: the next sweep tries the same window again
+            _log_failure("remembered decisions missed at creation could not be made; retrying at the next sweep", exc)
             return decided
         self._rules_since_ms = max(self._rules_since_ms, before_ms - RULE_GRACE_MS)
         return decided
@@ -232,8 +240,8 @@ class SlaClock:
         try:
             nudged = await self._service.nudge_due(at_ms)
             earliest = await self._service.next_nudge_ms()
-        except Exception:  # the database said no: try again shortly, from the database
-            log.exception("reminders and levels failed; retrying")
+        except Exception as exc:  # the database said no: try again shortly, from the database
+            _log_failure("reminders and levels failed; retrying", exc)
             self._nudge_ms = at_ms + RETRY_FIRST_MS
             return 0
         self._nudge_ms = min(NO_NUDGE if earliest is None else earliest, self._nudge_floor)

@@ -31,7 +31,7 @@ from escalated.domain.models import DELIVERED, FAILED, PENDING, Attempt, Deliver
 from escalated.engine import transport
 from escalated.engine.breaker import Breakers
 from escalated.engine.retry import next_attempt_ms
-from escalated.errors import DatabaseBusy, DatabaseUnavailable, StorageFull
+from escalated.errors import TRANSIENT
 from escalated.core.metrics import Metrics
 from escalated.timeutil import format_opt, now_ms
 
@@ -68,9 +68,6 @@ UNBOUNDED_LEASE_MARGIN_S = 30.0
 # ends (the time to try again if that replica dies mid-attempt); without the
 # look, the next could be IDLE_WAKE_S away, past the lease.
 LOST_CLAIM_LOOK_S = 0.2
-# Errors of a database that is full, locked elsewhere or out of reach: what
-# they stopped stays pending, and is tried again on a later pass.
-TRANSIENT = (StorageFull, DatabaseBusy, DatabaseUnavailable)
 # While the outbox cannot be read: read it again after this long, doubling
 # up to the cap (what an outage adds to a callback once the database is back).
 OUTBOX_RETRY_FIRST_S = 0.25

@@ -7,6 +7,7 @@ simulated. Through a real ``escalated serve`` subprocess.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -132,3 +133,33 @@ async def test_a_callback_whose_attempt_cannot_be_recorded_on_a_full_disk_logs_n
         await receiver.stop()
         tiny_disk_server.stop()
     assert "Traceback" not in "".join(tiny_disk_server.output)
+
+
+async def test_reminders_due_on_a_full_disk_log_one_line_and_go_out_once_there_is_space(tiny_disk):
+    """The SLA clock's reminders fail on a full disk (the reminder's outbox row
+    cannot be written): a warning line, no traceback, and the reminder goes
+    out once the disk has space again."""
+    hook = await Receiver().start()
+    tiny_disk_server = ServerProcess(db=tiny_disk.path / "escalated.db").start()
+    api = Http(tiny_disk_server.url)
+    try:
+        tiny_disk_server.cli("policy", "set", "disk.remind", "--notify", f"webhook:{hook.url}", "--remind-every", "1s")
+        body = escalation_body("disk.remind")
+        assert (await asyncio.to_thread(api.post, "/escalations", token=tiny_disk_server.bootstrap_key, json_body=body)).status == 201
+        await hook.wait_for(1)  # escalation.created
+        tiny_disk.fill()
+        await asyncio.to_thread(until_full, api, tiny_disk_server.bootstrap_key)
+        failed = "reminders and levels failed"
+        await asyncio.to_thread(
+            lambda: eventually(lambda: any(failed in line for line in tiny_disk_server.output), timeout_s=15, what="the failed reminder")
+        )
+        tiny_disk.free()
+        events: list[str] = []
+        while "escalation.reminded" not in events:  # each wait is bounded by the receiver's deadline
+            events = [json.loads(g.body)["event"] for g in await hook.wait_for(len(events) + 1)]
+    finally:
+        await hook.stop()
+        tiny_disk_server.stop()
+    log = "".join(tiny_disk_server.output)
+    assert "Traceback" not in log, log[-3000:]
+    assert "disk is full" in next(line for line in log.splitlines() if failed in line)
