@@ -775,3 +775,60 @@ def test_a_smolagents_model_given_as_a_typed_parameter_is_called(tmp_path: Path)
     # kept as self.model; an untyped parameter called is any callable.
     calls = _calls(tmp_path, {"app.py": TYPED_SMOL_MODEL})
     assert {key: value[0] for key, value in calls.items()} == {("app.py", 5): "__call__", ("app.py", 13): "__call__"}
+
+
+# The model call bound to a name at import, one SDK or the other by configuration, called later
+# (shell_gpt's shape); the answer runs as a shell command.
+BOUND_COMPLETION = """\
+import subprocess
+from typing import Any, Callable
+
+completion: Callable[..., Any] = lambda *args, **kwargs: None
+if USE_LITELLM:
+    import litellm
+
+    completion = litellm.completion
+else:
+    from openai import OpenAI
+
+    client = OpenAI()
+    completion = client.chat.completions.create
+
+
+def run(prompt):
+    response = completion(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    subprocess.run(response.choices[0].message.content, shell=True)
+"""
+
+
+def test_a_model_call_bound_to_a_name_is_called_through_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": BOUND_COMPLETION})
+    assert calls == {("app.py", 17): ("completion", "required", ("R1",))}
+
+
+# A raw POST to the Responses API whose address is a local variable (openai-cua-sample-app's
+# shape); the answer's command runs in a shell.
+POSTED_FROM_A_VARIABLE = """\
+import os
+import subprocess
+
+import requests
+
+
+def create_response(**kwargs):
+    url = "https://api.openai.com/v1/responses"
+    headers = {"Authorization": f"Bearer {os.getenv('OPENAI_API_KEY')}"}
+    response = requests.post(url, headers=headers, json=kwargs)
+    return response.json()
+
+
+def main():
+    answer = create_response(model="gpt-4.1", input="the command")
+    subprocess.run(answer["output_text"], shell=True)
+"""
+
+
+def test_a_post_to_a_model_address_held_in_a_local_variable_is_a_model_call(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": POSTED_FROM_A_VARIABLE})
+    assert calls[("app.py", 10)][:2] == ("http.post", "required")
+    assert calls[("app.py", 15)][:2] == ("create_response", "required")

@@ -155,8 +155,13 @@ class CallMatcher:
         index = getattr(self, "index", None)
         if index is not None and isinstance(url, cst.Name | cst.Attribute):
             key = target_key(url)
-            owner = scope.class_name if key is not None and key.startswith("self.") else MODULE_SCOPE
-            url = index.values.get((owner, key)) if key is not None and owner is not None else None
+            if key is not None and key.startswith("self."):
+                url = index.values.get((scope.class_name, key)) if scope.class_name is not None else None
+            elif key is not None:
+                # url = "https://…/v1/responses" in the function, or at the top of the module.
+                url = index.values.get((scope.qualname, key), index.values.get((MODULE_SCOPE, key)))
+            else:
+                url = None
         text = _string_start(url) if url is not None else None
         found = apis.model_endpoint(text) if text is not None else None
         return Match(found, "http.post", "medium", None) if found is not None else None

@@ -101,6 +101,16 @@ class Resolver(CallMatcher):
 
     def _record(self, scope: Scope, key: str, value: cst.BaseExpression) -> None:
         kind = self.kind_of(value, scope)
+        if kind is None and isinstance(value, cst.Attribute) and self._depth <= 3:
+            # completion = client.chat.completions.create (or litellm.completion): the model call
+            # kept under a name, called later as completion(...).
+            self._depth += 1
+            try:
+                found = self._match_callee(value, cst.Call(func=value), scope)
+            finally:
+                self._depth -= 1
+            if found is not None and (found.receiver is not None or self.qualified(value) is not None):
+                kind = Kind(found.provider, f"callable:{found.api}", found.confidence, origin=value, base=found.receiver)
         if kind is None:
             return
         owner = scope.class_name if key.startswith("self.") else scope.qualname
