@@ -832,3 +832,29 @@ def test_a_post_to_a_model_address_held_in_a_local_variable_is_a_model_call(tmp_
     calls = _calls(tmp_path, {"app.py": POSTED_FROM_A_VARIABLE})
     assert calls[("app.py", 10)][:2] == ("http.post", "required")
     assert calls[("app.py", 15)][:2] == ("create_response", "required")
+
+
+# An agent class adding the hosted computer tool to its tool list with += in __init__
+# (openai-cua-sample-app's Agent): the model's actions run on the computer.
+TOOLS_ADDED_IN_INIT = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self, computer, tools: list[dict] = []):
+        self.computer = computer
+        self.tools = tools
+        self.tools += [{"type": "computer-preview", "display_width": 1024, "display_height": 768, "environment": "browser"}]
+
+    def run_full_turn(self, items):
+        response = client.responses.create(model="computer-use-preview", input=items, tools=self.tools, truncation="auto")
+        return response.output
+"""
+
+
+def test_tools_added_with_plus_equals_are_the_agents_tools(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": TOOLS_ADDED_IN_INIT})
+    assert calls[("app.py", 13)][:2] == ("responses.create", "required")
+    assert "R1" in calls[("app.py", 13)][2]

@@ -128,6 +128,8 @@ class ModuleIndex(Imports):
         self.class_attrs: dict[tuple[str, str], cst.BaseExpression] = {}
         self.dict_literals: list[tuple[Scope, cst.Dict]] = []
         self.values: dict[tuple[str, str], cst.BaseExpression] = {}
+        # What ``x += [...]`` / ``self.x += [...]`` add, keyed like ``values``.
+        self.added: dict[tuple[str, str], list[cst.BaseExpression]] = {}
         self.decorators: dict[str, tuple[cst.Decorator, ...]] = {}
         self.class_bases: dict[str, tuple[cst.Arg, ...]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
@@ -296,6 +298,12 @@ class ModuleIndex(Imports):
         elif isinstance(node.target, cst.Name):
             # "client: OpenAI" in a class body or function types the name.
             self._bind(node.target, node.annotation.annotation, annotation=True)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        key = target_key(node.target) if isinstance(node.operator, cst.AddAssign) else None
+        if key is not None:
+            owner = self._scope.class_name if key.startswith("self.") else self._scope.qualname
+            self.added.setdefault((owner or self._scope.qualname, key), []).append(node.value)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         # "with smtplib.SMTP(host) as smtp": smtp is what the item built.

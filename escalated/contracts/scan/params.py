@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.index import ModuleIndex, Scope, target_key
 
 
 def passed_to(index: ModuleIndex, name: str, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]]:
@@ -56,7 +56,11 @@ def _calls(call: cst.Call, target: Scope, caller: Scope) -> bool:
 
 
 def extended(index: ModuleIndex, name: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression]:
-    """What ``name.extend(x)`` / ``name.append(x)`` add to a list, in the scope that binds it."""
+    """What ``name.extend(x)`` / ``name.append(x)`` / ``name += x`` add to a list, in the scope that binds it
+    (``self.tools += [...]`` in any method of the class)."""
+    key = target_key(name) if isinstance(name, cst.Attribute) else None
+    if key is not None and key.startswith("self.") and scope.class_name is not None:
+        return list(index.added.get((scope.class_name, key), ()))
     if not isinstance(name, cst.Name):
         return []
     binder: Scope | None = scope
@@ -73,6 +77,7 @@ def extended(index: ModuleIndex, name: cst.BaseExpression, scope: Scope) -> list
         ):  # fmt: skip
             value = call.args[0].value  # update: a table of tools by name gains entries
             out.append(cst.List([cst.Element(value)]) if func.attr.value == "append" else value)
+    out.extend(index.added.get((binder.qualname, name.value), ()))
     return out
 
 
