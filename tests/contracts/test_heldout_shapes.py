@@ -858,3 +858,31 @@ def test_tools_added_with_plus_equals_are_the_agents_tools(tmp_path: Path) -> No
     calls = _calls(tmp_path, {"app.py": TOOLS_ADDED_IN_INIT})
     assert calls[("app.py", 13)][:2] == ("responses.create", "required")
     assert "R1" in calls[("app.py", 13)][2]
+
+
+# A streaming wrapper: the method yields each chunk's text (shell_gpt's get_completion); its
+# caller joins the chunks and runs them as a shell command.
+STREAMING_WRAPPER = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Handler:
+    def get_completion(self, messages):
+        response = client.chat.completions.create(model="gpt-4o", messages=messages, stream=True)
+        for chunk in response:
+            yield chunk.choices[0].delta.content or ""
+
+    def run(self, prompt):
+        command = "".join(self.get_completion([{"role": "user", "content": prompt}]))
+        subprocess.run(command, shell=True)
+"""
+
+
+def test_a_generator_yielding_the_streamed_chunks_is_a_wrapper(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": STREAMING_WRAPPER})
+    assert calls[("app.py", 15)][:2] == ("Handler.get_completion", "required")
+    assert calls[("app.py", 10)][:2] == ("chat.completions.create", "required")

@@ -220,7 +220,10 @@ class OutputFlow:
             elif isinstance(parent, cst.For | cst.CompFor) and parent.iter is child:
                 # for request in result.user_input_requests: each is a tool call the framework holds for a human
                 requests = paused or (isinstance(child, cst.Attribute) and child.attr.value in _PAUSE_STATE)
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=True, paused=requests)
+                # for chunk in stream: each piece of the output itself is the output (a streaming wrapper
+                # yields chunk.choices[0].delta.content); in a comprehension it is built into something else.
+                pieces = derived or not isinstance(parent, cst.For)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, paused=requests)
                 if isinstance(parent, cst.For):
                     return
             elif isinstance(parent, cst.WithItem) and parent.item is child:
