@@ -886,3 +886,40 @@ def test_a_generator_yielding_the_streamed_chunks_is_a_wrapper(tmp_path: Path) -
     calls = _calls(tmp_path, {"app.py": STREAMING_WRAPPER})
     assert calls[("app.py", 15)][:2] == ("Handler.get_completion", "required")
     assert calls[("app.py", 10)][:2] == ("chat.completions.create", "required")
+
+
+# The agents and their tools reached through star imports (the Swarm airline example's layout):
+# main.py runs triage_agent, which hands off to an agent whose tool makes a refund.
+STAR_TOOLS = """\
+import stripe
+
+
+def initiate_refund(charge_id):
+    return stripe.Refund.create(charge=charge_id)
+"""
+STAR_AGENTS = """\
+from configs.tools import *
+
+from swarm import Agent
+
+
+def transfer_to_refunds():
+    return refunds_agent
+
+
+triage_agent = Agent(name="Triage", functions=[transfer_to_refunds])
+refunds_agent = Agent(name="Refunds", functions=[initiate_refund])
+"""
+STAR_MAIN = """\
+from configs.agents import *
+from swarm.repl import run_demo_loop
+
+if __name__ == "__main__":
+    run_demo_loop(triage_agent, debug=True)
+"""
+
+
+def test_an_agent_imported_with_a_star_runs_its_tools(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"configs/__init__.py": "", "configs/tools.py": STAR_TOOLS, "configs/agents.py": STAR_AGENTS, "main.py": STAR_MAIN})
+    assert calls[("main.py", 5)][:2] == ("run_demo_loop", "required")
+

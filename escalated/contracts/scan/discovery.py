@@ -24,6 +24,7 @@ tree of the project.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import io
 import itertools
@@ -52,7 +53,7 @@ from escalated.contracts.scan.files import (
     served_graphs,
 )
 from escalated.contracts.scan.flows import Loadable, ProjectFlow
-from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, WorkMeter, parse_module
+from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex, WorkMeter, parse_module
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
 from escalated.contracts.scan.kinds import PROJECT_INTERFACE, Kind
@@ -79,6 +80,8 @@ class _Module:
     shadowed: bool = False
     # Its top-level functions and classes: the names crossref.tool_exports classifies only when wanted.
     top_names: tuple[str, ...] = ()
+    # What its star imports bring in, by name (local name -> qualified), once the tables are known.
+    star_names: dict[str, str] = attrs.Factory(dict)
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
         """libcst's tree and index, parsed now if they are not kept; None (the error
@@ -115,6 +118,9 @@ class _Module:
         index = ModuleIndex().build(module)
         index.source, index.outline = self.source, self.outline
         crossref.absolutise(index, self.rel)
+        for name, target in self.star_names.items():
+            if not index.binds(name):  # a name the module binds itself is its own
+                index.imports.setdefault(name, target)
         return self.rel, module, index
 
 
@@ -300,6 +306,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     meter = WorkMeter()
     table, tool_table = crossref.with_reexports(tables.kinds, tables.indexes), crossref.with_reexports(tables.tools, tables.indexes)
     sites = crossref.with_reexports(tables.sites, tables.indexes)
+    _import_star_names(tree.parsed, [*table, *tool_table])
     # Agents of one module run from another (an agent of an agent's too): their tools, classified with
     # the tools they import from other modules, for the modules that bind an agent someone imports.
     pairs = enumerate(zip(tables.kinds, tables.tools, strict=True))
@@ -479,6 +486,23 @@ class _Tables:
         self.sites.append((rel, sites))
         self.entries.append(entry)
         return True
+
+
+def _import_star_names(parsed: Iterable[_Module], keys: Iterable[str]) -> None:
+    """``from configs.agents import *``: each top-level name the tables hold for that module
+    (``configs.agents.triage_agent``, its ``@tools``) is imported by name, as if written out."""
+    stars = [(entry, target) for entry in parsed for local, target in entry.imports.imports.items() if local.startswith(STAR)]
+    if not stars:
+        return
+    known = sorted(set(keys))
+    for entry, module in stars:
+        prefix = f"{module}."
+        for key in known[bisect.bisect_left(known, prefix) :]:
+            if not key.startswith(prefix):
+                break
+            name = key[len(prefix) :].partition("@")[0].removesuffix("()")
+            if name.isidentifier() and not name.startswith("_"):
+                entry.star_names.setdefault(name, f"{module}.{name}")
 
 
 def _tool_lists(index: ModuleIndex) -> set[str]:

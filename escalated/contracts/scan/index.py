@@ -66,6 +66,12 @@ class WorkMeter:
         self.steps = 0
 
 
+# ``from configs.agents import *`` is kept as the import of the module under the local name
+# ``*configs.agents`` (never a name the code writes): its target makes the module one other
+# modules read, and once the tables are known each name it exports is imported by name.
+STAR = "*"
+
+
 class Imports:
     """What a module imports: local name -> dotted target, and the relative ones
     (``from .llm import client``) until ``crossref.absolutise`` knows the package."""
@@ -92,6 +98,11 @@ class Imports:
                         found.imports.setdefault(root, root)
             elif isinstance(node, ast.ImportFrom):
                 if any(alias.name == "*" for alias in node.names):
+                    if node.module:  # from configs.agents import *: named after the module, see STAR
+                        if node.level:
+                            found.relative_imports[STAR + node.module] = (node.level, node.module)
+                        else:
+                            found.imports[STAR + node.module] = node.module
                     continue
                 module = node.module or ""
                 for alias in node.names:
@@ -222,6 +233,12 @@ class ModuleIndex(Imports):
     def module_scope(self) -> Scope:
         return self.scopes[MODULE_SCOPE]
 
+    def binds(self, name: str) -> bool:
+        """Whether the module binds ``name`` at top level (an assignment, a def, a class)."""
+        return (MODULE_SCOPE, name) in self.values or name in self.class_nodes or any(
+            s.parent is self.module_scope and s.class_name is None for s in self.functions_by_name.get(name, ())
+        )
+
     def qualified(self, node: cst.BaseExpression) -> str | None:
         """``oa.chat.completions`` → ``openai.chat.completions`` through this module's imports."""
         dotted = dotted_name(node)
@@ -246,6 +263,12 @@ class ModuleIndex(Imports):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            if node.module is not None:
+                star = _dotted(node.module)
+                if node.relative:
+                    self.relative_imports[STAR + star] = (len(node.relative), star)
+                else:
+                    self.imports[STAR + star] = star
             return
         module = _dotted(node.module) if node.module is not None else ""
         for alias in node.names:
