@@ -923,3 +923,35 @@ def test_an_agent_imported_with_a_star_runs_its_tools(tmp_path: Path) -> None:
     calls = _calls(tmp_path, {"configs/__init__.py": "", "configs/tools.py": STAR_TOOLS, "configs/agents.py": STAR_AGENTS, "main.py": STAR_MAIN})
     assert calls[("main.py", 5)][:2] == ("run_demo_loop", "required")
 
+
+# The agent of a run looked up by name in a table of agents (openai-cs-agents-demo's server):
+# any of them may run, the one whose tool refunds included.
+AGENT_BY_NAME = """\
+import stripe
+from agents import Agent, Runner, function_tool
+
+
+@function_tool
+def refund(charge_id: str) -> str:
+    return stripe.Refund.create(charge=charge_id).id
+
+
+faq_agent = Agent(name="FAQ")
+refunds_agent = Agent(name="Refunds", tools=[refund])
+triage_agent = Agent(name="Triage", handoffs=[faq_agent, refunds_agent])
+
+
+def _get_agent_by_name(name: str):
+    agents = {faq_agent.name: faq_agent, refunds_agent.name: refunds_agent}
+    return agents.get(name, triage_agent)
+
+
+async def respond(state, items):
+    result = await Runner.run(_get_agent_by_name(state.current_agent_name), items)
+    return result.final_output
+"""
+
+
+def test_an_agent_picked_by_name_from_a_table_may_be_any_of_them(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": AGENT_BY_NAME})
+    assert calls[("app.py", 21)][:2] == ("agents.Runner.run", "required")

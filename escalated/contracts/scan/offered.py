@@ -173,10 +173,41 @@ class OfferedTools:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))
 
+    def _picked_agents(self, agent: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression] | None:
+        """``_get_agent_by_name(name)``, a helper of this module returning ``agents.get(name, triage_agent)``
+        (or ``agents[name]``) from a table of agents: every agent of the table, and the default."""
+        if not (isinstance(agent, cst.Call) and isinstance(agent.func, cst.Name)):
+            return None
+        helper = self.tools.function(agent.func.value, scope)
+        if helper is None or not isinstance(helper.node, cst.FunctionDef):
+            return None
+        picked: list[cst.BaseExpression] = []
+        for node in self.index.subtree(helper.node):
+            if not (isinstance(node, cst.Return) and node.value is not None):
+                continue
+            returned = node.value
+            default: cst.BaseExpression | None = None
+            if isinstance(returned, cst.Call) and isinstance(returned.func, cst.Attribute) and returned.func.attr.value == "get" and returned.args:
+                value, default = returned.func.value, (returned.args[1].value if len(returned.args) > 1 else None)
+            elif isinstance(returned, cst.Subscript):
+                value = returned.value
+            else:
+                return None
+            table = self.tools.value_of(value, helper) if isinstance(value, cst.Name) else None
+            if not isinstance(table, cst.Dict):
+                return None
+            picked += [entry.value for entry in table.elements if isinstance(entry, cst.DictElement)]
+            picked += [default] if default is not None else []
+        return picked or None
+
     def _tool_exprs(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[cst.BaseExpression | McpServers | AgentOf]:
         yield from tools_in_args(call.args)
         yield from self._spread_tools(call, scope)
-        if match.api.startswith("agents.Runner") and call.args:
+        picked = self._picked_agents(call.args[0].value, scope) if match.api.startswith("agents.Runner") and call.args else None
+        if picked is not None:
+            # Runner.run(_get_agent_by_name(name), ...): whichever agent of the helper's table is named.
+            yield from (AgentOf(each) for each in picked)
+        elif match.api.startswith("agents.Runner") and call.args:
             agent = call.args[0].value
             kind = self.resolver.kind_of(agent, scope)
             exported = f"{self.index.qualified(agent)}{AGENT_TOOLS_SUFFIX}" in self.tools.imported
