@@ -955,3 +955,46 @@ async def respond(state, items):
 def test_an_agent_picked_by_name_from_a_table_may_be_any_of_them(tmp_path: Path) -> None:
     calls = _calls(tmp_path, {"app.py": AGENT_BY_NAME})
     assert calls[("app.py", 21)][:2] == ("agents.Runner.run", "required")
+
+
+# A subclass in another module overriding the private method its base calls (mini-swe-agent's
+# LitellmTextbasedModel._query under LitellmModel.query); the agent runs the answer in a shell.
+BASE_MODEL = """\
+import litellm
+
+
+class LitellmModel:
+    def _query(self, messages):
+        return litellm.completion(model="gpt-4o", messages=messages)
+
+    def query(self, messages):
+        response = self._query(messages)
+        return response.choices[0].message.content
+"""
+TEXT_MODEL = """\
+import litellm
+
+from app.base import LitellmModel
+
+
+class TextModel(LitellmModel):
+    def _query(self, messages):
+        return litellm.completion(model="gpt-4o-mini", messages=messages, temperature=0)
+"""
+RUNNER = """\
+import subprocess
+
+from app.base import LitellmModel
+
+
+def step(model: LitellmModel, messages):
+    command = model.query(messages)
+    subprocess.run(command, shell=True)
+"""
+
+
+def test_an_override_of_a_base_classs_private_call_takes_the_bases_callers_evidence(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app/__init__.py": "", "app/base.py": BASE_MODEL, "app/text.py": TEXT_MODEL, "app/runner.py": RUNNER})
+    assert calls[("app/runner.py", 7)][1] == "required"
+    assert calls[("app/base.py", 6)][1] == "required"
+    assert calls[("app/text.py", 8)][1] == "required"

@@ -27,9 +27,17 @@ _ROUNDS = 4
 
 
 def with_callers_evidence(
-    by_file: Mapping[str, tuple[LlmCall, ...]], returned_by: Mapping[str, tuple[frozenset[str], ...]]
+    by_file: Mapping[str, tuple[LlmCall, ...]],
+    returned_by: Mapping[str, tuple[frozenset[str], ...]],
+    *,
+    bases: Mapping[str, set[str]] | None = None,
 ) -> dict[str, tuple[LlmCall, ...]]:
-    """``by_file`` with each wrapper's inner calls given the findings of its call sites in other modules."""
+    """``by_file`` with each wrapper's inner calls given the findings of its call sites in other modules.
+
+    A method overriding one of a base class in another module (``LitellmTextbasedModel._query``) is
+    called where the base calls its own (``self._query(...)`` in ``LitellmModel.query``): those sites
+    are its call sites too, private methods included (``bases``: class -> the classes it derives from)."""
+    bases = bases or {}
     out = dict(by_file)
     owners = {q.split(".")[0] for exits in returned_by.values() for found in exits for q in found if "." in q}
     for _ in range(_ROUNDS):
@@ -39,7 +47,7 @@ def with_callers_evidence(
             exits = returned_by.get(rel, ())
             if len(exits) != len(calls):
                 continue
-            updated = tuple(_given_back(call, found, sites, rel) for call, found in zip(calls, exits, strict=True))
+            updated = tuple(_given_back(call, found, sites, rel, bases) for call, found in zip(calls, exits, strict=True))
             if updated != calls:
                 out[rel], changed = updated, True
         if not changed:
@@ -60,13 +68,31 @@ def _sites(by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str]) -> dict
     return out
 
 
-def _given_back(call: LlmCall, exits: frozenset[str], sites: Mapping[str, list[LlmCall]], rel: str) -> LlmCall:
+def _ancestors(name: str, bases: Mapping[str, set[str]]) -> list[str]:
+    found: list[str] = []
+    todo = sorted(bases.get(name, ()))
+    while todo and len(found) < 8:
+        base = todo.pop(0)
+        if base not in found and base != name:
+            found.append(base)
+            todo += sorted(bases.get(base, ()))
+    return found
+
+
+def _given_back(
+    call: LlmCall, exits: frozenset[str], sites: Mapping[str, list[LlmCall]], rel: str, bases: Mapping[str, set[str]]
+) -> LlmCall:
     added: list[Finding] = []
     for qualname in sorted(exits):
         parts = qualname.split(".")
-        if len(parts) > 2 or (len(parts) == 2 and parts[-1].startswith("_")):
-            continue  # only what another module can call: a top-level function or a public method
-        keys = [qualname, f"*.{parts[-1]}"] if len(parts) == 2 else [qualname]
+        if len(parts) > 2:
+            continue
+        # A base class's own call of the method (self._query(...)) calls the override too.
+        inherited = [f"{base}.{parts[-1]}" for base in _ancestors(parts[0], bases)] if len(parts) == 2 else []
+        if len(parts) == 2 and parts[-1].startswith("_"):
+            keys = inherited  # a private method: only where a base class calls its own
+        else:
+            keys = [qualname, *inherited, f"*.{parts[-1]}"] if len(parts) == 2 else [qualname]
         for site in (s for key in keys for s in sites.get(key, ())):
             if site.location.path == rel:
                 continue  # the same module's callers are followed by the flow itself

@@ -53,7 +53,7 @@ from escalated.contracts.scan.files import (
     served_graphs,
 )
 from escalated.contracts.scan.flows import Loadable, ProjectFlow
-from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex, WorkMeter, parse_module
+from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex, WorkMeter, dotted_name, parse_module
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
 from escalated.contracts.scan.kinds import PROJECT_INTERFACE, Kind
@@ -326,9 +326,10 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
     )  # fmt: skip
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
+    bases: dict[str, set[str]] = {}  # class -> the classes it derives from (names as written), every module's
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for entry in analysable:
-        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
+        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases)
         if found is not None:
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
@@ -367,7 +368,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
                 or table.get(t) == PROJECT_INTERFACE  # self.model.query(...) with model: Model, any new wrapper
                 for t in entry.imports.imports.values()
             ):  # fmt: skip
-                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project)
+                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases)
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     now = crossref.wrapper_exports(found.returns_output)
@@ -379,7 +380,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         if not grown:
             break
         returned, fresh = sorted(exported.items()), grown
-    by_file = with_callers_evidence(by_file, returned_by)
+    by_file = with_callers_evidence(by_file, returned_by, bases=bases)
     calls = [
         attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
         for rel in sorted(by_file)
@@ -628,13 +629,18 @@ def _parse_imported(tree: _Tree, callers: list[_Module], *, base: Path, options:
 
 
 def _analyse_one(
-    tree: _Tree, entry: _Module, *, meter: WorkMeter, context: ScanContext, options: ScanOptions, project: ProjectFlow
+    tree: _Tree, entry: _Module, *, meter: WorkMeter, context: ScanContext, options: ScanOptions, project: ProjectFlow,
+    bases: dict[str, set[str]],
 ) -> ModuleCalls | None:
-    """One module's calls; a module no other one reads is parsed for this and released after it."""
+    """One module's calls; a module no other one reads is parsed for this and released after it.
+    Its classes' bases are added to ``bases``."""
     loaded = entry.load(tree.errors)
     if loaded is None:
         return None
     rel, module, index = loaded
+    for name, args in index.class_bases.items():
+        written = {(dotted_name(arg.value) or "").rpartition(".")[2] for arg in args if arg.keyword is None}
+        bases.setdefault(name.rpartition(".")[2], set()).update(written - {""})
     index.meter = meter
     try:
         return analyse_module(
