@@ -998,3 +998,45 @@ def test_an_override_of_a_base_classs_private_call_takes_the_bases_callers_evide
     assert calls[("app/runner.py", 7)][1] == "required"
     assert calls[("app/base.py", 6)][1] == "required"
     assert calls[("app/text.py", 8)][1] == "required"
+
+
+# A model chosen at random by a method annotated with the model protocol (mini-swe-agent's
+# roulette model): model.query on what it returns calls whichever model class is chosen.
+PROTOCOL = """\
+from typing import Protocol
+
+
+class Model(Protocol):
+    def query(self, messages) -> str: ...
+"""
+CHOSEN = """\
+import litellm
+
+
+class LitellmModel:
+    def query(self, messages):
+        return litellm.completion(model="gpt-4o", messages=messages).choices[0].message.content
+"""
+ROULETTE = """\
+import random
+import subprocess
+
+from app import Model
+
+
+class RouletteModel:
+    def __init__(self, models):
+        self.models = models
+
+    def select_model(self) -> Model:
+        return random.choice(self.models)
+
+    def run(self, messages):
+        model = self.select_model()
+        subprocess.run(model.query(messages), shell=True)
+"""
+
+
+def test_a_model_returned_by_a_method_typed_with_the_protocol_is_queried(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app/__init__.py": PROTOCOL, "app/chosen.py": CHOSEN, "app/roulette.py": ROULETTE})
+    assert calls[("app/roulette.py", 16)][:2] == ("Model.query", "required")

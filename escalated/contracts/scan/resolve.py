@@ -250,6 +250,16 @@ class Resolver(CallMatcher):
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
             if helper is not None:
                 return self.returned_kind(helper)
+        if (
+            isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
+            and scope.class_name is not None
+        ):  # fmt: skip
+            # model = self.select_model() with "def select_model(self) -> Model": what the annotation names.
+            own = self.index.scopes.get(f"{scope.class_name}.{node.func.attr.value}")
+            returns = getattr(own.node, "returns", None) if own is not None else None
+            annotated = self._annotation(returns.annotation) if returns is not None else None
+            if annotated is not None:
+                return annotated
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             inner = self.kind_of(node.func.value, scope)
