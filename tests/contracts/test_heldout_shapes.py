@@ -1040,3 +1040,32 @@ class RouletteModel:
 def test_a_model_returned_by_a_method_typed_with_the_protocol_is_queried(tmp_path: Path) -> None:
     calls = _calls(tmp_path, {"app/__init__.py": PROTOCOL, "app/chosen.py": CHOSEN, "app/roulette.py": ROULETTE})
     assert calls[("app/roulette.py", 16)][:2] == ("Model.query", "required")
+
+
+# A turn loop collecting the answer's items into a list started empty and returning it
+# (openai-cua-sample-app's run_full_turn); its caller runs the last item's text.
+COLLECTED = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def run_full_turn(self, items):
+        new_items = []
+        response = client.responses.create(model="gpt-4.1", input=items)
+        new_items += response.output
+        return new_items
+
+
+def main(items):
+    output = Agent().run_full_turn(items)
+    subprocess.run(output[-1].content[0].text, shell=True)
+"""
+
+
+def test_a_list_started_empty_collecting_the_output_is_the_output(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": COLLECTED})
+    assert calls[("app.py", 17)][:2] == ("Agent.run_full_turn", "required")

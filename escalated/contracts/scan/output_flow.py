@@ -21,7 +21,7 @@ from escalated.contracts.calls import Finding
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
 from escalated.contracts.scan.resolve import Resolver
-from escalated.contracts.scan.syntax import branch_bodies, is_primary, param_for, short_name, short_name_or_none, trivial_test
+from escalated.contracts.scan.syntax import branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test
 from escalated.contracts.scan.tools import ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
@@ -213,7 +213,8 @@ class OutputFlow:
                     self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
                 return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or isinstance(parent, cst.AugAssign), paused=paused)
+                grown = isinstance(parent, cst.AugAssign) and not self._collects(parent, scope)
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or grown, paused=paused)
                 return
             elif isinstance(parent, cst.NamedExpr) and parent.value is child:
                 self._taint_target(parent.target, scope, flow, depth=depth, derived=derived, paused=paused)
@@ -290,6 +291,16 @@ class OutputFlow:
             return isinstance(node.func, cst.Name) and node.func.value in _COPIES and len(node.args) == 1
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
+
+    def _collects(self, statement: cst.AugAssign, scope: Scope) -> bool:
+        """``new_items += response["output"]`` / ``text += chunk`` into a local started empty
+        (``new_items = []``, ``text = ""``): what it collects is the output itself."""
+        if not (isinstance(statement.operator, cst.AddAssign) and isinstance(statement.target, cst.Name)):
+            return False
+        start = self.index.values.get((scope.qualname, statement.target.value))
+        if isinstance(start, cst.List):
+            return not start.elements
+        return isinstance(start, cst.SimpleString) and literal(start) == ""
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
