@@ -6,18 +6,17 @@ description, only the approved one runs, once, and the model reads who rejected 
 from __future__ import annotations
 
 import asyncio
-import json
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
-from agno.agent import Agent
-from agno.models.base import Model
-from agno.models.response import ModelResponse
-from agno.tools import tool
-from agno.tools.shell import ShellTools
 
-from escalated.adapters.agno import ApprovalUnavailable, arun_with_approvals
 from escalated.agent.client import EscalatedClient
+
+if TYPE_CHECKING:
+    from agno.agent import Agent
+
+# Agno, its scripted model and the adapter are imported where they are used: under --dist loadfile
+# every worker imports every test module at collection, and only one of them runs this file.
 
 
 @pytest.fixture(autouse=True)
@@ -26,45 +25,12 @@ def _no_telemetry(monkeypatch):
     monkeypatch.setenv("AGNO_TELEMETRY", "false")
 
 
-def _call(call_id: str, name: str, **arguments: object) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
-CALLS = [_call("call-1", "issue_refund", order_id="o-1", amount_eur=10.0), _call("call-2", "issue_refund", order_id="o-2", amount_eur=20.0)]
-
-
-@dataclass
-class Scripted(Model):
-    """Its ``calls`` in one turn (two refunds unless told), then an answer listing what each returned."""
-
-    id: str = "scripted"
-    name: str = "Scripted"
-    provider: str = "scripted"
-    calls: tuple = tuple(CALLS)
-
-    def invoke(self, messages, assistant_message=None, **kwargs):
-        answers = [str(m.content) for m in messages if m.role == "tool"]
-        if answers:
-            return ModelResponse(role="assistant", content=" | ".join(answers))
-        return ModelResponse(role="assistant", tool_calls=list(self.calls))
-
-    async def ainvoke(self, *args, **kwargs):
-        return self.invoke(*args, **kwargs)
-
-    def invoke_stream(self, *args, **kwargs):
-        yield self.invoke(*args, **kwargs)
-
-    async def ainvoke_stream(self, *args, **kwargs):
-        yield self.invoke(*args, **kwargs)
-
-    def _parse_provider_response(self, response, **kwargs):
-        return response
-
-    def _parse_provider_response_delta(self, response):
-        return response
-
-
 def shop(ran: list[str]) -> Agent:
+    from agno.agent import Agent
+    from agno.tools import tool
+
+    from tests.adapters.agno_model import Scripted
+
     @tool(requires_confirmation=True)
     def issue_refund(order_id: str, amount_eur: float) -> str:
         """Refund an order to the customer's card."""
@@ -75,6 +41,8 @@ def shop(ran: list[str]) -> Agent:
 
 
 async def test_each_paused_call_is_its_own_escalation_and_only_the_approved_one_runs_once(client, reviewer, run_id):
+    from escalated.adapters.agno import arun_with_approvals
+
     ran: list[str] = []
     running = asyncio.ensure_future(arun_with_approvals(shop(ran), "refund both", policy="tools.refund", run_id=run_id, client=client))
     asked = await reviewer.open_for(run_id, count=2)
@@ -94,6 +62,8 @@ async def test_each_paused_call_is_its_own_escalation_and_only_the_approved_one_
 
 
 async def test_a_server_out_of_reach_runs_no_tool(run_id, unused_tcp_port):
+    from escalated.adapters.agno import ApprovalUnavailable, arun_with_approvals
+
     ran: list[str] = []
     async with EscalatedClient(f"http://127.0.0.1:{unused_tcp_port}", "ain_live_" + "x" * 32, retry_backoff_s=0.01) as down:
         with pytest.raises(ApprovalUnavailable, match="cannot be reached"):
@@ -103,9 +73,15 @@ async def test_a_server_out_of_reach_runs_no_tool(run_id, unused_tcp_port):
 
 @pytest.mark.parametrize(("choice", "touched"), [("approve", True), ("reject", False)])
 async def test_a_toolkit_apply_made_confirm_its_risky_tool_runs_it_only_once_approved(client, reviewer, run_id, tmp_path, choice, touched):
+    from agno.agent import Agent
+    from agno.tools.shell import ShellTools
+
+    from escalated.adapters.agno import arun_with_approvals
+    from tests.adapters.agno_model import Scripted, tool_call
+
     # What apply writes for a toolkit in a routed agent's tools=[...]: requires_confirmation_tools= its risky tools.
     marker = tmp_path / "ran"
-    model = Scripted(calls=(_call("call-sh", "run_shell_command", args=["touch", str(marker)]),))
+    model = Scripted(calls=(tool_call("call-sh", "run_shell_command", args=["touch", str(marker)]),))
     ops = Agent(model=model, tools=[ShellTools(requires_confirmation_tools=["run_shell_command"])], name="ops", telemetry=False)
     running = asyncio.ensure_future(arun_with_approvals(ops, "touch the marker", policy="tools.refund", run_id=run_id, client=client))
     [asked] = await reviewer.open_for(run_id)

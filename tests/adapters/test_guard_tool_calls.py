@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 
 import pytest
 
 import escalated.guard
-from agents import Agent, Runner, function_tool
-from agents.tool_context import ToolContext
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS
-from escalated.guard import guard_tool
 from escalated.guard.contracts import Choice, Contract, ContractSet, save_contracts
 
 CONTRACT = Contract(
@@ -38,29 +33,6 @@ CONTRACT = Contract(
 )
 
 
-@dataclass
-class Booking:
-    history: str
-    card_token: str
-
-
-cancelled: list[str] = []
-
-
-@function_tool
-@guard_tool("support.cancel", awaitable=True)
-async def cancel_flight(ctx: ToolContext[Booking], flight: str, reason: str) -> str:
-    """Cancel a booked flight."""
-    cancelled.append(flight)
-    return f"cancelled {flight}"
-
-
-def support_model(call: ModelCall) -> list:
-    if any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in call.input):
-        return [assistant_message("Your flight is cancelled.")]
-    return [function_call("cancel_flight", {"flight": "LH 123", "reason": "customer asked"}, call_id="call-1")]
-
-
 @pytest.fixture
 def guarded(adapter_server, run_id, tmp_path, monkeypatch):
     save_contracts(tmp_path, ContractSet({CONTRACT.id: CONTRACT}))
@@ -68,12 +40,19 @@ def guarded(adapter_server, run_id, tmp_path, monkeypatch):
     monkeypatch.setenv("ESCALATED_URL", adapter_server.url)
     monkeypatch.setenv("ESCALATED_API_KEY", adapter_server.bootstrap_key)
     monkeypatch.setenv("ESCALATED_RUN_ID", run_id)
+    from tests.adapters.support_agent import cancelled  # the Agents SDK: only where this file runs
+
     cancelled.clear()
     yield
     escalated.guard.shutdown()
 
 
 async def test_a_guarded_tool_whose_context_holds_50_kb_reaches_the_reviewer_as_a_short_readable_call(guarded, reviewer, run_id):
+    from agents import Agent, Runner
+    from agents.testing import ModelStep, ScriptedModel
+
+    from tests.adapters.support_agent import Booking, cancel_flight, cancelled, support_model
+
     agent = Agent(name="support", model=ScriptedModel([ModelStep.respond(support_model)] * 2), tools=[cancel_flight])
     context = Booking(history="h" * 50_000, card_token="tok_secret_card")
     run = asyncio.ensure_future(Runner.run(agent, "Please cancel LH 123", context=context))

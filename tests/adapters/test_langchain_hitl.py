@@ -9,21 +9,27 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from langchain.agents import create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langgraph.checkpoint.memory import InMemorySaver
 
-from escalated.adapters.langgraph import ainvoke_with_approvals
-from tests.adapters.refund_tools import refund_tools, reject_o2_and_approve_o1, scripted
+# LangChain, LangGraph and the adapter are imported where they are used: under --dist loadfile
+# every worker imports every test module at collection, and only one of them runs this file.
 
 
 def shop(ran: list[str], mode: str):
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.adapters.refund_tools import refund_tools, scripted
+
     gate = HumanInTheLoopMiddleware(interrupt_on={"issue_refund": {"allowed_decisions": ["approve", "reject"]}}, interrupt_mode=mode)
     return create_agent(scripted(), refund_tools(ran), middleware=[gate], checkpointer=InMemorySaver(), name="shop")
 
 
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
 async def test_each_gated_call_is_its_own_escalation_and_only_the_approved_one_runs_once(client, reviewer, run_id, mode):
+    from escalated.adapters.langgraph import ainvoke_with_approvals
+    from tests.adapters.refund_tools import reject_o2_and_approve_o1
+
     ran: list[str] = []
     config = {"configurable": {"thread_id": run_id}}
     running = asyncio.ensure_future(

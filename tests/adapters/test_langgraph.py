@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from escalated.adapters.approvals import ApprovalUnavailable
-from escalated.adapters.langgraph import ThreadResumer, resume_by_waiting
 from escalated.agent.client import EscalatedClient
 from escalated.agent.receiver import make_receiver_app, start_receiver
-from examples.langgraph_refund_tools.graph import build_graph, request_for, thread
+
+# LangGraph, the adapter and the example graph are imported where they are used: under --dist
+# loadfile every worker imports every test module at collection, and only one runs this file.
 
 SECRET = "whsec_langgraph_adapter"
 
@@ -32,6 +32,8 @@ class Threads:
     """The graph behind a real callback receiver; ``finished[thread id]`` resolves with each thread's output."""
 
     def __init__(self, client, policy: str) -> None:
+        from escalated.adapters.langgraph import ThreadResumer
+
         self.client, self.policy = client, policy
         self.finished: dict[str, asyncio.Future] = {}
         self.resumer = ThreadResumer(None, client, on_finished=self._finished)
@@ -40,6 +42,8 @@ class Threads:
         self.finished.setdefault(thread_id, asyncio.get_running_loop().create_future()).set_result(output)
 
     async def __aenter__(self) -> Threads:
+        from examples.langgraph_refund_tools.graph import build_graph
+
         self._receiver = await start_receiver(make_receiver_app(self.resumer, secret=SECRET))
         self.resumer.graph = build_graph(self.client, policy=self.policy, resume_url=self._receiver.url + "/resume", resume_secret=SECRET)
         return self
@@ -48,6 +52,8 @@ class Threads:
         await self._receiver.close()
 
     async def start(self, thread_id: str, order: str, amount: float) -> str:
+        from examples.langgraph_refund_tools.graph import request_for, thread
+
         self.finished.setdefault(thread_id, asyncio.get_running_loop().create_future())
         state = await self.resumer.graph.ainvoke(request_for(order, amount), thread(thread_id))
         return state["__interrupt__"][0].value["escalationId"]
@@ -95,6 +101,8 @@ async def test_a_timeout_applies_the_policy_default(client, run_id, ledger):
 
 
 async def test_a_repeated_resume_runs_nothing_again(client, reviewer, run_id, ledger):
+    from escalated.adapters.langgraph import resume_by_waiting
+
     async with Threads(client, "tools.refund") as threads:
         escalation_id = await threads.start(run_id, "o-5", 50)
         await reviewer.decide(escalation_id, "approve")
@@ -106,6 +114,9 @@ async def test_a_repeated_resume_runs_nothing_again(client, reviewer, run_id, le
 
 @pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
 async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(adapter_server, run_id, ledger, unused_tcp_port, cause):
+    from escalated.adapters.approvals import ApprovalUnavailable
+    from examples.langgraph_refund_tools.graph import build_graph, request_for, thread
+
     policy, url, key = "tools.refund", adapter_server.url, adapter_server.bootstrap_key
     if cause == "unknown policy":
         policy, expected = "tools.nope", "unknown_policy"

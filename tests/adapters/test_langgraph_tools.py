@@ -8,21 +8,26 @@ from __future__ import annotations
 import asyncio
 import warnings
 
-from langgraph.checkpoint.memory import InMemorySaver
-
-from escalated.adapters.langgraph import ainvoke_with_approvals, interrupt_for_approval
-from tests.adapters.refund_tools import refund_tools, reject_o2_and_approve_o1, scripted
-
-from langgraph.prebuilt import create_react_agent
+# LangGraph and the adapter are imported where they are used: under --dist loadfile every worker
+# imports every test module at collection, and only one of them runs this file.
 
 
 def shop(ran: list[str]):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.prebuilt import create_react_agent
+
+    from escalated.adapters.langgraph import interrupt_for_approval
+    from tests.adapters.refund_tools import refund_tools, scripted
+
     with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0; the prebuilt one is what apps use
         warnings.simplefilter("ignore")
         return create_react_agent(scripted(), refund_tools(ran, gate=interrupt_for_approval), checkpointer=InMemorySaver(), name="shop")
 
 
 async def test_each_call_waits_on_its_own_escalation_and_only_the_approved_one_runs_once(client, reviewer, run_id):
+    from escalated.adapters.langgraph import ainvoke_with_approvals
+    from tests.adapters.refund_tools import reject_o2_and_approve_o1
+
     ran: list[str] = []
     graph = shop(ran)
     config = {"configurable": {"thread_id": run_id}}

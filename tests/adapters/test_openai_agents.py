@@ -8,19 +8,21 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from agents import Agent, RunContextWrapper, function_tool
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
-from escalated.adapters.approvals import ApprovalUnavailable, Paused
-from escalated.adapters.openai_agents import resume_run, run_with_approvals, start_run
 from escalated.adapters.runstore import RunStore, RunStoreError
 from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS, MAX_TEXT_CHARS
-from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
+if TYPE_CHECKING:
+    from agents import Agent
+
+# The Agents SDK, the adapter and the example agent are imported in the tests that use them: under
+# --dist loadfile every worker imports every test module at collection (about 3 s of CPU for the
+# SDK), and only one of them runs this file.
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,6 +48,9 @@ async def run_in_background(coro) -> asyncio.Task:
 
 
 async def test_an_approved_call_runs_the_tool_only_after_the_reviewer_decides(client, reviewer, run_id, ledger):
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     agent = build_agent()
     task = await run_in_background(
         run_with_approvals(agent, request_for("o-1", 1200), policy="tools.refund", run_id=run_id, client=client, context=Shop())
@@ -63,6 +68,9 @@ async def test_an_approved_call_runs_the_tool_only_after_the_reviewer_decides(cl
 
 
 async def test_a_rejected_call_never_runs_and_the_reason_reaches_the_model(client, reviewer, run_id, ledger):
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     agent = build_agent()
     task = await run_in_background(
         run_with_approvals(agent, request_for("o-2", 80), policy="tools.refund", run_id=run_id, client=client, context=Shop())
@@ -77,6 +85,9 @@ async def test_a_rejected_call_never_runs_and_the_reason_reaches_the_model(clien
 
 
 async def test_a_cancelled_approval_never_runs_the_tool(client, reviewer, run_id, ledger):
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     agent = build_agent()
     task = await run_in_background(
         run_with_approvals(agent, request_for("o-7", 70), policy="tools.refund", run_id=run_id, client=client, context=Shop())
@@ -90,6 +101,9 @@ async def test_a_cancelled_approval_never_runs_the_tool(client, reviewer, run_id
 
 
 async def test_a_timeout_applies_the_policy_default(client, run_id, ledger):
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     # tools.late: 1 s SLA, default approve; nobody decides.
     agent = build_agent()
     result = await asyncio.wait_for(
@@ -120,6 +134,10 @@ def finished(proc: subprocess.Popen) -> str:
 async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool_twice(
     adapter_server, client, reviewer, run_id, ledger, tmp_path
 ):
+    from escalated.adapters.approvals import Paused
+    from escalated.adapters.openai_agents import resume_run, start_run
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     store = tmp_path / "runs"
     paused = await start_run(build_agent(), request_for("o-4", 300), policy="tools.refund", run_id=run_id, store=store, client=client, context=Shop())
     assert isinstance(paused, Paused) and paused.run_id == run_id
@@ -144,6 +162,9 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
 
 
 async def test_a_resume_whose_process_died_midway_is_never_run_again(client, reviewer, run_id, ledger, tmp_path):
+    from escalated.adapters.openai_agents import resume_run, start_run
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     store = tmp_path / "runs"
     await start_run(build_agent(), request_for("o-6", 60), policy="tools.refund", run_id=run_id, store=store, client=client, context=Shop())
     [asked] = await reviewer.open_for(run_id)
@@ -158,6 +179,9 @@ async def test_a_resume_whose_process_died_midway_is_never_run_again(client, rev
 
 
 async def test_a_retried_start_files_no_second_escalation(client, reviewer, run_id, ledger, tmp_path):
+    from escalated.adapters.openai_agents import start_run
+    from examples.openai_agents_refund.agent import build_agent, request_for
+
     store = tmp_path / "runs"
     first = await start_run(build_agent(), request_for("o-5", 40), policy="tools.refund", run_id=run_id, store=store, client=client)
     again = await start_run(build_agent(), request_for("o-5", 40), policy="tools.refund", run_id=run_id, store=store, client=client)
@@ -169,28 +193,13 @@ async def test_a_retried_start_files_no_second_escalation(client, reviewer, run_
 # -- what the reviewer sees ------------------------------------------------------------
 
 
-@dataclass
-class Booking:
-    """A run context as real apps have them: large, and private."""
-
-    history: str
-    card_token: str
-
-
-@function_tool(needs_approval=True)
-async def cancel_flight(ctx: RunContextWrapper[Booking], flight: str, note: str, api_key: str) -> str:
-    """Cancel a booked flight and refund the fare."""
-    return f"cancelled {flight}"
-
-
-def cancel_model(call: ModelCall) -> list:
-    if any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in call.input):
-        return [assistant_message("done")]
-    arguments = {"flight": "LH 123", "note": "n" * 20_000, "api_key": "sk-live-do-not-show"}
-    return [function_call("cancel_flight", arguments, call_id="call-cancel")]
-
-
 async def test_a_tool_whose_context_holds_50_kb_reaches_the_reviewer_as_a_short_readable_call(client, reviewer, run_id):
+    from agents import Agent
+    from agents.testing import ModelStep, ScriptedModel
+
+    from escalated.adapters.openai_agents import run_with_approvals
+    from tests.adapters.support_agent_approval import Booking, cancel_flight, cancel_model
+
     agent = Agent(name="support", model=ScriptedModel([ModelStep.respond(cancel_model)] * 2), tools=[cancel_flight])
     context = Booking(history="h" * 50_000, card_token="tok_secret_card")
     task = await run_in_background(run_with_approvals(agent, "cancel LH 123", policy="tools.refund", run_id=run_id, client=client, context=context))
@@ -210,6 +219,10 @@ async def test_a_tool_whose_context_holds_50_kb_reaches_the_reviewer_as_a_short_
 
 
 async def refund_failing_with(client, run_id: str, ledger: Path, *, policy: str = "tools.refund") -> str:
+    from escalated.adapters.approvals import ApprovalUnavailable
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     with pytest.raises(ApprovalUnavailable) as caught:
         await run_with_approvals(build_agent(), request_for("o-9", 5), policy=policy, run_id=run_id, client=client, context=Shop())
     assert refunds(ledger) == []
@@ -235,6 +248,10 @@ async def test_a_key_without_the_write_scope_is_one_clear_exception_and_nothing_
 
 
 async def test_no_key_in_the_environment_is_one_clear_exception_and_nothing_runs(run_id, ledger):
+    from escalated.adapters.approvals import ApprovalUnavailable
+    from escalated.adapters.openai_agents import run_with_approvals
+    from examples.openai_agents_refund.agent import Shop, build_agent, request_for
+
     with pytest.raises(ApprovalUnavailable, match="ESCALATED_API_KEY"):
         await run_with_approvals(build_agent(), request_for("o-9", 5), policy="tools.refund", run_id=run_id, context=Shop())
     assert refunds(ledger) == []

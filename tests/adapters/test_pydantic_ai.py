@@ -9,21 +9,26 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from escalated.adapters.approvals import ApprovalUnavailable, Paused
-from escalated.adapters.pydantic_ai import resume_run, run_with_approvals, start_run
 from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS
-from examples.pydantic_ai_refund.agent import Shop, build_agent, request_for
-from pydantic_ai.messages import ToolReturnPart
+
+if TYPE_CHECKING:
+    from examples.pydantic_ai_refund.agent import Shop
+
+# Pydantic AI, the adapter and the example agent are imported in the tests that use them: under
+# --dist loadfile every worker imports every test module at collection, and only one runs this file.
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def shop(tmp_path) -> Shop:
+    from examples.pydantic_ai_refund.agent import Shop
+
     # The deps hold 50 KB the reviewer must never see.
     return Shop(ledger=str(tmp_path / "refunds.log"), crm_notes="n" * 50_000)
 
@@ -34,6 +39,9 @@ def refunds(shop: Shop) -> list[str]:
 
 
 async def test_an_approved_call_runs_the_tool_only_after_the_reviewer_decides(client, reviewer, run_id, shop):
+    from escalated.adapters.pydantic_ai import run_with_approvals
+    from examples.pydantic_ai_refund.agent import build_agent, request_for
+
     task = asyncio.ensure_future(
         run_with_approvals(build_agent(), request_for("o-1", 1200), policy="tools.refund", run_id=run_id, client=client, deps=shop)
     )
@@ -53,6 +61,11 @@ async def test_an_approved_call_runs_the_tool_only_after_the_reviewer_decides(cl
 
 
 async def test_a_rejected_call_never_runs_and_the_reason_reaches_the_model(client, reviewer, run_id, shop):
+    from pydantic_ai.messages import ToolReturnPart
+
+    from escalated.adapters.pydantic_ai import run_with_approvals
+    from examples.pydantic_ai_refund.agent import build_agent, request_for
+
     task = asyncio.ensure_future(
         run_with_approvals(build_agent(), request_for("o-2", 80), policy="tools.refund", run_id=run_id, client=client, deps=shop)
     )
@@ -65,6 +78,9 @@ async def test_a_rejected_call_never_runs_and_the_reason_reaches_the_model(clien
 
 
 async def test_a_timeout_applies_the_policy_default(client, run_id, shop):
+    from escalated.adapters.pydantic_ai import run_with_approvals
+    from examples.pydantic_ai_refund.agent import build_agent, request_for
+
     # tools.late-no: 1 s SLA, default reject; nobody decides.
     result = await asyncio.wait_for(
         run_with_approvals(build_agent(), request_for("o-3", 10), policy="tools.late-no", run_id=run_id, client=client, deps=shop),
@@ -75,6 +91,10 @@ async def test_a_timeout_applies_the_policy_default(client, run_id, shop):
 
 
 async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool_twice(adapter_server, client, reviewer, run_id, shop, tmp_path):
+    from escalated.adapters.approvals import Paused
+    from escalated.adapters.pydantic_ai import resume_run, start_run
+    from examples.pydantic_ai_refund.agent import build_agent, request_for
+
     store = tmp_path / "runs"
     paused = await start_run(build_agent(), request_for("o-4", 300), policy="tools.refund", run_id=run_id, store=store, client=client, deps=shop)
     [asked] = await reviewer.open_for(run_id)
@@ -95,6 +115,10 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
 
 @pytest.mark.parametrize("cause", ["unknown policy", "server down", "read-only key"])
 async def test_bad_input_is_one_clear_exception_and_the_tool_never_runs(adapter_server, run_id, shop, unused_tcp_port, cause):
+    from escalated.adapters.approvals import ApprovalUnavailable
+    from escalated.adapters.pydantic_ai import run_with_approvals
+    from examples.pydantic_ai_refund.agent import build_agent, request_for
+
     policy, url, key = "tools.refund", adapter_server.url, adapter_server.bootstrap_key
     if cause == "unknown policy":
         policy, expected = "tools.nope", "unknown_policy"

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
 
-pytest.importorskip("langgraph")
-
-from escalated.agent.client import EscalatedClient  # noqa: E402
-from escalated.agent.receiver import make_receiver_app, start_receiver  # noqa: E402
-from escalated.agent.signing import sign  # noqa: E402
-from examples.langgraph_refund.refund_graph import (  # noqa: E402
-    Resumer,
-    build_graph,
-    resume_by_waiting,
-    thread_config,
-)
-from examples.langgraph_refund.run import run as run_script  # noqa: E402
+from escalated.agent.client import EscalatedClient
+from escalated.agent.receiver import make_receiver_app, start_receiver
+from escalated.agent.signing import sign
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+
+if TYPE_CHECKING:
+    from examples.langgraph_refund.refund_graph import Resumer
+
+# Skipped where LangGraph is not installed, found without importing it: the example graph is
+# imported in the tests that run it, so that under --dist loadfile only the worker running this
+# file pays for LangGraph, not every worker at collection.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("langgraph") is None, reason="LangGraph is not installed")
 
 SECRET = "whsec_langgraph_example"
 
@@ -53,12 +54,16 @@ class CreateCounter:
 
 
 async def run_until_paused(client: EscalatedClient, resumer: Resumer, receiver_url: str, thread_id: str) -> str:
+    from examples.langgraph_refund.refund_graph import build_graph, thread_config
+
     graph = resumer.graph = build_graph(client, resume_url=receiver_url + "/resume", secret=SECRET)
     state = await graph.ainvoke({"order_id": "o-981", "amount_eur": 1200.0}, thread_config(thread_id))
     return state["__interrupt__"][0].value["escalationId"]
 
 
 def finished_future() -> tuple[asyncio.Future, Resumer]:
+    from examples.langgraph_refund.refund_graph import Resumer
+
     finished: asyncio.Future = asyncio.get_running_loop().create_future()
     return finished, Resumer(on_finished=lambda _thread, final: finished.set_result(final))
 
@@ -104,6 +109,8 @@ async def test_sla_breach_resumes_the_thread_with_the_default_choice(example_ser
 
 
 async def test_a_repeated_callback_does_not_resume_a_finished_thread(example_server):
+    from examples.langgraph_refund.refund_graph import thread_config
+
     example_server.cli("policy", "set", "refunds.large")
     finished, resumer = finished_future()
     async with (
@@ -158,6 +165,8 @@ async def test_a_cancellation_with_cancel_callback_resumes_the_thread_as_cancell
 
 
 async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_the_wait_fallback(example_server):
+    from examples.langgraph_refund.refund_graph import resume_by_waiting
+
     example_server.cli("policy", "set", "refunds.large")  # no cancel_callback: the seed's rule, no callback
     finished, resumer = finished_future()
     async with (
@@ -175,6 +184,8 @@ async def test_a_cancellation_that_sends_no_callback_resumes_the_thread_through_
 
 
 async def test_the_run_script_without_a_receiver_finishes_through_wait(example_server, monkeypatch):
+    from examples.langgraph_refund.run import run as run_script
+
     example_server.cli("policy", "set", "refunds.large")
     monkeypatch.setenv("ESCALATED_URL", example_server.url)
     monkeypatch.setenv("ESCALATED_API_KEY", example_server.bootstrap_key)

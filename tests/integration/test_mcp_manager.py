@@ -12,14 +12,14 @@ import asyncio
 import json
 
 import pytest
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from escalated.errors import Unavailable
-from escalated.http.mcp import McpManager
 from escalated.http.statuses import status_of
 from tests.conftest import fresh_db
 from tests.integration.conftest import LiveServer
+
+# The MCP SDK and the app's manager of it are imported in the tests: under --dist loadfile every
+# worker imports every test module at collection, and only one of them runs this file.
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 TASK = "mcp-manager"
@@ -74,6 +74,11 @@ def test_mcp_answers_again_after_its_session_managers_task_ended(live_mcp):
 
 async def test_a_manager_that_cannot_start_again_is_503_unavailable():
     """The SDK runs a manager once: made to start the same one again, the restart fails."""
+    from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from escalated.http.mcp import McpManager
+
     once = StreamableHTTPSessionManager(app=Server("test"), stateless=True, json_response=True)
     manager = McpManager(lambda: once)
     await manager.start()

@@ -12,17 +12,21 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters, types
-from mcp.client.streamable_http import streamable_http_client
 
 from escalated.domain import scopes
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+
+if TYPE_CHECKING:
+    from mcp import Client, StdioServerParameters
+
+# The MCP SDK is imported where it is used: under --dist loadfile every worker imports every
+# conftest and test module at collection, and only the ones running these files need it.
 
 CLIENT_NAME = "test-host"
 POLICY = "mcp.review"
@@ -58,6 +62,8 @@ def transport(request) -> str:
 
 
 def stdio_params(url: str, token: str, *, token_variable: str = "ESCALATED_API_KEY") -> StdioServerParameters:
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable, args=["-m", "escalated", "mcp"], env={"ESCALATED_URL": url, token_variable: token}
     )
@@ -69,6 +75,9 @@ async def connect(
 ) -> AsyncIterator[Client]:
     """An MCP client session as ``token``: ``escalated mcp`` as a subprocess, or ``/mcp``
     (of ``served``, or of ``url``)."""
+    from mcp import Client, types
+    from mcp.client.streamable_http import streamable_http_client
+
     info = types.Implementation(name=CLIENT_NAME, version="1.0")
     base = url or (served.url if served else "")
     if transport == "stdio":
