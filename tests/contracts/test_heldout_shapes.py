@@ -1069,3 +1069,34 @@ def main(items):
 def test_a_list_started_empty_collecting_the_output_is_the_output(tmp_path: Path) -> None:
     calls = _calls(tmp_path, {"app.py": COLLECTED})
     assert calls[("app.py", 17)][:2] == ("Agent.run_full_turn", "required")
+
+
+# One name bound to two agents in turn (smolagents' agent_from_any_llm.py): the second run is the
+# CodeAgent's, which executes the Python the model writes; agents bound in alternative branches
+# keep the flow-insensitive reading.
+REBOUND_AGENT = """\
+from smolagents import CodeAgent, LiteLLMModel, ToolCallingAgent, tool
+
+
+@tool
+def get_weather(location: str) -> str:
+    '''Get the weather.
+
+    Args:
+        location: the place
+    '''
+    return "rain"
+
+
+model = LiteLLMModel(model_id="gpt-4o")
+agent = ToolCallingAgent(tools=[get_weather], model=model)
+print(agent.run("Weather in Paris?"))
+agent = CodeAgent(tools=[get_weather], model=model)
+print(agent.run("Weather in Paris?"))
+"""
+
+
+def test_a_name_rebound_to_another_agent_runs_the_later_one_after_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": REBOUND_AGENT})
+    assert calls[("app.py", 16)][1] != "required"
+    assert calls[("app.py", 18)][1] == "required"

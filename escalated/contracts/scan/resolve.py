@@ -48,6 +48,8 @@ class Resolver(CallMatcher):
         self.bindings: dict[tuple[str, str], Kind] = {}
         self._depth = 0
         self._returns: dict[str, Kind | None] = {}
+        # (scope, name) -> where each call bound to it starts, in source order (see _rebound).
+        self._rebinds: dict[tuple[str, str], list[tuple[int, cst.Call]]] | None = None
         # Two passes reach names bound after their first use (a module-level
         # client defined below the functions that use it).
         for _ in range(2):
@@ -185,6 +187,10 @@ class Resolver(CallMatcher):
         if isinstance(node, cst.IfExp):
             return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
         key = target_key(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if isinstance(node, cst.Name):
+            rebound = self._rebound(node, scope)
+            if rebound is not None:
+                return rebound
         if key is not None:
             found = self.lookup(key, scope)
             if found is not None:
@@ -205,6 +211,49 @@ class Resolver(CallMatcher):
                 return Kind(clients[name], "module", "medium", origin=node)
             return found
         return None
+
+    def _rebound(self, name: cst.Name, scope: Scope) -> Kind | None:
+        """``agent = ToolCallingAgent(...)``, ``agent.run(...)``, then ``agent = CodeAgent(...)``,
+        ``agent.run(...)``: a name bound more than once in its scope is, where it is used there,
+        what the last binding before that use made it (otherwise the first binding found counts)."""
+        if self._rebinds is None:
+            self._rebinds = {}
+            for where, key, value in self.index.assignments:
+                if "." not in key and isinstance(value, cst.Call):
+                    try:
+                        self._rebinds.setdefault((where.qualname, key), []).append((self.index.order_of(value), value))
+                    except KeyError:
+                        continue
+        bound = self._rebinds.get((scope.qualname, name.value))
+        if bound is None or len(bound) < 2 or self._depth > 3:
+            return None
+        try:
+            at = self.index.order_of(name)
+        except KeyError:
+            return None
+        before = [value for position, value in bound if position < at]
+        if not before or not self._dominates(before[-1], name):
+            return None
+        self._depth += 1
+        try:
+            return self.kind_of(before[-1], scope)
+        finally:
+            self._depth -= 1
+
+    def _dominates(self, value: cst.Call, use: cst.Name) -> bool:
+        """The statement binding ``value`` sits in a block the use is inside (after it): no branch
+        between them chooses another binding (``if …: agent = A() elif …: agent = B()`` does)."""
+        parents = self.index.parents
+        statement = parents.get(id(parents.get(id(value))))  # value -> Assign -> its statement line
+        block = parents.get(id(statement)) if statement is not None else None
+        if block is None:
+            return False
+        node = parents.get(id(use))
+        while node is not None:
+            if node is block:
+                return True
+            node = parents.get(id(node))
+        return False
 
     def _call_kind(self, node: cst.Call, scope: Scope) -> Kind | None:
         # Agent[Ctx](...): the documented generic form (Agents SDK, Pydantic AI) builds the same agent.
