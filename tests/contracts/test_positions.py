@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import gc
+import weakref
 from pathlib import Path
 
 import libcst as cst
@@ -11,6 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan.index import ModuleIndex
+from escalated.contracts.scan.module import analyse_module
 from escalated.contracts.scan.positions import Positions, outline
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -107,3 +110,23 @@ def test_a_module_python_cannot_parse_falls_back_to_the_whole_module() -> None:
     positions = Positions(module, index, source=source)
     call = next(n for n in index.order if isinstance(n, cst.Call))
     assert positions.line(call) == 2
+
+
+def test_a_released_module_is_freed_without_the_garbage_collector() -> None:
+    """A scan runs the collector rarely: a module whose spans were asked must not be kept alive by a
+    cycle between its index and its spans (the tree would wait for a full collection)."""
+    source = "from openai import OpenAI\n\nclient = OpenAI()\n\ndef ask(q):\n    return client.chat.completions.create(model='m', messages=[q])\n"
+    module = cst.parse_module(source)
+    index = ModuleIndex().build(module)
+    index.source = source
+    assert analyse_module(module, index, path="app.py", externals=None).calls  # spans were computed
+    assert index.positions is not None
+    freed = weakref.ref(index)  # it holds the tree (libcst's nodes take no weak references)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del module, index
+        assert freed() is None
+    finally:
+        if enabled:
+            gc.enable()

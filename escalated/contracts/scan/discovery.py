@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
 import functools
+import gc
 import io
 import itertools
 import re
 import tokenize
 import warnings
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -171,7 +173,26 @@ def scan_tree(
     root: Path, *, progress: Callable[[int, str], None] | None = None, options: ScanOptions | None = None
 ) -> ScanResult:
     """Scan every Python file under ``root``; paths in the result are relative POSIX."""
-    return deep_stack(lambda: _scan_tree(root, progress=progress, options=options or ScanOptions()))
+    with _fewer_collections():
+        return deep_stack(lambda: _scan_tree(root, progress=progress, options=options or ScanOptions()))
+
+
+# A scan builds and drops millions of syntax nodes while it holds large tables. At CPython's
+# default thresholds (700 new objects) the cyclic collector ran thousands of times, and its
+# passes over the whole live heap took a fifth of the CPU of a scan of a real tree. The trees
+# are freed by reference counting (nothing of them is in a cycle), so collecting rarely
+# frees the same memory: the first threshold is raised while a scan runs, then restored.
+_SCAN_GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], _SCAN_GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 @attrs.define

@@ -31,7 +31,9 @@ from escalated.contracts.scan.index import ModuleIndex
 
 class Positions:
     def __init__(self, module: cst.Module, index: ModuleIndex, *, source: str | None) -> None:
-        self._module, self._index, self._source = module, index, source
+        # The index's parents and outline, not the index: it keeps this object (``index.positions``),
+        # and a cycle would leave the module's tree to the garbage collector instead of freeing it.
+        self._module, self._parents, self._outline, self._source = module, index.parents, index.outline, source
         self._provider = PositionProvider()
         self._top = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._starts: list[int] | None = None
@@ -81,7 +83,7 @@ class Positions:
         """The node's ancestors from its top-level statement down to itself."""
         chain: list[cst.CSTNode] = []
         current: cst.CSTNode | None = node
-        parents = self._index.parents
+        parents = self._parents
         while current is not None:
             chain.append(current)
             if id(current) in self._top:
@@ -118,7 +120,7 @@ class Positions:
         parsing ``source`` here (a file scanned on its own).
         """
         if self._starts is None:
-            lines = self._index.outline if self._index.outline is not None else _outline_of(self._source)
+            lines = self._outline if self._outline is not None else _outline_of(self._source)
             if lines is not None:
                 self._starts = _starts(self._module.body, lines, 0, _top_count(lines), self._block_starts)
         return self._starts
