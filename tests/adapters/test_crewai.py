@@ -24,13 +24,13 @@ os.environ.update({"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED":
 # which filterwarnings = error would turn into a collection error; importorskip imports it quietly.
 pytest.importorskip("crewai")
 
-from crewai.flow.async_feedback import HumanFeedbackPending  # noqa: E402
-from crewai.flow.persistence import SQLiteFlowPersistence  # noqa: E402
+from crewai.flow.async_feedback import HumanFeedbackPending
+from crewai.flow.persistence import SQLiteFlowPersistence
 
-from escalated.adapters.approvals import ApprovalUnavailable  # noqa: E402
-from escalated.adapters.crewai import EscalatedFeedbackProvider, FlowResumer, choices_for  # noqa: E402
-from escalated.agent.receiver import make_receiver_app, start_receiver  # noqa: E402
-from examples.crewai_refund.flow import refund_flow  # noqa: E402
+from escalated.adapters.approvals import ApprovalUnavailable
+from escalated.adapters.crewai import EscalatedFeedbackProvider, FlowResumer, choices_for
+from escalated.agent.receiver import make_receiver_app, start_receiver
+from examples.crewai_refund.flow import refund_flow
 
 SECRET = "whsec_crewai_adapter"
 

@@ -123,7 +123,9 @@ def test_a_microsoft_agent_framework_run_is_gated_by_its_tools_approval_mode() -
     (call,) = scan_source(source, "app.py")
     assert (call.api, call.provider, call.recommendation.mode, call.existing_gate) == ("run", "openai", "required", "tool-approval")
     assert [t.name for t in call.risky_tools] == ["refund"]
-    ungated = MAF_TOOLS.replace("{mode}", "never_require") + "async def main():\n    async for update in agent.run('refund ch_1', stream=True):\n        print(update.text)\n"
+    ungated = MAF_TOOLS.replace("{mode}", "never_require") + (
+        "async def main():\n    async for update in agent.run('refund ch_1', stream=True):\n        print(update.text)\n"
+    )
     (call,) = scan_source(ungated, "app.py")
     assert (call.recommendation.mode, call.recommendation.rules, call.existing_gate) == ("required", ("R2",), None)
 
@@ -143,7 +145,10 @@ def test_a_microsoft_agent_framework_workflow_runs_every_participants_tools() ->
 
 
 def test_microsoft_agent_framework_shells_code_tools_clients_and_declarations() -> None:
-    head = "from agent_framework import Agent, FunctionTool\nfrom agent_framework.openai import OpenAIChatClient\nfrom agent_framework.tools import LocalShellTool\nclient = OpenAIChatClient()\n"
+    head = (
+        "from agent_framework import Agent, FunctionTool\nfrom agent_framework.openai import OpenAIChatClient\n"
+        "from agent_framework.tools import LocalShellTool\nclient = OpenAIChatClient()\n"
+    )
 
     def run_of(body: str) -> tuple[str, tuple[str, ...], str | None]:
         (call,) = scan_source(head + body + "agent.run('go')\n", "app.py")

@@ -73,7 +73,8 @@ def test_tools_imported_from_another_module_are_classified_there(tmp_path: Path)
 def test_names_re_exported_by_a_package_resolve(tmp_path: Path) -> None:
     write(tmp_path, "app/__init__.py", "from .core.models import writer, client as oai\nfrom .core.tools import TOOLS\n")
     write(tmp_path, "app/core/__init__.py", "")
-    write(tmp_path, "app/core/models.py", "from langchain_openai import ChatOpenAI\nfrom openai import OpenAI\nwriter = ChatOpenAI()\nclient = OpenAI()\n")
+    models = "from langchain_openai import ChatOpenAI\nfrom openai import OpenAI\nwriter = ChatOpenAI()\nclient = OpenAI()\n"
+    write(tmp_path, "app/core/models.py", models)
     write(
         tmp_path, "app/core/tools.py",
         "import stripe\nfrom langchain_core.tools import tool\n"

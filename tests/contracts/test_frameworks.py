@@ -238,7 +238,9 @@ def test_a_guardrail_classifier_decides_a_tripwire() -> None:
 
 def test_a_run_of_an_agent_imported_from_another_module_runs_its_tools_there(tmp_path: Path) -> None:
     (tmp_path / "defs.py").write_text(REFUND_TOOL.format(decorator="") + "billing = Agent(name='b', tools=[issue_refund])\n")
-    (tmp_path / "app.py").write_text("from agents import Runner\nfrom defs import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n")
+    (tmp_path / "app.py").write_text(
+        "from agents import Runner\nfrom defs import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n"
+    )
     (call,) = scan_tree(tmp_path).calls
     assert call.recommendation.mode == "required" and call.recommendation.rules == ("R2", "R7")
     assert "tool issue_refund" in call.recommendation.reasons[0] and "(in defs.py)" in call.recommendation.reasons[0]
@@ -250,14 +252,18 @@ def test_an_agent_of_another_module_that_only_reads_is_not_unseen(tmp_path: Path
         "from agents import Agent, function_tool\n@function_tool\ndef order_status(order_id: str) -> str:\n"
         "    return db.get(order_id)\nbilling = Agent(name='b', tools=[order_status])\n"
     )
-    (tmp_path / "app.py").write_text("from agents import Runner\nfrom defs import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n")
+    (tmp_path / "app.py").write_text(
+        "from agents import Runner\nfrom defs import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n"
+    )
     (call,) = scan_tree(tmp_path).calls
     assert (call.recommendation.mode, call.recommendation.rules) == ("sampled", ("R9",))
     assert not call.unseen_tools
 
 
 def test_a_run_of_an_agent_the_scan_cannot_read_is_not_free_text(tmp_path: Path) -> None:
-    (tmp_path / "app.py").write_text("from agents import Runner\nfrom vendored_agents import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n")
+    (tmp_path / "app.py").write_text(
+        "from agents import Runner\nfrom vendored_agents import billing\n\nasync def go(m):\n    return await Runner.run(billing, m)\n"
+    )
     (call,) = scan_tree(tmp_path).calls
     assert call.recommendation.mode == "reviewed" and call.recommendation.rules == ("R7",)
     assert "not analysed: the agent 'billing'" in call.recommendation.reasons[0]

@@ -255,7 +255,8 @@ async def chat(websocket, prompt):
 
 def test_a_long_chain_of_assignments_is_followed_without_recursion() -> None:
     chain = "".join(f"    x{i + 1} = x{i}\n" for i in range(1500))
-    source = "import os\nfrom openai import OpenAI\ndef f():\n    x0 = OpenAI().responses.create(model='m', input='x')\n" + chain + "    os.system(x1500)\n"
+    head = "import os\nfrom openai import OpenAI\ndef f():\n    x0 = OpenAI().responses.create(model='m', input='x')\n"
+    source = head + chain + "    os.system(x1500)\n"
     (call,) = scan_source(source, "a.py")
     assert call.recommendation.rules == ("R1",)
 

@@ -30,7 +30,8 @@ def deep_agent(calls: int) -> str:
             f"        subprocess.run(['echo', str(r{i})])",
             f"    task = helper(r{i}, task)",
         ]
-    lines += ["", "", "def helper(reply, task):", "    for item in [reply, task]:", "        if item:", "            return item", "    return task", ""]
+    lines += ["", "", "def helper(reply, task):", "    for item in [reply, task]:"]
+    lines += ["        if item:", "            return item", "    return task", ""]
     return "\n".join(lines)
 
 

@@ -75,7 +75,8 @@ def test_exit_1_when_a_contract_exists_but_the_guard_is_missing(tmp_path: Path) 
 
 def test_exit_1_when_a_contract_is_stale(tmp_path: Path) -> None:
     root = project(tmp_path)
-    (root / "escalated.contracts.toml").write_text(CONTRACT + CONTRACT.split("\n", 1)[1].replace("support.reply", "support.gone").replace('"reply"', '"gone"'))
+    gone = CONTRACT.split("\n", 1)[1].replace("support.reply", "support.gone").replace('"reply"', '"gone"')
+    (root / "escalated.contracts.toml").write_text(CONTRACT + gone)
     code, out = scan(str(root), "--format", "json")
     assert code == 1
     assert json.loads(out)["staleContracts"] == [{"contract": "support.gone", "path": "agent/support.py", "function": "gone", "index": 0}]
@@ -85,7 +86,8 @@ def test_a_contract_whose_index_another_call_took_is_stale(tmp_path: Path) -> No
     # A wrapper call site added above the contracted call shifts it to index 1; the
     # wrapper's call (another API) now has index 0, which the contract still names.
     shifted = GUARDED.replace(
-        "def reply(text):\n", "def ask(text):\n    return client.responses.create(model=\"m\", input=text)\n\n\ndef reply(text):\n    text = ask(text)\n"
+        "def reply(text):\n",
+        "def ask(text):\n    return client.responses.create(model=\"m\", input=text)\n\n\ndef reply(text):\n    text = ask(text)\n"
     )
     code, out = scan(str(project(tmp_path, source=shifted)), "--format", "json")
     assert code == 1
@@ -180,7 +182,9 @@ def test_real_subprocess_exit_codes(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     assert ok.stderr == ""  # no progress line when stderr is not a terminal
     (root / "agent" / "more.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
-    bad = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(root), "--format", "json"], capture_output=True, text=True, env=env, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "escalated", "contracts", "scan", str(root), "--format", "json"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["summary"]["uncovered"] == 1
 
@@ -225,7 +229,8 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
 
 
 def test_source_encodings_are_honoured(tmp_path: Path) -> None:
-    (tmp_path / "latin.py").write_bytes("# -*- coding: latin-1 -*-\nimport openai\n# caf\xe9\nopenai.responses.create(model='m', input='x')\n".encode("latin-1"))
+    latin = "# -*- coding: latin-1 -*-\nimport openai\n# caf\xe9\nopenai.responses.create(model='m', input='x')\n"
+    (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
     (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfimport litellm\nlitellm.completion(model='m', messages=[])\n")
     code, out = scan(str(tmp_path), "--format", "json")
     assert code == 1, out
@@ -244,7 +249,9 @@ CALL_KEYS = {
 def test_json_document_matches_the_documented_schema() -> None:
     _, out = scan(str(Path(__file__).parent / "corpus"), "--format", "json")
     document = json.loads(out)
-    assert set(document) == {"schemaVersion", "tool", "contractsFile", "summary", "calls", "staleContracts", "parseErrors", "notebooksSkipped", "filesSkipped"}
+    assert set(document) == {
+        "schemaVersion", "tool", "contractsFile", "summary", "calls", "staleContracts", "parseErrors", "notebooksSkipped", "filesSkipped"
+    }
     assert set(document["summary"]) == {
         "filesScanned", "linesScanned", "filesWithCalls", "calls", "covered", "uncovered", "stale",
         "parseErrors", "notebooksSkipped", "filesSkipped", "inTests", "byMode",
@@ -284,7 +291,9 @@ def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(tmp_path: 
     # libcst's native parser overflows its stack on these: a subprocess, so a crash cannot take pytest down.
     (tmp_path / "truncated.py").write_text("import openai\nopenai.responses.create()\nx = " + "(" * 5000 + "\n")
     (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
-    done = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path), "--format", "json"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path), "--format", "json"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2, done.stderr
     document = json.loads(done.stdout)
     assert [(e["path"], e["message"].startswith("syntax error at line 3")) for e in document["parseErrors"]] == [("truncated.py", True)]

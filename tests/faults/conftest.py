@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 
 import pytest
 
 from tests.faults.checks import Figures
 from tests.faults.receiver import FlakyReceiver
+from tests.support.tinydisk import TinyDisk, mounted_tiny_disk
 
 LONG = os.environ.get("ESCALATED_FAULTS_LONG", "") not in ("", "0")
 FIGURES_KEY = "escalated_fault_figures"  # tests/conftest.py reads it (_FIGURES_KEY)
@@ -44,3 +46,9 @@ async def flaky_receiver(rng):
     receiver = await FlakyReceiver(rng=rng).start()
     yield receiver
     await receiver.close()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path) -> Iterator[TinyDisk]:
+    """A 16 MB tmpfs the test can fill (skipped where mounting needs root)."""
+    yield from mounted_tiny_disk(tmp_path)

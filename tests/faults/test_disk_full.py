@@ -17,7 +17,7 @@ from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
 from tests.support.wait import eventually
-from tests.support.tinydisk import TinyDisk, tiny_disk  # noqa: F401  (fixture)
+from tests.support.tinydisk import TinyDisk
 
 
 @pytest.fixture

@@ -104,7 +104,10 @@ def test_escalations_created_after_the_first_page_do_not_shift_the_next(live, ad
 
 @pytest.mark.parametrize(
     ("query", "field"),
-    [({"status": "pending"}, "status"), ({"limit": "0"}, "limit"), ({"limit": "abc"}, "limit"), ({"limit": "100000"}, "limit"), ({"order": "up"}, "order")],
+    [
+        ({"status": "pending"}, "status"), ({"limit": "0"}, "limit"), ({"limit": "abc"}, "limit"), ({"limit": "100000"}, "limit"),
+        ({"order": "up"}, "order"),
+    ],
 )
 def test_bad_query_is_422_naming_the_parameter(live, admin_key, query, field):
     problem = live.api.get("/escalations", token=admin_key, query=query).problem(422, "validation_failed")

@@ -38,7 +38,7 @@ def test_list_does_not_show_another_workspaces_escalations(live, admin_key, othe
 
 
 def test_policy_of_another_workspace_is_unknown(live, other_ws):
-    ws, key = other_ws
+    _ws, key = other_ws
     only_in_default = live.policy()
     live.api.post("/escalations", token=key, json_body=escalation_body(policy=only_in_default)).problem(
         422, "unknown_policy"
@@ -46,7 +46,7 @@ def test_policy_of_another_workspace_is_unknown(live, other_ws):
 
 
 def test_same_names_in_two_workspaces_are_independent(live, admin_key, other_ws):
-    ws, key = other_ws
+    _ws, key = other_ws
     esc = live.create(key)
     assert live.api.get(f"/escalations/{esc['id']}", token=key).status == 200
     live.api.get(f"/escalations/{esc['id']}", token=admin_key).problem(404, "not_found")
@@ -119,12 +119,12 @@ def test_routed_user_may_decide_and_is_named_in_the_resolution(live, admin_key):
 
 
 def test_api_keys_are_not_subject_to_routing(live, admin_key, routing):
-    tokens, escs = routing
+    _tokens, escs = routing
     narrow = live.key()
     assert live.api.get(f"/escalations/{escs['by_name']['id']}", token=narrow).status == 200
 
 
 def test_user_of_another_workspace_named_like_the_reviewer_gets_404(live, routing, other_ws):
-    tokens, escs = routing
+    _tokens, escs = routing
     stranger = live.user("alice", "finance", workspace=other_ws[0])
     live.api.get(f"/escalations/{escs['by_name']['id']}", token=stranger).problem(404, "not_found")

@@ -35,7 +35,7 @@ async def api(fast_server):
 
 async def test_signed_callback_verifies_over_the_raw_bytes(api, receiver):
     esc = await api.create(resume={"mode": "webhook", "url": receiver.url, "secret": "s3cret"})
-    status, decided = await api.decide(esc["id"], reason="fine")
+    status, _decided = await api.decide(esc["id"], reason="fine")
     assert status == 200
     [got] = await receiver.wait_for(1)
     assert verify(got.body, got.headers["x-service-signature"], "s3cret")

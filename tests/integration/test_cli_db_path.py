@@ -77,7 +77,9 @@ def test_serve_on_a_file_that_is_not_a_database_prints_one_line_and_exits_1(tmp_
         capture_output=True, text=True, timeout=60, env={**os.environ, "ESCALATED_DB": ""},
     )  # fmt: skip
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [f"Error: cannot use database {junk}: the file exists but is not an SQLite database (is --db pointing at the right file?)"]
+    assert proc.stderr.strip().splitlines() == [
+        f"Error: cannot use database {junk}: the file exists but is not an SQLite database (is --db pointing at the right file?)"
+    ]
     assert "ain_live_" not in proc.stdout
 
 

@@ -12,10 +12,10 @@ from escalated.cli import main
 def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()):
     for name in group.list_commands(ctx):
         cmd = group.get_command(ctx, name)
-        assert cmd is not None, f"{' '.join(path + (name,))} is listed but does not load"
-        yield path + (name,), cmd
+        assert cmd is not None, f"{' '.join((*path, name))} is listed but does not load"
+        yield (*path, name), cmd
         if isinstance(cmd, click.Group):
-            yield from walk(cmd, click.Context(cmd, info_name=name, parent=ctx), path + (name,))
+            yield from walk(cmd, click.Context(cmd, info_name=name, parent=ctx), (*path, name))
 
 
 def all_commands() -> list[tuple[tuple[str, ...], click.Command]]:

@@ -47,7 +47,7 @@ class Inbox:
         self.refused: list[email.message.EmailMessage] = []
         self.refuse_once: set[str] = set()
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+    async def handle_DATA(self, server, session, envelope):  # aiosmtpd names the hook
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
         message["X-Test-Rcpt"] = ",".join(envelope.rcpt_tos)
         if marker := next((m for m in self.refuse_once if m in text_part(message)), None):
@@ -308,7 +308,7 @@ async def test_a_link_racing_the_sla_breach_resolves_once(world, http, hook):
     links = [decision_links(await world.inbox.message_about(e["id"], "alice@example.com"))[0] for e in created]
     api = agent(world, http)
     outcomes = []
-    for esc, link, offset_s in zip(created, links, (-0.15, -0.03, 0.0, 0.05)):
+    for esc, link, offset_s in zip(created, links, (-0.15, -0.03, 0.0, 0.05), strict=True):
         await asyncio.sleep(max(0.0, parse_timestamp_ms(esc["deadlineAt"]) / 1000 + offset_s - time.time()))
         outcomes.append((esc, await follow(http, link, "POST")))
     await hook.wait_for(len(created), timeout_s=20)

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.filterwarnings(
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FUZZ_SIDE = settings(FUZZ, max_examples=75)  # routes with little to explore
 CREATE_KEYS = ["policy", "agentId", "runId", "subject", "question", "evidence", "choices", "responseFields", "resume"]
-INNER_KEYS = ["type", "id", "label", "name", "min", "step", "options", "value", "mode", "url", "secret", "choice", "response", "reason", "amount", "kind"]
+INNER_KEYS = [
+    "type", "id", "label", "name", "min", "step", "options", "value", "mode", "url", "secret", "choice", "response", "reason", "amount", "kind"
+]
 
 scalars = (
     st.none()
@@ -150,7 +152,17 @@ def test_list_with_random_query_parameters_never_500s(live, admin_key, query):
 
 
 @FUZZ_SIDE
-@given(body=st.fixed_dictionaries({}, optional={"name": json_values, "scopes": json_values | st.lists(st.sampled_from(["escalations:read", "escalations:write", "x"])), "expiresIn": json_values | st.sampled_from(["1h", "PT1M", "0s", "36500d", "99999d"])}) | json_values)
+@given(
+    body=st.fixed_dictionaries(
+        {},
+        optional={
+            "name": json_values,
+            "scopes": json_values | st.lists(st.sampled_from(["escalations:read", "escalations:write", "x"])),
+            "expiresIn": json_values | st.sampled_from(["1h", "PT1M", "0s", "36500d", "99999d"]),
+        },
+    )
+    | json_values
+)
 def test_api_keys_with_random_bodies_never_500s(live, admin_key, body):
     check(post_raw(live.api, "/api-keys", admin_key, json.dumps(body).encode()))
 

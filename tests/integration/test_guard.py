@@ -242,7 +242,7 @@ async def test_a_rerun_of_the_same_run_does_not_file_twice(env, tmp_path):
 
 
 def test_an_unknown_contract_is_a_clear_error(env):
-    with pytest.raises(escalated.guard.ContractNotFound, match="'billing.nope' is not in"):
+    with pytest.raises(escalated.guard.ContractNotFound, match=r"'billing\.nope' is not in"):
         guard("billing.nope", lambda: "x")
 
 

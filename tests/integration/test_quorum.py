@@ -150,7 +150,7 @@ async def test_two_last_approvals_on_two_replicas_resolve_once(aiohttp_client, d
         outcomes = await asyncio.gather(
             *(pair for e in ids for pair in (_decide(first, e, "alice"), _decide(second, e, "bob")))
         )
-        for esc_id, pair in zip(ids, (outcomes[i : i + 2] for i in range(0, len(outcomes), 2))):
+        for esc_id, pair in zip(ids, (outcomes[i : i + 2] for i in range(0, len(outcomes), 2)), strict=True):
             assert sorted(status for status, _ in pair) == [200, 200]  # a vote, then the vote that completes it
             assert sum(body["status"] == "resolved" for _, body in pair) == 1, esc_id
         await _assert_resolved_once(first, receiver, ids, [])
@@ -187,7 +187,7 @@ async def test_the_last_approval_against_the_breach_resolves_once(client, receiv
     got = await receiver.wait_for(len(ids))
     await asyncio.sleep(0.3)  # a duplicate callback would arrive within this
     assert sorted(json.loads(g.body)["escalationId"] for g in receiver.received) == sorted(ids)
-    for esc_id, (status, _) in zip(ids, outcomes):
+    for esc_id, (status, _) in zip(ids, outcomes, strict=True):
         stored = await _get(client, esc_id)
         endings = [h["event"] for h in stored["history"] if h["event"] in ("decided", "breached")]
         assert len(endings) == 1

@@ -172,11 +172,10 @@ async def test_concurrent_repeat_waits_for_the_first_copy():
 
 async def test_without_a_secret_unsigned_callbacks_are_accepted():
     recorder = Recorder()
-    async with await start_receiver(make_receiver_app(recorder, secret=None, path="/cb")) as running:
-        async with aiohttp.ClientSession() as session:
-            hdrs = {"x-service-event": "escalation.breached", "x-service-delivery": "dlv_09"}
-            async with session.post(running.url + "/cb", data=BODY, headers=hdrs) as resp:
-                assert resp.status == 200
+    async with await start_receiver(make_receiver_app(recorder, secret=None, path="/cb")) as running, aiohttp.ClientSession() as session:
+        hdrs = {"x-service-event": "escalation.breached", "x-service-delivery": "dlv_09"}
+        async with session.post(running.url + "/cb", data=BODY, headers=hdrs) as resp:
+            assert resp.status == 200
     assert recorder.calls[0].event == "escalation.breached"
 
 

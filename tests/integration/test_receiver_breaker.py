@@ -9,6 +9,7 @@ every delivery's own schedule however long it had been failing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 
 import pytest
@@ -95,7 +96,7 @@ async def test_a_failing_receiver_is_paused_then_probed_and_resumed_by_itself(se
     attempts = sorted((a for c in callbacks for a in c.attempts), key=lambda a: a.at_ms)
     assert [a.status_code for a in attempts] == [500] * (FAILURES_TO_OPEN + 1) + [200, 200]
     assert len(failing.received) == len(attempts)  # none during a pause
-    gaps_s = [(b.at_ms - a.at_ms) / 1000 for a, b in zip(attempts, attempts[1:])]
+    gaps_s = [(b.at_ms - a.at_ms) / 1000 for a, b in itertools.pairwise(attempts)]
     # Before the pause the delivery's own schedule (50 ms); then the pause, then twice it.
     assert all(gap < PAUSE_S for gap in gaps_s[: FAILURES_TO_OPEN - 1]), gaps_s
     assert gaps_s[FAILURES_TO_OPEN - 1] >= PAUSE_S, gaps_s

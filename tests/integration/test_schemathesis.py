@@ -91,7 +91,10 @@ def _fresh_escalation(url: str, key: str, rng: random.Random) -> str:
     esc_id = resp.json()["id"]
     roll = rng.random()
     if roll < 0.2:  # some already resolved: retry, deliveries and 409s get real material
-        requests.post(f"{url}/escalations/{esc_id}/decide", json={"choice": "deny", **({"response": {"amount": 1, "reason": "a"}} if "responseFields" in body else {})}, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        response = {"response": {"amount": 1, "reason": "a"}} if "responseFields" in body else {}
+        requests.post(
+            f"{url}/escalations/{esc_id}/decide", json={"choice": "deny", **response}, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        )
     elif roll < 0.3:
         requests.post(f"{url}/escalations/{esc_id}/cancel", headers={"Authorization": f"Bearer {key}"}, timeout=10)
     return esc_id
@@ -247,7 +250,7 @@ def test_stateful_sequences_follow_the_links_without_5xx(api_schema, fuzz_server
                     excluded_checks=excluded_for(response, case),
                     transport_kwargs=kwargs,
                 )
-            except Exception as exc:  # noqa: BLE001 - every failure is reported below
+            except Exception as exc:  # every failure is reported below
                 failures.append(f"{case.method} {case.formatted_path}: {exc}"[:3000])
 
     settings = hypothesis.settings(

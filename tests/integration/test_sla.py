@@ -172,7 +172,7 @@ async def _decisions_racing_deadlines_resolve_once_with_one_callback(proc: Serve
             assert len(receiver.received) == 40
             by_id = {json.loads(g.body)["escalationId"]: json.loads(g.body) for g in got}
             assert len(by_id) == 40
-            for esc, (status, _) in zip(created, outcomes):
+            for esc, (status, _) in zip(created, outcomes, strict=True):
                 stored = await api.get(esc["id"])
                 resolutions = [h for h in stored["history"] if h["event"] in ("decided", "breached")]
                 assert len(resolutions) == 1

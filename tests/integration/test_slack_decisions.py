@@ -116,14 +116,15 @@ async def test_a_message_slack_refuses_for_good_fails_at_once_and_one_it_cannot_
     await slack.wait_posts(flaky)
     async with asyncio.timeout(15):
         # Deliveries show a Slack URL masked (CONTRACT §16).
-        while {d["target"]: d["status"] for d in await api.deliveries(esc["id"])} != {mask_target(f"slack:{refused}"): "failed", mask_target(f"slack:{flaky}"): "delivered"}:
+        wanted = {mask_target(f"slack:{refused}"): "failed", mask_target(f"slack:{flaky}"): "delivered"}
+        while {d["target"]: d["status"] for d in await api.deliveries(esc["id"])} != wanted:
             await asyncio.sleep(0.05)
     [failed] = [d for d in await api.deliveries(esc["id"]) if d["status"] == "failed"]
     assert [a["statusCode"] for a in failed["attempts"]] == [400]
 
 
 async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_answered_by_the_user(api, slack, slack_server, agent):
-    esc, message = await escalate(api, slack, slack_server, agent, "alice")
+    _esc, message = await escalate(api, slack, slack_server, agent, "alice")
     click = slack.interaction(message, user_id=ALICE, choice="approve")
     assert (await send(slack_server.url, click))[0] == 200
     [callback] = await agent.wait_for(1)
@@ -137,7 +138,7 @@ async def test_a_button_press_decides_and_the_agent_gets_the_signed_callback_ans
 
 
 async def test_a_reply_slack_fails_to_take_is_tried_again(api, slack, slack_server, agent):
-    esc, message = await escalate(api, slack, slack_server, agent, "alice")
+    _esc, message = await escalate(api, slack, slack_server, agent, "alice")
     click = slack.interaction(message, user_id=ALICE, choice="deny")
     slack.fail_next(click.response_url, times=1)
     assert (await send(slack_server.url, click))[0] == 200

@@ -68,7 +68,7 @@ class StdioSessions:
             self._loop.call_soon_threadsafe(close.set)
             try:
                 holding.result(timeout=30)
-            except Exception as error:  # noqa: PERF203 (each session is closed whatever the others did)
+            except Exception as error:  # each session is closed whatever the others did
                 errors.append(error)
         self._open.clear()
         self._loop.call_soon_threadsafe(self._loop.stop)

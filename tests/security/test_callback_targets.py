@@ -105,7 +105,7 @@ async def test_the_delivery_resolver_refuses_what_resolves_to_the_metadata_addre
     checked too (numeric forms resolve locally, without DNS)."""
     resolver = transport.GuardedResolver(CallbackRules())
     try:
-        with pytest.raises(transport.RefusedAddress, match="169.254.169.254"):
+        with pytest.raises(transport.RefusedAddress, match=r"169\.254\.169\.254"):
             await resolver.resolve(host, 80)
         assert (await resolver.resolve("localhost", 80))[0]["host"] in ("127.0.0.1", "::1")
     finally:

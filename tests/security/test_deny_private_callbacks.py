@@ -101,7 +101,7 @@ async def test_the_delivery_resolver_refuses_names_that_resolve_to_loopback_unle
     refusing = transport.GuardedResolver(CallbackRules(deny_private=True))
     allowing = transport.GuardedResolver(CallbackRules(allowed=("localhost",), deny_private=True))
     try:
-        with pytest.raises(transport.RefusedAddress, match="localhost resolves to .*loopback"):
+        with pytest.raises(transport.RefusedAddress, match=r"localhost resolves to .*loopback"):
             await refusing.resolve("localhost", 80)
         assert (await allowing.resolve("localhost", 80))[0]["host"] in ("127.0.0.1", "::1")
     finally:

@@ -136,7 +136,10 @@ def test_the_rate_limit_is_429_rate_limited_with_retry_after_per_token(limited):
     retry_after = int(resp.headers["retry-after"])
     assert 1 <= retry_after <= 2
     assert http.get("/escalations", token=other).status == 200  # another token has its own bucket
-    eventually(lambda: http.get("/escalations", token=limited.bootstrap_key).status == 200, timeout_s=retry_after + 3, interval_s=0.25, what="the bucket to refill")
+    eventually(
+        lambda: http.get("/escalations", token=limited.bootstrap_key).status == 200,
+        timeout_s=retry_after + 3, interval_s=0.25, what="the bucket to refill",
+    )
 
 
 def test_the_rate_limit_applies_to_user_tokens_and_writes_too(limited):

@@ -172,7 +172,7 @@ async def send(server_url: str, request: Interaction, *, headers: dict[str, str]
     """POST an interaction to the server, as Slack does; (status, problem body or None)."""
     hdrs = {**request.headers, **(headers or {})}
     hdrs = {k: v for k, v in hdrs.items() if v is not None}
-    async with aiohttp.ClientSession() as session:
-        async with session.post(f"{server_url}/integrations/slack/interactions", data=request.body, headers=hdrs) as r:
-            text = await r.read()
-            return r.status, json.loads(text) if text else None
+    url = f"{server_url}/integrations/slack/interactions"
+    async with aiohttp.ClientSession() as session, session.post(url, data=request.body, headers=hdrs) as r:
+        text = await r.read()
+        return r.status, json.loads(text) if text else None

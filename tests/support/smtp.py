@@ -40,7 +40,7 @@ class Inbox:
     logins_tried: list[str] = attrs.field(factory=list)
     implicit_tls: bool = False
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+    async def handle_DATA(self, server, session, envelope):  # aiosmtpd names the hook
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
         login = session.auth_data if session.authenticated else None  # what authenticate() put there
         tls = self.implicit_tls or session.ssl is not None

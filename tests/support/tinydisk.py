@@ -39,8 +39,8 @@ class TinyDisk:
         self._filler.unlink(missing_ok=True)
 
 
-@pytest.fixture
-def tiny_disk(tmp_path) -> Iterator[TinyDisk]:
+def mounted_tiny_disk(tmp_path: Path) -> Iterator[TinyDisk]:
+    """The fault suite's ``tiny_disk`` fixture (tests/faults/conftest.py): mounts, yields, unmounts."""
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
     mounted = subprocess.run(

@@ -11,11 +11,15 @@ from escalated.errors import ConfigError
 
 @pytest.mark.parametrize(
     ("url", "scheme", "port"),
-    [("smtp://mail.example.com", "smtp", 25), ("smtp+starttls://mail.example.com", "smtp+starttls", 587), ("SMTPS://mail.example.com", "smtps", 465), ("smtp://mail.example.com:2525/", "smtp", 2525)],
+    [
+        ("smtp://mail.example.com", "smtp", 25), ("smtp+starttls://mail.example.com", "smtp+starttls", 587),
+        ("SMTPS://mail.example.com", "smtps", 465), ("smtp://mail.example.com:2525/", "smtp", 2525),
+    ],
 )
 def test_schemes_and_their_default_ports(url, scheme, port):
     server = parse_mail_server(url)
-    assert (server.scheme, server.host, server.port, server.username, server.sender) == (scheme, "mail.example.com", port, None, "escalated@localhost")
+    got = (server.scheme, server.host, server.port, server.username, server.sender)
+    assert got == (scheme, "mail.example.com", port, None, "escalated@localhost")
 
 
 def test_a_login_is_percent_decoded_and_never_shown():
@@ -29,14 +33,14 @@ def test_a_login_is_percent_decoded_and_never_shown():
     "url", ["http://mail.example.com", "mail.example.com:25", "smtp://", "smtp://u:secret-pw@h:0x19", "smtp://u:secret-pw@h/inbox", "smtp://h?tls=1"]
 )
 def test_unusable_urls_are_named_without_the_password(url):
-    with pytest.raises(ConfigError, match="^--smtp-url: ") as refused:
+    with pytest.raises(ConfigError, match=r"^--smtp-url: ") as refused:
         parse_mail_server(url)
     assert "secret-pw" not in str(refused.value)
 
 
 @pytest.mark.parametrize("sender", ["Ops <ops@example.com>", "ops@example.com\r\nBcc: x@y.z", "ops", "a@b, c@d"])
 def test_smtp_from_is_one_address(sender):
-    with pytest.raises(ConfigError, match="^--smtp-from"):
+    with pytest.raises(ConfigError, match=r"^--smtp-from"):
         parse_mail_server("smtp://h", sender=sender)
 
 

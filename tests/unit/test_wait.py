@@ -35,5 +35,5 @@ async def test_in_a_coroutine_the_check_may_be_a_coroutine_function():
 
 
 async def test_in_a_coroutine_it_fails_at_the_deadline():
-    with pytest.raises(NotYet, match="not within 0.05 s"):
+    with pytest.raises(NotYet, match=r"not within 0\.05 s"):
         await eventually(lambda: None, timeout_s=0.05, interval_s=0.01)

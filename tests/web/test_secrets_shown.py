@@ -122,7 +122,9 @@ def test_a_failing_webhooks_url_is_in_no_attempt_error_and_no_log_line(world):
     assert status == 201
     attempts = eventually(lambda: _notification_attempts(world, esc["id"]), timeout_s=30, what="an attempt recorded")
     assert attempts[0]["error"] and "SECRET" not in str(attempts)
-    eventually(lambda: [line for line in list(world.server.output) if esc["id"] in line and "failed" in line], timeout_s=30, what="the failed attempt logged")
+    eventually(
+        lambda: [line for line in list(world.server.output) if esc["id"] in line and "failed" in line], timeout_s=30, what="the failed attempt logged"
+    )
     assert "SECRET" not in "".join(world.server.output)
 
 
