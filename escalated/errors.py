@@ -8,6 +8,7 @@ middleware into ``application/problem+json`` (CONTRACT §7), with the status
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 
@@ -115,6 +116,16 @@ class StorageFull(Unavailable):
 # wait and try again, and log one line (the store already said why), never a
 # traceback: an outage must not fill the log with stack traces.
 TRANSIENT: tuple[type[EscalatedError], ...] = (DatabaseUnavailable, DatabaseBusy, StorageFull)
+
+
+def log_failure(logger: logging.Logger, message: str, exc: BaseException, *args: object) -> None:
+    """A failure someone retries later: one warning line ending in the error's
+    own words when it is ``TRANSIENT``; anything else is a bug and is logged
+    as an error with its traceback."""
+    if isinstance(exc, TRANSIENT):
+        logger.warning(message + " (%s)", *args, exc)
+    else:
+        logger.error(message, *args, exc_info=exc)
 
 
 class ConfigError(EscalatedError):

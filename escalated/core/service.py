@@ -57,13 +57,13 @@ from escalated.core.review import EscalationReview
 from escalated.core.reviewerops import ReviewerOps, RuleDecisions
 from escalated.domain.urlsafety import literal_problem
 from escalated.errors import (
-    TRANSIENT,
     DefaultChoiceNotOffered,
     EscalatedError,
     InsufficientScope,
     InvalidState,
     NotFound,
     UnknownPolicy,
+    log_failure,
 )
 from escalated.core.metrics import Metrics
 from escalated.core.settings import Settings, http_url
@@ -71,20 +71,6 @@ from escalated.store.base import Store
 
 log = logging.getLogger(__name__)
 
-
-
-def log_missed_decision(escalation_id: str, exc: Exception) -> None:
-    """Log a remembered decision that failed after its create committed.
-
-    A database that is down or busy for now is an outage the store already
-    reports: one warning line, no traceback (an outage must not fill the log
-    with stack traces). Anything else is a bug and keeps its traceback.
-    """
-    message = "the remembered decision for %s failed after its create; the SLA clock will make it"
-    if isinstance(exc, TRANSIENT):
-        log.warning(message + " (%s)", escalation_id, exc)
-    else:
-        log.error(message, escalation_id, exc_info=exc)
 
 class Service(EscalationReview, RuleDecisions):
     def __init__(
@@ -195,7 +181,7 @@ class Service(EscalationReview, RuleDecisions):
         try:
             await self.reviewer_ops.answer_new(esc, policy)
         except Exception as exc:
-            log_missed_decision(esc.id, exc)
+            log_failure(log, "the remembered decision for %s failed after its create; the SLA clock will make it", exc, esc.id)
         return Created(esc, content_json, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:

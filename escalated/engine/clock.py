@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from escalated.core.bus import BusEvent
 from escalated.core.service import Service
-from escalated.errors import TRANSIENT
+from escalated.errors import TRANSIENT, log_failure
 from escalated.timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -76,15 +76,6 @@ SWEEP_MS = 60_000
 RULE_GRACE_MS = 2_000
 NO_NUDGE = 1 << 62  # the earliest reminder or level when there is none
 
-
-
-def _log_failure(message: str, exc: Exception) -> None:
-    """One line for a database that is down, busy or full (it passes, and the
-    store has said why); a traceback for anything else, which is a bug."""
-    if isinstance(exc, TRANSIENT):
-        log.warning("%s (%s)", message, exc)
-    else:
-        log.error(message, exc_info=exc)
 
 class SlaClock:
     def __init__(
@@ -227,7 +218,7 @@ class SlaClock:
                     break
                 since_ms = read_on if read_on > since_ms else since_ms + 1  # a full batch of one millisecond: past it
         except Exception as exc:  # the database said no: the next sweep tries the same window again
-            _log_failure("remembered decisions missed at creation could not be made; retrying at the next sweep", exc)
+            log_failure(log, "remembered decisions missed at creation could not be made; retrying at the next sweep", exc)
             return decided
         self._rules_since_ms = max(self._rules_since_ms, before_ms - RULE_GRACE_MS)
         return decided
@@ -241,7 +232,7 @@ class SlaClock:
             nudged = await self._service.nudge_due(at_ms)
             earliest = await self._service.next_nudge_ms()
         except Exception as exc:  # the database said no: try again shortly, from the database
-            _log_failure("reminders and levels failed; retrying", exc)
+            log_failure(log, "reminders and levels failed; retrying", exc)
             self._nudge_ms = at_ms + RETRY_FIRST_MS
             return 0
         self._nudge_ms = min(NO_NUDGE if earliest is None else earliest, self._nudge_floor)
