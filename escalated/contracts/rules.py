@@ -196,6 +196,11 @@ _EXACT_CODE = frozenset({
     "os.spawnl", "os.spawnv", "commands.getoutput", "runpy.run_path", "runpy.run_module",
     "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec",
 })  # fmt: skip
+# pyautogui's keyboard and mouse actions (not its screenshots or screen size).
+_DESKTOP_INPUT = frozenset({
+    "write", "typewrite", "press", "hotkey", "keyDown", "keyUp", "click", "doubleClick", "tripleClick",
+    "rightClick", "middleClick", "mouseDown", "mouseUp", "dragTo", "dragRel", "drag", "scroll", "hscroll", "vscroll",
+})  # fmt: skip
 _SQL_EXECUTE = frozenset({"execute", "executemany", "executescript", "exec_driver_sql", "query", "fetch", "fetchrow", "fetchval"})
 # Receivers that make "execute" a database call (executor.execute(name, args) is not).
 _DB_WORDS = frozenset({
@@ -221,6 +226,10 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
     parts = full.split(".")
     last = parts[-1]
     root = parts[0]
+    if root == "pyautogui" and last in _DESKTOP_INPUT:
+        # Keys pressed, text typed, clicks on the user's own desktop: like a computer-use tool, anything
+        # a person at the keyboard could do (open a terminal and type into it).
+        return [finding("R1", f"{dotted}() drives the desktop's keyboard and mouse", line)]
     if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted):
         return []
     out: list[Finding] = []

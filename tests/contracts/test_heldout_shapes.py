@@ -1100,3 +1100,247 @@ def test_a_name_rebound_to_another_agent_runs_the_later_one_after_it(tmp_path: P
     calls = _calls(tmp_path, {"app.py": REBOUND_AGENT})
     assert calls[("app.py", 16)][1] != "required"
     assert calls[("app.py", 18)][1] == "required"
+
+
+PROMPT_CACHING = """\
+import subprocess
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+def run_shell_command(command):
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def chat(messages):
+    response = client.beta.prompt_caching.messages.create(model="claude-3-5-sonnet", max_tokens=800, messages=messages)
+    return run_shell_command(response.content[0].text)
+"""
+
+
+def test_the_prompt_caching_beta_is_a_model_call(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": PROMPT_CACHING})
+    assert calls == {("app.py", 12): ("beta.prompt_caching.messages.create", "required", ("R1",))}
+
+
+OLLAMA = """\
+import subprocess
+import ollama
+from ollama import Client
+
+client = ollama.AsyncClient()
+
+
+async def step(messages):
+    response = await client.chat(model="llava", messages=messages)
+    subprocess.run(response["message"]["content"], shell=True)
+
+
+def local(prompt):
+    answer = Client(host="http://localhost:11434").generate(model="llama3", prompt=prompt)
+    print(answer["response"])
+
+
+def default(messages):
+    print(ollama.chat(model="llama3", messages=messages)["message"]["content"])
+
+
+def broken(messages):
+    # An Ollama client has no messages.create: not a model call, whatever its shape.
+    return client.messages.create(model="claude", max_tokens=10, messages=messages)
+"""
+
+
+def test_ollama_clients_and_module_are_model_calls(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": OLLAMA})
+    assert calls == {
+        ("app.py", 9): ("chat", "required", ("R1",)),
+        ("app.py", 14): ("generate", "autonomous", ("R11",)),
+        ("app.py", 19): ("ollama.chat", "autonomous", ("R11",)),
+    }
+
+
+OLLAMA_FACTORY = {
+    "config.py": """\
+from ollama import Client
+
+
+class Config:
+    def initialize_ollama(self):
+        return Client(host="http://localhost:11434")
+""",
+    "apis.py": """\
+import json
+import ollama
+from config import Config
+
+config = Config()
+
+
+def next_action(messages):
+    model = config.initialize_ollama()
+    response = model.chat(model="llava", messages=messages)
+    return json.loads(response["message"]["content"])
+
+
+def unrelated(store):
+    return store.chat(room="general")  # no model named: not a model call
+""",
+}
+
+
+def test_an_ollama_client_built_in_another_module_is_still_asked(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, OLLAMA_FACTORY)
+    assert set(calls) == {("apis.py", 10)}
+    assert calls["apis.py", 10][0] == "chat"
+
+
+DESKTOP = {
+    "apis.py": """\
+import json
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def call_model(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    content = response.choices[0].message.content
+    content = json.loads(content)
+    return content
+
+
+def get_next_action(messages):
+    return call_model(messages), None
+""",
+    "desktop.py": """\
+import pyautogui
+
+
+class OperatingSystem:
+    def write(self, content):
+        for char in content:
+            pyautogui.write(char)
+
+    def mouse(self, detail):
+        pyautogui.click(detail["x"], detail["y"])
+
+    def size(self):
+        return pyautogui.size()
+""",
+    "operate.py": """\
+from apis import get_next_action
+from desktop import OperatingSystem
+
+operating_system = OperatingSystem()
+
+
+def main(messages):
+    while True:
+        operations, _ = get_next_action(messages)
+        if operate(operations):
+            break
+
+
+def operate(operations):
+    for operation in operations:
+        kind = operation.get("operation")
+        if kind == "write":
+            operating_system.write(operation.get("content"))
+        elif kind == "click":
+            operating_system.mouse(operation)
+        elif kind == "done":
+            return True
+    return False
+""",
+}
+
+
+def test_operations_typed_and_clicked_on_the_desktop_are_required(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, DESKTOP)
+    assert {key: value[1] for key, value in calls.items()} == {
+        ("apis.py", 8): "required", ("apis.py", 15): "required", ("operate.py", 9): "required",
+    }
+    for key in calls:
+        assert "R1" in calls[key][2]
+
+
+PIECES = {
+    "apis.py": """\
+import json
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def call_model(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    content = json.loads(response.choices[0].message.content)
+    processed = []
+    for operation in content:
+        if operation.get("operation") == "click":
+            operation["x"] = 0.5
+        processed.append(operation)
+    return processed
+
+
+def ask_all(questions):
+    answers = []
+    for question in questions:
+        answers.append(client.chat.completions.create(model="gpt-4o", messages=[question]).choices[0].message.content)
+    return answers
+""",
+    "desktop.py": DESKTOP["desktop.py"],
+    "operate.py": """\
+from apis import ask_all, call_model
+from desktop import OperatingSystem
+
+operating_system = OperatingSystem()
+
+
+def main(messages):
+    for operation in call_model(messages):
+        operating_system.write(operation.get("content"))
+    print(ask_all(["a", "b"]))
+""",
+}
+
+
+def test_a_list_started_empty_collecting_the_outputs_own_pieces_is_the_output(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, PIECES)
+    # call_model returns the parsed operations again (a wrapper: its call site reported, its evidence
+    # given back); ask_all returns a list of whole answers (built from outputs: not a wrapper).
+    assert {key: value[1] for key, value in calls.items()} == {
+        ("apis.py", 8): "required", ("apis.py", 21): "autonomous", ("operate.py", 8): "required",
+    }
+
+
+RECURSIVE = """\
+import subprocess
+from anthropic import Anthropic
+
+
+class Assistant:
+    def __init__(self):
+        self.client = Anthropic()
+        self.history = []
+
+    def complete(self):
+        response = self.client.messages.create(model="claude", max_tokens=800, messages=self.history)
+        if response.stop_reason == "tool_use":
+            self.history.append({"role": "user", "content": "tool result"})
+            return self.complete()
+        return response.content[0].text
+
+
+def main():
+    subprocess.run(Assistant().complete(), shell=True)
+"""
+
+
+def test_a_wrapper_calling_itself_again_is_a_call_site_too(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": RECURSIVE})
+    assert {key: value[1] for key, value in calls.items()} == {
+        ("app.py", 11): "required", ("app.py", 14): "required", ("app.py", 19): "required",
+    }

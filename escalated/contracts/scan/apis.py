@@ -26,6 +26,10 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "vertexai.generative_models.GenerativeModel": ("google-genai", "model"),
     "vertexai.preview.generative_models.GenerativeModel": ("google-genai", "model"),
     "litellm.Router": ("litellm", "router"),
+    # Ollama's local server: chat / generate. No provider of its own in contracts; like the other
+    # OpenAI-compatible local models (AutoGen's Ollama client) it is counted as "openai".
+    "ollama.Client": ("openai", "ollama-client"),
+    "ollama.AsyncClient": ("openai", "ollama-client"),
     "agents.Agent": ("openai", "agents-agent"),
     # CrewAI and smolagents call models through LiteLLM (provider refined from the model where named).
     "crewai.LLM": ("litellm", "crewai-llm"),
@@ -164,6 +168,8 @@ OPENAI_APIS = frozenset({
 })  # fmt: skip
 ANTHROPIC_APIS = frozenset({
     "messages.create", "messages.stream", "messages.parse", "beta.messages.create",
+    # The prompt caching beta's own namespace (SDKs of 2024; caching is now part of messages).
+    "beta.prompt_caching.messages.create", "beta.prompt_caching.messages.stream",
     "beta.messages.stream", "beta.messages.parse", "beta.messages.tool_runner", "completions.create",
     "messages.create_with_completion", "messages.create_partial", "messages.create_iterable",
     "create", "create_with_completion", "create_partial", "create_iterable",
@@ -175,6 +181,7 @@ GENAI_CLIENT_APIS = frozenset({
 })  # fmt: skip
 GENAI_MODEL_APIS = frozenset({"generate_content", "generate_content_async", "send_message", "send_message_async"})
 GENAI_CHAT_APIS = frozenset({"send_message", "send_message_stream", "send_message_async"})
+OLLAMA_APIS = frozenset({"chat", "generate"})
 LITELLM_FUNCTIONS = frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
 LANGCHAIN_METHODS = frozenset({
     "invoke", "ainvoke", "stream", "astream", "batch", "abatch", "astream_events",
@@ -289,6 +296,8 @@ SHAPE_FALLBACKS: tuple[tuple[str, str], ...] = (
     ("responses.parse", "openai"),
     ("responses.stream", "openai"),
     ("beta.realtime.connect", "openai"),
+    ("beta.prompt_caching.messages.create", "anthropic"),
+    ("beta.prompt_caching.messages.stream", "anthropic"),
     ("beta.messages.create", "anthropic"),
     ("beta.messages.stream", "anthropic"),
     ("messages.create", "anthropic"),
@@ -398,6 +407,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"__call__", "invoke_async", "stream_async", "structured_output", "structured_output_async"})
     if kind == "llamaindex-llm":
         return LLAMAINDEX_LLM_METHODS
+    if kind == "ollama-client":
+        return OLLAMA_APIS
     if kind == "autogen-client":
         return frozenset({"create", "create_stream"})
     if kind == "autogen-agent":

@@ -170,6 +170,10 @@ class CallMatcher:
         index = getattr(self, "index", None)
         return index is not None and any(target.startswith("llama_index") for target in index.imports.values())
 
+    def _imports(self, package: str) -> bool:
+        index = getattr(self, "index", None)
+        return index is not None and any(t == package or t.startswith(package + ".") for t in index.imports.values())
+
     def _served_graph(self, node: cst.Call, scope: Scope) -> Match | None:
         """``app = builder.compile()`` (or ``graph = create_agent(...)``) named in a langgraph.json: the
         LangGraph server runs it, so its definition is where its runs are decided. Reported as the call
@@ -223,6 +227,8 @@ class CallMatcher:
         module, _, name = qualified.rpartition(".")
         if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
             return Match("litellm", name, "high", None)
+        if module == "ollama" and name in apis.OLLAMA_APIS:
+            return Match("openai", f"ollama.{name}", "high", None)  # the module's default client
         if module == "agents.Runner" and name in apis.AGENTS_RUNNER:
             return Match("openai", f"agents.Runner.{name}", "high", None)
         if qualified in apis.SWARM_LOOPS:
@@ -260,6 +266,12 @@ class CallMatcher:
                 return Match(provider, shape, confidence, None)
         if isinstance(callee, cst.Attribute) and callee.attr.value in apis.LLAMAINDEX_TOOL_CALLS and self._imports_llama_index():
             return Match("openai", callee.attr.value, "low", None)  # llm = await ctx.get("llm"); llm.achat_with_tools(...)
+        if isinstance(callee, cst.Attribute) and callee.attr.value in apis.OLLAMA_APIS and self._imports("ollama"):
+            # model = config.initialize_ollama() (a Client built in another module): chat(model=..., messages=...)
+            # in a module that imports ollama, asked of a model by name.
+            keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+            if "model" in keywords and keywords & {"messages", "prompt"}:
+                return Match("openai", callee.attr.value, "low", None)
         if isinstance(callee, cst.Attribute) and callee.attr.value in {"invoke", "ainvoke", "stream", "astream"}:
             receiver = _last_identifier(callee.value)
             if receiver is not None and _LLM_WORDS.search(receiver):

@@ -31,7 +31,7 @@ SKIP_DIRS = frozenset(
 # as ``client.chat.completions.create``). A file that only imports an SDK's types is
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
-    rb"agent_framework|openai|anthropic|litellm|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
+    rb"agent_framework|openai|anthropic|litellm|ollama|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
@@ -48,7 +48,7 @@ _API_SHAPE = re.compile(
 
 # An import of an LLM SDK or agent framework at the start of a line.
 _IMPORTS_SDK = re.compile(
-    rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|google\.genai|google\.generativeai|vertexai|langchain\w*"
+    rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|ollama|google\.genai|google\.generativeai|vertexai|langchain\w*"
     rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm|agent_framework)\b",
     re.MULTILINE,
 )

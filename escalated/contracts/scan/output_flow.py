@@ -62,6 +62,8 @@ class FlowState:
     # Names holding a paused run's requests (``for request in result.user_input_requests``), in their
     # scope: answering them is the framework's approval, and a branch on them chooses nothing.
     paused: set[tuple[str, str]] = attrs.Factory(set)
+    # Loop targets over the output itself (for chunk in stream): each a piece of the output, in its scope.
+    pieces: set[tuple[str, str]] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -206,7 +208,7 @@ class OutputFlow:
             if isinstance(parent, cst.Arg) and parent.value is child:
                 consumer = self._parents.get(id(parent))
                 if isinstance(consumer, cst.Call):
-                    self._consume(consumer, parent, scope, flow, depth=depth, paused=paused)
+                    self._consume(consumer, parent, scope, flow, depth=depth, paused=paused, derived=derived)
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
                     binding = target.target if isinstance(target.target, cst.Name) else None
@@ -224,6 +226,8 @@ class OutputFlow:
                 # for chunk in stream: each piece of the output itself is the output (a streaming wrapper
                 # yields chunk.choices[0].delta.content); in a comprehension it is built into something else.
                 pieces = derived or not isinstance(parent, cst.For)
+                if not pieces and isinstance(parent.target, cst.Name):
+                    flow.pieces.add((scope.qualname, parent.target.value))
                 self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, paused=requests)
                 if isinstance(parent, cst.For):
                     return
@@ -246,14 +250,16 @@ class OutputFlow:
             derived = derived or not (_projects(parent, child) or self._still_output(parent))
             child, parent = parent, self._parents.get(id(parent))
 
-    def _consume(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False) -> None:
+    def _consume(
+        self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False, derived: bool = True
+    ) -> None:
         kit = self.effects.toolkit_effect(call) if id(call) not in self.llm_calls else None
         passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
             # message.set_content(output), payload.update(output): the receiver now carries it.
-            self._taint_target(receiver, scope, flow, depth=depth, derived=True)
+            self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
         if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
             return
         if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
@@ -284,11 +290,11 @@ class OutputFlow:
         if isinstance(node, cst.Arg):
             copy = self._parents.get(id(node))
             return (
-                isinstance(copy, cst.Call) and isinstance(copy.func, cst.Name) and copy.func.value in _COPIES
+                isinstance(copy, cst.Call) and _copies(copy.func)
                 and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
             )  # fmt: skip
         if isinstance(node, cst.Call):  # walked up from its one argument, checked above
-            return isinstance(node.func, cst.Name) and node.func.value in _COPIES and len(node.args) == 1
+            return _copies(node.func) and len(node.args) == 1
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
 
@@ -301,6 +307,17 @@ class OutputFlow:
         if isinstance(start, cst.List):
             return not start.elements
         return isinstance(start, cst.SimpleString) and literal(start) == ""
+
+    def _collects_pieces(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, derived: bool) -> bool:
+        """``for operation in content: processed.append(operation)`` into a list started empty: the list
+        holds the output's own pieces again, as ``+=`` collects them (a list of whole answers does not)."""
+        func = call.func
+        if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
+            return False
+        if not (isinstance(arg.value, cst.Name) and (scope.qualname, arg.value.value) in flow.pieces):
+            return False
+        start = self.index.values.get((scope.qualname, func.value.value))
+        return isinstance(start, cst.List) and not start.elements
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
@@ -548,6 +565,13 @@ def _event_type_test(test: cst.CSTNode) -> bool:
 
 # Builtins whose result is a copy of their one argument.
 _COPIES = frozenset({"dict", "copy", "deepcopy"})  # not list(): a stream's chunks are built from it
+
+
+def _copies(func: cst.BaseExpression) -> bool:
+    """``dict(output)``, a copy; ``json.loads(output)``, the answer parsed: the output itself still."""
+    if isinstance(func, cst.Name):
+        return func.value in _COPIES
+    return dotted_name(func) == "json.loads"
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:

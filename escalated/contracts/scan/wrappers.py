@@ -28,7 +28,7 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     func = call.func
     if isinstance(func, cst.Name):
         found = local.get(func.value)
-        if found is None or _shadowed(func.value, scope) or scope.qualname == func.value:
+        if found is None or _shadowed(func.value, scope):
             return None
         return Match(found[0], func.value, "medium", None)
     if not isinstance(func, cst.Attribute):
@@ -36,7 +36,7 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
     found = local.get(qualname) if qualname is not None else None
-    if found is None or qualname is None or qualname == scope.qualname:
+    if found is None or qualname is None:
         return None
     return Match(found[0], qualname, "medium", None)
 
