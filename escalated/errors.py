@@ -129,7 +129,10 @@ def log_failure(logger: logging.Logger, message: str, exc: BaseException, *args:
 
 
 class ConfigError(EscalatedError):
-    """Bad input to a CLI command or a policy file; never reaches HTTP."""
+    """Bad input to a CLI command, a policy file or an admin form.
+
+    Shown to the person who typed it: the CLI's message, the admin page's form
+    error, or a 400 problem if one reaches the API."""
 
     code, title = "config_error", "Invalid configuration"
 
