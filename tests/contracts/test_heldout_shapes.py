@@ -1344,3 +1344,54 @@ def test_a_wrapper_calling_itself_again_is_a_call_site_too(tmp_path: Path) -> No
     assert {key: value[1] for key, value in calls.items()} == {
         ("app.py", 11): "required", ("app.py", 14): "required", ("app.py", 19): "required",
     }
+
+
+NAMED_AFTER_CLASS = {
+    "ai.py": """\
+from litellm import completion
+from utils import parse_code
+
+
+class AI:
+    def __init__(self, model="gpt-4o"):
+        self.model_name = model
+
+    def run(self, prompt):
+        response = completion(model=self.model_name, messages=[{"role": "user", "content": prompt}])
+        return response["choices"][0]["message"]["content"]
+""",
+    "utils.py": """\
+import re
+
+
+def parse_code(text):
+    return re.findall(r"```(.*?)```", text, re.S)
+
+
+def llm_run(prompt, globals):
+    output = globals.ai.run(prompt)
+    return output
+
+
+def other(globals):
+    return globals.store.run("nightly")  # no project wrapper class named Store: not a model call
+""",
+    "steps.py": """\
+import subprocess
+from utils import llm_run
+
+
+def debug(error, globals):
+    script = llm_run(f"Fix: {error}", globals)
+    subprocess.run(["bash", "-c", script])
+""",
+}
+
+
+def test_a_receiver_named_after_a_wrapper_class_calls_its_wrapper(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, NAMED_AFTER_CLASS)
+    assert {key: (value[0], value[1]) for key, value in calls.items()} == {
+        ("ai.py", 10): ("completion", "required"),
+        ("utils.py", 9): ("AI.run", "required"),
+        ("steps.py", 6): ("llm_run", "required"),
+    }

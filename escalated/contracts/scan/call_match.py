@@ -134,7 +134,29 @@ class CallMatcher:
                 return Match(kind.provider, "__call__", kind.confidence, kind)
         if self._stands_in(callee, scope):
             return None
+        named = self._named_after_class(callee, scope)
+        if named is not None:
+            return named
         return self._shape_match(callee, node)
+
+    def _named_after_class(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
+        """``globals.ai.run(prompt)``: a receiver the scan cannot resolve, named after a project class
+        (``AI``, ``LLMClient`` as ``llm_client``) one of whose wrapper methods it calls."""
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
+            return None
+        receiver = _last_identifier(callee.value)
+        if receiver is None or receiver in {"self", "cls"} or self.kind_of(callee.value, scope) is not None:
+            return None
+        wanted, method = receiver.replace("_", "").lower(), callee.attr.value
+        found = {
+            (owner.rpartition(".")[2], methods[method])
+            for owner, methods in self.wrappers.items()
+            if method in methods and owner.rpartition(".")[2].lower() == wanted
+        }
+        if len(found) != 1:
+            return None
+        (name, (provider, _api)), = found
+        return Match(provider, f"{name}.{method}", "medium", None)
 
     def _implemented(self, method: str) -> tuple[str, str] | None:
         """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""

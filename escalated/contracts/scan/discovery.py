@@ -34,7 +34,7 @@ import re
 import tokenize
 import warnings
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -381,6 +381,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
             targets = more
         context = attrs.evolve(context, wrappers=wrappers)
         calling = {id(entry) for entry in found_callers}
+        named = _named_callers(analysable, wrappers, base=base)
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         for entry in [*analysable, *callers]:
@@ -388,7 +389,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
                 or table.get(t) == PROJECT_INTERFACE  # self.model.query(...) with model: Model, any new wrapper
                 for t in entry.imports.imports.values()
-            ):  # fmt: skip
+            ) or entry.rel in named:  # fmt: skip
                 found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases)
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
@@ -605,6 +606,27 @@ def _def_line(path: Path, function: str) -> int:
         return 0
     found = re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(function.rpartition('.')[2])}\b", text, re.M)
     return text.count("\n", 0, found.start()) + 1 if found else 0
+
+
+def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]], *, base: Path) -> set[str]:
+    """Modules calling a wrapper method through a receiver named after its class (``globals.ai.run(``
+    for ``AI.run``): they import nothing of it, so only their text says they call it."""
+    shapes = sorted({
+        rb"\." + re.escape(owner.rpartition(".")[2].replace("_", "").encode()) + rb"\." + re.escape(method.replace("_", "").encode()) + rb"\s*\("
+        for owner, methods in wrappers.items() for method in methods if method
+    })  # fmt: skip
+    if not shapes:
+        return set()
+    calling = re.compile(b"|".join(shapes), re.IGNORECASE)
+    found: set[str] = set()
+    for entry in entries:
+        try:
+            data = (base / entry.rel).read_bytes()
+        except OSError:
+            continue
+        if calling.search(data.replace(b"_", b"")):
+            found.add(entry.rel)
+    return found
 
 
 def _wrapper_callers(
