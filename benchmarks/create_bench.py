@@ -19,6 +19,12 @@ same baseline: two versions compared in the same minutes. On a shared
 machine the baseline moves by 10-20 % between runs minutes apart, which is
 more than most changes to the create path.
 
+Every run also prints its CPU per request split by thread (the event
+loop's, the others' together: the commit thread's) into user and kernel
+time; ``--syscalls`` counts each run's system calls per request with
+``strace -c`` (which slows the server: only the counts of such a run mean
+anything).
+
 Needs wrk (Debian: apt-get install wrk); without it step 1 uses the paced
 client's connections in a closed loop instead (slower client, lower figures).
 """
@@ -29,9 +35,11 @@ import argparse
 import asyncio
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -53,6 +61,8 @@ from harness import (
     spawn_listening,
     stop_process,
     summary_ms,
+    thread_times,
+    cpu_split_us,
 )
 
 POLICY = "bench.create"
@@ -114,18 +124,60 @@ def run_closed_loop(url: str, body: bytes, token: str, *, connections: int, dura
             "non2xx": sum(n for s, n in statuses.items() if not 200 <= s < 300), "socket_errors": ""}  # fmt: skip
 
 
+def start_strace(pid: int, out: Path) -> subprocess.Popen:
+    """``strace -c`` on every thread of ``pid`` until stopped (``stop_strace``)."""
+    proc = subprocess.Popen(["strace", "-c", "-f", "-p", str(pid), "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    time.sleep(0.5)  # attached to every thread before the measured run starts
+    return proc
+
+
+_STRACE_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
+
+
+def stop_strace(proc: subprocess.Popen, out: Path) -> dict[str, int]:
+    """The system calls counted, by name."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    calls = {}
+    for line in out.read_text().splitlines():
+        if (m := _STRACE_ROW.match(line)) and m.group(2) != "total":
+            calls[m.group(2)] = int(m.group(1))
+    return calls
+
+
 def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
-    """Warm up, then measure; also the server's CPU time per request."""
+    """Warm up, then measure; also the server's CPU time per request (and its
+    split by thread, user and kernel time; with ``--syscalls``, the system
+    calls per request)."""
+    tracer, trace_out = None, Path(body_file).with_name(f"strace-{pid}.txt")
     if has_tool("wrk"):
         run_wrk(url, body_file, token, connections=args.connections, duration_s=2)
-        cpu0, loop0 = cpu_s(pid), main_thread_cpu_s(pid)
+        tracer = start_strace(pid, trace_out) if args.syscalls else None
+        cpu0, loop0, threads0 = cpu_s(pid), main_thread_cpu_s(pid), thread_times(pid)
         result = run_wrk(url, body_file, token, connections=args.connections, duration_s=args.duration)
     else:
-        cpu0, loop0 = cpu_s(pid), main_thread_cpu_s(pid)
+        tracer = start_strace(pid, trace_out) if args.syscalls else None
+        cpu0, loop0, threads0 = cpu_s(pid), main_thread_cpu_s(pid), thread_times(pid)
         result = run_closed_loop(url, body_file.read_bytes(), token, connections=args.connections, duration_s=args.duration)
-    result["cpu_us"] = (cpu_s(pid) - cpu0) / (result["rps"] * args.duration) * 1e6
+    requests = result["rps"] * args.duration
+    result["cpu_us"] = (cpu_s(pid) - cpu0) / requests * 1e6
     result["loop_busy"] = (main_thread_cpu_s(pid) - loop0) / args.duration
+    result["split"] = cpu_split_us(pid, threads0, thread_times(pid), requests)
+    if tracer is not None:
+        result["syscalls"] = {name: n / requests for name, n in stop_strace(tracer, trace_out).items()}
     return result
+
+
+def split_note(r: dict) -> str:
+    s = r["split"]
+    note = (f"loop user {s['loop_user']:.0f} + kernel {s['loop_sys']:.0f}; "
+            f"other threads user {s['other_user']:.0f} + kernel {s['other_sys']:.0f} us/req")  # fmt: skip
+    if "syscalls" in r:
+        calls = sorted(r["syscalls"].items(), key=lambda item: -item[1])
+        note += f"\n{'':<40}syscalls per request: {sum(r['syscalls'].values()):.2f}: "
+        note += ", ".join(f"{name} {n:.2f}" for name, n in calls if n >= 0.01)
+    return note
 
 
 def escalated_run(
@@ -195,11 +247,16 @@ def main() -> None:
                         help="also run escalated with Service.create stubbed out (an experiment: what the HTTP layer costs alone)")  # fmt: skip
     parser.add_argument("--against", type=Path, metavar="DIR",
                         help="another checkout of escalated to run in every round beside this one (same baseline)")  # fmt: skip
+    parser.add_argument("--syscalls", action="store_true",
+                        help="count each run's system calls per request with strace -c (slows the server: "
+                             "CPU and req/s of such a run are not comparable with others)")  # fmt: skip
     parser.add_argument("--rate", default="1000,250", help="paced requests per second (comma-separated list)")
     parser.add_argument("--paced-duration", type=float, default=10.0)
     args = parser.parse_args()
     if args.against is not None and not (args.against / "escalated" / "__init__.py").is_file():
         parser.error(f"--against {args.against}: not a checkout of escalated (no escalated/__init__.py there)")
+    if args.syscalls and not has_tool("strace"):
+        parser.error("--syscalls needs strace (Debian: apt-get install strace)")
     against = args.against.resolve() if args.against else None
 
     work = scratch_dir("escalated-create-")
@@ -240,6 +297,7 @@ def main() -> None:
             errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
             print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}"
                   f"{r['cpu_us']:>12.0f}{r['loop_busy']:>10.0%}  {errs}")  # fmt: skip
+            print(f"{'':<40}{split_note(r)}")
         for name, s in (("full", full_server), ("normal", normal_server)):
             if s.writer_commits:
                 print(f"  group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "

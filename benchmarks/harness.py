@@ -97,6 +97,32 @@ def main_thread_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_times(pid: int) -> dict[int, tuple[int, int]]:
+    """Each thread's (user, system) clock ticks so far, by thread id."""
+    times = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        times[int(tid)] = (int(fields[11]), int(fields[12]))
+    return times
+
+
+def cpu_split_us(pid: int, before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]], n: float) -> dict:
+    """Microseconds of CPU per request between two ``thread_times``: the
+    main thread's (the event loop) and the other threads' together (the
+    commit thread, aiosqlite's), each as user and system (kernel) time."""
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    split = {"loop_user": 0.0, "loop_sys": 0.0, "other_user": 0.0, "other_sys": 0.0}
+    for tid, (user, system) in after.items():
+        user0, system0 = before.get(tid, (0, 0))
+        who = "loop" if tid == pid else "other"
+        split[f"{who}_user"] += (user - user0) * tick_us / n
+        split[f"{who}_sys"] += (system - system0) * tick_us / n
+    return split
+
+
 def load_note() -> str:
     """The 1-minute load average: other work on the machine skews every figure."""
     one = os.getloadavg()[0]
