@@ -1395,3 +1395,37 @@ def test_a_receiver_named_after_a_wrapper_class_calls_its_wrapper(tmp_path: Path
         ("utils.py", 9): ("AI.run", "required"),
         ("steps.py", 6): ("llm_run", "required"),
     }
+
+
+MODAL = """\
+import os
+import modal
+import openai
+
+stub = modal.Stub("smol")
+
+
+@stub.function(secret=modal.Secret.from_dotenv())
+def generate_response(system_prompt, user_prompt):
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_prompt}]
+    response = openai.ChatCompletion.create(model="gpt-4", messages=messages)
+    return response["choices"][0]["message"]["content"]
+
+
+def generate_file(filename, prompt):
+    filecode = generate_response.call("write the file " + filename, prompt)
+    return filename, filecode
+
+
+def main(prompt, directory):
+    names = generate_response.remote("list the files", prompt)
+    for filename, filecode in generate_file.map(names.split(",")):
+        with open(os.path.join(directory, filename), "w") as f:
+            f.write(filecode)
+"""
+
+
+def test_a_modal_functions_remote_call_is_a_call_site_of_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": MODAL})
+    assert set(calls) == {("app.py", 11), ("app.py", 16), ("app.py", 21), ("app.py", 22)}
+    assert calls["app.py", 22][0] == "generate_file"

@@ -19,6 +19,10 @@ from escalated.contracts.scan.index import Scope
 from escalated.contracts.scan.kinds import Match
 from escalated.contracts.scan.resolve import Resolver
 
+# Running a function elsewhere: Modal's .call/.remote/.local/.map/.starmap, Ray's .remote
+# (the result is the function's return, or an iterator of them for map).
+REMOTE_CALLS = frozenset({"call", "remote", "local", "map", "starmap"})
+
 # qualified name in the module ("ask", "LLM.completion") -> (provider, api of the call inside)
 LocalWrappers = Mapping[str, tuple[str, str]]
 
@@ -33,6 +37,12 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
         return Match(found[0], func.value, "medium", None)
     if not isinstance(func, cst.Attribute):
         return None
+    if isinstance(func.value, cst.Name) and func.attr.value in REMOTE_CALLS:
+        # generate_response.call(...) / .remote(...) / .map(...): a Modal function (or a Ray or Celery
+        # task) run elsewhere returns what the function returns.
+        found = local.get(func.value.value)
+        if found is not None and not _shadowed(func.value.value, scope):
+            return Match(found[0], func.value.value, "medium", None)
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
     found = local.get(qualname) if qualname is not None else None
