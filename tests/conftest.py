@@ -119,6 +119,12 @@ _FIGURES_KEY = "escalated_fault_figures"
 _FIGURES: list[list[str]] = []
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.support import prefork
+
+    prefork.stop()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call":
         _FIGURES.extend(lines for key, lines in report.user_properties if key == _FIGURES_KEY)
