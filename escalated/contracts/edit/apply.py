@@ -243,9 +243,9 @@ def build_change_set(
         if kept is not None:
             changes.append(kept)
     skipped += [skip for left in pending.values() for skip in left]
-    change_set = ChangeSet(tuple(changes), tuple(skipped), guarded)
-    validate(change_set, contracts=contracts, prefix=prefix, scan_source=scan_source)
-    return change_set
+    # Every change kept above passed ``_problems`` (validate's checks) as it is: checking the set again
+    # repeated each file's rescan and second rewrite, about a third of an apply's CPU.
+    return ChangeSet(tuple(changes), tuple(skipped), guarded)
 
 
 def _without_bad_calls(
