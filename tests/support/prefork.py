@@ -30,6 +30,7 @@ import atexit
 import json
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def _zygote_path() -> str:
             raise AssertionError(f"the serve zygote did not start: {line!r}")
         proc.stdout.close()
         _ZYGOTE.update(path=path, proc=proc)
-        atexit.register(_stop_zygote, proc)
+        atexit.register(stop)
         return path
 
 
@@ -69,9 +70,11 @@ def stop() -> None:
     towards the test run's, as a ``python -m escalated`` started here did)."""
     with _LOCK:
         proc = _ZYGOTE.pop("proc", None)
-        _ZYGOTE.pop("path", None)
+        path = _ZYGOTE.pop("path", None)
     if proc is not None:
         _stop_zygote(proc)  # type: ignore[arg-type]
+    if path is not None:
+        shutil.rmtree(os.path.dirname(str(path)), ignore_errors=True)
 
 
 def _stop_zygote(proc: subprocess.Popen) -> None:
@@ -92,7 +95,11 @@ class ForkedServer:
         read_end, write_end = os.pipe()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._conn.connect(_zygote_path())
+            try:
+                self._conn.connect(_zygote_path())
+            except (FileNotFoundError, ConnectionRefusedError):  # its socket gone (a /tmp cleaner): a new one
+                stop()
+                self._conn.connect(_zygote_path())
             request = json.dumps({"args": args, "env": env, "cwd": os.getcwd(), "max_open_files": max_open_files})
             self._conn.sendmsg([request.encode() + b"\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [write_end]))])
         finally:

@@ -31,7 +31,7 @@ _ONE_AT_A_TIME = threading.Lock()
 def _forks(env: dict[str, str]) -> bool:
     """Fork from the zygote unless asked not to, or unless the server's environment changes what
     an interpreter reads at its start (PYTHON*), which a forked child would not re-read."""
-    if os.environ.get("ESCALATED_TEST_EXEC") == "1":
+    if os.environ.get("ESCALATED_TEST_EXEC") == "1" or not hasattr(os, "pidfd_open"):  # pidfds: Linux
         return False
     return all(env.get(name) == os.environ.get(name) for name in {*env, *os.environ} if name.startswith("PYTHON") and name != "PYTHONUNBUFFERED")
 
