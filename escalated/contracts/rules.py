@@ -187,6 +187,11 @@ def _displays(dotted: str) -> bool:
     return len(parts) > 1 and (bool(set(parts[:-1]) & _DISPLAY_RECEIVERS) or parts[-1] in {"print", "echo", "rprint"})
 
 
+def only_displays(dotted: str) -> bool:
+    """``print(...)``, ``console.print(...)``, ``logger.info(...)``: a call that only shows or logs."""
+    return bool(dotted) and (dotted.split(".")[0] in _DISPLAY or _displays(dotted))
+
+
 # Scheduling machinery: asyncio.create_task is not a task in anyone's tracker.
 _CONCURRENCY = frozenset({"asyncio", "threading", "concurrent", "loop", "tg", "task_group", "executor", "anyio", "trio"})
 _HTTP_WRITE = frozenset({"post", "put", "patch"})
@@ -201,6 +206,23 @@ _DESKTOP_INPUT = frozenset({
     "write", "typewrite", "press", "hotkey", "keyDown", "keyUp", "click", "doubleClick", "tripleClick",
     "rightClick", "middleClick", "mouseDown", "mouseUp", "dragTo", "dragRel", "drag", "scroll", "hscroll", "vscroll",
 })  # fmt: skip
+# Playwright's (and Pyppeteer's) Page.mouse and Page.keyboard: a browser driven like a person at it.
+_BROWSER_INPUT = {
+    "mouse": frozenset({"click", "dblclick", "down", "up", "move", "wheel"}),
+    "keyboard": frozenset({"type", "press", "down", "up", "insert_text", "insertText"}),
+}
+
+
+def browser_input(dotted: str, *, line: int) -> Finding | None:
+    """``page.mouse.click(x, y)``, ``self.page.keyboard.type(text)`` in a module that imports Playwright:
+    clicks and keys on a live browser page (forms submitted, purchases made in the user's sessions),
+    the computer-use tools' own class."""
+    parts = dotted.split(".")
+    if len(parts) >= 3 and parts[-1] in _BROWSER_INPUT.get(parts[-2], ()):
+        return finding("R1", f"{dotted}() drives a browser page's keyboard and mouse (Playwright)", line)
+    return None
+
+
 _SQL_EXECUTE = frozenset({"execute", "executemany", "executescript", "exec_driver_sql", "query", "fetch", "fetchrow", "fetchval"})
 # Receivers that make "execute" a database call (executor.execute(name, args) is not).
 _DB_WORDS = frozenset({

@@ -1429,3 +1429,150 @@ def test_a_modal_functions_remote_call_is_a_call_site_of_it(tmp_path: Path) -> N
     calls = _calls(tmp_path, {"app.py": MODAL})
     assert set(calls) == {("app.py", 11), ("app.py", 16), ("app.py", 21), ("app.py", 22)}
     assert calls["app.py", 22][0] == "generate_file"
+
+
+BROWSER_AGENT = """\
+import openai
+from playwright.sync_api import sync_playwright
+
+
+class Crawler:
+    def __init__(self):
+        self.page = sync_playwright().start().chromium.launch().new_page()
+
+    def scroll(self):
+        self.page.evaluate("window.scrollBy(0, window.innerHeight)")
+
+    def click(self, x, y):
+        self.page.mouse.click(x, y)
+
+    def type(self, x, y, text):
+        self.click(x, y)
+        self.page.keyboard.type(text)
+
+
+crawler = Crawler()
+
+
+def next_command(objective):
+    response = openai.Completion.create(model="text-davinci-002", prompt=objective)
+    return response.choices[0].text
+
+
+def run(command):
+    if command.startswith("SCROLL"):
+        crawler.scroll()
+    elif command.startswith("TYPE"):
+        _, x, y, text = command.split(" ", 3)
+        crawler.type(int(x), int(y), text)
+
+
+while True:
+    run(next_command("book a table"))
+"""
+
+
+def test_an_instance_of_a_module_class_driving_a_browser_page_is_followed_into(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"bot.py": BROWSER_AGENT})
+    # The model's command types and clicks on a live page: the method's body is the evidence.
+    assert calls["bot.py", 24][1] == "required"
+    assert calls["bot.py", 37][1] == "required"
+    assert "R1" in calls["bot.py", 24][2]
+
+
+SCROLL_ONLY = BROWSER_AGENT.replace('elif command.startswith("TYPE")', 'elif command.startswith("NOTHING")').replace(
+    "crawler.type(int(x), int(y), text)", "print(x, y, text)"
+)
+
+
+def test_a_browser_page_that_is_only_scrolled_is_not_code_execution(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"bot.py": SCROLL_ONLY})
+    assert "R1" not in calls["bot.py", 24][2]
+
+
+AUTOMODE = """\
+from anthropic import Anthropic
+from rich.console import Console
+
+client = Anthropic()
+console = Console()
+EXIT_PHRASE = "AUTOMODE_COMPLETE"
+
+
+def chat(text):
+    reply = client.messages.create(model="claude-3-5-sonnet-latest", max_tokens=1024, messages=[{"role": "user", "content": text}])
+    return reply.content[0].text
+
+
+def automode(goal):
+    running = True
+    prompt = goal
+    while running:
+        response = chat(prompt)
+        console.print(response)
+        if EXIT_PHRASE in response:
+            console.print("Automode completed.")
+            running = False
+        else:
+            prompt = "Continue with the next step, or say AUTOMODE_COMPLETE."
+
+
+def goals(items):
+    for item in items:
+        response = chat(item)
+        if EXIT_PHRASE in response:
+            done = True
+            console.print("Exiting automode.", done)
+            break
+"""
+
+
+def test_a_stop_phrase_that_only_ends_the_loop_chooses_nothing(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"eng.py": AUTOMODE})
+    assert calls["eng.py", 10][1] == "autonomous"
+    assert calls["eng.py", 18][1] == "autonomous"
+    assert calls["eng.py", 29][1] == "autonomous"
+
+
+def test_a_branch_that_ends_the_loop_and_does_something_else_is_still_a_choice(tmp_path: Path) -> None:
+    text = AUTOMODE.replace('            running = False\n', '            running = False\n            save(response)\n')
+    text += "\n\ndef save(text):\n    pass\n"
+    calls = _calls(tmp_path, {"eng.py": text})
+    assert calls["eng.py", 18][1] == "sampled"
+
+
+SAME_NAME_ELSEWHERE = {
+    "main.py": """\
+import os
+import openai
+
+
+def generate_response(prompt):
+    response = openai.ChatCompletion.create(model="gpt-4", messages=[{"role": "user", "content": prompt}])
+    return response["choices"][0]["message"]["content"]
+
+
+def main(directory):
+    code = generate_response("write the app")
+    with open(os.path.join(directory, "app.py"), "w") as f:
+        f.write(code)
+""",
+    "debugger.py": """\
+import openai
+
+
+def generate_response(prompt):
+    response = openai.ChatCompletion.create(model="gpt-4", messages=[{"role": "user", "content": prompt}])
+    return response["choices"][0]["message"]["content"]
+
+
+def main(error):
+    print(generate_response("why does this fail: " + error))
+""",
+}
+
+
+def test_a_call_of_a_modules_own_function_is_not_a_call_site_of_another_modules_namesake(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, SAME_NAME_ELSEWHERE)
+    assert calls["main.py", 6][1] == "reviewed"  # its own caller writes the file
+    assert calls["debugger.py", 5][1] == "autonomous"  # printed: main.py's write is another function's

@@ -40,6 +40,8 @@ def with_callers_evidence(
     bases = bases or {}
     out = dict(by_file)
     owners = {q.split(".")[0] for exits in returned_by.values() for found in exits for q in found if "." in q}
+    # A module's own wrapper functions: its call of that name is its own function's, not another module's.
+    own = {rel: {q for found in exits for q in found if "." not in q} for rel, exits in returned_by.items()}
     for _ in range(_ROUNDS):
         sites = _sites(out, owners)
         changed = False
@@ -47,7 +49,7 @@ def with_callers_evidence(
             exits = returned_by.get(rel, ())
             if len(exits) != len(calls):
                 continue
-            updated = tuple(_given_back(call, found, sites, rel, bases) for call, found in zip(calls, exits, strict=True))
+            updated = tuple(_given_back(call, found, sites, rel, bases, own) for call, found in zip(calls, exits, strict=True))
             if updated != calls:
                 out[rel], changed = updated, True
         if not changed:
@@ -80,7 +82,12 @@ def _ancestors(name: str, bases: Mapping[str, set[str]]) -> list[str]:
 
 
 def _given_back(
-    call: LlmCall, exits: frozenset[str], sites: Mapping[str, list[LlmCall]], rel: str, bases: Mapping[str, set[str]]
+    call: LlmCall,
+    exits: frozenset[str],
+    sites: Mapping[str, list[LlmCall]],
+    rel: str,
+    bases: Mapping[str, set[str]],
+    own: Mapping[str, set[str]],
 ) -> LlmCall:
     added: list[Finding] = []
     for qualname in sorted(exits):
@@ -96,6 +103,8 @@ def _given_back(
         for site in (s for key in keys for s in sites.get(key, ())):
             if site.location.path == rel:
                 continue  # the same module's callers are followed by the flow itself
+            if len(parts) == 1 and qualname in own.get(site.location.path, ()):
+                continue  # generate_response(...) where that module defines its own generate_response
             where = f"{site.location.path}:{site.location.line}"
             for f in site.findings:
                 if rules.effective_mode(f) == "autonomous":

@@ -73,6 +73,7 @@ class CallEffects:
         self.llm_calls = llm_calls
         self._open_bodies: set[int] = set()
         self._constructed: dict[str, str] | None = None
+        self._instances: dict[str, str] | None = None
         self._call_scopes: dict[int, Scope] | None = None
 
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
@@ -214,6 +215,21 @@ class CallEffects:
         target = self.tools.function(short_name(func), self.index.module_scope)
         return target.node if target is not None and isinstance(target.node, cst.FunctionDef) else None
 
+    def _instance_method(self, call: cst.Call) -> cst.FunctionDef | None:
+        """``crawler.click(id)`` with ``crawler = Crawler()`` and ``class Crawler`` in this module: the
+        method's body is the evidence (flow-insensitive: the name's first binding to a call)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value in {"self", "cls"}:
+            return None
+        if self._instances is None:
+            self._instances = {}
+            for _scope, key, value in self.index.assignments:
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.index.class_nodes:
+                    self._instances.setdefault(key, value.func.value)
+        built = self._instances.get(func.value.value)
+        scope = self.index.scopes.get(f"{built}.{func.attr.value}") if built is not None else None
+        return scope.node if scope is not None and isinstance(scope.node, cst.FunctionDef) else None
+
     def _is_stand_in(self, function: cst.FunctionDef) -> bool:
         """A body that only builds its answer (and logs): no call reaches anything outside it."""
         invocation = _invocation_contexts(function)
@@ -329,7 +345,7 @@ class CallEffects:
             return []
         line = self.line_of(call)
         label = f"{via} -> {dotted}()" if via else f"{dotted}()"
-        local = self._project_function(call)
+        local = self._project_function(call) or self._instance_method(call)
         if local is not None:
             return self.body_findings(local, via=label)
         kit = self.toolkit_effect(call)
@@ -340,6 +356,10 @@ class CallEffects:
         if imported is not None:  # a project function of another module, classified there
             # What it does, not what a tool would: reading private data is no side effect of a call.
             return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in imported if f.kind != "read-only-tool"]
+        if any(target.partition(".")[0] == "playwright" for target in self.index.imports.values()):
+            browser = rules.browser_input(dotted, line=line)
+            if browser is not None:  # page.mouse.click, page.keyboard.type in a module driving Playwright
+                return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))

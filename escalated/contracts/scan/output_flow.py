@@ -407,13 +407,57 @@ class OutputFlow:
         if isinstance(statement, cst.IfExp) and statement.test.deep_equals(statement.body):
             return  # msg.author_name if msg.author_name else "user": the value or a default, nothing chosen
         line = self.line_of(statement)
-        if not paused and not self._inside_pause(statement) and not _tracks_change(statement):
+        if not paused and not self._inside_pause(statement) and not _tracks_change(statement) and not self._only_ends_loop(statement):
             # if tool_name in {"close_ticket"}: on a paused run's request, the human's (or a policy's) answer
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
             for node in self.index.walk(part):
                 if isinstance(node, cst.Call):
                     flow.findings.extend(self.effects.classify_call(node, tainted=False, via="in a branch on the output"))
+
+    def _only_ends_loop(self, statement: cst.CSTNode) -> bool:
+        """``if "AUTOMODE_COMPLETE" in response: automode = False`` (else: print, the next prompt): the
+        output decides only whether the loop asking the model goes on, not what happens; the call's
+        effects are judged where they are. One arm leaves the loop (``break``, a bare ``return``, its
+        ``while`` flag set to a constant); every arm does nothing else but display, ``continue`` or
+        set a name to a literal string (the next prompt) or a constant."""
+        if not isinstance(statement, cst.If):
+            return False
+        flags: set[str] = set()
+        node = self._parents.get(id(statement))
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if isinstance(node, cst.While):
+                flags |= {n.value for n in self.index.walk(node.test) if isinstance(n, cst.Name)}
+            node = self._parents.get(id(node))
+        in_loop = flags or self._inside_for(statement)
+        arms: list[cst.BaseSuite] = []
+        branch: cst.If | cst.Else | None = statement
+        while branch is not None:
+            arms.append(branch.body)
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        leaves = False
+        for arm in arms:
+            if not isinstance(arm, cst.IndentedBlock | cst.SimpleStatementSuite):
+                return False
+            lines = arm.body
+            for line in lines:
+                smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line] if isinstance(arm, cst.SimpleStatementSuite) else None
+                if smalls is None:
+                    return False
+                for small in smalls:
+                    kind = _loop_control(small, flags)
+                    if kind is None:
+                        return False
+                    leaves = leaves or kind == "leave"
+        return bool(in_loop) and leaves
+
+    def _inside_for(self, statement: cst.CSTNode) -> bool:
+        node = self._parents.get(id(statement))
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if isinstance(node, cst.For):
+                return True
+            node = self._parents.get(id(node))
+        return False
 
     def _inside_pause(self, statement: cst.CSTNode) -> bool:
         """A branch inside the handling of a paused run (``if requirement.needs_user_feedback:``,
@@ -471,6 +515,27 @@ _PAUSE_STATE = frozenset({
     "is_paused", "active_requirements", "needs_confirmation", "needs_user_input", "needs_user_feedback", "needs_external_execution",
     "user_input_requests",
 })  # fmt: skip
+
+
+def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
+    """"leave" for ``break``, a bare ``return``, the loop's flag set to a constant; "stay" for a display
+    call, ``continue``, ``pass``, a name set to a literal string or a constant; None for anything else."""
+    if isinstance(small, cst.Break):
+        return "leave"
+    if isinstance(small, cst.Return):
+        value = small.value
+        return "leave" if value is None or (isinstance(value, cst.Name) and value.value in {"None", "True", "False"}) else None
+    if isinstance(small, cst.Continue | cst.Pass):
+        return "stay"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return "stay" if rules.only_displays(dotted_name(small.value.func) or "") else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        name, value = small.targets[0].target.value, small.value
+        if isinstance(value, cst.Name) and value.value in {"True", "False", "None"}:
+            return "leave" if name in flags else "stay"
+        if isinstance(value, cst.SimpleString | cst.ConcatenatedString):
+            return "stay"
+    return None
 
 
 def _tracks_change(statement: cst.CSTNode) -> bool:
