@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import libcst as cst
+import pytest
+
+from escalated.contracts.scan import discovery
 from escalated.contracts.scan.crossref import module_name
 from escalated.contracts.scan.discovery import scan_tree
 
@@ -133,3 +137,25 @@ def test_a_function_only_a_wrapper_caller_imports_is_classified_for_it(tmp_path:
     write(tmp_path, "brain.py", "from llm import think\nfrom ops import wipe\ndef act(q):\n    if think(q) == 'yes':\n        wipe('/srv')\n")
     calls = {c.location.path: c for c in scan_tree(tmp_path).calls}
     assert any("(in ops.py)" in r for r in calls["brain.py"].recommendation.reasons)
+
+
+def test_trees_held_between_rounds_give_the_scan_parsing_every_round_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan holds some modules' libcst trees from their tables to their own analysis
+    instead of parsing them again: the same result as parsing each round anew, in fewer parses."""
+    corpus = Path(__file__).parent / "corpus"
+    parses: list[str] = []
+    parse = discovery.parse_module
+
+    def counted(source: str) -> cst.Module:
+        parses.append(source)
+        return parse(source)
+
+    monkeypatch.setattr(discovery, "parse_module", counted)
+    held = scan_tree(corpus)
+    held_parses = len(parses)
+    parses.clear()
+    monkeypatch.setattr(discovery, "_HELD_ALLOWANCE", 0)
+    anew = scan_tree(corpus)
+    assert len(anew.calls) > 50 and held.calls == anew.calls
+    assert (held.errors, held.skipped, held.context) == (anew.errors, anew.skipped, anew.context)
+    assert held_parses < len(parses)

@@ -84,13 +84,18 @@ class _Module:
     top_names: tuple[str, ...] = ()
     # What its star imports bring in, by name (local name -> qualified), once the tables are known.
     star_names: dict[str, str] = attrs.Factory(dict)
+    # Where its tree may be held between rounds instead of released (see _HeldTrees), and whether it is.
+    held_in: _HeldTrees | None = None
+    held: bool = False
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
         """libcst's tree and index, parsed now if they are not kept; None (the error
         recorded once) when libcst cannot parse what Python's parser took."""
         if self.failed:
             return None
-        if self.module is None or self.index is None:
+        if self.held and self.module is not None and self.index is not None:
+            self._fresh(self.index)  # as a new parse would give it
+        elif self.module is None or self.index is None:
             try:
                 _rel, self.module, self.index = self._parse()
             except cst.ParserSyntaxError as exc:
@@ -103,7 +108,20 @@ class _Module:
                 return None
         return self.rel, self.module, self.index
 
-    def release(self) -> None:
+    def release(self, *, agents: bool | None = None) -> None:
+        """Done with the tree for now: dropped, unless held (see _HeldTrees). Its tables just made
+        (``agents``: whether it binds an agent), it is held if the budget allows."""
+        if self.held:
+            return
+        if agents is not None and not self.failed and self.module is not None and self.held_in is not None:
+            self.held = self.held_in.take(self, agents=agents)
+        if not self.held:
+            self.drop()
+
+    def drop(self) -> None:
+        if self.held and self.held_in is not None:
+            self.held_in.give_back(self)
+        self.held = False
         self.module = self.index = None
 
     def parsed_apart(self, meter: WorkMeter) -> _Parsed | None:
@@ -111,19 +129,68 @@ class _Module:
         follow into (``load``'s are released when this module's own analysis is done)."""
         if self.failed:
             return None
-        loaded = self._parse()
+        # A held tree is shared (libcst's nodes are immutable), never its index: the module's own rounds set theirs.
+        loaded = self._parse(self.module if self.held else None)
         loaded[2].meter = meter
         return loaded
 
-    def _parse(self) -> _Parsed:
-        module = parse_module(self.source)
+    def _parse(self, module: cst.Module | None = None) -> _Parsed:
+        if module is None:
+            module = parse_module(self.source)
         index = ModuleIndex().build(module)
-        index.source, index.outline = self.source, self.outline
         crossref.absolutise(index, self.rel)
+        self._fresh(index)
+        return self.rel, module, index
+
+    def _fresh(self, index: ModuleIndex) -> None:
+        """What a round may have set on a held index, back to what a new parse has (its spans
+        stay: they are the module's text's); the star imports' names once they are known."""
+        index.source, index.outline = self.source, self.outline
+        index.meter, index.served = WorkMeter(), frozenset()
         for name, target in self.star_names.items():
             if not index.binds(name):  # a name the module binds itself is its own
                 index.imports.setdefault(name, target)
-        return self.rel, module, index
+
+
+# What a scan may hold in libcst trees (see _HeldTrees): what is left of this allowance once the scan's own
+# peak is counted, estimated from the source it parses (about 24 bytes a character, measured on two real
+# trees of 3.3 and 13 million characters); a held tree and its index take about 48 bytes a character.
+_HELD_ALLOWANCE = 200_000_000
+_SCAN_BYTES_PER_CHAR = 24
+_HELD_BYTES_PER_CHAR = 48
+
+
+def _held_budget(parsed: Iterable[_Module]) -> int:
+    """The characters of source whose trees the scan may hold: none on a tree large enough to need all of it."""
+    return max(0, _HELD_ALLOWANCE - _SCAN_BYTES_PER_CHAR * sum(len(entry.source) for entry in parsed)) // _HELD_BYTES_PER_CHAR
+
+
+@attrs.define
+class _HeldTrees:
+    """The modules whose trees are held from their tables to their own analysis instead of parsed again.
+
+    libcst's parse, not the analysis, is most of a scan's time, and a module other modules import is
+    parsed for its tables, its agents' two tool rounds (a module binding an agent someone imports), its
+    own analysis and taint by parameter following into it (which builds an index of its own on a held
+    tree). Held, in the order the first tables are made: a module with agents (loaded four times or
+    more) while the budget allows, any other while half of it does. Each is dropped when its own
+    analysis is done (the wrapper rounds parse the modules they re-analyse again). The memory a held
+    tree took is not all given back to the system (the allocator's arenas stay fragmented), so holding
+    raises the scan's later peak as well: hence a budget left over from the scan's own estimated peak."""
+
+    budget: int
+    used: int = 0
+    open: bool = True  # while the first tables are made: the only modules held
+
+    def take(self, entry: _Module, *, agents: bool) -> bool:
+        limit = self.budget if agents else self.budget // 2
+        if not self.open or self.used + len(entry.source) > limit:
+            return False
+        self.used += len(entry.source)
+        return True
+
+    def give_back(self, entry: _Module) -> None:
+        self.used -= len(entry.source)
 
 
 def _syntax_error(exc: cst.ParserSyntaxError) -> str:
@@ -313,8 +380,18 @@ def _follow_imports(tree: _Tree, *, base: Path, options: ScanOptions) -> None:
 
 
 def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[list[LlmCall], ScanContext]:
+    held = _HeldTrees(_held_budget(tree.parsed))
     for entry in tree.parsed:
         crossref.absolutise(entry.imports, entry.rel)
+        entry.held_in = held
+    try:
+        return _analyse_held(tree, base=base, options=options, held=held)
+    finally:
+        for entry in tree.parsed:
+            entry.drop()
+
+
+def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldTrees) -> tuple[list[LlmCall], ScanContext]:
     targets = _import_targets(tree.parsed)
     reached = _reached_by(targets)
     tables = _Tables()
@@ -323,6 +400,7 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
         # A module no import reaches: nothing of it is ever looked up, it is only analysed (in its turn).
         if not reached(entry.rel) or tables.add(tree, entry, wanted=crossref.imported_by(targets, entry.rel)):
             analysable.append(entry)
+    held.open = False
     # One meter for the scan: following the output into another module counts against the file followed from.
     meter = WorkMeter()
     table, tool_table = crossref.with_reexports(tables.kinds, tables.indexes), crossref.with_reexports(tables.tools, tables.indexes)
@@ -488,8 +566,10 @@ class _Tables:
         if loaded is None:
             return False
         rel, module, index = loaded
+        agents = False
         try:
             kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
+            agents = crossref.imports_tools_for_others(kinds, tools)
             sites = crossref.tool_site_exports(rel, module, index)
             entry.shadowed = not _tool_lists(index).isdisjoint(index.functions_by_name)
             entry.top_names = tuple(sorted({
@@ -502,7 +582,7 @@ class _Tables:
             entry.failed = True
             return False
         finally:
-            entry.release()
+            entry.release(agents=agents)  # held if the budget allows (its agents' tool rounds load it twice more)
         entry.kept = True
         self.kinds.append((rel, kinds))
         self.tools.append((rel, tools))
@@ -695,7 +775,7 @@ def _analyse_one(
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))
         return None
     finally:
-        entry.release()
+        entry.drop()  # a held tree too: the wrapper rounds re-analyse a few modules, parsed again
 
 
 def _decode_or_none(data: bytes) -> str | None:
