@@ -341,7 +341,7 @@ _RECORD_FIELDS = frozenset({"status", "id", "ids", "details", "info", "history",
 def _code_words(ws: tuple[str, ...]) -> bool:
     if len(ws) == 1:
         return ws[0] in {"repl", "shell", "bash", "terminal"}
-    return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS) or ws[0] in _DEPLOY
+    return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS) or (bool(ws) and ws[0] in _DEPLOY)
 
 
 def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], root: str) -> bool:

@@ -103,6 +103,13 @@ def test_harmless_names_are_not_side_effects(name: str) -> None:
     assert rules.classify_callee(name, line=1, tainted=True) == []
 
 
+@pytest.mark.parametrize("name", ["/", "_", "__", "-", ""])
+def test_a_name_without_words_decides_nothing(name: str) -> None:
+    # Tools registered under a name such as "/" (gptme's slash commands) have no words to judge.
+    assert rules.classify_name(name, line=1, subject="tool") == []
+    assert rules.classify_callee(name, line=1, tainted=True) == []
+
+
 def test_sql_in_prose_is_not_sql() -> None:
     assert rules.classify_sql("Politely delete from the reply any greeting.", line=1) == []
     assert [f.rule for f in rules.classify_sql("DELETE FROM users WHERE id = ?", line=1)] == ["R3"]
