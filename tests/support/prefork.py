@@ -155,6 +155,14 @@ class ForkedServer:
         self.send_signal(signal.SIGKILL)
 
 
+def limit_open_files(soft: int) -> None:
+    """This process's RLIMIT_NOFILE (soft), as ``ulimit -n`` would set it; both ways of starting a server use it."""
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 # The zygote ---------------------------------------------------------------------------------------
 
 
@@ -238,10 +246,7 @@ def _become(request: dict) -> None:
     time.tzset()
     os.chdir(request["cwd"])
     if request["max_open_files"]:
-        import resource
-
-        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (request["max_open_files"], hard))
+        limit_open_files(request["max_open_files"])
     sys.argv = ["escalated", *request["args"]]
 
 

@@ -7,6 +7,7 @@ a SQLite file in ``tmp_path`` or a PostgreSQL URL (tests/conftest.py's
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from tests.support.prefork import ForkedServer
+from tests.support.prefork import ForkedServer, limit_open_files
 
 _LISTEN = re.compile(r"Listening on (http://\S+)")
 _BOOTSTRAP = re.compile(r"(ain_live_\w+)")
@@ -106,7 +107,7 @@ class ServerProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
-                preexec_fn=self._limit_files if self.max_open_files else None,
+                preexec_fn=functools.partial(limit_open_files, self.max_open_files) if self.max_open_files else None,
             )
         deadline = time.monotonic() + timeout_s
         assert self._proc.stdout is not None
@@ -129,12 +130,6 @@ class ServerProcess:
         self._proc.wait()
         self._proc.stdout.close()
         raise AssertionError(f"server did not start in {timeout_s:.0f} s:\n" + "".join(self.output))
-
-    def _limit_files(self) -> None:
-        import resource
-
-        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, hard))
 
     def _drain_in_background(self) -> None:
         import threading

@@ -188,13 +188,9 @@ class CallMatcher:
         found = apis.model_endpoint(text) if text is not None else None
         return Match(found, "http.post", "medium", None) if found is not None else None
 
-    def _imports_llama_index(self) -> bool:
-        index = getattr(self, "index", None)
-        return index is not None and any(target.startswith("llama_index") for target in index.imports.values())
-
     def _imports(self, package: str) -> bool:
         index = getattr(self, "index", None)
-        return index is not None and any(t == package or t.startswith(package + ".") for t in index.imports.values())
+        return index is not None and index.imports_from(package)
 
     def _served_graph(self, node: cst.Call, scope: Scope) -> Match | None:
         """``app = builder.compile()`` (or ``graph = create_agent(...)``) named in a langgraph.json: the
@@ -286,7 +282,7 @@ class CallMatcher:
                 if shape.startswith("generate_content") and "." not in tail:
                     confidence = "low"
                 return Match(provider, shape, confidence, None)
-        if isinstance(callee, cst.Attribute) and callee.attr.value in apis.LLAMAINDEX_TOOL_CALLS and self._imports_llama_index():
+        if isinstance(callee, cst.Attribute) and callee.attr.value in apis.LLAMAINDEX_TOOL_CALLS and self._imports("llama_index"):
             return Match("openai", callee.attr.value, "low", None)  # llm = await ctx.get("llm"); llm.achat_with_tools(...)
         if isinstance(callee, cst.Attribute) and callee.attr.value in apis.OLLAMA_APIS and self._imports("ollama"):
             # model = config.initialize_ollama() (a Client built in another module): chat(model=..., messages=...)

@@ -459,7 +459,7 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
             targets = more
         context = attrs.evolve(context, wrappers=wrappers)
         calling = {id(entry) for entry in found_callers}
-        named = _named_callers(analysable, wrappers, base=base)
+        named = _named_callers(analysable, wrappers)
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         for entry in [*analysable, *callers]:
@@ -688,25 +688,17 @@ def _def_line(path: Path, function: str) -> int:
     return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
-def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]], *, base: Path) -> set[str]:
+def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
     """Modules calling a wrapper method through a receiver named after its class (``globals.ai.run(``
     for ``AI.run``): they import nothing of it, so only their text says they call it."""
     shapes = sorted({
-        rb"\." + re.escape(owner.rpartition(".")[2].replace("_", "").encode()) + rb"\." + re.escape(method.replace("_", "").encode()) + rb"\s*\("
+        r"\." + re.escape(owner.rpartition(".")[2].replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
         for owner, methods in wrappers.items() for method in methods if method
     })  # fmt: skip
     if not shapes:
         return set()
-    calling = re.compile(b"|".join(shapes), re.IGNORECASE)
-    found: set[str] = set()
-    for entry in entries:
-        try:
-            data = (base / entry.rel).read_bytes()
-        except OSError:
-            continue
-        if calling.search(data.replace(b"_", b"")):
-            found.add(entry.rel)
-    return found
+    calling = re.compile("|".join(shapes), re.IGNORECASE)
+    return {entry.rel for entry in entries if calling.search(entry.source.replace("_", ""))}
 
 
 def _wrapper_callers(

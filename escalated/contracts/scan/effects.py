@@ -356,7 +356,7 @@ class CallEffects:
         if imported is not None:  # a project function of another module, classified there
             # What it does, not what a tool would: reading private data is no side effect of a call.
             return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in imported if f.kind != "read-only-tool"]
-        if any(target.partition(".")[0] == "playwright" for target in self.index.imports.values()):
+        if self.index.imports_from("playwright"):
             browser = rules.browser_input(dotted, line=line)
             if browser is not None:  # page.mouse.click, page.keyboard.type in a module driving Playwright
                 return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]

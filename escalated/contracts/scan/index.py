@@ -80,6 +80,10 @@ class Imports:
         self.imports: dict[str, str] = {}
         self.relative_imports: dict[str, tuple[int, str]] = {}
 
+    def imports_from(self, package: str) -> bool:
+        """Whether anything the module imports comes from ``package`` (``ollama``, ``playwright.async_api``)."""
+        return any(target == package or target.startswith(package + ".") for target in self.imports.values())
+
     @classmethod
     def of(cls, tree: ast.Module) -> Imports:
         """The same table ``ModuleIndex.build`` makes, read off Python's own tree (ten times

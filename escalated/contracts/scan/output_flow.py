@@ -423,13 +423,14 @@ class OutputFlow:
         set a name to a literal string (the next prompt) or a constant."""
         if not isinstance(statement, cst.If):
             return False
-        flags: set[str] = set()
+        flags: set[str] = set()  # the names in the enclosing whiles' tests
+        in_loop = False
         node = self._parents.get(id(statement))
         while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
             if isinstance(node, cst.While):
                 flags |= {n.value for n in self.index.walk(node.test) if isinstance(n, cst.Name)}
+            in_loop = in_loop or isinstance(node, cst.While | cst.For)
             node = self._parents.get(id(node))
-        in_loop = flags or self._inside_for(statement)
         arms: list[cst.BaseSuite] = []
         branch: cst.If | cst.Else | None = statement
         while branch is not None:
@@ -449,15 +450,7 @@ class OutputFlow:
                     if kind is None:
                         return False
                     leaves = leaves or kind == "leave"
-        return bool(in_loop) and leaves
-
-    def _inside_for(self, statement: cst.CSTNode) -> bool:
-        node = self._parents.get(id(statement))
-        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
-            if isinstance(node, cst.For):
-                return True
-            node = self._parents.get(id(node))
-        return False
+        return in_loop and leaves
 
     def _inside_pause(self, statement: cst.CSTNode) -> bool:
         """A branch inside the handling of a paused run (``if requirement.needs_user_feedback:``,

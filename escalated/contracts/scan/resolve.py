@@ -336,7 +336,7 @@ class Resolver(CallMatcher):
         """boto3.client("bedrock-runtime") or session.client(service_name="bedrock-runtime") in a boto3 module."""
         if qualified != "boto3.client" and not (
             isinstance(node.func, cst.Attribute) and node.func.attr.value == "client"
-            and any(target.partition(".")[0] == "boto3" for target in self.index.imports.values())
+            and self.index.imports_from("boto3")
         ):
             return None
         named = [a.value for a in node.args if a.keyword is None or a.keyword.value == "service_name"][:1]
