@@ -136,9 +136,15 @@ async def run_server(settings: Settings, *, ready=None) -> None:
     from escalated.http.appkeys import ADMIN, SERVICE
     from escalated.http.connections import GatedSite, default_max_connections, runner_options
 
+    # Stops are caught before anything starts: a supervisor may send SIGTERM the moment it reads
+    # "Listening on", and that is an operator's stop (exit 0), not death by signal.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    app = create_app(settings)
     # Long polls (wait, /events) would otherwise hold a shutdown for a minute;
     # nothing is lost by cutting them: clients reconnect and state is in SQLite.
-    app = create_app(settings)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, **runner_options(settings))
     try:
         await runner.setup()
@@ -168,10 +174,6 @@ async def run_server(settings: Settings, *, ready=None) -> None:
         tune_for_serving()
         if ready is not None:
             ready(listening)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await runner.cleanup()

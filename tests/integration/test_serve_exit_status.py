@@ -11,6 +11,8 @@ outbox raises (not a database outage, which it waits out).
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sqlite3
 
 import aiohttp
@@ -60,3 +62,14 @@ async def test_a_server_stopped_by_a_dead_background_task_exits_1(request, fn_ba
     output = "".join(server.output)
     assert "outbox-sender died" in output
     assert code == 1, output[-2000:]
+
+
+def test_a_sigterm_as_soon_as_it_listens_is_a_clean_stop(tmp_path):
+    """A supervisor may stop the server the moment it says it listens: that
+    SIGTERM is an operator's stop (exit 0), not death by signal (-15), which
+    it was while the handlers went in after the "Listening on" line."""
+    for attempt in range(5):  # the window was a few lines of start-up: several tries make it likely
+        server = ServerProcess(db=tmp_path / f"escalated-{attempt}.db").start()
+        os.kill(server.pid, signal.SIGTERM)
+        code = server.wait_exit(timeout_s=30)
+        assert code == 0, "".join(server.output)[-2000:]
