@@ -28,6 +28,7 @@ from tests.faults.receiver import FlakyReceiver
 from tests.faults.workload import MANUAL_POLICY, QUORUM_POLICY, SLA_POLICY, VOTERS, Api, Killer, Workload
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 SERVE_ARGS = ("--retry-schedule", "200ms,500ms,1s", "--retry-for", "10m", "--delivery-timeout", "1s")
 
@@ -96,8 +97,7 @@ async def crash_loop(
 
 async def _outage(flaky_receiver: FlakyReceiver, killer: Killer) -> None:
     """Take the receiver down once a third of the kills are done; back after SIZE.outage_s."""
-    while killer.kills < max(1, SIZE.kills // 3):
-        await asyncio.sleep(0.05)
+    await eventually(lambda: killer.kills >= max(1, SIZE.kills // 3), timeout_s=600, what="a third of the kills")
     await flaky_receiver.go_down()
     await asyncio.sleep(SIZE.outage_s)  # the outage itself, not a wait for something
     await flaky_receiver.come_up()

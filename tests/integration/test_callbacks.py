@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import aiohttp
@@ -13,6 +12,7 @@ from tests.conftest import fresh_db
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 FAST_RETRY = ("--retry-schedule", "100ms,200ms", "--retry-for", "1h")
 
@@ -164,9 +164,9 @@ async def _receiver_down_across_kill_9(proc: ServerProcess) -> None:
             api = Api(proc.url, proc.bootstrap_key, session)
             esc = await api.create(resume={"mode": "webhook", "url": f"http://127.0.0.1:{port}/resume", "secret": "s"})
             await api.decide(esc["id"])
-            async with asyncio.timeout(10):
-                while not (await api.deliveries(esc["id"]))[0]["attempts"]:
-                    await asyncio.sleep(0.05)
+            await eventually(
+                lambda: attempted(api, esc["id"]), timeout_s=10, what="the first attempt recorded before the kill"
+            )
             proc.kill()
             receiver = await Receiver(port=port).start()
             proc.start()
@@ -177,3 +177,7 @@ async def _receiver_down_across_kill_9(proc: ServerProcess) -> None:
     finally:
         proc.stop()
         await receiver.stop()
+
+
+async def attempted(api: Api, escalation_id: str) -> bool:
+    return bool((await api.deliveries(escalation_id))[0]["attempts"])

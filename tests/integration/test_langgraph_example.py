@@ -15,6 +15,7 @@ from escalated.agent.receiver import make_receiver_app, start_receiver
 from escalated.agent.signing import sign
 from tests.conftest import fresh_db
 from tests.support.server import ServerProcess
+from tests.support.wait import eventually
 
 if TYPE_CHECKING:
     from examples.langgraph_refund.refund_graph import Resumer
@@ -193,10 +194,14 @@ async def test_the_run_script_without_a_receiver_finishes_through_wait(example_s
         run_script(order_id="o-7", amount_eur=500.0, thread_id="thread-no-receiver", receiver_port=0, receiver=False)
     )
     async with EscalatedClient(example_server.url, example_server.bootstrap_key) as reviewer:
-        async with asyncio.timeout(30):
-            while not (found := (await reviewer.list_escalations(run_id="thread-no-receiver"))["data"]):
-                await asyncio.sleep(0.05)
+        found = await eventually(
+            lambda: listed(reviewer, "thread-no-receiver"), timeout_s=30, what="the run's escalation"
+        )
         assert found[0]["resume"] is None
         await reviewer.decide(found[0]["id"], choice="approve")
     final = await asyncio.wait_for(running, timeout=30)
     assert final["outcome"] == "refunded 500.00 EUR"
+
+
+async def listed(reviewer: EscalatedClient, run_id: str) -> list:
+    return (await reviewer.list_escalations(run_id=run_id))["data"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import aiohttp
@@ -12,6 +11,7 @@ from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import start_server
 from tests.support.smtp import smtp_server
+from tests.support.wait import eventually
 
 
 @pytest.fixture
@@ -42,9 +42,7 @@ async def test_reviewers_are_notified_by_webhook_and_email(tmp_path, smtp):
             assert esc["id"] in message.message.get_body(preferencelist=("plain",)).get_content()
             deliveries = await api.deliveries(esc["id"])
             assert [d["kind"] for d in deliveries] == ["notification", "notification"]
-            async with asyncio.timeout(10):
-                while {d["status"] for d in await api.deliveries(esc["id"])} != {"delivered"}:
-                    await asyncio.sleep(0.05)
+            await eventually(lambda: statuses_are(api, esc["id"], {"delivered"}), timeout_s=10, what="both delivered")
     finally:
         proc.stop()
         await hook.stop()
@@ -74,9 +72,8 @@ async def test_email_without_smtp_server_fails_visibly(tmp_path):
         async with aiohttp.ClientSession() as session:
             api = Api(proc.url, proc.bootstrap_key, session)
             esc = await api.create()
-            async with asyncio.timeout(10):
-                while (d := (await api.deliveries(esc["id"]))[0])["status"] != "failed":
-                    await asyncio.sleep(0.05)
+            await eventually(lambda: statuses_are(api, esc["id"], {"failed"}), timeout_s=10, what="the email failed")
+            d = (await api.deliveries(esc["id"]))[0]
             assert "smtp-url" in d["attempts"][0]["error"]
     finally:
         proc.stop()
@@ -112,3 +109,7 @@ async def test_webhook_text_is_escaped_like_slack(tmp_path):
     finally:
         proc.stop()
         await hook.stop()
+
+
+async def statuses_are(api: Api, escalation_id: str, wanted: set[str]) -> bool:
+    return {d["status"] for d in await api.deliveries(escalation_id)} == wanted

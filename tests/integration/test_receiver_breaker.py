@@ -25,6 +25,7 @@ from escalated.engine.sender import Sender
 from escalated.store.sqlite import SqliteStore
 from tests.support.api import escalation_body
 from tests.support.receiver import Receiver
+from tests.support.wait import eventually
 
 PAUSE_S = 0.4
 RETRY_S = 0.05
@@ -56,18 +57,17 @@ async def decided(service: Service, receiver: Receiver) -> str:
 
 
 async def delivered(service: Service, escalation_id: str, *, timeout_s: float = 15.0):
-    async with asyncio.timeout(timeout_s):
-        while True:
-            (callback,) = await service.store.deliveries_of(escalation_id=escalation_id)
-            if callback.status == "delivered":
-                return callback
-            await asyncio.sleep(0.02)
+    async def done():
+        (callback,) = await service.store.deliveries_of(escalation_id=escalation_id)
+        return callback if callback.status == "delivered" else None
+
+    return await eventually(done, timeout_s=timeout_s, interval_s=0.02, what=f"{escalation_id}'s callback delivered")
 
 
 async def logged(caplog, words: str, *, timeout_s: float = 15.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not any(words in r.getMessage() for r in caplog.records):
-            await asyncio.sleep(0.02)
+    await eventually(
+        lambda: any(words in r.getMessage() for r in caplog.records), timeout_s=timeout_s, interval_s=0.02, what=f"a log of {words!r}"
+    )
 
 
 async def test_a_failing_receiver_is_paused_then_probed_and_resumed_by_itself(service, caplog):

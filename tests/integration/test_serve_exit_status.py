@@ -10,7 +10,6 @@ outbox raises (not a database outage, which it waits out).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sqlite3
@@ -21,6 +20,7 @@ from tests.conftest import fresh_db
 from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess, cli
+from tests.support.wait import eventually
 
 BREAK = "UPDATE deliveries SET attempts_json = '{broken' WHERE status = 'pending'"
 
@@ -37,9 +37,10 @@ def corrupt_the_outbox(db) -> None:
 
 
 async def attempt_recorded(api: Api, escalation_id: str) -> None:
-    async with asyncio.timeout(15):
-        while not any(d["attempts"] for d in await api.deliveries(escalation_id)):
-            await asyncio.sleep(0.05)
+    async def recorded() -> bool:
+        return any(d["attempts"] for d in await api.deliveries(escalation_id))
+
+    await eventually(recorded, timeout_s=15, what="an attempt recorded")
 
 
 async def test_a_server_stopped_by_a_dead_background_task_exits_1(request, fn_backend, tmp_path):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
 
 import aiohttp
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from tests.support.api import Api
 from tests.support.receiver import Receiver
 from tests.support.server import start_server
+from tests.support.wait import eventually
 
 RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"
 
@@ -24,12 +23,12 @@ async def failing_receiver():
 
 
 async def log_line_about(server, needle: str, *, timeout_s: float = 15.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if found := [line for line in list(server.output) if needle in line]:
-            return found[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no log line with {needle!r}:\n{''.join(server.output)}")
+    found = await eventually(
+        lambda: [line for line in list(server.output) if needle in line],
+        timeout_s=timeout_s,
+        what=f"a log line with {needle!r}",
+    )
+    return found[0]
 
 
 async def test_a_failed_attempt_logs_the_escalation_and_an_rfc3339_retry_time(tmp_path, failing_receiver):

@@ -12,6 +12,7 @@ import urllib.request
 import pytest
 
 from tests.support.server import ServerProcess, cli
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -32,10 +33,7 @@ def status_of(url: str, token: str) -> int:
 def until(check, *, timeout_s: float, what: str) -> float:
     """Seconds until ``check()`` holds; fails at the deadline."""
     start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout_s:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    eventually(check, timeout_s=timeout_s, what=what)
     return time.monotonic() - start
 
 

@@ -20,6 +20,7 @@ import pytest
 from tests.support.api import Api, escalation_body
 from tests.support.receiver import Receiver
 from tests.support.server import ServerProcess, cli
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -68,9 +69,9 @@ async def test_replicas_whose_connections_are_terminated_stay_up_and_recover(pos
             (callback,) = await receiver.wait_for(1, timeout_s=30)  # a sender lives
             assert b'"approve"' in callback.body
             status, timed = await answered(b, "POST", "/escalations", json=escalation_body(policy="sla.short"))
-            async with asyncio.timeout(30):  # the one SLA clock lives
-                while (await answered(b, "GET", f"/escalations/{timed['id']}"))[1]["status"] != "resolved":
-                    await asyncio.sleep(0.1)
+            await eventually(  # the one SLA clock lives
+                lambda: resolved(b, timed["id"]), timeout_s=30, interval_s=0.1, what="the SLA's breach"
+            )
             # Terminated again while idle: what stopped a replica with no load.
             postgres_server.terminate_backends(url)
             idle_from = time.monotonic()
@@ -84,3 +85,7 @@ async def test_replicas_whose_connections_are_terminated_stay_up_and_recover(pos
         output = "".join(replica.output)
         assert replica.running, output[-3000:]
         assert "died" not in output and "Traceback" not in output, output[-3000:]
+
+
+async def resolved(replica, escalation_id: str) -> bool:
+    return (await answered(replica, "GET", f"/escalations/{escalation_id}"))[1]["status"] == "resolved"

@@ -17,6 +17,7 @@ from escalated.store.postgres.store import PostgresStore
 from escalated.store.postgres.writer import PgWriter
 from tests.support.api import Api
 from tests.support.server import ServerProcess, cli
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -37,9 +38,7 @@ async def two(postgres_server):
 async def seconds_until(predicate, *, bound_s: float) -> float:
     """How long until ``predicate()`` holds; fails past ``bound_s`` (plus slack for a busy machine)."""
     started = time.monotonic()
-    async with asyncio.timeout(bound_s + 5):
-        while not await predicate():
-            await asyncio.sleep(0.01)
+    await eventually(predicate, timeout_s=bound_s + 5, interval_s=0.01)
     return time.monotonic() - started
 
 

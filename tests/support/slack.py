@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import itertools
@@ -30,6 +29,7 @@ import attrs
 from aiohttp import web
 
 from tests.support.threaded import ThreadedServer
+from tests.support.wait import eventually
 
 _ids = itertools.count(1)
 
@@ -109,10 +109,12 @@ class SlackStandIn:
 
     async def wait_posts(self, url: str, count: int = 1, *, timeout_s: float = 15.0) -> list[dict]:
         """The first ``count`` bodies posted to ``url``, waiting for them up to ``timeout_s``."""
-        async with asyncio.timeout(timeout_s):
-            while len(found := self.posts_to(url)) < count:
-                await asyncio.sleep(0.02)
-        return found
+        return await eventually(
+            lambda: found if len(found := self.posts_to(url)) >= count else None,
+            timeout_s=timeout_s,
+            interval_s=0.02,
+            what=f"{count} post(s) to {url}",
+        )
 
     # -- Slack's requests -------------------------------------------------------
 

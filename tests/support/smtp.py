@@ -6,7 +6,6 @@ verifies a real chain against ``--smtp-ca-file``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import email
 import email.policy
@@ -19,6 +18,7 @@ import attrs
 import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
+from tests.support.wait import eventually
 
 
 @attrs.frozen
@@ -57,9 +57,8 @@ class Inbox:
         return AuthResult(success=True, auth_data=login)
 
     async def wait_for(self, n: int = 1, *, timeout_s: float = 30.0) -> list[Received]:
-        async with asyncio.timeout(timeout_s):  # a deadline, not a speed figure (a loaded machine is slow)
-            while len(self.received) < n:
-                await asyncio.sleep(0.05)
+        # A deadline, not a speed figure (a loaded machine is slow).
+        await eventually(lambda: len(self.received) >= n, timeout_s=timeout_s, what=f"{n} message(s)")
         return self.received
 
 

@@ -20,6 +20,7 @@ from escalated.commands.demo import post_samples, set_up
 from escalated.timeutil import parse_timestamp_ms
 from escalated.tui.app import ReviewApp
 from tests.support.server import start_server
+from tests.support.wait import eventually
 
 SHOWN_URL = "http://127.0.0.1:8470"
 
@@ -60,10 +61,7 @@ def sample_app(posted):
 
 async def settle(pilot) -> None:
     # The first poll fills the table; wait for it rather than for time.
-    for _ in range(500):
-        if pilot.app.escalations:
-            break
-        await pilot.pause(0.01)
+    await eventually(lambda: pilot.app.escalations, interval_s=0.01, what="the first poll's rows")
     await pilot.pause()
 
 
