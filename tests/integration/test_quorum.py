@@ -55,13 +55,6 @@ async def client(aiohttp_client, db):
     await c.close()  # before its database is dropped
 
 
-@pytest.fixture
-async def receiver():
-    r = await Receiver().start()
-    yield r
-    await r.stop()
-
-
 def move_to(client, at_ms: int) -> None:
     """The server's clock to ``at_ms``, and its SLA clock looking at once."""
     client.clock.advance((at_ms - client.clock()) / 1000)
