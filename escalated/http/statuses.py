@@ -47,6 +47,7 @@ STATUS_OF_CODE: Mapping[str, int] = MappingProxyType(
         "signed_out": 401,
         "csrf": 403,
         "admin_only": 403,
+        "malformed_form": 400,
         # serve's lock on a SQLite database (escalated.store.sqlite.serverlock)
         "already_serving": 409,
         # the MCP tools (escalated.adapters.mcp.calls)

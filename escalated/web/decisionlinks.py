@@ -15,7 +15,7 @@ from escalated.core import decisionlinks as links
 from escalated.core.decisionlinks import LinkPage
 from escalated.http.appkeys import DECISION_LINKS
 from escalated.web.render import page
-from escalated.web.session import throttle
+from escalated.web.session import posted, throttle
 
 # The page's status for each state of its link (gone once it cannot decide).
 STATUS_OF = {
@@ -40,7 +40,7 @@ async def confirm_page(request: web.Request) -> web.Response:
 
 async def decide(request: web.Request) -> web.Response:
     throttle(request)
-    await request.post()  # the form has no fields; read it so the connection stays usable
+    await posted(request)  # the form has no fields; read it so the connection stays usable
     return _answer(request, await request.config_dict[DECISION_LINKS].decide(request.match_info["secret"]))
 
 

@@ -39,6 +39,19 @@ class AdminOnly(EscalatedError):
     code, title = "admin_only", "Admins only"
 
 
+class MalformedForm(EscalatedError):
+    code, title = "malformed_form", "Malformed form"
+
+
+async def posted(request: web.Request) -> MultiDictProxy:
+    """The posted form. A body that is not form data in UTF-8 (no browser sends
+    one) is the sender's mistake, answered 400 in words, not our 500."""
+    try:
+        return await request.post()
+    except (UnicodeDecodeError, ValueError):
+        raise MalformedForm("the form's data could not be read (it is not form data in UTF-8); reload the page and try again") from None
+
+
 def _secure(request: web.Request) -> bool:
     public_url = request.config_dict[SETTINGS].public_url
     return public_url is not None and public_url.startswith("https://")
@@ -81,7 +94,7 @@ async def admin(request: web.Request) -> SignedIn:
 async def form(request: web.Request) -> MultiDictProxy:
     """A signed-in user's posted form, once its CSRF token checks out."""
     await signed_in(request)
-    data = await request.post()
+    data = await posted(request)
     if not csrf_ok(request.cookies.get(SESSION_COOKIE, ""), _field(data, "csrf")):
         raise CsrfRefused("this form is missing its security token or it has expired; reload the page and try again")
     return data
@@ -109,7 +122,7 @@ def prelogin_csrf(secret: str) -> str:
 async def login_form(request: web.Request) -> MultiDictProxy:
     """The sign-in form, posted with the token bound to the pre-session
     cookie this browser received with it."""
-    data = await request.post()
+    data = await posted(request)
     if not csrf_ok(request.cookies.get(PRELOGIN_COOKIE), _field(data, "csrf")):
         raise CsrfRefused("the sign-in form expired or did not come from this site; reload it and try again")
     return data

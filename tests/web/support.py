@@ -42,14 +42,18 @@ class WebClient:
         self.host, self.port = parts.hostname, parts.port
         self.cookies: dict[str, str] = {}
 
-    def request(self, method: str, path: str, *, form: dict | None = None, headers: dict | None = None) -> Page:
+    def request(
+        self, method: str, path: str, *, form: dict | None = None, headers: dict | None = None, raw: bytes | None = None
+    ) -> Page:
+        """``form`` is sent URL-encoded; ``raw`` is sent as it is, with the form's content type."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
         hdrs = dict(headers or {})
         if self.cookies:
             hdrs["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        body = None
+        body: str | bytes | None = raw
         if form is not None:
             body = urlencode(form)
+        if body is not None:
             hdrs["Content-Type"] = "application/x-www-form-urlencoded"
         try:
             conn.request(method, path, body=body, headers=hdrs)

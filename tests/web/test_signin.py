@@ -189,3 +189,23 @@ def test_the_token_of_another_browsers_cookie_is_refused(world):
     victim = WebClient(world.url)
     victim.get("/app/login")  # the victim has a pre-login cookie of its own
     assert victim.post("/app/login", {"csrf": token, "token": world.alice}).status == 403
+
+
+def test_a_form_body_that_is_not_utf8_is_refused_in_words_on_every_form(world):
+    """No browser sends it, but whoever does gets 400 and a page saying so,
+    not a 500 and a traceback in the log (a fuzzed POST found it)."""
+    signed_in = WebClient(world.url)
+    signed_in.sign_in(world.alice)
+    link = world.server.cli("users", "login-link", "bob", "--url", world.url).strip()
+    link_path = "/" + link.split("://", 1)[1].split("/", 1)[1]
+    for browser, path in (
+        (WebClient(world.url), "/app/login"),
+        (WebClient(world.url), link_path),
+        (WebClient(world.url), "/app/d/" + "x" * 43),
+        (signed_in, "/app/logout"),
+    ):
+        browser.get("/app/login")  # the pre-login cookie, as a browser would have it
+        page = browser.request("POST", path, raw=b"csrf=\xff\xfe&token=\xff")
+        assert page.status == 400 and "could not be read" in page.text, (path, page.status, page.text[:300])
+    assert "escalated_session" in signed_in.cookies  # the refused sign-out changed nothing
+    assert "Traceback" not in "".join(world.server.output)
