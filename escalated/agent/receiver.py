@@ -104,7 +104,10 @@ def callback_route(
     in_flight: set[str] = set()
 
     async def route(request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
+        try:
+            raw = await request.read()
+        except web.RequestPayloadError as exc:  # a Content-Encoding the body does not match
+            return _problem(400, "invalid_callback", "Invalid callback", f"the body could not be read: {exc}")
         if secret is not None and not signing.verify(raw, request.headers.get(SIGNATURE_HEADER), secret):
             return _problem(401, "invalid_signature", "Invalid signature", "x-service-signature missing or wrong")
         delivery_id = request.headers.get(DELIVERY_HEADER)

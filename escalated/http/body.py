@@ -18,7 +18,7 @@ async def read_bytes(request: web.Request) -> bytes:
     limit = request.app[SETTINGS].max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"body over the limit of {limit} bytes")
-    return await request.read()  # client_max_size enforces the limit for chunked bodies
+    return await _read(request)
 
 
 async def read_json(request: web.Request, *, optional: bool = False) -> dict:
@@ -31,7 +31,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict:
     # What clients send, compared as it came before aiohttp parses it (parameters, case).
     if request.headers.get("Content-Type") != "application/json" and not is_json(request.content_type):
         raise UnsupportedMediaType("send the body as application/json")
-    raw = await request.read()  # client_max_size enforces the limit for chunked bodies
+    raw = await _read(request)
     if optional and not raw.strip():
         return {}
     try:
@@ -41,3 +41,11 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict:
     if not isinstance(value, dict):
         raise InvalidJson("body must be a JSON object")
     return value
+
+
+async def _read(request: web.Request) -> bytes:
+    """The body; one that cannot be decoded (a Content-Encoding it does not match) is not JSON: 400."""
+    try:
+        return await request.read()  # client_max_size enforces the limit for chunked bodies
+    except web.RequestPayloadError as exc:
+        raise InvalidJson(f"the body could not be read: {exc}") from None

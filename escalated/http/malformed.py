@@ -15,13 +15,16 @@ with its traceback.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable
 
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 LOG_EVERY_S = 60.0
+_QUOTED = re.compile(r":?\s*b['\"]")  # where aiohttp starts quoting the raw bytes
 log = logging.getLogger("escalated.http")
 
 
@@ -39,8 +42,8 @@ class MalformedRequests(logging.LoggerAdapter):
 
     def exception(self, msg, *args, exc_info=True, **kwargs) -> None:
         exc = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
-        if isinstance(exc, HttpProcessingError):
-            self.malformed(exc, remote=args[0] if args else None)
+        if (parse_error := _parse_error(exc)) is not None:
+            self.malformed(parse_error, remote=args[0] if args else None)
             return
         super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
@@ -57,7 +60,22 @@ class MalformedRequests(logging.LoggerAdapter):
         )  # fmt: skip
 
 
+def _parse_error(exc: BaseException | None) -> HttpProcessingError | None:
+    """The parse error behind what aiohttp logs, if that is what it is: its own, or
+    the one behind a body it could not decode (a Content-Encoding the bytes do not
+    match), which it meets again as ``RequestPayloadError`` when it drains the body
+    after the handler answered."""
+    if isinstance(exc, HttpProcessingError):
+        return exc
+    if isinstance(exc, RequestPayloadError) and isinstance(exc.__cause__, HttpProcessingError):
+        return exc.__cause__
+    return None
+
+
 def _reason(exc: HttpProcessingError) -> str:
-    """The first line of aiohttp's message ("Invalid header value char"), never the bytes it quotes."""
+    """The first line of aiohttp's message ("Invalid header value char"), never the bytes it
+    quotes: an over-long line is quoted on the first line itself ("... when reading: b'...'")."""
     first = (exc.message or "").strip().splitlines()
-    return first[0].rstrip(":") if first else type(exc).__name__
+    if not first:
+        return type(exc).__name__
+    return _QUOTED.split(first[0], maxsplit=1)[0].rstrip(":. ")

@@ -199,3 +199,10 @@ def test_seen_deliveries_forgets_the_oldest_beyond_its_bound():
     for delivery_id in ("a", "b", "c"):
         seen.add(delivery_id)
     assert "a" not in seen and "b" in seen and "c" in seen and len(seen) == 2
+
+
+async def test_a_body_its_content_encoding_cannot_decode_is_400_and_handler_not_called(agent_receiver, recorder):
+    body = b"not gzip at all"
+    status, answer = await post(agent_receiver.url, body, {**headers(body), "Content-Encoding": "gzip"})
+    assert status == 400 and answer["code"] == "invalid_callback" and "could not be read" in answer["detail"]
+    assert recorder.calls == []

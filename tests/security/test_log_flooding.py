@@ -43,3 +43,26 @@ def test_a_flood_of_malformed_requests_is_one_log_line_without_a_traceback(fresh
     assert "from 127.0.0.1 answered 400" in about[0] and "WARNING escalated.http" in about[0]
     assert "Traceback" not in log and "Error handling request" not in log
     assert SECRET not in log and "\\x00" not in log
+
+
+def test_an_over_long_header_and_an_undecodable_body_log_one_line_without_the_bytes(fresh_server):
+    """aiohttp quotes an over-long line on the first line of its reason (a
+    header line may be the token's), and meets a body it cannot decode (gzip
+    that is not) again when it drains it after the handler answered, which
+    it logged as an unhandled exception with three tracebacks."""
+    too_long = b"GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + SECRET.encode() + b"x" * 9000 + b"\r\n\r\n"
+    assert b" 400 " in _answer(fresh_server, too_long).split(b"\r\n", 1)[0]
+    body = b"not gzip at all"
+    undecodable = (
+        b"POST /escalations HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer "
+        + fresh_server.bootstrap_key.encode()
+        + b"\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+    head, _, answer = _answer(fresh_server, undecodable).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"application/problem+json" in head, head
+    assert b'"code":"invalid_json"' in answer
+    fresh_server.stop()
+    log = "".join(fresh_server.output)
+    assert "Got more than 8190 bytes when reading;" in log or "Got more than 8190 bytes when reading " in log, log[-3000:]
+    assert SECRET not in log and "Bearer" not in log and "Traceback" not in log and "Unhandled exception" not in log, log[-3000:]

@@ -191,7 +191,7 @@ def test_the_token_of_another_browsers_cookie_is_refused(world):
     assert victim.post("/app/login", {"csrf": token, "token": world.alice}).status == 403
 
 
-def test_a_form_body_that_is_not_utf8_is_refused_in_words_on_every_form(world):
+def test_a_form_body_that_is_not_utf8_or_not_decodable_is_refused_in_words_on_every_form(world):
     """No browser sends it, but whoever does gets 400 and a page saying so,
     not a 500 and a traceback in the log (a fuzzed POST found it)."""
     signed_in = WebClient(world.url)
@@ -207,5 +207,9 @@ def test_a_form_body_that_is_not_utf8_is_refused_in_words_on_every_form(world):
         browser.get("/app/login")  # the pre-login cookie, as a browser would have it
         page = browser.request("POST", path, raw=b"csrf=\xff\xfe&token=\xff")
         assert page.status == 400 and "could not be read" in page.text, (path, page.status, page.text[:300])
+    browser = WebClient(world.url)
+    browser.get("/app/login")
+    page = browser.request("POST", "/app/login", raw=b"not gzip", headers={"Content-Encoding": "gzip"})
+    assert page.status == 400 and "could not be read" in page.text, page.text[:300]
     assert "escalated_session" in signed_in.cookies  # the refused sign-out changed nothing
     assert "Traceback" not in "".join(world.server.output)
