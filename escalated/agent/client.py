@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 
@@ -59,6 +59,28 @@ class ApiError(EscalatedError):
 
     def __str__(self) -> str:
         return f"{self.status} {self.code}: {self.detail}"
+
+
+class InvalidServerUrl(EscalatedError, ValueError):
+    """The server's address is not an http:// or https:// URL with a host."""
+
+    code, title = "invalid_server_url", "Invalid server URL"
+
+
+def server_url(value: str) -> str:
+    """``value`` as the client's base URL (no trailing slash), or ``InvalidServerUrl``.
+
+    Checked when a client is made, not at its first request: a typo (no scheme,
+    ``localhost:8470``) is one sentence, not an aiohttp traceback. The value is
+    not repeated back: an address may carry a password."""
+    parts = urlsplit(value.strip())
+    try:
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
+    except ValueError:  # a port that is not a number, or out of range
+        valid = False
+    if not valid:
+        raise InvalidServerUrl("the escalated server's address must be an http:// or https:// URL with a host, like http://127.0.0.1:8470")
+    return value.strip().rstrip("/")
 
 
 class ServerUnreachable(ApiError):
@@ -127,7 +149,7 @@ class EscalatedClient:
         create_attempts: int = 4,
         retry_backoff_s: float = 0.5,
     ):
-        self.base_url = base_url.rstrip("/")
+        self.base_url = server_url(base_url)
         self._token = token
         self.timeout_s = timeout_s
         self._session = session

@@ -63,6 +63,7 @@ STATUS_OF_CODE: Mapping[str, int] = MappingProxyType(
         "guard_failed_closed": INTERNAL,
         "escalation_rejected": INTERNAL,
         "approval_unavailable": INTERNAL,
+        "invalid_server_url": INTERNAL,
         "run_store": INTERNAL,
     }
 )

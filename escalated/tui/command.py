@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, EscalatedClient
+from escalated.agent.client import DEFAULT_URL, EscalatedClient, InvalidServerUrl, server_url
 
 
 async def run_review(url: str, token: str) -> None:
@@ -32,4 +32,8 @@ def review(url: str, token: str) -> None:
 
     It talks to the server over HTTP like any client. Press ? inside for keys.
     """
+    try:
+        server_url(url)  # before the screen is taken over
+    except InvalidServerUrl as exc:
+        raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
     asyncio.run(run_review(url, token))
