@@ -83,6 +83,25 @@ def server_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
+class InvalidToken(EscalatedError, ValueError):
+    """The token has whitespace or a control character inside it (no token of ours does)."""
+
+    code, title = "invalid_token", "Invalid token"
+
+
+def bearer_token(value: str) -> str:
+    """``value`` without the whitespace around it, or ``InvalidToken``.
+
+    A token read from a file edited on Windows ends in a carriage return,
+    which aiohttp refuses as header injection at the first request, with a
+    traceback whose locals show the token. The surrounding whitespace is
+    dropped; any inside is refused here, in a sentence without the token."""
+    token = value.strip()
+    if not token or any(ch.isspace() or not ch.isprintable() for ch in token):
+        raise InvalidToken("the token is empty or has a space or a control character inside it; check --token / ESCALATED_TOKEN / ESCALATED_API_KEY")
+    return token
+
+
 class ServerUnreachable(ApiError):
     """Connection refused, name resolution failed or the request timed out."""
 
@@ -150,7 +169,7 @@ class EscalatedClient:
         retry_backoff_s: float = 0.5,
     ):
         self.base_url = server_url(base_url)
-        self._token = token
+        self._token = bearer_token(token)
         self.timeout_s = timeout_s
         self._session = session
         # A session we were given belongs to the caller; we close only ours.

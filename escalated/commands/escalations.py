@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, InvalidServerUrl, ServerUnreachable
+from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, InvalidServerUrl, InvalidToken, ServerUnreachable
 from escalated.domain.models import ACTIVE_STATUSES, STATUSES
 from escalated.timeutil import now_ms, parse_timestamp_ms
 from escalated.tui.format import age_text, countdown_text, ms
@@ -48,6 +48,8 @@ def _run(url: str, token: str, call: Callable[[EscalatedClient], Awaitable[T]]) 
         return asyncio.run(main())
     except InvalidServerUrl as exc:
         raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
+    except InvalidToken as exc:
+        raise click.BadParameter(str(exc), param_hint="--token / ESCALATED_TOKEN") from None
     except ServerUnreachable as exc:
         raise click.ClickException(f"cannot reach the escalated server at {url} ({exc.detail}); is `escalated serve` running?") from None
     except ApiError as exc:

@@ -64,6 +64,7 @@ STATUS_OF_CODE: Mapping[str, int] = MappingProxyType(
         "escalation_rejected": INTERNAL,
         "approval_unavailable": INTERNAL,
         "invalid_server_url": INTERNAL,
+        "invalid_token": INTERNAL,
         "run_store": INTERNAL,
     }
 )

@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, EscalatedClient, InvalidServerUrl, server_url
+from escalated.agent.client import DEFAULT_URL, EscalatedClient, InvalidServerUrl, InvalidToken, bearer_token, server_url
 
 
 async def run_review(url: str, token: str) -> None:
@@ -32,8 +32,12 @@ def review(url: str, token: str) -> None:
 
     It talks to the server over HTTP like any client. Press ? inside for keys.
     """
-    try:
-        server_url(url)  # before the screen is taken over
+    try:  # before the screen is taken over
+        server_url(url)
     except InvalidServerUrl as exc:
         raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
+    try:
+        bearer_token(token)
+    except InvalidToken as exc:
+        raise click.BadParameter(str(exc), param_hint="--token / ESCALATED_TOKEN") from None
     asyncio.run(run_review(url, token))

@@ -1,13 +1,14 @@
-"""The server's address is checked when a client is made: a typo is one sentence
-at the CLI (exit 2) or one exception in a library, never an aiohttp traceback
-(the TUI's dumped its locals, the user's token among them)."""
+"""The server's address and the token are checked when a client is made: a typo
+or a token read with a carriage return is one sentence at the CLI (exit 2) or
+one exception in a library, never an aiohttp traceback (the TUI's dumped its
+locals, the user's token among them)."""
 
 from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
 
-from escalated.agent.client import EscalatedClient, InvalidServerUrl, server_url
+from escalated.agent.client import EscalatedClient, InvalidServerUrl, InvalidToken, server_url
 from escalated.cli import main
 
 TOKEN = "ain_user_" + "T0k3n" * 8
@@ -47,3 +48,24 @@ def test_the_mcp_server_refuses_a_bad_url_in_words(monkeypatch):
     monkeypatch.setenv("ESCALATED_API_KEY", "ain_live_" + "k" * 38)
     result = CliRunner().invoke(main, ["mcp"])
     assert result.exit_code == 1 and "must be an http:// or https:// URL" in result.output, result.output
+
+
+def test_whitespace_around_a_token_is_dropped():
+    # A token file saved on Windows, or `echo` into a .env file.
+    client = EscalatedClient("http://127.0.0.1:8470", f" {TOKEN}\r\n")
+    assert client._headers()["Authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("given", ["", "  ", f"{TOKEN}\nX-Injected: 1", f"ain_user_ {TOKEN}", f"{TOKEN}\x00"])
+def test_a_token_with_whitespace_or_control_characters_inside_is_refused_without_repeating_it(given):
+    with pytest.raises(InvalidToken) as raised:
+        EscalatedClient("http://127.0.0.1:8470", given)
+    assert isinstance(raised.value, ValueError) and TOKEN not in str(raised.value)
+
+
+@pytest.mark.parametrize("command", [["review"], ["escalations", "list"]])
+def test_the_cli_refuses_a_token_with_a_newline_inside_before_anything_starts(command):
+    result = CliRunner().invoke(main, [*command, "--url", "http://127.0.0.1:8470", "--token", f"{TOKEN}\nX-Injected: 1"])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for --token / ESCALATED_TOKEN" in result.output
+    assert TOKEN not in result.output and isinstance(result.exception, SystemExit)
