@@ -10,6 +10,7 @@ import signal
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 from aiohttp import web
@@ -46,6 +47,19 @@ def parse_link_ttl_s(text: str) -> float:
     if not 0 < ttl_s <= LINK_TTL_S:
         raise ConfigError(f"--link-ttl {text!r}: use a duration above 0 and at most 72h")
     return ttl_s
+
+
+def parse_public_url(text: str) -> str:
+    """--public-url: the http:// or https:// address people reach this server at (no trailing slash).
+    Anything else would be sent out as broken links in every email, Slack message and sign-in link."""
+    try:
+        parts = urlsplit(text.strip())
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
+    except ValueError:  # a port that is not a number, or out of range; a bad IPv6 literal
+        valid = False
+    if not valid or parts.query or parts.fragment:
+        raise ConfigError(f"--public-url {text!r}: use the http:// or https:// address people reach this server at, like https://escalated.example.com")
+    return text.strip().rstrip("/")
 
 
 def parse_rate(text: str, *, flag: str = "--rate-limit") -> float:
@@ -201,7 +215,7 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port; 0 picks a free one.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one.")
 @click.option(
     "--durability",
     type=click.Choice(["full", "normal"]),
@@ -313,7 +327,7 @@ def serve(
         deny_private_callbacks=deny_private_callbacks,
         rate_limit_per_s=parse_rate(rate_limit) if rate_limit else None,
         max_body_bytes=max_body,
-        public_url=public_url.rstrip("/") if public_url else None,
+        public_url=parse_public_url(public_url) if public_url else None,
         slack_signing_secret=slack_signing_secret or None,  # an empty variable is no secret
         link_ttl_s=parse_link_ttl_s(link_ttl),
         web_lifetime_s=parse_duration_s(session_lifetime),

@@ -22,6 +22,10 @@ from escalated.cli import main
         (["--link-ttl", "73h"], "at most 72h"),
         (["--link-ttl", "0s"], "link-ttl"),
         (["--link-ttl", "soon"], "link-ttl"),
+        (["--port", "70000"], "0<=x<=65535"),  # was socket's OverflowError, with a traceback
+        (["--public-url", "escalated.example.com"], "https://escalated.example.com"),  # links would go out broken
+        (["--public-url", "ftp://files.example.com"], "public-url"),
+        (["--public-url", "https://x.example.com:99999"], "public-url"),
     ],
 )
 def test_bad_serve_flag_exits_non_zero_with_a_message_and_no_traceback(tmp_path, args, word):
