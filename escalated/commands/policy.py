@@ -168,7 +168,11 @@ def apply(file, db_path, prune, allow_unknown) -> None:
     quorum = 2               # optional, with quorum_choices
     quorum_choices = ["approve"]
     """
-    parsed = parse_policy_file(file.read_text(encoding="utf-8"), source=str(file))
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{file}: not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
+    parsed = parse_policy_file(text, source=str(file))
 
     async def save(admin):
         operator = await admin.operator(workspace=parsed.workspace)

@@ -305,6 +305,9 @@ class AdminService:
         name = name.strip()
         if not name or "," in name or name.startswith("group:") or role not in ROLES:
             raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
+        groups = tuple(group.strip() for group in groups)
+        if any(not group or "," in group for group in groups):  # a policy's group:NAME could never name it
+            raise ConfigError("a group is a name without commas, like --group finance")
         email, slack_id = checked_contacts(email=email, slack_id=slack_id)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
         await self.store.add_user(

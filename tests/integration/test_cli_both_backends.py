@@ -122,6 +122,12 @@ def test_users_add_refuses_a_name_no_policy_could_route_to(db, name):
     assert run(db, "users", "list").stdout == ""
 
 
+@pytest.mark.parametrize("group", ["", "  ", "finance,ops"])
+def test_users_add_refuses_a_group_no_policy_could_route_to(db, group):
+    assert "a group is a name without commas" in refused(db, "users", "add", "alice", "--group", group)
+    assert run(db, "users", "list").stdout == ""
+
+
 def test_users_token_prints_a_new_token(db):
     first = run(db, "users", "add", "alice").stdout.strip()
     second = run(db, "users", "token", "alice").stdout.strip()
@@ -229,6 +235,12 @@ def test_policy_apply_refuses_bad_reminders_levels_or_quorum_in_words(db, tmp_pa
     file = tmp_path / "policies.toml"
     file.write_text(f'[policies."refunds.large"]\n{toml}\n')
     assert words in refused(db, "policy", "apply", str(file), "--allow-unknown-reviewers")
+
+
+def test_policy_apply_refuses_a_file_that_is_not_utf8_in_words(db, tmp_path):
+    file = tmp_path / "policies.toml"
+    file.write_bytes('[policies."refunds.large"]\nsla = "15m" # caf\u00e9\n'.encode("latin-1"))
+    assert "not UTF-8 text (byte 44); TOML files are UTF-8" in refused(db, "policy", "apply", str(file))
 
 
 def test_policy_set_refuses_a_reviewer_matching_no_user(db):
