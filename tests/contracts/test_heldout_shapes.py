@@ -1576,3 +1576,42 @@ def test_a_call_of_a_modules_own_function_is_not_a_call_site_of_another_modules_
     calls = _calls(tmp_path, SAME_NAME_ELSEWHERE)
     assert calls["main.py", 6][1] == "reviewed"  # its own caller writes the file
     assert calls["debugger.py", 5][1] == "autonomous"  # printed: main.py's write is another function's
+
+
+CHAINS_OF_ANOTHER_CLASS = {
+    "src/__init__.py": "",
+    "src/agents.py": """\
+from langchain_core.prompts import PromptTemplate
+from langchain_groq import ChatGroq
+
+
+class Agents:
+    def __init__(self):
+        llm = ChatGroq(model_name="llama-3.3-70b-versatile")
+        self.categorize = PromptTemplate.from_template("{email}") | llm
+        self.label = "support"
+""",
+    "src/nodes.py": """\
+from .agents import Agents
+
+
+class Nodes:
+    def __init__(self):
+        self.agents = Agents()
+
+    def categorize(self, state):
+        result = self.agents.categorize.invoke({"email": state["email"]})
+        print(result.content)
+        return state
+
+    def named(self, state):
+        return self.agents.label.upper()
+""",
+}
+
+
+def test_a_chain_bound_by_a_class_of_another_module_is_asked_through_its_instance(tmp_path: Path) -> None:
+    # self.agents = Agents(), Agents.__init__ binding self.categorize = prompt | llm: the email
+    # agent's nodes ask each chain as self.agents.categorize.invoke(...); its plain attributes are no model.
+    calls = _calls(tmp_path, CHAINS_OF_ANOTHER_CLASS)
+    assert calls == {("src/nodes.py", 9): ("invoke", "autonomous", ("R11",))}

@@ -85,6 +85,9 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
     for (owner, name), kind in resolver.bindings.items():
         if owner == MODULE_SCOPE and "." not in name:
             found[name] = kind
+        elif owner in index.class_nodes and "." not in owner and name.count(".") == 1 and name.startswith("self."):
+            # self.writer = prompt | llm in Agents.__init__: Agents().writer is the model elsewhere too.
+            found[f"{owner}.{name[5:]}"] = kind
     for name, scopes in index.functions_by_name.items():
         helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
         returned = resolver.returned_kind(helper) if helper is not None else None

@@ -199,6 +199,12 @@ class Resolver(CallMatcher):
             inner = self.kind_of(node.value, scope)
             if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
                 return inner
+            if inner is not None and inner.kind.startswith("object:"):
+                # self.agents = Agents() (a class of another module): self.agents.writer is
+                # what Agents binds to self.writer.
+                owned = self.externals.get(f"{inner.kind.partition(':')[2]}.{node.attr.value}")
+                if owned is not None and owned.provider != "project":
+                    return owned
         qualified = self.qualified(node)
         clients = apis.module_clients()
         if qualified is not None and qualified in clients:
