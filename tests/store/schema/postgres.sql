@@ -13,7 +13,6 @@ CREATE TABLE escalation_events (seq bigint NOT NULL IDENTITY, escalation_id text
 CREATE INDEX escalation_events_by_escalation ON escalation_events USING btree (escalation_id, seq);
 CREATE UNIQUE INDEX escalation_events_pkey ON escalation_events USING btree (seq);
 CREATE TABLE escalation_routes (route text NOT NULL, escalation_id text NOT NULL, CONSTRAINT escalation_routes_pkey PRIMARY KEY (route, escalation_id));
-CREATE INDEX escalation_routes_by_escalation ON escalation_routes USING btree (escalation_id);
 CREATE UNIQUE INDEX escalation_routes_pkey ON escalation_routes USING btree (route, escalation_id);
 CREATE TABLE escalations (id text NOT NULL, workspace_id text NOT NULL, status text NOT NULL, policy text NOT NULL, agent_id text NOT NULL, run_id text NOT NULL, content_json text NOT NULL, resume_url text, resume_secret text, created_ms bigint NOT NULL, created_by text NOT NULL, deadline_ms bigint, default_choice text, acknowledged_by text, acknowledged_ms bigint, resolution_json text, cancellation_json text, assignee text, review_json text, level integer NOT NULL DEFAULT 0, approvals_json text NOT NULL DEFAULT '[]'::text, remind_ms bigint, nudge_ms bigint, CONSTRAINT escalations_pkey PRIMARY KEY (id));
 CREATE INDEX escalations_assignee ON escalations USING btree (workspace_id, assignee, id) WHERE (assignee IS NOT NULL);

@@ -8,7 +8,6 @@ CREATE INDEX deliveries_due ON deliveries(next_attempt_ms) WHERE status = 'pendi
 CREATE TABLE escalation_events (seq INTEGER PRIMARY KEY, escalation_id TEXT NOT NULL, event TEXT NOT NULL, by TEXT NOT NULL, at_ms INTEGER NOT NULL);
 CREATE INDEX escalation_events_by_escalation ON escalation_events(escalation_id, seq);
 CREATE TABLE escalation_routes (route TEXT NOT NULL, escalation_id TEXT NOT NULL, PRIMARY KEY (route, escalation_id)) WITHOUT ROWID;
-CREATE INDEX escalation_routes_by_escalation ON escalation_routes(escalation_id);
 CREATE TABLE escalations (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, status TEXT NOT NULL, policy TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL, content_json TEXT NOT NULL, resume_url TEXT, resume_secret TEXT, created_ms INTEGER NOT NULL, created_by TEXT NOT NULL, deadline_ms INTEGER, default_choice TEXT, acknowledged_by TEXT, acknowledged_ms INTEGER, resolution_json TEXT, cancellation_json TEXT , assignee TEXT, review_json TEXT, level INTEGER NOT NULL DEFAULT 0, approvals_json TEXT NOT NULL DEFAULT '[]', remind_ms INTEGER, nudge_ms INTEGER);
 CREATE INDEX escalations_assignee ON escalations(workspace_id, assignee, id) WHERE assignee IS NOT NULL;
 CREATE INDEX escalations_deadline ON escalations(deadline_ms) WHERE deadline_ms IS NOT NULL AND status IN ('open', 'acknowledged');
