@@ -19,8 +19,8 @@ def test_escalated_mcp_without_a_token_names_the_variables_and_exits_1(monkeypat
 
 def test_serve_mcp_without_the_sdk_names_the_extra_before_starting(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "mcp", None)  # import mcp fails, as without escalated[mcp]
-    # Port -1: were the check skipped, serve would fail to bind instead of hanging here.
-    result = CliRunner().invoke(main, ["serve", "--mcp", "--db", str(tmp_path / "e.db"), "--port", "-1"])
+    # An address no machine has: were the check skipped, serve would fail to bind instead of hanging here.
+    result = CliRunner().invoke(main, ["serve", "--mcp", "--db", str(tmp_path / "e.db"), "--host", "256.0.0.1", "--port", "0"])
     assert result.exit_code == 1
     assert "pip install 'escalated[mcp]'" in result.output
     assert not (tmp_path / "e.db").exists()  # nothing started
