@@ -143,6 +143,20 @@ def _error_from(status: int, reason: str, body: bytes, headers: Any) -> ApiError
     )
 
 
+def _answer(status: int, body: bytes, content_type: str, *, where: str) -> Any:
+    """A success's JSON. Anything else means the URL leads to some other server (a web
+    page, a proxy's sign-in): ``not_escalated``, in words, instead of a JSONDecodeError."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ApiError(
+            status, code="not_escalated", title="Not an escalated server",
+            detail=f"{where} answered {status} with {content_type or 'a body'} that is not JSON: is that URL the escalated server?",
+        ) from None  # fmt: skip
+
+
 def _is_retryable(error: ApiError) -> bool:
     return error.status == 0 or error.status == 429 or error.status >= 500
 
@@ -233,7 +247,7 @@ class EscalatedClient:
                 raw = await resp.read()
                 if resp.status >= 400:
                     raise _error_from(resp.status, resp.reason or "", raw, resp.headers)
-                return json.loads(raw) if raw else None
+                return _answer(resp.status, raw, resp.content_type, where=f"{method} {self.base_url}{path}")
         except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise ServerUnreachable(f"{method} {self.base_url}{path}: {type(exc).__name__} {exc}".strip()) from exc
 

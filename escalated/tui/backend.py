@@ -48,6 +48,8 @@ def describe_error(error: ApiError, *, doing: str) -> str:
     """One plain sentence for the status line; never a traceback, never a token."""
     if isinstance(error, ServerUnreachable) or error.status == 0:
         return f"Connection lost while {doing}: the server does not answer. Retrying…"
+    if error.code == "not_escalated":
+        return f"No escalated server at that URL ({doing}). Check --url."
     if error.status == 401:
         return f"Not signed in ({doing}): the server rejected the token (401). Check ESCALATED_TOKEN."
     if error.status == 403:

@@ -198,3 +198,25 @@ def test_sync_client_creates_and_reads(shared_server):
     with SyncClient(shared_server.url, shared_server.bootstrap_key) as client:
         created = client.create_escalation(**request())
         assert client.get_escalation(created["id"])["status"] == "open"
+
+
+async def test_a_url_that_leads_to_another_web_server_is_said_in_words():
+    """``--url`` at some other server (a dev server on the port, a proxy's
+    sign-in page): an ApiError ``not_escalated``, and the TUI's line says
+    so, instead of a JSONDecodeError traceback."""
+    from aiohttp import web
+
+    from escalated.tui.backend import describe_error
+
+    async def page(_request: web.Request) -> web.Response:
+        return web.Response(text="<html>Sign in to the proxy</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    async with await start_receiver(app) as other, EscalatedClient(other.url, "ain_live_" + "k" * 38) as client:
+        with pytest.raises(ApiError) as raised:
+            await client.list_escalations()
+    error = raised.value
+    assert (error.status, error.code) == (200, "not_escalated")
+    assert "text/html that is not JSON" in error.detail and "is that URL the escalated server?" in error.detail
+    assert describe_error(error, doing="loading the inbox") == "No escalated server at that URL (loading the inbox). Check --url."
