@@ -1615,3 +1615,54 @@ def test_a_chain_bound_by_a_class_of_another_module_is_asked_through_its_instanc
     # agent's nodes ask each chain as self.agents.categorize.invoke(...); its plain attributes are no model.
     calls = _calls(tmp_path, CHAINS_OF_ANOTHER_CLASS)
     assert calls == {("src/nodes.py", 9): ("invoke", "autonomous", ("R11",))}
+
+
+PIECES_JOINED = {
+    "llm/__init__.py": "",
+    "llm/provider.py": """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    result = []
+    choice = response.choices[0]
+    if choice.message.content:
+        result.append(choice.message.content)
+    return "\\n".join(result), None
+
+
+def history(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    turns = []
+    turns.append(response.choices[0].message.content)
+    return turns
+""",
+    "llm/run.py": """\
+import subprocess
+
+from .provider import chat, history
+
+
+def run(messages):
+    command, _usage = chat(messages)
+    subprocess.run(command, shell=True)
+
+
+def replay(messages):
+    subprocess.run(history(messages)[0], shell=True)
+""",
+}
+
+
+def test_the_answer_collected_in_a_list_and_joined_is_still_the_answer(tmp_path: Path) -> None:
+    # gptme's provider chat(): result = []; result.append(choice.message.content); return "\n".join(result), usage.
+    # The joined text is the answer, so the caller's shell command is the call's; a list returned as it is
+    # is a list of answers, not a wrapper.
+    calls = _calls(tmp_path, PIECES_JOINED)
+    assert calls[("llm/provider.py", 7)][1:] == ("required", ("R1",))
+    assert calls[("llm/run.py", 7)] == ("chat", "required", ("R1",))
+    assert ("llm/run.py", 12) not in calls
+    assert calls[("llm/provider.py", 16)][1] != "required"

@@ -314,10 +314,21 @@ class OutputFlow:
         func = call.func
         if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
             return False
-        if not (isinstance(arg.value, cst.Name) and (scope.qualname, arg.value.value) in flow.pieces):
+        piece = isinstance(arg.value, cst.Name) and (scope.qualname, arg.value.value) in flow.pieces
+        if not piece and not self._joined(func.value.value, scope):
             return False
         start = self.index.values.get((scope.qualname, func.value.value))
         return isinstance(start, cst.List) and not start.elements
+
+    def _joined(self, name: str, scope: Scope) -> bool:
+        """``result.append(answer)`` … ``return "\\n".join(result)``: a list started empty that the
+        function joins back into text holds the output's text, not a list of answers."""
+        for call, caller in self.index.calls:
+            if caller is scope and _joins(call.func) and len(call.args) == 1:
+                value = call.args[0].value
+                if isinstance(value, cst.Name) and value.value == name:
+                    return True
+        return False
 
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
@@ -629,7 +640,12 @@ def _copies(func: cst.BaseExpression) -> bool:
     """``dict(output)``, a copy; ``json.loads(output)``, the answer parsed: the output itself still."""
     if isinstance(func, cst.Name):
         return func.value in _COPIES
-    return dotted_name(func) == "json.loads"
+    return dotted_name(func) == "json.loads" or _joins(func)
+
+
+def _joins(func: cst.BaseExpression) -> bool:
+    """``"\\n".join(parts)``: the output's pieces joined back into its text."""
+    return isinstance(func, cst.Attribute) and func.attr.value == "join" and isinstance(func.value, cst.SimpleString)
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
