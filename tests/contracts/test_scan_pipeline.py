@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from escalated.cli import main
 from escalated.contracts.deep import deep_stack
-from escalated.contracts.scan.index import Imports, ModuleIndex, parse_module
+from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Signature, functions_of, parse_module
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -81,6 +81,56 @@ def test_imports_in_every_kind_of_block_and_a_name_imported_twice_end_as_in_the_
     imports = dict(python[0])
     assert imports["thing"] == "os.path" and imports["json"] == "ujson" and imports["abc"] == "a.b.c"
     assert dict(python[1])["y"] == (3, "deep.er.x")
+
+
+FUNCTIONS = """
+def run(a, /, b, *args, c, **kw): ...
+class Runner:
+    def run(self, plan): ...
+    async def stream(cls, x, *, y=1):
+        def inner(z): ...
+        class Local:
+            def method(self, w): ...
+    class Inner:
+        def deep(self): ...
+if flag:
+    def run(other): ...  # defined twice: the later one
+else:
+    try:
+        def fallback(q): ...
+    except ImportError:
+        pass
+def outer():
+    class Made:
+        def go(self, v): ...
+    def helper(u): ...
+match command:
+    case "x":
+        def matched(m): ...
+"""
+
+
+def _signatures(source: str) -> tuple[dict[str, Signature], dict[str, Signature]]:
+    index = ModuleIndex().build(parse_module(source))
+    return functions_of(ast.parse(source)), {name: Signature.of(s) for name, s in index.scopes.items() if name != MODULE_SCOPE}
+
+
+def test_functions_read_off_pythons_tree_are_the_indexs_scopes() -> None:
+    python, index = _signatures(FUNCTIONS)
+    assert python == index
+    assert python["run"] == Signature(None, ("other",), frozenset({"other"}))
+    assert python["Runner.stream"] == Signature("Runner", ("cls", "x"), frozenset({"cls", "x", "y"}))
+    assert python["Runner.stream.inner"].class_name == "Runner"
+    assert python["Runner.stream.Local.method"].class_name == "Runner.stream.Local"
+    assert python["Runner.Inner.deep"].class_name == "Runner.Inner"
+    assert python["outer.Made.go"].class_name == "outer.Made" and python["outer.helper"].class_name is None
+    assert {"fallback", "matched"} <= python.keys()
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.py")), ids=lambda p: p.relative_to(CORPUS).as_posix())
+def test_functions_read_off_pythons_tree_are_the_indexs_on_the_corpus(path: Path) -> None:
+    python, index = deep_stack(lambda: _signatures(path.read_text()))
+    assert python == index
 
 
 def test_parsing_without_libcsts_checks_leaves_them_on_for_every_other_node() -> None:

@@ -15,7 +15,8 @@ parsed ten times faster than libcst's and dropped at once. libcst parses a
 module some other parsed module imports for its tables (kinds, tools, tool
 sites: no syntax nodes) and releases it; it is parsed again for its own
 analysis, and taint by parameter (``ProjectFlow``) parses the few modules it
-follows into. A module no parsed module imports (a test, an example, a
+follows into (which function, which parameter: from Python's tree, read with
+the imports, ``index.functions_of``). A module no parsed module imports (a test, an example, a
 script: most of a real tree) is parsed when its turn comes, analysed and
 released. The scan holds one module's tree and a few followed into, not every
 tree of the project.
@@ -55,7 +56,9 @@ from escalated.contracts.scan.files import (
     served_graphs,
 )
 from escalated.contracts.scan.flows import Loadable, ProjectFlow
-from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex, WorkMeter, dotted_name, parse_module
+from escalated.contracts.scan.index import (
+    MODULE_SCOPE, STAR, Imports, ModuleIndex, Signature, WorkMeter, dotted_name, functions_of, parse_module,
+)  # fmt: skip
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
 from escalated.contracts.scan.kinds import PROJECT_INTERFACE, Kind
@@ -73,6 +76,7 @@ class _Module:
     source: str
     imports: Imports
     outline: array[int] | None = None  # of Python's tree, for the spans of reported nodes
+    functions: dict[str, Signature] | None = None  # of Python's tree, for taint by parameter to look up
     module: cst.Module | None = None
     index: ModuleIndex | None = None
     kept: bool = False  # other modules look things up in it: its tables are exported
@@ -529,14 +533,14 @@ class _Implementers:
                 continue
             python = _python_tree(entry.source)
             if python is not None and entry.outline is None:
-                entry.outline = outline(python)
+                entry.outline, entry.functions = outline(python), functions_of(python)
             classes = [
                 node.name for node in (python.body if python is not None else ())
                 if isinstance(node, ast.ClassDef)
                 and any(isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name == method for f in node.body)
             ]  # fmt: skip
             load = functools.partial(entry.parsed_apart, self.meter)
-            out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load)) for name in classes]
+            out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load, entry.functions)) for name in classes]
         return out
 
 
@@ -558,7 +562,7 @@ class _Tables:
         return [(entry.rel, entry.imports) for entry in self.entries]
 
     def loadable(self, meter: WorkMeter) -> list[Loadable]:
-        return [(entry.rel, functools.partial(entry.parsed_apart, meter)) for entry in self.entries]
+        return [(entry.rel, functools.partial(entry.parsed_apart, meter), entry.functions) for entry in self.entries]
 
     def add(self, tree: _Tree, entry: _Module, *, wanted: Callable[[str], bool]) -> bool:
         """Parse ``entry``, export its tables and release it; False when it cannot be analysed."""
@@ -797,7 +801,7 @@ def _parse_into(parsed: list[_Module], rel: str, data: bytes) -> ParseProblem | 
     entry = _Module(rel, source, Imports())
     python = _python_tree(source)
     if python is not None:
-        entry.imports, entry.outline = Imports.of(python), outline(python)
+        entry.imports, entry.outline, entry.functions = Imports.of(python), outline(python), functions_of(python)
     else:
         errors: list[ParseProblem] = []
         loaded = entry.load(errors)

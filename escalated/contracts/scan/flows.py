@@ -6,7 +6,10 @@ on into the modules it passes it to, a few levels), so a reply that becomes
 shell commands two modules away is judged by what happens to it there, not
 by every call in that function's body. Summaries are computed on demand, once
 per (function, parameter), with the same flow analysis as a model call's own
-output; deterministic because the scan visits files in sorted order.
+output; deterministic because the scan visits files in sorted order. Which
+function a name is and which parameter the value binds are read off Python's
+tree (``index.functions_of``): libcst parses a module only to analyse a
+(function, parameter) not summarised yet.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ import libcst as cst
 
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan import crossref
-from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Signature
 from escalated.contracts.scan.kinds import Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
-from escalated.contracts.scan.syntax import param_for
+from escalated.contracts.scan.syntax import param_at
 
 # Modules followed in a row: the caller's, then up to this many more.
 MAX_MODULES = 3
@@ -34,8 +37,9 @@ MAX_IMPLEMENTATIONS = 12
 KEEP_PARSED = 8
 
 _Parsed = tuple[str, cst.Module, ModuleIndex]
-# A project module by its path, and how to parse it when it is first followed into.
-Loadable = tuple[str, Callable[[], _Parsed | None]]
+# A project module by its path, how to parse it when it is first followed into, and its functions read off
+# Python's tree (``index.functions_of``; None when Python's parser refused it: libcst's tree says, once parsed).
+Loadable = tuple[str, Callable[[], _Parsed | None], Mapping[str, Signature] | None]
 
 
 class ProjectFlow:
@@ -106,16 +110,23 @@ class ProjectFlow:
         found = self._function(qualified)
         if found is None:
             return None
-        (rel, module, index), scope = found
-        assert isinstance(scope.node, cst.FunctionDef)  # _function finds functions only
-        param = param_for(scope.node, call, arg)
-        if param is None or param not in scope.params:
+        loadable, name, signature = found
+        param = param_at(signature.positional, call, arg)
+        if param is None or param not in signature.names:
             return None
-        key = (rel, scope.qualname, f"{param}()" if returned else param)
+        key = (loadable[0], name, f"{param}()" if returned else param)
         if key in self._memo:
             return self._memo[key]
         if key in self._open or len(self._open) >= MAX_MODULES:
             return ()  # a cycle, or as far as the chain is followed
+        # libcst's tree only now: what the function is and which parameter the value binds came from Python's.
+        parsed = self._parse(loadable)
+        if parsed is None:
+            return None
+        rel, module, index = parsed
+        scope = index.scopes.get(name)
+        if scope is None:  # the two parsers disagree: not followed
+            return None
         self._open.append(key)
         try:
             analyzer = self._analyzer(rel, module, index)
@@ -127,23 +138,33 @@ class ProjectFlow:
         self._memo[key] = result
         return result
 
-    def _function(self, qualified: str) -> tuple[_Parsed, Scope] | None:
-        """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module and scope."""
+    def _function(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
+        """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module, its name there and
+        its signature (a top-level function, or a method of a top-level class)."""
         for cut in (1, 2):
             parts = qualified.rsplit(".", cut)
             loadable = self._modules.get(parts[0]) if len(parts) == cut + 1 else None
-            entry = self._parse(loadable) if loadable is not None else None
-            if entry is None:
+            functions = self._functions(loadable) if loadable is not None else None
+            if loadable is None or functions is None:
                 continue
-            index = entry[2]
-            scope = index.scopes.get(".".join(parts[1:]))
-            top = scope is not None and (scope.parent is index.module_scope if cut == 1 else scope.class_name == parts[1])
-            if top and scope is not None and isinstance(scope.node, cst.FunctionDef):
-                return entry, scope
+            name = ".".join(parts[1:])
+            signature = functions.get(name)
+            # A name without a dot is a function at the module's top level; Class.method, a method of that class.
+            if signature is not None and (cut == 1 or signature.class_name == parts[1]):
+                return loadable, name, signature
         return None
 
+    def _functions(self, loadable: Loadable) -> Mapping[str, Signature] | None:
+        """The module's functions: read off Python's tree, or else libcst's (parsed now; None if it cannot be)."""
+        if loadable[2] is not None:
+            return loadable[2]
+        parsed = self._parse(loadable)
+        if parsed is None:
+            return None
+        return {name: Signature.of(scope) for name, scope in parsed[2].scopes.items() if name != MODULE_SCOPE}
+
     def _parse(self, loadable: Loadable) -> _Parsed | None:
-        rel, load = loadable
+        rel, load = loadable[0], loadable[1]
         if rel in self._parsed:
             self._parsed.move_to_end(rel)
             return self._parsed[rel]

@@ -120,6 +120,47 @@ class Imports:
         return found
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Signature:
+    """A function's place and parameters, as ``ModuleIndex`` has them in its scope."""
+
+    class_name: str | None  # the class it is a method of, or whose method it is nested in
+    positional: tuple[str, ...]  # positional-only and ordinary parameters, in order
+    names: frozenset[str]  # those and the keyword-only ones (``Scope.params``)
+
+    @classmethod
+    def of(cls, scope: Scope) -> Signature:
+        assert isinstance(scope.node, cst.FunctionDef)
+        params = scope.node.params
+        return cls(scope.class_name, tuple(p.name.value for p in (*params.posonly_params, *params.params)), frozenset(scope.params))
+
+
+def functions_of(tree: ast.Module) -> dict[str, Signature]:
+    """Qualified name (``run``, ``Runner.run``, ``run.inner``) -> signature for every function of the
+    module, as ``ModuleIndex.build`` makes its scopes, read off Python's own tree: a name defined
+    twice ends as the later definition, a method's class is the innermost class directly around it
+    (a function nested in a method takes the method's)."""
+    found: dict[str, Signature] = {}
+
+    def visit(node: ast.AST, prefix: tuple[str, ...], classes: tuple[str, ...], class_name: str | None) -> None:
+        for child in _statements_in(node):
+            if isinstance(child, ast.ClassDef):
+                qual = (*prefix, child.name)
+                visit(child, qual, (*classes, ".".join(qual)), class_name)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qual = (*prefix, child.name)
+                owner = classes[-1] if classes and classes[-1] == ".".join(prefix) else class_name
+                args = child.args
+                positional = tuple(a.arg for a in (*args.posonlyargs, *args.args))
+                found[".".join(qual)] = Signature(owner, positional, frozenset((*positional, *(a.arg for a in args.kwonlyargs))))
+                visit(child, qual, classes, owner)
+            else:
+                visit(child, prefix, classes, class_name)
+
+    visit(tree, (), (), None)
+    return found
+
+
 def _statements_in(node: ast.AST) -> list[ast.AST]:
     """The statements (and except and case clauses) directly inside ``node``, in source order."""
     out: list[ast.AST] = []

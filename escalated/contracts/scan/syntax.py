@@ -46,7 +46,12 @@ def is_primary(call: cst.Call, arg: cst.Arg) -> bool:
 
 
 def param_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
-    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    return param_at([p.name.value for p in (*function.params.posonly_params, *function.params.params)], call, arg)
+
+
+def param_at(positional: Sequence[str], call: cst.Call, arg: cst.Arg) -> str | None:
+    """The parameter ``arg`` of ``call`` binds, of a function whose positional parameters are ``positional``."""
+    params = list(positional)
     if params and params[0] in {"self", "cls"}:
         params = params[1:]
     if arg.keyword is not None:
