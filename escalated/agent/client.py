@@ -318,7 +318,14 @@ class EscalatedClient:
             "cursor": cursor,
             "order": order,
         }
-        return await self._request("GET", "/escalations", params=params)
+        page = await self._request("GET", "/escalations", params=params)
+        if not isinstance(page, dict) or not isinstance(page.get("data"), list) or not all(isinstance(e, dict) for e in page["data"]):
+            # JSON, but no page of escalations: the first thing a reviewer's TUI asks for, from another API.
+            raise ApiError(
+                200, code="not_escalated", title="Not an escalated server",
+                detail=f"GET {self.base_url}/escalations answered JSON that is not a page of escalations: is that URL the escalated server?",
+            )  # fmt: skip
+        return page
 
     async def me(self) -> dict:
         """Who this token is: ``{"kind", "name", "workspace", "scopes"}`` (any valid token)."""

@@ -208,15 +208,21 @@ async def test_a_url_that_leads_to_another_web_server_is_said_in_words():
 
     from escalated.tui.backend import describe_error
 
-    async def page(_request: web.Request) -> web.Response:
+    async def page(request: web.Request) -> web.Response:
+        if request.query.get("policy") == "another.api":  # as if another JSON API answered
+            return web.json_response({"data": 5, "status": "ok"})
         return web.Response(text="<html>Sign in to the proxy</html>", content_type="text/html")
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", page)
     async with await start_receiver(app) as other, EscalatedClient(other.url, "ain_live_" + "k" * 38) as client:
-        with pytest.raises(ApiError) as raised:
+        with pytest.raises(ApiError) as html:
             await client.list_escalations()
-    error = raised.value
+        with pytest.raises(ApiError) as json_of_another_api:
+            await client.list_escalations(policy="another.api")
+    error = html.value
     assert (error.status, error.code) == (200, "not_escalated")
     assert "text/html that is not JSON" in error.detail and "is that URL the escalated server?" in error.detail
     assert describe_error(error, doing="loading the inbox") == "No escalated server at that URL (loading the inbox). Check --url."
+    assert json_of_another_api.value.code == "not_escalated"
+    assert "JSON that is not a page of escalations" in json_of_another_api.value.detail
