@@ -17,11 +17,12 @@ import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import aiohttp
 
 from escalated.domain.models import TERMINAL_STATUSES
+from escalated.domain.validation import url_problem
 from escalated.errors import EscalatedError
 from escalated.agent.outcome import Outcome, outcome_of
 from escalated.agent.sse import Event, SseParser
@@ -73,12 +74,7 @@ def server_url(value: str) -> str:
     Checked when a client is made, not at its first request: a typo (no scheme,
     ``localhost:8470``) is one sentence, not an aiohttp traceback. The value is
     not repeated back: an address may carry a password."""
-    parts = urlsplit(value.strip())
-    try:
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-    except ValueError:  # a port that is not a number, or out of range
-        valid = False
-    if not valid:
+    if url_problem(value.strip()) is not None:  # the check a create's resume URL gets
         raise InvalidServerUrl("the escalated server's address must be an http:// or https:// URL with a host, like http://127.0.0.1:8470")
     return value.strip().rstrip("/")
 
@@ -143,7 +139,7 @@ def _error_from(status: int, reason: str, body: bytes, headers: Any) -> ApiError
     )
 
 
-def _answer(status: int, body: bytes, content_type: str, *, where: str) -> Any:
+def _answer(status: int, body: bytes, content_type: str, *, method: str, url: str) -> Any:
     """A success's JSON. Anything else means the URL leads to some other server (a web
     page, a proxy's sign-in): ``not_escalated``, in words, instead of a JSONDecodeError."""
     if not body:
@@ -151,10 +147,11 @@ def _answer(status: int, body: bytes, content_type: str, *, where: str) -> Any:
     try:
         return json.loads(body)
     except ValueError:
-        raise ApiError(
-            status, code="not_escalated", title="Not an escalated server",
-            detail=f"{where} answered {status} with {content_type or 'a body'} that is not JSON: is that URL the escalated server?",
-        ) from None  # fmt: skip
+        raise _not_escalated(f"{method} {url} answered {status} with {content_type or 'a body'} that is not JSON") from None
+
+
+def _not_escalated(what: str) -> ApiError:
+    return ApiError(200, code="not_escalated", title="Not an escalated server", detail=f"{what}: is that URL the escalated server?")
 
 
 def _is_retryable(error: ApiError) -> bool:
@@ -235,10 +232,11 @@ class EscalatedClient:
         timeout_s: float | None = None,
     ) -> Any:
         timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
+        url = self.base_url + path
         try:
             async with self._client_session().request(
                 method,
-                self.base_url + path,
+                url,
                 json=body,
                 params=_drop_none(**(params or {})),
                 headers=self._headers(headers),
@@ -247,9 +245,9 @@ class EscalatedClient:
                 raw = await resp.read()
                 if resp.status >= 400:
                     raise _error_from(resp.status, resp.reason or "", raw, resp.headers)
-                return _answer(resp.status, raw, resp.content_type, where=f"{method} {self.base_url}{path}")
+                return _answer(resp.status, raw, resp.content_type, method=method, url=url)
         except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise ServerUnreachable(f"{method} {self.base_url}{path}: {type(exc).__name__} {exc}".strip()) from exc
+            raise ServerUnreachable(f"{method} {url}: {type(exc).__name__} {exc}".strip()) from exc
 
     # -- escalations -----------------------------------------------------
 
@@ -321,10 +319,7 @@ class EscalatedClient:
         page = await self._request("GET", "/escalations", params=params)
         if not isinstance(page, dict) or not isinstance(page.get("data"), list) or not all(isinstance(e, dict) for e in page["data"]):
             # JSON, but no page of escalations: the first thing a reviewer's TUI asks for, from another API.
-            raise ApiError(
-                200, code="not_escalated", title="Not an escalated server",
-                detail=f"GET {self.base_url}/escalations answered JSON that is not a page of escalations: is that URL the escalated server?",
-            )  # fmt: skip
+            raise _not_escalated(f"GET {self.base_url}/escalations answered JSON that is not a page of escalations")
         return page
 
     async def me(self) -> dict:

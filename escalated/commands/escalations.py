@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, InvalidServerUrl, InvalidToken, ServerUnreachable
+from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, ServerUnreachable
 from escalated.domain.models import ACTIVE_STATUSES, STATUSES
 from escalated.timeutil import now_ms, parse_timestamp_ms
+from escalated.tui.command import client_for
 from escalated.tui.format import age_text, countdown_text, ms
 
 T = TypeVar("T")
@@ -40,16 +41,14 @@ def _server_options(fn: Callable) -> Callable:
 def _run(url: str, token: str, call: Callable[[EscalatedClient], Awaitable[T]]) -> T:
     """``await call(client)`` against the server; a refusal becomes words and exit status 1."""
 
+    client = client_for(url, token)
+
     async def main() -> T:
-        async with EscalatedClient(url, token) as client:
+        async with client:
             return await call(client)
 
     try:
         return asyncio.run(main())
-    except InvalidServerUrl as exc:
-        raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
-    except InvalidToken as exc:
-        raise click.BadParameter(str(exc), param_hint="--token / ESCALATED_TOKEN") from None
     except ServerUnreachable as exc:
         raise click.ClickException(f"cannot reach the escalated server at {url} ({exc.detail}); is `escalated serve` running?") from None
     except ApiError as exc:

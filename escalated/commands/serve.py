@@ -10,7 +10,6 @@ import signal
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 from aiohttp import web
@@ -22,6 +21,7 @@ from escalated.commands.gctuning import tune_for_serving
 from escalated.commands.routing import log_unroutable_policies
 from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.domain.mailserver import DEFAULT_SENDER, MailServer, parse_mail_server
+from escalated.domain.validation import url_problem
 from escalated.engine import smtp
 from escalated.errors import ConfigError
 from escalated.core.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
@@ -52,12 +52,7 @@ def parse_link_ttl_s(text: str) -> float:
 def parse_public_url(text: str) -> str:
     """--public-url: the http:// or https:// address people reach this server at (no trailing slash).
     Anything else would be sent out as broken links in every email, Slack message and sign-in link."""
-    try:
-        parts = urlsplit(text.strip())
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-    except ValueError:  # a port that is not a number, or out of range; a bad IPv6 literal
-        valid = False
-    if not valid or parts.query or parts.fragment:
+    if url_problem(text.strip()) is not None or "?" in text or "#" in text:
         raise ConfigError(f"--public-url {text!r}: use the http:// or https:// address people reach this server at, like https://escalated.example.com")
     return text.strip().rstrip("/")
 

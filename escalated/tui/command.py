@@ -6,11 +6,21 @@ import asyncio
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, EscalatedClient, InvalidServerUrl, InvalidToken, bearer_token, server_url
+from escalated.agent.client import DEFAULT_URL, EscalatedClient, InvalidServerUrl, InvalidToken
 
 
-async def run_review(url: str, token: str) -> None:
-    client = EscalatedClient(url, token)
+def client_for(url: str, token: str) -> EscalatedClient:
+    """The client of ``--url`` and ``--token``; a bad one of either is a usage error naming the option
+    (the CLI's escalations commands use it too)."""
+    try:
+        return EscalatedClient(url, token)
+    except InvalidServerUrl as exc:
+        raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
+    except InvalidToken as exc:
+        raise click.BadParameter(str(exc), param_hint="--token / ESCALATED_TOKEN") from None
+
+
+async def run_review(client: EscalatedClient) -> None:
     try:
         from escalated.tui.app import ReviewApp
 
@@ -32,12 +42,5 @@ def review(url: str, token: str) -> None:
 
     It talks to the server over HTTP like any client. Press ? inside for keys.
     """
-    try:  # before the screen is taken over
-        server_url(url)
-    except InvalidServerUrl as exc:
-        raise click.BadParameter(str(exc), param_hint="--url / ESCALATED_URL") from None
-    try:
-        bearer_token(token)
-    except InvalidToken as exc:
-        raise click.BadParameter(str(exc), param_hint="--token / ESCALATED_TOKEN") from None
-    asyncio.run(run_review(url, token))
+    client = client_for(url, token)  # before the screen is taken over
+    asyncio.run(run_review(client))

@@ -48,7 +48,7 @@ async def posted(request: web.Request) -> MultiDictProxy:
     one) is the sender's mistake, answered 400 in words, not our 500."""
     try:
         return await request.post()
-    except (UnicodeDecodeError, ValueError, web.RequestPayloadError):
+    except (ValueError, web.RequestPayloadError):  # UnicodeDecodeError is a ValueError
         raise MalformedForm("the form's data could not be read (it is not form data in UTF-8); reload the page and try again") from None
 
 

@@ -84,7 +84,7 @@ def _against_snapshot(dialect: str, schema: str) -> None:
 
 @pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
 def test_the_files_keep_the_names_the_python_lists_recorded(dialect):
-    legacy = legacy_sqlite if dialect == "sqlite" else legacy_postgres
+    legacy = _legacy(dialect)
     names = [name for name, _ in migrations.load(dialect)]
     assert names[: len(legacy.MIGRATIONS)] == [name for name, _ in legacy.MIGRATIONS]
 
@@ -92,8 +92,12 @@ def test_the_files_keep_the_names_the_python_lists_recorded(dialect):
 def _after_the_python_list(dialect: str) -> list[str]:
     """The files written after the Python lists were frozen: all a database
     they migrated still needs."""
-    legacy = legacy_sqlite if dialect == "sqlite" else legacy_postgres
-    return [name for name, _ in migrations.load(dialect)][len(legacy.MIGRATIONS) :]
+    return [name for name, _ in migrations.load(dialect)][len(_legacy(dialect).MIGRATIONS) :]
+
+
+def _legacy(dialect: str):
+    """The frozen Python list of ``dialect``'s migrations."""
+    return legacy_sqlite if dialect == "sqlite" else legacy_postgres
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "postgres"])

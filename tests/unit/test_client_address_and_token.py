@@ -8,7 +8,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from aiohttp import web
+
 from escalated.agent.client import EscalatedClient, InvalidServerUrl, InvalidToken, server_url
+from escalated.agent.receiver import start_receiver
 from escalated.cli import main
 
 TOKEN = "ain_user_" + "T0k3n" * 8
@@ -50,10 +53,19 @@ def test_the_mcp_server_refuses_a_bad_url_in_words(monkeypatch):
     assert result.exit_code == 1 and "must be an http:// or https:// URL" in result.output, result.output
 
 
-def test_whitespace_around_a_token_is_dropped():
-    # A token file saved on Windows, or `echo` into a .env file.
-    client = EscalatedClient("http://127.0.0.1:8470", f" {TOKEN}\r\n")
-    assert client._headers()["Authorization"] == f"Bearer {TOKEN}"
+async def test_whitespace_around_a_token_is_dropped_and_the_rest_is_sent():
+    # A token file saved on Windows, or `echo` into a .env file; the header a real server receives.
+    seen: list[str] = []
+
+    async def me(request: web.Request) -> web.Response:
+        seen.append(request.headers["Authorization"])
+        return web.json_response({"kind": "user", "name": "alice", "workspace": "default", "scopes": []})
+
+    app = web.Application()
+    app.router.add_get("/me", me)
+    async with await start_receiver(app) as server, EscalatedClient(server.url, f" {TOKEN}\r\n") as client:
+        await client.me()
+    assert seen == [f"Bearer {TOKEN}"]
 
 
 @pytest.mark.parametrize("given", ["", "  ", f"{TOKEN}\nX-Injected: 1", f"ain_user_ {TOKEN}", f"{TOKEN}\x00"])
