@@ -26,7 +26,7 @@ import time
 from aiohttp import web
 
 from escalated.core.settings import Settings
-from escalated.http.malformed import MalformedRequests
+from escalated.http.malformed import MalformedRequests, ProblemAnswers
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,7 @@ class ConnectionGate:
             self._log()
             return _Busy()
         handler = self._server()
+        handler.__class__ = ProblemAnswers  # its own 400s as problem+json (malformed.py)
         self._pending[handler] = time.monotonic()
         return handler
 

@@ -10,6 +10,11 @@ then a count at most every ``every_s``. Its words are aiohttp's first line
 of the reason only: the rest quotes the raw bytes, which may hold a token.
 Anything else aiohttp logs (a handler's real exception) passes through
 with its traceback.
+
+``ProblemAnswers`` is aiohttp's request handler answering such a request as
+every other error is answered, ``application/problem+json`` (400
+``invalid_json``: there is no body to read), instead of aiohttp's
+``text/plain`` page, which also quoted the raw bytes back.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import sys
 import time
 from collections.abc import Callable
 
+from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+
+from escalated.errors import InvalidJson
+from escalated.http.problems import problem
 
 LOG_EVERY_S = 60.0
 _QUOTED = re.compile(r":?\s*b['\"]")  # where aiohttp starts quoting the raw bytes
@@ -56,7 +65,7 @@ class MalformedRequests(logging.LoggerAdapter):
         self._logged_at, self._unreported = now, 0
         log.warning(
             "malformed request from %s answered %d: %s%s; further ones are counted and reported at most every %g s",
-            remote or "an unknown address", exc.code, _reason(exc), earlier, self.every_s,
+            remote or "an unknown address", exc.code, reason(exc), earlier, self.every_s,
         )  # fmt: skip
 
 
@@ -72,10 +81,36 @@ def _parse_error(exc: BaseException | None) -> HttpProcessingError | None:
     return None
 
 
-def _reason(exc: HttpProcessingError) -> str:
+def reason(exc: HttpProcessingError) -> str:
     """The first line of aiohttp's message ("Invalid header value char"), never the bytes it
     quotes: an over-long line is quoted on the first line itself ("... when reading: b'...'")."""
     first = (exc.message or "").strip().splitlines()
     if not first:
         return type(exc).__name__
     return _QUOTED.split(first[0], maxsplit=1)[0].rstrip(":. ")
+
+
+class ProblemAnswers(RequestHandler):
+    """aiohttp's request handler, its own 400s answered as problem+json.
+
+    aiohttp makes its handlers itself (``web.Server.__call__``) and has no
+    option for their class, so the connection gate re-classes each one it
+    hands out (same slots, no new state: Python checks the layout).
+    """
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        answer = super().handle_error(request, status, exc, message)  # logs, and raises if an answer was begun
+        parse_error = _parse_error(exc)
+        if status != 400 or parse_error is None:
+            return answer
+        resp = problem(InvalidJson(f"not a well-formed HTTP request: {reason(parse_error)}"), status=400)
+        resp.force_close()  # what is left of the stream cannot be trusted to start a next request
+        return resp

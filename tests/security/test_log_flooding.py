@@ -7,6 +7,7 @@ Each such request once logged a whole traceback quoting the raw header
 
 from __future__ import annotations
 
+import json
 import socket
 from urllib.parse import urlsplit
 
@@ -66,3 +67,18 @@ def test_an_over_long_header_and_an_undecodable_body_log_one_line_without_the_by
     log = "".join(fresh_server.output)
     assert "Got more than 8190 bytes when reading;" in log or "Got more than 8190 bytes when reading " in log, log[-3000:]
     assert SECRET not in log and "Bearer" not in log and "Traceback" not in log and "Unhandled exception" not in log, log[-3000:]
+
+
+def test_a_request_aiohttp_cannot_parse_is_answered_as_problem_json_without_its_bytes(fresh_server):
+    """CONTRACT §7: every error is problem+json. aiohttp's own answer was a
+    text/plain page quoting the raw bytes back (a header line may be a token)."""
+    too_long = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + b"y" * 9000 + b"\r\n\r\n"
+    bad_chunk = b"POST /escalations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n"
+    for raw in (*MALFORMED, too_long, bad_chunk, b"NOT AN HTTP REQUEST\r\n\r\n"):
+        head, _, body = _answer(fresh_server, raw).partition(b"\r\n\r\n")
+        assert b" 400 " in head.split(b"\r\n", 1)[0], head
+        assert b"Content-Type: application/problem+json" in head, head
+        problem = json.loads(body)
+        assert problem["status"] == 400 and problem["code"] == "invalid_json", problem
+        assert problem["detail"].startswith("not a well-formed HTTP request: "), problem
+        assert SECRET not in problem["detail"] and "b'" not in problem["detail"] and "yyy" not in problem["detail"]
