@@ -154,6 +154,16 @@ def _not_escalated(what: str) -> ApiError:
     return ApiError(200, code="not_escalated", title="Not an escalated server", detail=f"{what}: is that URL the escalated server?")
 
 
+def _not_http(exc: aiohttp.ClientError, request: str) -> ApiError:
+    """What aiohttp raises for an answer it cannot read as HTTP (another protocol's
+    banner on the port, a broken header, a redirect off the web): ``not_escalated``
+    in words. Its message quotes the raw bytes after the first colon; only the
+    reason before it is kept."""
+    text = str(getattr(exc, "message", "") or type(exc).__name__)
+    reason = text.splitlines()[0].split(":", 1)[0].strip() if text.strip() else type(exc).__name__
+    return _not_escalated(f"{request}: the answer is not HTTP this client can read ({reason})")
+
+
 def _is_retryable(error: ApiError) -> bool:
     return error.status == 0 or error.status == 429 or error.status >= 500
 
@@ -248,6 +258,8 @@ class EscalatedClient:
                 return _answer(resp.status, raw, resp.content_type, method=method, url=url)
         except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise ServerUnreachable(f"{method} {url}: {type(exc).__name__} {exc}".strip()) from exc
+        except aiohttp.ClientError as exc:
+            raise _not_http(exc, f"{method} {url}") from None
 
     # -- escalations -----------------------------------------------------
 
@@ -458,6 +470,8 @@ class EscalatedClient:
                         yield event
         except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise ServerUnreachable(f"GET {self.base_url}/events: {type(exc).__name__} {exc}".strip()) from exc
+        except aiohttp.ClientError as exc:
+            raise _not_http(exc, f"GET {self.base_url}/events") from None
 
     # -- api keys --------------------------------------------------------
 

@@ -226,3 +226,43 @@ async def test_a_url_that_leads_to_another_web_server_is_said_in_words():
     assert describe_error(error, doing="loading the inbox") == "No escalated server at that URL (loading the inbox). Check --url."
     assert json_of_another_api.value.code == "not_escalated"
     assert "JSON that is not a page of escalations" in json_of_another_api.value.detail
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (b"220 mail.example ESMTP ready\r\n", "Bad status line"),  # another protocol on the port
+        (b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\n{}", "Invalid HTTP header"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: zz\r\n\r\n{}", "Invalid character in Content-Length"),
+    ],
+)
+async def test_an_answer_that_is_not_http_is_not_escalated_in_words(answer, reason):
+    """aiohttp's ClientResponseError (an SMTP banner, a broken header) was a
+    traceback from the CLI, and an unhandled error in the TUI, whose crash
+    report prints the request frame's locals: the token among them."""
+    from escalated.tui.backend import describe_error
+
+    async def speak(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(answer)
+        await writer.drain()
+        with contextlib.suppress(ConnectionError):
+            await reader.read(65536)
+        writer.close()
+
+    server = await asyncio.start_server(speak, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with EscalatedClient(url, "ain_live_" + "k" * 38) as client:
+            with pytest.raises(ApiError) as listed:
+                await client.list_escalations()
+            with pytest.raises(ApiError) as streamed:
+                async for _ in client.events():
+                    pass
+    finally:
+        server.close()
+        await server.wait_closed()
+    for error in (listed.value, streamed.value):
+        assert error.code == "not_escalated", error
+        assert f"the answer is not HTTP this client can read ({reason})" in error.detail
+        assert "b'" not in error.detail and "\\x00" not in error.detail
+    assert describe_error(listed.value, doing="loading the inbox").startswith("No escalated server at that URL")
