@@ -118,6 +118,25 @@ def test_exit_2_when_a_file_that_imports_an_sdk_cannot_be_parsed_whatever_the_pr
     assert [c["path"] for c in document["calls"]] == ["agent/support.py"]
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"# -*- coding: no-such-codec -*-\nfrom agents import Agent\n",  # a cookie naming no codec
+        b'"""The shop\x92s agent."""\nfrom agents import Agent\n',  # a Windows-1252 quote in a docstring
+        b"from agents import Agent\nNAME = '\xe9t\xe9'\n",  # Latin-1 bytes without a cookie
+    ],
+)
+def test_exit_2_when_a_file_that_imports_an_sdk_cannot_be_decoded_whatever_the_pre_check_skips(tmp_path: Path, data: bytes) -> None:
+    # Python refuses to run these as it refuses a syntax error; they were read as empty text and passed.
+    root = project(tmp_path)
+    (root / "agent" / "undecodable.py").write_bytes(data)
+    code, out = scan(str(root), "--format", "json")
+    assert code == 2, out
+    assert [(e["path"], e["message"]) for e in json.loads(out)["parseErrors"]] == [
+        ("agent/undecodable.py", "cannot decode the file as Python source text")
+    ]
+
+
 def test_exit_2_on_a_usage_error(tmp_path: Path) -> None:
     code, _ = scan(str(tmp_path / "missing"))
     assert code == 2

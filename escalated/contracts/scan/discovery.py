@@ -318,7 +318,7 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
         if not might_call_llm(data, extra=extra) and not _may_re_export(rel, data):
             # It imports an SDK: a syntax error there is reported (exit 2), never skipped silently.
             # Python's own parser is the cheap check; libcst parses only files that are analysed.
-            problem = _python_rejects(_decode_or_none(data) or "", rel) if imports_sdk(data) else None
+            problem = _rejected(rel, data) if imports_sdk(data) else None
             if problem is not None:
                 tree.errors.append(problem)
                 continue
@@ -793,7 +793,7 @@ def _parse_into(parsed: list[_Module], rel: str, data: bytes) -> ParseProblem | 
     try:
         source = _decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError):
-        return ParseProblem(rel, "cannot decode the file as Python source text")
+        return ParseProblem(rel, _UNDECODABLE)
     if _may_nest_too_deeply(data):
         problem = _python_rejects(source, rel)
         if problem is not None:
@@ -836,6 +836,16 @@ def _may_nest_too_deeply(data: bytes) -> bool:
         return False
     brackets = data.translate(None, _NOT_BRACKETS)
     return max(itertools.accumulate(_BRACKET_STEP[b] for b in brackets)) > _MAX_NESTING
+
+
+_UNDECODABLE = "cannot decode the file as Python source text"
+
+
+def _rejected(rel: str, data: bytes) -> ParseProblem | None:
+    """Why Python would refuse the file: its bytes (an encoding it cannot decode, a
+    coding cookie naming none) or its syntax; None if it would run."""
+    source = _decode_or_none(data)
+    return ParseProblem(rel, _UNDECODABLE) if source is None else _python_rejects(source, rel)
 
 
 def _python_rejects(source: str, rel: str) -> ParseProblem | None:
