@@ -57,6 +57,17 @@ def parse_public_url(text: str) -> str:
     return text.strip().rstrip("/")
 
 
+# Under this a create's own JSON, a web form or a Slack click would not fit.
+MIN_BODY_LIMIT = 1024
+
+
+def check_host(value: str) -> str:
+    """--host: an empty one binds every interface and prints http://:PORT, a link to nowhere."""
+    if not value.strip():
+        raise click.BadParameter("give an interface: 127.0.0.1 (this machine only) or 0.0.0.0 (every IPv4 interface)")
+    return value
+
+
 def parse_rate(text: str, *, flag: str = "--rate-limit") -> float:
     """``20`` or ``20/s`` per second, ``600/m`` per minute."""
     amount, _, unit = text.partition("/")
@@ -209,7 +220,8 @@ def stopped_by_engine(app: web.Application) -> None:
 
 @click.command()
 @db_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True, callback=lambda _ctx, _param, value: check_host(value),
+              help="Interface to listen on (0.0.0.0: every IPv4 interface).")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one.")
 @click.option(
     "--durability",
@@ -267,7 +279,8 @@ def stopped_by_engine(app: web.Application) -> None:
     help="Your Slack app's signing secret: slack: messages get decision buttons, and Slack's clicks are "
     "verified with it at /integrations/slack/interactions. Prefer the environment variable (a flag shows in ps).",
 )
-@click.option("--max-body", default=256 * 1024, show_default=True, type=int, help="Request body limit in bytes.")
+@click.option("--max-body", default=256 * 1024, show_default=True, type=click.IntRange(min=MIN_BODY_LIMIT),
+              help="Request body limit in bytes.")
 @click.option("--header-timeout", default="30s", show_default=True,
               help="Close a connection that has not sent a whole request's headers within this long.")
 @click.option("--max-connections", type=click.IntRange(min=1), help="Open connections at most  [default: the open-file limit less 256].")

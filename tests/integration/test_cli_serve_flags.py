@@ -26,6 +26,10 @@ from escalated.cli import main
         (["--public-url", "escalated.example.com"], "https://escalated.example.com"),  # links would go out broken
         (["--public-url", "ftp://files.example.com"], "public-url"),
         (["--public-url", "https://x.example.com:99999"], "public-url"),
+        (["--max-body", "0"], "x>=1024"),  # every POST would be 413
+        (["--max-body", "-1"], "x>=1024"),
+        (["--host", ""], "0.0.0.0"),  # printed http://:PORT as the address to use
+        (["--host", "  "], "give an interface"),
     ],
 )
 def test_bad_serve_flag_exits_non_zero_with_a_message_and_no_traceback(tmp_path, args, word):
