@@ -142,6 +142,11 @@ class AdminService:
 
     async def create_workspace(self, *, name: str) -> Workspace:
         refuse_nul(workspace_name=name)
+        name = name.strip()
+        # An empty name was created and printed as an empty line; a tab or a
+        # newline in one breaks every listing and cannot be typed after -w.
+        if not name or not name.isprintable():
+            raise ConfigError("a workspace needs a name of printable characters, like team-b")
         return await self.store.create_workspace(name=name)
 
     # -- API keys ----------------------------------------------------------------
