@@ -165,6 +165,8 @@ class AdminService:
         once): at most the principal's scopes, never outliving it."""
         require_key_manager(principal)
         refuse_nul(key_name=name)
+        if name is not None and (not name.strip() or not name.isprintable()):  # listed a line per key
+            raise ConfigError("a key's name is printable characters, not empty, like --name billing-agent")
         if not scopes <= principal.scopes:
             missing = ", ".join(sorted(scopes - principal.scopes))
             raise InsufficientScope(f"a key cannot grant scopes its issuer lacks: {missing}")
@@ -308,11 +310,11 @@ class AdminService:
         require_admin(principal)
         refuse_nul(user_name=name, groups=groups)
         name = name.strip()
-        if not name or "," in name or name.startswith("group:") or role not in ROLES:
-            raise ConfigError("a user needs a name (no commas, not group:…) and a role: " + " or ".join(ROLES))
+        if not name or not name.isprintable() or "," in name or name.startswith("group:") or role not in ROLES:
+            raise ConfigError("a user needs a name (printable, no commas, not group:…) and a role: " + " or ".join(ROLES))
         groups = tuple(group.strip() for group in groups)
-        if any(not group or "," in group for group in groups):  # a policy's group:NAME could never name it
-            raise ConfigError("a group is a name without commas, like --group finance")
+        if any(not group or not group.isprintable() or "," in group for group in groups):  # a policy's group:NAME could never name it
+            raise ConfigError("a group is a printable name without commas, like --group finance")
         email, slack_id = checked_contacts(email=email, slack_id=slack_id)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
         await self.store.add_user(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 from escalated.domain import scopes
@@ -60,6 +62,12 @@ def test_post_api_keys_with_an_unknown_scope_is_422(api, admin_key):
 def test_post_api_keys_with_a_name_holding_nul_is_422_saying_so(api, admin_key):
     problem = api.post("/api-keys", token=admin_key, json_body={"name": "k\x00"}).problem(422, "validation_failed")
     assert problem["errors"] == [{"field": "name", "message": NUL_MESSAGE}]
+
+
+@pytest.mark.parametrize("name", ["ci\nbot", "ci\tbot", "   "])
+def test_post_api_keys_with_an_empty_or_unprintable_name_is_422(api, admin_key, name):
+    problem = api.post("/api-keys", token=admin_key, json_body={"name": name}).problem(422, "validation_failed")
+    assert problem["errors"] == [{"field": "name", "message": "must be a non-empty string of at most 200 printable characters"}]
 
 
 def test_post_api_keys_expires_in_sets_expires_at(api, admin_key):
