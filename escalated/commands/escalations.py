@@ -8,6 +8,7 @@ is the server's problem detail in words, with exit status 1.
 
 from __future__ import annotations
 
+import math
 import asyncio
 import functools
 import json
@@ -225,10 +226,14 @@ def parse_fields(pairs: tuple[str, ...], fields: list[dict]) -> dict:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="--field")
+        if name in response:  # which one was meant? (the last one used to win, silently)
+            raise click.BadParameter(f"{name} is given twice", param_hint="--field")
         if kinds.get(name) == "number":
             try:
                 number = float(value)
             except ValueError:
+                number = math.nan
+            if not math.isfinite(number):  # nan, inf, 1e999: no JSON number says them
                 raise click.BadParameter(f"{name} must be a number, not {value!r}", param_hint="--field") from None
             response[name] = int(number) if number.is_integer() else number
         else:

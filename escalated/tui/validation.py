@@ -7,6 +7,7 @@ still checks; this only explains early.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal, InvalidOperation
 
 import attrs
@@ -42,7 +43,7 @@ def check_number(field: dict, raw: str) -> tuple[int | float | None, str | None]
         value = Decimal(text)
     except InvalidOperation:
         return None, f"{text!r} is not a number"
-    if not value.is_finite():
+    if not value.is_finite() or not math.isfinite(float(value)):  # 1e999 is a Decimal, but no JSON number
         return None, f"{text!r} is not a number"
     low = Decimal(str(field["min"])) if field.get("min") is not None else None
     if low is not None and value < low:

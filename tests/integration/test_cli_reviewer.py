@@ -99,9 +99,16 @@ def test_an_api_key_in_escalated_api_key_is_used_and_cannot_claim(live, cli, adm
 
 def test_a_field_that_is_not_name_value_is_a_usage_error(live, cli, admin_key):
     esc = live.create(admin_key, responseFields=AMOUNT)
-    for field in ("amount", "amount=lots"):
+    for field in ("amount", "amount=lots", "amount=nan", "amount=1e999"):  # json.dumps wrote NaN/Infinity: not JSON
         result = cli(admin_key, "decide", esc["id"], "approve", "--field", field)
-        assert result.exit_code == 2 and "--field" in result.output
+        assert result.exit_code == 2 and "--field" in result.output, result.output
+
+
+def test_a_field_given_twice_is_a_usage_error_not_the_last_one_silently(live, cli, admin_key):
+    esc = live.create(admin_key, responseFields=AMOUNT)
+    result = cli(admin_key, "decide", esc["id"], "approve", "--field", "amount=1", "--field", "amount=100")
+    assert result.exit_code == 2 and "amount is given twice" in result.output
+    assert live.api.get(f"/escalations/{esc['id']}", token=admin_key).json()["status"] == "open"
 
 
 def test_show_lists_the_approvals_of_a_quorum(live, cli, admin_key):

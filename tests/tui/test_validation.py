@@ -23,6 +23,8 @@ def test_text_that_is_not_a_number_is_refused():
     assert check_number(AMOUNT, "abc")[1] == "'abc' is not a number"
     assert check_number(AMOUNT, "nan")[1] == "'nan' is not a number"
     assert check_number(AMOUNT, " ")[1] == "required"
+    # A Decimal, but no JSON number (and the step check's modulo raised on it).
+    assert check_number(AMOUNT, "1e999")[1] == "'1e999' is not a number"
 
 
 def test_a_form_needs_a_choice_and_every_field():
