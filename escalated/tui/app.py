@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
+import traceback
 from collections.abc import Callable
 
 from textual import work
@@ -33,6 +35,16 @@ from escalated.tui.screens.inbox import InboxScreen
 PAGE_SIZE = 100
 # A reviewer's queue beyond this many is not something a terminal can show anyway.
 MAX_PAGES = 10
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and those it was raised from or during (the report shows them all)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
 
 
 class ReviewApp(App[None]):
@@ -63,6 +75,21 @@ class ReviewApp(App[None]):
         self._loaded = False
         self.stream_connected = False
         self.sub_title = backend.base_url
+
+    def _fatal_error(self) -> None:
+        """Textual's crash report, without the variables of the frames that raised.
+
+        Textual renders an unhandled error's traceback with ``show_locals=True``
+        (no option turns it off), and a frame inside a request holds the
+        reviewer's token in its headers. Those frames have finished; clearing
+        them (``traceback.clear_frames``) leaves the report's lines and drops
+        their variables. Textual's own method does the rest.
+        """
+        error = sys.exc_info()[1]
+        if error is not None:
+            for link in _chain(error):
+                traceback.clear_frames(link.__traceback__)
+        super()._fatal_error()
 
     def get_default_screen(self) -> InboxScreen:
         return InboxScreen()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
+import pytest
+from rich.console import Console
+
 from textual.widgets import Input, RadioSet, Select
 
 from escalated.agent.receiver import make_receiver_app, start_receiver
@@ -329,3 +334,27 @@ async def test_a_decision_shows_in_the_inbox_row_by_label_and_reviewer(setup):
             await wait_until(pilot, lambda: escalation["id"] in rows(app), what="the resolved view")
             row = str(app.screen.query_one(EscalationTable).get_row(escalation["id"]))
             assert "→ Deny (key:" in row
+
+
+async def test_a_crash_report_shows_the_error_but_never_a_frames_variables(shared):
+    """Textual prints an unhandled error with each frame's variables; a frame
+    inside a request holds the token. A bug (here raised on purpose, as any
+    future one would be) is reported with its lines and without them."""
+    app, client = shared.app()
+    app.error_console = Console(file=io.StringIO(), width=200)
+    token = shared.alice_token
+
+    def a_bug_inside_a_request() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        raise RuntimeError(f"a bug with {len(headers)} header")
+
+    try:
+        with pytest.raises(RuntimeError):
+            async with app.run_test() as pilot:
+                app.call_later(a_bug_inside_a_request)
+                await pilot.pause()
+    finally:
+        await client.close()
+    report = app.error_console.file.getvalue()
+    assert "RuntimeError" in report and "a bug with 1 header" in report and "a_bug_inside_a_request" in report
+    assert token not in report and token[:20] not in report
