@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,8 @@ import pytest
 from escalated.adapters.runstore import RunStore, RunStoreError
 from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS, MAX_TEXT_CHARS
+from tests.support import prefork
+from tests.support.prefork import ForkedPython
 
 if TYPE_CHECKING:
     from agents import Agent
@@ -119,13 +120,15 @@ async def test_a_timeout_applies_the_policy_default(client, run_id, ledger):
 # -- the durable pair ------------------------------------------------------------------
 
 
-def resume_in_a_fresh_process(adapter_server, store: Path, run_id: str, ledger: Path) -> subprocess.Popen:
+def resume_in_a_fresh_process(adapter_server, store: Path, run_id: str, ledger: Path) -> ForkedPython | subprocess.Popen:
+    """``python -m examples.openai_agents_refund.run resume ...``: a process of its own that holds nothing of the
+    run but the store (forked from a zygote that imported the Agents SDK and nothing of escalated's)."""
     env = {**os.environ, "ESCALATED_URL": adapter_server.url, "ESCALATED_API_KEY": adapter_server.bootstrap_key, "REFUND_LEDGER": str(ledger)}
-    command = [sys.executable, "-m", "examples.openai_agents_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = ["-m", "examples.openai_agents_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
+    return prefork.python(command, cwd=ROOT, env=env, preload=("agents", "agents.testing"))
 
 
-def finished(proc: subprocess.Popen) -> str:
+def finished(proc: ForkedPython | subprocess.Popen) -> str:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     return out.strip()

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +13,7 @@ import pytest
 
 from escalated.agent.client import EscalatedClient
 from escalated.domain.limits import FILED_TEXT_BUDGET_CHARS
+from tests.support import prefork
 
 if TYPE_CHECKING:
     from examples.pydantic_ai_refund.agent import Shop
@@ -103,12 +102,15 @@ async def test_the_durable_pair_resumes_in_a_fresh_process_and_never_runs_a_tool
 
     await reviewer.decide(asked["id"], "approve")
     env = {**os.environ, "ESCALATED_URL": adapter_server.url, "ESCALATED_API_KEY": adapter_server.bootstrap_key, "REFUND_LEDGER": shop.ledger}
-    command = [sys.executable, "-m", "examples.pydantic_ai_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
-    fresh = await asyncio.to_thread(subprocess.run, command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert fresh.returncode == 0, fresh.stderr
+    # A process of its own that holds nothing of the run but the store (forked from a zygote that
+    # imported Pydantic AI and nothing of escalated's: tests/support/prefork.py).
+    command = ["-m", "examples.pydantic_ai_refund.run", "resume", "--run-id", run_id, "--store", str(store)]
+    fresh = prefork.python(command, cwd=ROOT, env=env, preload=("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models.function"))
+    out, err = await asyncio.to_thread(fresh.communicate, timeout=60)
+    assert fresh.returncode == 0, err
     again = await resume_run(build_agent(), run_id=run_id, store=store, client=client, deps=shop)
 
-    assert fresh.stdout.strip() == again.output == "Refund step finished: refunded 300.00 EUR for order o-4"
+    assert out.strip() == again.output == "Refund step finished: refunded 300.00 EUR for order o-4"
     assert refunds(shop) == ["o-4 300.00"]
     assert len(await reviewer.all_for(run_id)) == 1
 

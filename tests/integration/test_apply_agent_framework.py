@@ -26,6 +26,9 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-agent-framework")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("agent_framework",)
+
 SHOP = '''\
 import asyncio
 import json
@@ -78,7 +81,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert "from escalated.adapters.agent_framework import run_with_approvals\n" in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def test_the_refund_waits_for_the_frameworks_approval_until_approved_and_runs_once(tmp_path, apply_server):

@@ -22,6 +22,9 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-agents-sdk")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("agents", "agents.testing")
+
 SHOP = '''\
 import asyncio
 from dataclasses import dataclass
@@ -70,7 +73,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert 'run_with_approvals(agent, request, context=Shop(), policy="agents.shop.handle", run_id=' in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server, OPENAI_AGENTS_DISABLE_TRACING="1")
+    return project, launch(project, apply_server, preload=FRAMEWORK, OPENAI_AGENTS_DISABLE_TRACING="1")
 
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):

@@ -28,6 +28,9 @@ QUIET = {"AGNO_TELEMETRY": "false"}
 
 apply_server = apply_server_fixture("apply-agno")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("agno.agent", "agno.models.base", "agno.models.response", "agno.tools")
+
 SHOP = '''\
 import json
 from dataclasses import dataclass
@@ -100,7 +103,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert "from escalated.adapters.agno import run_with_approvals\n" in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server, **QUIET)
+    return project, launch(project, apply_server, preload=FRAMEWORK, **QUIET)
 
 
 def test_the_refund_waits_in_agnos_confirmation_until_approved_and_runs_once(tmp_path, apply_server):

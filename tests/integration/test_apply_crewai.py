@@ -39,6 +39,9 @@ QUIET = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", 
 
 apply_server = apply_server_fixture("apply-crewai")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("crewai", "crewai.llms.base_llm", "crewai.tools")
+
 
 SHOP = '''\
 import json
@@ -97,7 +100,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> Path:
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):
     project = _applied(tmp_path, apply_server)
-    decided = run_and_decide(project, launch(project, apply_server, **QUIET), apply_server, "approve")
+    decided = run_and_decide(project, launch(project, apply_server, preload=FRAMEWORK, **QUIET), apply_server, "approve")
     assert_asked_about_the_refund(decided.asked)
     assert decided.ledger_at_final == "o-981 1250\n"  # before the crew's final answer
     assert decided.returncode == 0, decided.err
@@ -107,7 +110,7 @@ def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path
 
 def test_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, apply_server):
     project = _applied(tmp_path, apply_server)
-    decided = run_and_decide(project, launch(project, apply_server, **QUIET), apply_server, "reject")
+    decided = run_and_decide(project, launch(project, apply_server, preload=FRAMEWORK, **QUIET), apply_server, "reject")
     # the crew went on: the escalation after the reject is its final answer, not the tool again
     assert decided.final is not None and decided.final["subject"]["type"] != "tool_call", decided.final
     assert "done: The call was rejected by" in decided.out and "looks right" in decided.out, decided.out
@@ -117,7 +120,7 @@ def test_a_rejected_tool_call_never_refunds_and_the_model_hears_why(tmp_path, ap
 def test_a_tool_call_no_reviewer_can_decide_is_blocked_not_run(tmp_path, apply_server, unused_tcp_port):
     # CrewAI runs a tool whose hook raised: the hook blocks the call itself when the server is out of reach.
     project = _applied(tmp_path, apply_server)
-    down = launch(project, apply_server, **QUIET, ESCALATED_URL=f"http://127.0.0.1:{unused_tcp_port}")
+    down = launch(project, apply_server, preload=FRAMEWORK, **QUIET, ESCALATED_URL=f"http://127.0.0.1:{unused_tcp_port}")
     _out, err = finish(down)
     assert not (project / "refunds.log").exists(), err
     assert down.returncode != 0 and "GuardFailedClosed" in err, err  # the guard around the crew fails closed too

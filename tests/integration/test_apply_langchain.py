@@ -25,6 +25,15 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-langchain")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = (
+    "langchain.agents",
+    "langchain.tools",
+    "langchain_core.language_models.fake_chat_models",
+    "langchain_core.messages",
+    "langgraph.checkpoint.memory",
+)
+
 SHOP = '''\
 from dataclasses import dataclass
 
@@ -98,7 +107,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert "@tool\ndef issue_refund(" in source and "guard_tool" not in source and "interrupt_for_approval" not in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def test_the_refund_waits_in_langchains_middleware_until_approved_and_runs_once(tmp_path, apply_server):

@@ -25,6 +25,15 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-langgraph")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = (
+    "langchain_core.language_models.fake_chat_models",
+    "langchain_core.messages",
+    "langchain_core.tools",
+    "langgraph.prebuilt",
+    "langgraph.checkpoint.memory",
+)
+
 SHOP = '''\
 import warnings
 from dataclasses import dataclass
@@ -88,7 +97,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert 'guard("shop.handle", lambda: agent.invoke({"messages": [("user", request)]}, context=Shop()))' in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):
@@ -129,7 +138,7 @@ def _applied_on_a_checkpointer(tmp_path: Path, apply_server: ServerProcess) -> t
     ) in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def test_on_a_checkpointer_the_refund_waits_in_langgraphs_interrupt_until_approved(tmp_path, apply_server):

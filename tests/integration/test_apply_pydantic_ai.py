@@ -23,6 +23,9 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-pydantic-ai")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models.function")
+
 SHOP = '''\
 import asyncio
 from dataclasses import dataclass
@@ -71,7 +74,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert 'run_with_approvals(agent, request, deps=Shop(), policy="agents.shop.handle", run_id=' in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def test_the_refund_runs_only_after_the_reviewer_approves_the_tool_call(tmp_path, apply_server):

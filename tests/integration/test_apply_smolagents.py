@@ -25,6 +25,9 @@ from tests.support.server import ServerProcess
 
 apply_server = apply_server_fixture("apply-smolagents")
 
+# What shop.py imports of its framework: its runs fork from a zygote that imported it (tests/support/prefork.py).
+FRAMEWORK = ("smolagents", "smolagents.models")
+
 SHOP = '''\
 import stripe
 from smolagents import Tool, ToolCallingAgent
@@ -75,7 +78,7 @@ def _applied(tmp_path: Path, apply_server: ServerProcess) -> tuple[Path, subproc
     assert 'return str(guard("shop.handle", lambda: agent.run(request)))' in source
     assert_applied_once_and_covered(project)
     apply_server.cli("policy", "set", policy)
-    return project, launch(project, apply_server)
+    return project, launch(project, apply_server, preload=FRAMEWORK)
 
 
 def _answer(out: str) -> str:

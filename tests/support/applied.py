@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,8 @@ from click.testing import CliRunner
 from escalated.cli import main
 from escalated.guard.contracts import load_contracts
 from tests.conftest import fresh_db
+from tests.support import prefork
+from tests.support.prefork import ForkedPython
 from tests.support.server import ServerProcess
 from tests.support.wait import eventually
 
@@ -49,8 +50,11 @@ def apply_server_fixture(label: str):
     return apply_server
 
 
-def launch(project: Path, server: ServerProcess, **extra_env: str) -> subprocess.Popen:
-    """``python shop.py`` in ``project``, filing with the server's bootstrap key; refunds go to refunds.log."""
+def launch(project: Path, server: ServerProcess, *, preload: tuple[str, ...], **extra_env: str) -> ForkedPython | subprocess.Popen:
+    """``python shop.py`` in ``project``, filing with the server's bootstrap key; refunds go to refunds.log.
+
+    Forked from a zygote that imported ``preload`` (the agent framework ``shop.py`` imports: tests/support/prefork.py),
+    not from anything of escalated's, which the run imports itself as a fresh interpreter would."""
     env = {
         **os.environ,
         "ESCALATED_URL": server.url,
@@ -60,12 +64,10 @@ def launch(project: Path, server: ServerProcess, **extra_env: str) -> subprocess
         **extra_env,
     }
     env.pop("ESCALATED_CONTRACTS", None)  # the project's own contracts file, found above shop.py
-    return subprocess.Popen(
-        [sys.executable, "shop.py"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    return prefork.python(["shop.py"], cwd=project, env=env, preload=preload)
 
 
-def finish(run: subprocess.Popen) -> tuple[str, str]:
+def finish(run: ForkedPython | subprocess.Popen) -> tuple[str, str]:
     """The run's output once it ends (60 s at most); killed if it has not."""
     try:
         return run.communicate(timeout=60)
@@ -143,7 +145,7 @@ class Decided:
     returncode: int
 
 
-def run_and_decide(project: Path, run: subprocess.Popen, server: ServerProcess, choice: str, *, final_answer: bool = True) -> Decided:
+def run_and_decide(project: Path, run: ForkedPython | subprocess.Popen, server: ServerProcess, choice: str, *, final_answer: bool = True) -> Decided:
     """Waits for the run's first escalation (its tool call), checks that the run is still waiting
     with nothing refunded, and decides it with ``choice``. Then, unless ``final_answer`` is False
     (the run ends without one), approves the guard's escalation on the run's final answer; returns

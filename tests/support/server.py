@@ -20,21 +20,13 @@ from pathlib import Path
 
 import attrs
 
-from tests.support.prefork import ForkedServer, limit_open_files
+from tests.support.prefork import ForkedServer, forks, limit_open_files
 
 _LISTEN = re.compile(r"Listening on (http://\S+)")
 _BOOTSTRAP = re.compile(r"(ain_live_\w+)")
 
 
 _ONE_AT_A_TIME = threading.Lock()
-
-
-def _forks(env: dict[str, str]) -> bool:
-    """Fork from the zygote unless asked not to, or unless the server's environment changes what
-    an interpreter reads at its start (PYTHON*), which a forked child would not re-read."""
-    if os.environ.get("ESCALATED_TEST_EXEC") == "1" or not hasattr(os, "pidfd_open"):  # pidfds: Linux
-        return False
-    return all(env.get(name) == os.environ.get(name) for name in {*env, *os.environ} if name.startswith("PYTHON") and name != "PYTHONUNBUFFERED")
 
 
 def cli(db: Path | str, *args: str, input: str | None = None, check: bool = True) -> str:
@@ -96,7 +88,7 @@ class ServerProcess:
         """Start it and wait until it listens. The bound covers a loaded 2-core machine (20 s ran out
         there with the bootstrap key already printed); a passing start waits only as long as it takes."""
         env = {**os.environ, "ESCALATED_DB": str(self.db), "PYTHONUNBUFFERED": "1", **self.env}
-        if _forks(env):
+        if forks(env):
             # The same command in a process of its own, forked from one that imported the server already
             # (tests/support/prefork.py): about 0.5 s of CPU less per start.
             self._proc = ForkedServer(["serve", "--port", "0", *self.args], env, max_open_files=self.max_open_files)
