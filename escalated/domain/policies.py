@@ -91,9 +91,14 @@ def parse_policy_file(text: str, *, source: str = "policy file") -> PolicyFile:
     unknown = set(data) - {"workspace", "policies"}
     if unknown:
         raise ConfigError(f"{source}: unknown table(s) {', '.join(sorted(unknown))}; expected [workspace] and [policies.\"KEY\"]")
-    workspace = data.get("workspace", {}).get("name", "default")
-    if set(data.get("workspace", {})) - {"name"}:
+    table = data.get("workspace", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: workspace must be a table: [workspace] with name = \"...\"")
+    if set(table) - {"name"}:
         raise ConfigError(f"{source}: [workspace] takes only name")
+    workspace = table.get("name", "default")
+    if not isinstance(workspace, str):
+        raise ConfigError(f"{source}: workspace.name must be a string")
     policies = data.get("policies", {})
     if not isinstance(policies, dict):
         raise ConfigError(f"{source}: [policies] must be a table of policies")
@@ -109,9 +114,15 @@ def parse_policy_file(text: str, *, source: str = "policy file") -> PolicyFile:
                 raise ConfigError(f"{source}: policies.{key}.{list_key} must be a list of strings")
         if not isinstance(settings.get("cancel_callback", False), bool):
             raise ConfigError(f"{source}: policies.{key}.cancel_callback must be true or false")
+        for text_key in _TEXT_SETTINGS:  # a number or a date here is no duration or choice id
+            if text_key in settings and not isinstance(settings[text_key], str):
+                raise ConfigError(f"{source}: policies.{key}.{text_key} must be a string, like {_TEXT_SETTINGS[text_key]}")
         _check_review_settings(settings, where=f"{source}: policies.{key}")
         out.append((key, settings))
     return PolicyFile(workspace=workspace, policies=tuple(out))
+
+
+_TEXT_SETTINGS = {"sla": '"15m"', "default_choice": '"deny"', "remind_every": '"10m"'}
 
 
 def _check_review_settings(settings: dict[str, Any], *, where: str) -> None:

@@ -378,8 +378,16 @@ def test_policy_apply_targets_the_files_workspace(runner, tmp_path):
         '[policies."a.b"]\n[policies."Bad Key"]\n',
         '[policies."a.b"]\nreviewers = "alice"\n',
         '[settings]\nx = 1\n',
+        # Each of these four was a TypeError or AttributeError traceback.
+        'workspace = 5\n[policies."a.b"]\n',
+        '[workspace]\nname = 5\n[policies."a.b"]\n',
+        '[policies."a.b"]\nsla = "15m"\ndefault_choice = 5\n',
+        '[policies."a.b"]\nsla = 15\ndefault_choice = "deny"\n',
     ],
-    ids=["syntax", "sla-without-default", "unknown-setting", "bad-key", "reviewers-not-a-list", "unknown-table"],
+    ids=[
+        "syntax", "sla-without-default", "unknown-setting", "bad-key", "reviewers-not-a-list", "unknown-table",
+        "workspace-not-a-table", "workspace-name-not-a-string", "default-choice-not-a-string", "sla-not-a-string",
+    ],
 )
 def test_policy_apply_with_a_bad_file_fails_cleanly_and_applies_nothing(runner, tmp_path, text):
     db, file = tmp_path / "p.db", tmp_path / "policies.toml"
