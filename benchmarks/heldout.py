@@ -12,7 +12,10 @@ A labelled call is found when a reported call's span covers its line (calls
 in test folders are left out on both sides). Printed per repository and in
 total: recall (labelled calls found), precision (reported calls that are
 labelled), modes agreed among the calls found, and how many calls labelled
-``required`` the scan recommends ``required``.
+``required`` the scan recommends ``required``. A label file may bound what was
+labelled with ``"only"``, a list of folders or files under the scan root: the
+whole root is scanned (callers elsewhere still inform the analysis), and calls
+outside those paths are left out on both sides.
 """
 
 from __future__ import annotations
@@ -40,12 +43,17 @@ def covers(call: dict, label: dict) -> bool:
     return call["path"] == label["path"] and call["line"] <= label["line"] <= call["endLine"]
 
 
+def within(path: str, scope: str) -> bool:
+    return path == scope or path.startswith(scope.rstrip("/") + "/")
+
+
 def measure(label_file: Path, checkouts: Path, *, show: bool) -> dict[str, int]:
     spec = json.loads(label_file.read_text())
     root = checkouts / spec["repo"].replace("/", "+") / spec["scan"]
     if not root.is_dir():
         raise SystemExit(f"{root}: no checkout (clone {spec['repo']} at {spec['commit']})")
-    calls = scan(root)
+    only = spec.get("only")
+    calls = [c for c in scan(root) if only is None or any(within(c["path"], p) for p in only)]
     found = agreed = required = required_said = 0
     for label in spec["calls"]:
         match = next((c for c in calls if covers(c, label)), None)
