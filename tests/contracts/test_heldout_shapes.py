@@ -1666,3 +1666,36 @@ def test_the_answer_collected_in_a_list_and_joined_is_still_the_answer(tmp_path:
     assert calls[("llm/run.py", 7)] == ("chat", "required", ("R1",))
     assert ("llm/run.py", 12) not in calls
     assert calls[("llm/provider.py", 16)][1] != "required"
+
+
+KEY_PROBE = {
+    "keys.py": """\
+import requests
+
+
+def anthropic_key_works(api_key):
+    response = requests.post(
+        "https://api.anthropic.com/v1/messages",
+        headers={"x-api-key": api_key},
+        json={"model": "claude-haiku-4-5", "max_tokens": 1, "messages": []},
+    )
+    return response.status_code != 401
+
+
+def ask(api_key, question):
+    response = requests.post(
+        "https://api.anthropic.com/v1/messages",
+        headers={"x-api-key": api_key},
+        json={"model": "claude-haiku-4-5", "max_tokens": 200, "messages": [{"role": "user", "content": question}]},
+    )
+    return response.json()["content"][0]["text"]
+""",
+}
+
+
+def test_a_request_whose_messages_are_written_empty_asks_the_model_nothing(tmp_path: Path) -> None:
+    # gptme's API-key check posts {"messages": []} to the Anthropic endpoint and reads only the status:
+    # no question, no answer to act on. The same endpoint asked a question stays a model call.
+    calls = _calls(tmp_path, KEY_PROBE)
+    assert set(calls) == {("keys.py", 14)}
+    assert calls[("keys.py", 14)][0] == "http.post"

@@ -186,7 +186,9 @@ class CallMatcher:
                 url = None
         text = _string_start(url) if url is not None else None
         found = apis.model_endpoint(text) if text is not None else None
-        return Match(found, "http.post", "medium", None) if found is not None else None
+        if found is None or _asks_nothing(node):
+            return None
+        return Match(found, "http.post", "medium", None)
 
     def _imports(self, package: str) -> bool:
         index = getattr(self, "index", None)
@@ -328,3 +330,21 @@ def _string_start(node: cst.BaseExpression) -> str | None:
 def _on_self(node: cst.BaseExpression) -> bool:
     """``self.model``: an attribute of the instance itself."""
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+_QUESTIONS = frozenset({"messages", "input", "contents", "prompt"})
+
+
+def _asks_nothing(node: cst.Call) -> bool:
+    """``json={"model": …, "messages": []}``: a request to a model's endpoint whose every question field
+    is written empty asks the model nothing. It probes the endpoint (an API-key check reading only the
+    status): there is no answer to act on, so it is no model call."""
+    body = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "json"), None)
+    if not isinstance(body, cst.Dict):
+        return False
+    asked = [
+        e.value for e in body.elements
+        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+        and e.key.evaluated_value in _QUESTIONS
+    ]
+    return bool(asked) and all(isinstance(v, cst.List | cst.Tuple) and not v.elements for v in asked)
