@@ -1699,3 +1699,50 @@ def test_a_request_whose_messages_are_written_empty_asks_the_model_nothing(tmp_p
     calls = _calls(tmp_path, KEY_PROBE)
     assert set(calls) == {("keys.py", 14)}
     assert calls[("keys.py", 14)][0] == "http.post"
+
+
+RECORD_RETURNED = {
+    "agent/__init__.py": "",
+    "agent/message.py": """\
+from dataclasses import dataclass
+
+
+@dataclass
+class Message:
+    role: str
+    content: str
+""",
+    "agent/llm.py": """\
+from openai import OpenAI
+
+from .message import Message
+
+client = OpenAI()
+
+
+def reply(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    text = response.choices[0].message.content
+    print(text)
+    return Message("assistant", text)
+""",
+    "agent/chat.py": """\
+import subprocess
+
+from .llm import reply
+
+
+def step(messages):
+    msg = reply(messages)
+    subprocess.run(msg.content, shell=True)
+""",
+}
+
+
+def test_a_record_built_around_the_answer_and_returned_is_still_the_answer(tmp_path: Path) -> None:
+    # gptme's reply(): return Message("assistant", response, metadata=metadata); step() in another
+    # module runs the message's tool uses. The record holds the answer, so reply is a wrapper: its
+    # call site is reported, and the shell command there is the provider call's evidence too.
+    calls = _calls(tmp_path, RECORD_RETURNED)
+    assert calls[("agent/chat.py", 7)] == ("reply", "required", ("R1",))
+    assert calls[("agent/llm.py", 9)][1:] == ("required", ("R1",))

@@ -289,12 +289,14 @@ class OutputFlow:
         ``dict(response.choices[0].message)``: a copy of it."""
         if isinstance(node, cst.Arg):
             copy = self._parents.get(id(node))
+            if isinstance(copy, cst.Call) and _records(copy.func) and not node.star and id(copy) not in self.llm_calls:
+                return True
             return (
                 isinstance(copy, cst.Call) and _copies(copy.func)
                 and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
             )  # fmt: skip
-        if isinstance(node, cst.Call):  # walked up from its one argument, checked above
-            return _copies(node.func) and len(node.args) == 1
+        if isinstance(node, cst.Call):  # walked up from its (one) argument, checked above
+            return (_copies(node.func) and len(node.args) == 1) or (_records(node.func) and id(node) not in self.llm_calls)
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
 
@@ -641,6 +643,18 @@ def _copies(func: cst.BaseExpression) -> bool:
     if isinstance(func, cst.Name):
         return func.value in _COPIES
     return dotted_name(func) == "json.loads" or _joins(func)
+
+
+def _records(func: cst.BaseExpression) -> bool:
+    """``Message("assistant", response)``, ``AIMessage(content=text)``: a record class built around the
+    output holds it as a field; whoever gets the record gets the answer (a function returning it is a
+    wrapper of the model still)."""
+    name = func.value if isinstance(func, cst.Name) else None
+    return name is not None and name[:1].isupper() and any(c.islower() for c in name) and name not in _NOT_RECORDS
+
+
+# CamelCase callables that change what they are given rather than hold it.
+_NOT_RECORDS = frozenset({"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError", "Thread", "Process"})
 
 
 def _joins(func: cst.BaseExpression) -> bool:
