@@ -181,23 +181,22 @@ def _parse_contract(cid: str, raw: Any, *, source: str) -> Contract:
     if missing:
         raise ContractFileError(f"{where}: missing keys: {', '.join(missing)}")
     try:
-        choices = tuple(Choice(id=_str(c["id"]), label=_str(c["label"])) for c in raw["choices"])
         contract = Contract(
             id=cid,
-            path=_str(raw["path"]),
-            function=_str(raw["function"]),
-            index=_int(raw["index"]),
-            provider=_str(raw["provider"]),
-            api=_str(raw["api"]),
-            mode=_str(raw["mode"]),
-            rules=tuple(_str(r) for r in raw.get("rules", ())),
-            policy=_str(raw["policy"]),
-            question=_str(raw["question"]),
-            choices=choices,
-            approve_choices=tuple(_str(a) for a in raw["approve_choices"]),
+            path=_str(raw, "path"),
+            function=_str(raw, "function"),
+            index=_int(raw, "index"),
+            provider=_str(raw, "provider"),
+            api=_str(raw, "api"),
+            mode=_str(raw, "mode"),
+            rules=_strs(raw, "rules"),
+            policy=_str(raw, "policy"),
+            question=_str(raw, "question"),
+            choices=_choices(raw["choices"]),
+            approve_choices=_strs(raw, "approve_choices"),
             sample_rate=_rate(raw.get("sample_rate")),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except TypeError as exc:
         raise ContractFileError(f"{where}: {exc}") from exc
     problems = validate_contract(contract)
     if problems:
@@ -235,16 +234,36 @@ def validate_contract(contract: Contract) -> list[str]:
     return problems
 
 
-def _str(value: Any) -> str:
+# Each names the key it reads: a TOML value of the wrong type is said as such,
+# never as the Python error of using it ("'int' object is not iterable").
+def _str(raw: Mapping[str, Any], key: str) -> str:
+    value = raw[key]
     if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {value!r}")
+        raise TypeError(f"{key} must be a string, got {value!r}")
     return value
 
 
-def _int(value: Any) -> int:
+def _int(raw: Mapping[str, Any], key: str) -> int:
+    value = raw[key]
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"expected an integer, got {value!r}")
+        raise TypeError(f"{key} must be an integer, got {value!r}")
     return value
+
+
+def _strs(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """A list of strings (a bare string would be read as its letters)."""
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{key} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _choices(value: Any) -> tuple[Choice, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(c, dict) and set(c) == {"id", "label"} and all(isinstance(v, str) for v in c.values()) for c in value
+    ):
+        raise TypeError(f'choices must be a list of {{ id = "...", label = "..." }} tables, got {value!r}')
+    return tuple(Choice(id=c["id"], label=c["label"]) for c in value)
 
 
 def _rate(value: Any) -> float | None:

@@ -85,6 +85,12 @@ def test_with_contract_replaces_the_contract_at_the_same_location():
     assert list(contracts.contracts) == ["renamed"]
 
 
+_WHOLE = (
+    '[contracts.a]\npath = "a.py"\nfunction = "f"\nindex = 0\nprovider = "openai"\napi = "x"\nmode = "required"\n'
+    'policy = "p"\nquestion = "q"\nchoices = [{ id = "ok", label = "OK" }]\napprove_choices = ["ok"]\n'
+)
+
+
 @pytest.mark.parametrize(
     "body, message",
     [
@@ -100,6 +106,15 @@ def test_with_contract_replaces_the_contract_at_the_same_location():
         ('[contracts.a]\npath = "a.py"\nfunction = "f"\nindex = 0\nprovider = "openai"\napi = "x"\nmode = "required"\n'
          'policy = "p"\nquestion = "q"\nchoices = [{ id = "ok", label = "OK" }]\napprove_choices = ["ok"]\ntypo = 1\n', "unknown keys"),
         ('not toml at all [', "Expected"),
+        # A value of the wrong TOML type is named with its key, not as the Python error of using it
+        # ("'int' object is not iterable"), and a bare string is not read as a list of its letters.
+        (_WHOLE.replace('mode = "required"', "mode = 5"), r"mode must be a string, got 5"),
+        (_WHOLE.replace("index = 0", 'index = "0"'), r"index must be an integer, got '0'"),
+        (_WHOLE.replace('approve_choices = ["ok"]', 'approve_choices = "ok"'), r"approve_choices must be a list of strings, got 'ok'"),
+        (_WHOLE + 'rules = "R2"\n', r"rules must be a list of strings, got 'R2'"),
+        (_WHOLE.replace('choices = [{ id = "ok", label = "OK" }]', "choices = 5"), r"choices must be a list of \{ id"),
+        (_WHOLE.replace('choices = [{ id = "ok", label = "OK" }]', "choices = [5]"), r"choices must be a list of \{ id"),
+        (_WHOLE.replace('{ id = "ok", label = "OK" }', '{ id = 5, label = "OK" }'), r"choices must be a list of \{ id"),
     ],
 )
 def test_an_invalid_file_is_refused_with_the_reason(tmp_path, body, message):
