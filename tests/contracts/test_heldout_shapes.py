@@ -1746,3 +1746,66 @@ def test_a_record_built_around_the_answer_and_returned_is_still_the_answer(tmp_p
     calls = _calls(tmp_path, RECORD_RETURNED)
     assert calls[("agent/chat.py", 7)] == ("reply", "required", ("R1",))
     assert calls[("agent/llm.py", 9)][1:] == ("required", ("R1",))
+
+
+BASE_DISPATCH = {
+    "agent/__init__.py": "",
+    "agent/provider/__init__.py": "",
+    "agent/provider/base_llm.py": """\
+from abc import ABC, abstractmethod
+
+
+class BaseLLM(ABC):
+    async def aask(self, msg):
+        return await self.acompletion_text([{"role": "user", "content": msg}])
+
+    @abstractmethod
+    async def acompletion_text(self, messages):
+        ...
+""",
+    "agent/provider/openai_llm.py": """\
+from openai import AsyncOpenAI
+
+from .base_llm import BaseLLM
+
+
+class OpenAILLM(BaseLLM):
+    def __init__(self):
+        self.client = AsyncOpenAI()
+
+    async def acompletion_text(self, messages):
+        rsp = await self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return rsp.choices[0].message.content
+""",
+    "agent/context.py": """\
+from agent.provider.registry import make_llm
+
+
+class ContextMixin:
+    @property
+    def llm(self):
+        return make_llm()
+""",
+    "agent/run_code.py": """\
+import subprocess
+
+from agent.context import ContextMixin
+
+
+class RunCode(ContextMixin):
+    async def run(self, task):
+        code = await self.llm.aask(task)
+        subprocess.run(code, shell=True)
+""",
+}
+
+
+def test_a_base_class_call_of_a_method_a_subclass_implements_with_the_model_is_a_call_site(tmp_path: Path) -> None:
+    # MetaGPT: BaseLLM.aask calls self.acompletion_text, which OpenAILLM (another module) implements with
+    # the SDK; actions ask self.llm.aask(...) through a property of a mixin the scan cannot type. The base's
+    # call is a call site of the subclass's wrapper, aask a wrapper in turn, and a receiver named after the
+    # last word of the class (llm, BaseLLM) calls it: the shell command reaches the provider call.
+    calls = _calls(tmp_path, BASE_DISPATCH)
+    assert calls[("agent/provider/base_llm.py", 6)][0] == "BaseLLM.acompletion_text"
+    assert calls[("agent/run_code.py", 8)] == ("BaseLLM.aask", "required", ("R1",))
+    assert calls[("agent/provider/openai_llm.py", 11)][1:] == ("required", ("R1",))

@@ -141,7 +141,8 @@ class CallMatcher:
 
     def _named_after_class(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
         """``globals.ai.run(prompt)``: a receiver the scan cannot resolve, named after a project class
-        (``AI``, ``LLMClient`` as ``llm_client``) one of whose wrapper methods it calls."""
+        (``AI``, ``LLMClient`` as ``llm_client``) one of whose wrapper methods it calls; or, none named so,
+        after the last word of one (``self.llm.aask(…)`` and ``BaseLLM.aask``)."""
         if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
             return None
         receiver = _last_identifier(callee.value)
@@ -153,6 +154,12 @@ class CallMatcher:
             for owner, methods in self.wrappers.items()
             if method in methods and owner.rpartition(".")[2].lower() == wanted
         }
+        if not found and len(wanted) >= 3:
+            found = {
+                (owner.rpartition(".")[2], methods[method])
+                for owner, methods in self.wrappers.items()
+                if method in methods and _last_word_is(owner.rpartition(".")[2], wanted)
+            }
         if len(found) != 1:
             return None
         (name, (provider, _api)), = found
@@ -348,3 +355,9 @@ def _asks_nothing(node: cst.Call) -> bool:
         and e.key.evaluated_value in _QUESTIONS
     ]
     return bool(asked) and all(isinstance(v, cst.List | cst.Tuple) and not v.elements for v in asked)
+
+
+def _last_word_is(class_name: str, wanted: str) -> bool:
+    """``BaseLLM`` ends with the word ``llm``; ``Smallm`` does not (the ending starts no CamelCase word)."""
+    start = len(class_name) - len(wanted)
+    return start > 0 and class_name.lower().endswith(wanted) and class_name[start].isupper()

@@ -70,7 +70,8 @@ def _sites(by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str]) -> dict
     return out
 
 
-def _ancestors(name: str, bases: Mapping[str, set[str]]) -> list[str]:
+def ancestors(name: str, bases: Mapping[str, set[str]]) -> list[str]:
+    """The classes ``name`` derives from, nearest first (names as written; eight at most)."""
     found: list[str] = []
     todo = sorted(bases.get(name, ()))
     while todo and len(found) < 8:
@@ -95,7 +96,7 @@ def _given_back(
         if len(parts) > 2:
             continue
         # A base class's own call of the method (self._query(...)) calls the override too.
-        inherited = [f"{base}.{parts[-1]}" for base in _ancestors(parts[0], bases)] if len(parts) == 2 else []
+        inherited = [f"{base}.{parts[-1]}" for base in ancestors(parts[0], bases)] if len(parts) == 2 else []
         if len(parts) == 2 and parts[-1].startswith("_"):
             keys = inherited  # a private method: only where a base class calls its own
         else:

@@ -44,7 +44,7 @@ import libcst as cst
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref
-from escalated.contracts.scan.callers import with_callers_evidence
+from escalated.contracts.scan.callers import ancestors, with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
     calls_any,
@@ -430,12 +430,17 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
     bases: dict[str, set[str]] = {}  # class -> the classes it derives from (names as written), every module's
+    defined: dict[str, str | None] = {}  # class (as written) -> the module defining it (None: more than one does)
+    owned: dict[str, Mapping[str, tuple[str, str]]] = {}  # module -> its wrappers, private methods too
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     for entry in analysable:
-        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases)
+        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
+                             defined=defined)  # fmt: skip
         if found is not None:
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
+            owned[entry.rel] = found.returns_output
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
+    given: dict[str, dict[str, tuple[str, str]]] = {}
     # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
     # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
     # wrapper two modules away: AICaller.call_model, then DefaultAgentCompletion.generate_tests).
@@ -463,18 +468,22 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
             targets = more
         context = attrs.evolve(context, wrappers=wrappers)
         calling = {id(entry) for entry in found_callers}
-        named = _named_callers(analysable, wrappers)
+        named = _named_callers([*analysable, *callers], wrappers)
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
+        inherited = _inherited(owned, bases, defined)
         for entry in [*analysable, *callers]:
             if any(
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
                 or table.get(t) == PROJECT_INTERFACE  # self.model.query(...) with model: Model, any new wrapper
                 for t in entry.imports.imports.values()
-            ) or entry.rel in named:  # fmt: skip
-                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases)
+            ) or entry.rel in named or inherited.get(entry.rel, {}) != given.get(entry.rel, {}):  # fmt: skip
+                given[entry.rel] = inherited.get(entry.rel, {})
+                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
+                                     defined=defined, inherited=given[entry.rel])  # fmt: skip
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
+                    owned[entry.rel] = found.returns_output
                     now = crossref.wrapper_exports(found.returns_output)
                     if now and now != exported.get(entry.rel):
                         exported[entry.rel] = now
@@ -696,13 +705,20 @@ def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
     """Modules calling a wrapper method through a receiver named after its class (``globals.ai.run(``
     for ``AI.run``): they import nothing of it, so only their text says they call it."""
     shapes = sorted({
-        r"\." + re.escape(owner.rpartition(".")[2].replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
+        r"\." + re.escape(name.replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
         for owner, methods in wrappers.items() for method in methods if method
+        for name in _named_after(owner.rpartition(".")[2])
     })  # fmt: skip
     if not shapes:
         return set()
     calling = re.compile("|".join(shapes), re.IGNORECASE)
     return {entry.rel for entry in entries if calling.search(entry.source.replace("_", ""))}
+
+
+def _named_after(class_name: str) -> list[str]:
+    """The names a receiver of the class may have: the class's, and its endings that start a CamelCase
+    word, three letters or more (``BaseLLM``: ``llm``), as ``call_match`` reads them."""
+    return [class_name] + [class_name[i:] for i in range(1, len(class_name) - 2) if class_name[i].isupper()]
 
 
 def _wrapper_callers(
@@ -747,12 +763,30 @@ def _parse_imported(tree: _Tree, callers: list[_Module], *, base: Path, options:
     return parsed
 
 
+def _inherited(
+    owned: Mapping[str, Mapping[str, tuple[str, str]]], bases: Mapping[str, set[str]], defined: Mapping[str, str | None],
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """Module -> its classes' methods some class deriving from them in another module implements as a
+    wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``)."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for rel, wrappers in owned.items():
+        for qualname, found in sorted(wrappers.items()):
+            owner, _, method = qualname.partition(".")
+            if not method or "." in method:
+                continue
+            for base in ancestors(owner, bases):
+                home = defined.get(base)
+                if home is not None and home != rel:
+                    out.setdefault(home, {}).setdefault(f"{base}.{method}", found)
+    return out
+
+
 def _analyse_one(
     tree: _Tree, entry: _Module, *, meter: WorkMeter, context: ScanContext, options: ScanOptions, project: ProjectFlow,
-    bases: dict[str, set[str]],
+    bases: dict[str, set[str]], defined: dict[str, str | None], inherited: Mapping[str, tuple[str, str]] | None = None,
 ) -> ModuleCalls | None:
     """One module's calls; a module no other one reads is parsed for this and released after it.
-    Its classes' bases are added to ``bases``."""
+    Its classes' bases are added to ``bases``, and where they are defined to ``defined``."""
     loaded = entry.load(tree.errors)
     if loaded is None:
         return None
@@ -760,12 +794,14 @@ def _analyse_one(
     for name, args in index.class_bases.items():
         written = {(dotted_name(arg.value) or "").rpartition(".")[2] for arg in args if arg.keyword is None}
         bases.setdefault(name.rpartition(".")[2], set()).update(written - {""})
+        if "." not in name:
+            defined[name] = rel if defined.get(name, rel) == rel else None
     index.meter = meter
     try:
         return analyse_module(
             module, index, path=rel, externals=context.externals, imported_tools=context.tools,
             wrappers=context.wrappers or None, budget=FileBudget.starting(meter, file_time_s=options.file_time_s), project=project,
-            tool_sites=context.tool_sites,
+            tool_sites=context.tool_sites, inherited=inherited,
         )  # fmt: skip
     except RecursionError:
         tree.errors.append(ParseProblem(rel, _TOO_DEEP))

@@ -109,7 +109,11 @@ def analyse_module(
     budget: FileBudget | None = None,
     project: ParamFlow | None = None,
     tool_sites: Mapping[str, ToolSite] | None = None,
+    inherited: Mapping[str, tuple[str, str]] | None = None,
 ) -> ModuleCalls:
+    """``inherited``: methods of this module's classes (``BaseLLM.acompletion_text``) that a class
+    deriving from them in another module implements as a wrapper of the model: ``self.acompletion_text(…)``
+    in the base runs whichever subclass the object is, so it is a call site of that wrapper."""
     index.served = apis.SERVED_GRAPHS.get().get(path, frozenset())
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
     primitives: list[tuple[cst.Call, Scope, Match]] = []
@@ -117,12 +121,17 @@ def analyse_module(
         found = resolver.match_call(call, scope)
         if found is not None:
             primitives.append((call, scope, found))
-    if not primitives:
+    local: dict[str, tuple[str, str]] = dict(inherited or {})
+    taken = {id(c) for c, _s, _m in primitives}
+    sites: list[tuple[cst.Call, Scope, Match]] = [
+        (call, scope, match)
+        for call, scope in (index.calls if local else ())
+        if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
+    ]  # fmt: skip
+    if not primitives and not sites:
         return ModuleCalls((), {})
     context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, budget=budget, project=project,
                        tool_sites=tool_sites)
-    local: dict[str, tuple[str, str]] = {}
-    sites: list[tuple[cst.Call, Scope, Match]] = []
     result = context.analyse(primitives, sites)
     # The module's own wrappers, in rounds: each round's call sites may make their callers wrappers too.
     for _ in range(_WRAPPER_ROUNDS):
