@@ -30,7 +30,7 @@ from escalated.core.websessions import WebSessions
 from escalated.domain import tokens
 from escalated.domain.contacts import checked_contacts, email_problem, normal_email, slack_id_problem
 from escalated.domain.models import DEFAULT_WORKSPACE, ApiKeyInfo, Policy, Principal, ReviewRules, UserInfo, Workspace
-from escalated.domain.nul import NUL_MESSAGE, nul_fields
+from escalated.domain.nul import NUL_MESSAGE, holds_control, nul_fields
 from escalated.domain.policies import build_policy, unknown_reviewers
 from escalated.domain.review import build_rules, parse_level
 from escalated.domain.scopes import ALL_SCOPES, ROLES
@@ -145,8 +145,8 @@ class AdminService:
         name = name.strip()
         # An empty name was created and printed as an empty line; a tab or a
         # newline in one breaks every listing and cannot be typed after -w.
-        if not name or not name.isprintable():
-            raise ConfigError("a workspace needs a name of printable characters, like team-b")
+        if not name or holds_control(name):
+            raise ConfigError("a workspace needs a name without control characters (tab, newline…), like team-b")
         return await self.store.create_workspace(name=name)
 
     # -- API keys ----------------------------------------------------------------
@@ -165,8 +165,8 @@ class AdminService:
         once): at most the principal's scopes, never outliving it."""
         require_key_manager(principal)
         refuse_nul(key_name=name)
-        if name is not None and (not name.strip() or not name.isprintable()):  # listed a line per key
-            raise ConfigError("a key's name is printable characters, not empty, like --name billing-agent")
+        if name is not None and (not name.strip() or holds_control(name)):  # listed a line per key
+            raise ConfigError("a key's name is not empty and has no control characters (tab, newline…), like --name billing-agent")
         if not scopes <= principal.scopes:
             missing = ", ".join(sorted(scopes - principal.scopes))
             raise InsufficientScope(f"a key cannot grant scopes its issuer lacks: {missing}")
@@ -310,11 +310,11 @@ class AdminService:
         require_admin(principal)
         refuse_nul(user_name=name, groups=groups)
         name = name.strip()
-        if not name or not name.isprintable() or "," in name or name.startswith("group:") or role not in ROLES:
-            raise ConfigError("a user needs a name (printable, no commas, not group:…) and a role: " + " or ".join(ROLES))
+        if not name or holds_control(name) or "," in name or name.startswith("group:") or role not in ROLES:
+            raise ConfigError("a user needs a name (no commas or control characters, not group:…) and a role: " + " or ".join(ROLES))
         groups = tuple(group.strip() for group in groups)
-        if any(not group or not group.isprintable() or "," in group for group in groups):  # a policy's group:NAME could never name it
-            raise ConfigError("a group is a printable name without commas, like --group finance")
+        if any(not group or holds_control(group) or "," in group for group in groups):  # a policy's group:NAME could never name it
+            raise ConfigError("a group is a name without commas or control characters, like --group finance")
         email, slack_id = checked_contacts(email=email, slack_id=slack_id)
         secret = tokens.mint(tokens.USER_TOKEN_PREFIX)
         await self.store.add_user(

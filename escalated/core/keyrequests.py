@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from escalated.domain.nul import NUL_MESSAGE, nul_fields
+from escalated.domain.nul import NUL_MESSAGE, holds_control, nul_fields
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.errors import ConfigError, ValidationFailed, field_error
 from escalated.timeutil import parse_duration_s
@@ -16,8 +16,8 @@ def parse_key_request(
     """(name, scopes, expires_ms) from a create-key body; every problem at once as a 422."""
     problems = [field_error(name, "unknown field") for name in sorted(set(body) - {"name", "scopes", "expiresIn"})]
     name = body.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200 or not name.replace("\0", " ").isprintable()):
-        problems.append(field_error("name", "must be a non-empty string of at most 200 printable characters"))
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200 or holds_control(name.replace("\0", " "))):
+        problems.append(field_error("name", "must be a non-empty string of at most 200 characters, no control characters"))
     else:
         problems += [field_error(field, NUL_MESSAGE) for field in nul_fields(name=name)]
     requested = body.get("scopes")

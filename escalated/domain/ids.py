@@ -9,6 +9,7 @@ the order they were made.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 
@@ -44,6 +45,10 @@ def _random80() -> int:  # under _lock
         _pool, _pool_at = os.urandom(_POOL_BYTES), 0
     start, _pool_at = _pool_at, _pool_at + _RANDOM_BYTES
     return int.from_bytes(_pool[start:_pool_at], "big")
+
+
+# An escalation's id, the only cursor a list page hands out (the last id of the page).
+ESCALATION_ID = re.compile(r"esc_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def new_id(prefix: str) -> str:

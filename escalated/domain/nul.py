@@ -1,4 +1,5 @@
-"""The NUL character (U+0000): refused in every text escalated stores.
+"""The NUL character (U+0000): refused in every text escalated stores; and
+control characters, refused in names.
 
 PostgreSQL text cannot hold it (psycopg refuses to send it: a 500), so it is
 refused before the store, alike on either backend, by one rule: the API as a
@@ -7,6 +8,8 @@ admin forms in words (``core/admin.refuse_nul``).
 """
 
 from __future__ import annotations
+
+import re
 
 NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 
@@ -28,3 +31,13 @@ def _any_holds_nul(value: object) -> bool:
     if isinstance(value, str):
         return holds_nul(value)
     return isinstance(value, (tuple, list)) and any(isinstance(v, str) and holds_nul(v) for v in value)
+
+
+# Names (users, groups, keys, workspaces) are listed a line per entry,
+# tab-separated: a control character (a tab, a newline, C0 or C1) would split
+# the line. Anything else, NBSP and emoji included, is a name's own business.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def holds_control(text: str) -> bool:
+    return CONTROL.search(text) is not None

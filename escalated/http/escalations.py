@@ -9,6 +9,7 @@ from aiohttp import web
 
 from escalated.core.creation import Answer, Idempotency, Replayed
 from escalated.domain import scopes
+from escalated.domain.ids import ESCALATION_ID
 from escalated.domain.models import STATUSES, Escalation
 from escalated.domain.records import ListQuery
 from escalated.domain.resource import escalation_json, escalation_resource
@@ -74,6 +75,10 @@ def _list_query(request: web.Request, principal) -> ListQuery:
                 raise ValueError
         except ValueError:
             problems.append(field_error("limit", f"must be an integer from 1 to {MAX_PAGE}"))
+    cursor = q.get("cursor") or None
+    if cursor is not None and not ESCALATION_ID.fullmatch(cursor):
+        # Compared as text, "zzz" would list everything again and "aaa" nothing: a silent wrong page.
+        problems.append(field_error("cursor", "must be a nextCursor of an earlier page"))
     order = q.get("order", "desc")
     if order not in ("asc", "desc"):
         problems.append(field_error("order", "must be asc or desc"))
@@ -89,7 +94,7 @@ def _list_query(request: web.Request, principal) -> ListQuery:
         run_id=q.get("runId") or None,
         assignee=_assignee(q.get("assignee") or None, principal),
         limit=limit,
-        cursor=q.get("cursor") or None,
+        cursor=cursor,
         ascending=order == "asc",
     )
 

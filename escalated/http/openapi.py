@@ -22,6 +22,9 @@ _STR = {"type": "string"}
 # refuses it on either backend.
 NOT_BLANK = "^[^\\x00]*[^\\x00\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00]*$"
 NO_NUL = "^[^\\x00]*$"
+# A name: NOT_BLANK without control characters (C0, C1), which would split the CLI's lists.
+_NO_CONTROL = "[^\\x00-\\x1f\\x7f-\\x9f]"
+NAME = f"^{_NO_CONTROL}*[^\\x00-\\x1f\\x7f-\\x9f \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]{_NO_CONTROL}*$"
 _TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": NOT_BLANK}
 _NULL_TEXT = {"type": ["string", "null"], "maxLength": MAX_TEXT, "pattern": NO_NUL}
 _NUM = r"\d+(\.\d+)?"
@@ -268,7 +271,7 @@ SCHEMAS = {
         "additionalProperties": False,
         # null reads as omitted, as the server treats it (a key's name is null when unnamed).
         "properties": {
-            "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK},
+            "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "pattern": NAME},
             "scopes": {"type": ["array", "null"], "minItems": 1, "items": {"enum": list(ALL_SCOPES)}},
             "expiresIn": {"type": ["string", "null"], "pattern": DURATION_PATTERN},
         },
@@ -322,7 +325,7 @@ def _paths() -> dict:
                         ("runId", _STR),
                         ("assignee", _STR),  # a user's name, or "me"
                         ("limit", {"type": "integer", "minimum": 1, "maximum": 200}),
-                        ("cursor", _STR),
+                        ("cursor", {"type": "string", "pattern": "^(esc_[0-9A-HJKMNP-TV-Z]{26})?$"}),  # a nextCursor
                         ("order", {"enum": ["asc", "desc"]}),
                     )
                 ],

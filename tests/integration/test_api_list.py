@@ -114,14 +114,16 @@ def test_bad_query_is_422_naming_the_parameter(live, admin_key, query, field):
     assert problem["errors"][0]["field"] == field
 
 
-def test_garbage_cursor_is_not_a_500(live, admin_key):
-    resp = live.api.get("/escalations", token=admin_key, query={"cursor": "%%%not-a-cursor"})
-    assert resp.status < 500
+@pytest.mark.parametrize("cursor", ["%%%not-a-cursor", "zzz", "aaa", "esc_01", "esc_01M8J91FZ6BMJWMNM1D2ZY7V6I"])
+def test_a_cursor_no_page_gave_is_422_not_a_wrong_page(live, admin_key, batch, cursor):
+    # Compared as text, "zzz" listed every escalation again and "aaa" none, both as a normal page.
+    problem = live.api.get("/escalations", token=admin_key, query={"cursor": cursor}).problem(422, "validation_failed")
+    assert problem["errors"] == [{"field": "cursor", "message": "must be a nextCursor of an earlier page"}]
 
 
 @pytest.mark.parametrize("name", ["status", "policy", "agentId", "runId", "limit", "cursor", "order"])
 def test_a_repeated_filter_is_422_not_read_as_its_first_value(live, admin_key, name):
-    value = {"status": "open", "limit": "5", "order": "asc"}.get(name, "x")
+    value = {"status": "open", "limit": "5", "order": "asc", "cursor": "esc_" + "0" * 26}.get(name, "x")
     problem = live.api.get(f"/escalations?{name}={value}&{name}={value}", token=admin_key).problem(422, "validation_failed")
     assert problem["errors"] == [{"field": name, "message": "must be given at most once"}]
 

@@ -67,7 +67,7 @@ def test_post_api_keys_with_a_name_holding_nul_is_422_saying_so(api, admin_key):
 @pytest.mark.parametrize("name", ["ci\nbot", "ci\tbot", "   "])
 def test_post_api_keys_with_an_empty_or_unprintable_name_is_422(api, admin_key, name):
     problem = api.post("/api-keys", token=admin_key, json_body={"name": name}).problem(422, "validation_failed")
-    assert problem["errors"] == [{"field": "name", "message": "must be a non-empty string of at most 200 printable characters"}]
+    assert problem["errors"] == [{"field": "name", "message": "must be a non-empty string of at most 200 characters, no control characters"}]
 
 
 def test_post_api_keys_expires_in_sets_expires_at(api, admin_key):

@@ -16,7 +16,7 @@ def _run(db, *args: str):
 def test_an_empty_or_unprintable_workspace_name_is_refused(tmp_path, name):
     db = tmp_path / "escalated.db"
     refused = _run(db, "workspaces", "create", name)
-    assert refused.exit_code == 1 and "a workspace needs a name of printable characters" in refused.stderr
+    assert refused.exit_code == 1 and "a workspace needs a name without control characters" in refused.stderr
     assert _run(db, "workspaces", "list").stdout.splitlines() == ["default"]
 
 
