@@ -20,17 +20,18 @@ def mcp() -> None:
       ESCALATED_API_KEY    an API key (or ESCALATED_TOKEN, a reviewer's token)
     The tools a host is offered are those the token's scopes allow.
     """
+    from escalated.agent.client import EscalatedClient
+
+    try:  # before the SDK's imports (a second or more): a wrong variable is said at once
+        client = EscalatedClient.from_env()
+    except EscalatedError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         from escalated.adapters.mcp.stdio import serve_stdio
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
-    from escalated.agent.client import EscalatedClient
     from escalated.http.statuses import status_of
 
-    try:
-        client = EscalatedClient.from_env()
-    except EscalatedError as exc:
-        raise click.ClickException(str(exc)) from None
     # stdout is the protocol's: every log line goes to stderr, the host's log.
     logging.basicConfig(level=logging.WARNING, format="escalated mcp: %(message)s")
     asyncio.run(serve_stdio(client, status_of=status_of))
