@@ -206,6 +206,8 @@ _DESKTOP_INPUT = frozenset({
     "write", "typewrite", "press", "hotkey", "keyDown", "keyUp", "click", "doubleClick", "tripleClick",
     "rightClick", "middleClick", "mouseDown", "mouseUp", "dragTo", "dragRel", "drag", "scroll", "hscroll", "vscroll",
 })  # fmt: skip
+# pynput's keyboard and mouse Controllers (pynput.keyboard.Controller().type(text), mouse clicks).
+_PYNPUT_INPUT = frozenset({"type", "press", "release", "tap", "pressed", "click", "scroll", "move"})
 # Playwright's (and Pyppeteer's) Page.mouse and Page.keyboard: a browser driven like a person at it.
 _BROWSER_INPUT = {
     "mouse": frozenset({"click", "dblclick", "down", "up", "move", "wheel"}),
@@ -252,6 +254,9 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
         # Keys pressed, text typed, clicks on the user's own desktop: like a computer-use tool, anything
         # a person at the keyboard could do (open a terminal and type into it).
         return [finding("R1", f"{dotted}() drives the desktop's keyboard and mouse", line)]
+    if root == "pynput" and last in _PYNPUT_INPUT and "Controller" in parts:
+        # keyboard = Controller(); keyboard.type(command): keys typed into whatever window has focus.
+        return [finding("R1", f"{dotted}() drives the desktop's keyboard and mouse (pynput)", line)]
     if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted):
         return []
     out: list[Finding] = []

@@ -1809,3 +1809,67 @@ def test_a_base_class_call_of_a_method_a_subclass_implements_with_the_model_is_a
     assert calls[("agent/provider/base_llm.py", 6)][0] == "BaseLLM.acompletion_text"
     assert calls[("agent/run_code.py", 8)] == ("BaseLLM.aask", "required", ("R1",))
     assert calls[("agent/provider/openai_llm.py", 11)][1:] == ("required", ("R1",))
+
+
+TYPED_INTO_TERMINAL = {
+    "wtf.py": """\
+import litellm
+from pynput.keyboard import Controller
+
+keyboard = Controller()
+
+
+def fix(error):
+    for chunk in litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": error}], stream=True):
+        content = chunk.choices[0].delta.content
+        if content:
+            for char in content:
+                keyboard.type(char)
+""",
+}
+
+
+def test_keys_typed_by_pynput_from_the_answer_drive_the_desktop(tmp_path: Path) -> None:
+    # open-interpreter's wtf: the suggested command is typed into the user's terminal with pynput's
+    # keyboard Controller; Enter alone runs it. Like pyautogui, anything a person at the keyboard can do.
+    calls = _calls(tmp_path, TYPED_INTO_TERMINAL)
+    assert calls[("wtf.py", 8)][1:] == ("required", ("R1",))
+
+
+BOUND_GENERATOR = {
+    "oi/__init__.py": "",
+    "oi/llm.py": """\
+import litellm
+
+
+def fixed_litellm_completions(**params):
+    for attempt in range(3):
+        try:
+            yield from litellm.completion(**params)
+            return
+        except Exception:
+            continue
+
+
+class Llm:
+    def __init__(self):
+        self.completions = fixed_litellm_completions
+""",
+    "oi/run_text.py": """\
+import subprocess
+
+
+def run_text_llm(llm, params):
+    for chunk in llm.completions(**params):
+        subprocess.run(chunk.choices[0].delta.content, shell=True)
+""",
+}
+
+
+def test_a_generator_yielding_from_the_stream_bound_to_an_attribute_is_a_wrapper_method(tmp_path: Path) -> None:
+    # open-interpreter: fixed_litellm_completions yields from litellm.completion; Llm.__init__ binds it as
+    # self.completions; run_text_llm(llm, params), in a module importing nothing of it, iterates
+    # llm.completions(**params). The receiver is named after the class: a call site of Llm.completions.
+    calls = _calls(tmp_path, BOUND_GENERATOR)
+    assert calls[("oi/run_text.py", 5)] == ("Llm.completions", "required", ("R1",))
+    assert calls[("oi/llm.py", 7)][1:] == ("required", ("R1",))

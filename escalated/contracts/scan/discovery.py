@@ -703,9 +703,10 @@ def _def_line(path: Path, function: str) -> int:
 
 def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
     """Modules calling a wrapper method through a receiver named after its class (``globals.ai.run(``
-    for ``AI.run``): they import nothing of it, so only their text says they call it."""
+    for ``AI.run``, ``llm.completions(`` for ``Llm.completions``): they import nothing of it, so only
+    their text says they call it."""
     shapes = sorted({
-        r"\." + re.escape(name.replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
+        r"\b" + re.escape(name.replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
         for owner, methods in wrappers.items() for method in methods if method
         for name in _named_after(owner.rpartition(".")[2])
     })  # fmt: skip

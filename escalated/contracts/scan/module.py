@@ -149,7 +149,25 @@ def analyse_module(
             break
         sites += found_sites
         result = context.analyse(primitives, sites)
-    return result
+    return _bound_wrappers(result, index)
+
+
+def _bound_wrappers(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
+    """``self.completions = fixed_litellm_completions`` in a method of ``Llm``: the module's wrapper
+    function bound to an attribute is a wrapper method of the class (``llm.completions(…)`` elsewhere)."""
+    bound = {
+        f"{scope.class_name}.{key.removeprefix('self.')}": value.value
+        for scope, key, value in index.assignments
+        if scope.class_name is not None and key.startswith("self.") and "." not in key.removeprefix("self.")
+        and isinstance(value, cst.Name) and value.value in result.returns_output
+    }  # fmt: skip
+    new = {method: function for method, function in bound.items() if method not in result.returns_output}
+    if not new:
+        return result
+    # The calls the function returns the method returns too: its call sites' evidence is theirs.
+    returned_by = tuple(exits | {m for m, function in new.items() if function in exits} for exits in result.returned_by)
+    returns_output = {**result.returns_output, **{m: result.returns_output[f] for m, f in new.items()}}
+    return attrs.evolve(result, returns_output=returns_output, returned_by=returned_by)
 
 
 # A wrapper of a wrapper of a wrapper is as deep as the same-module rounds go.

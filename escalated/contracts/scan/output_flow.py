@@ -663,11 +663,13 @@ def _joins(func: cst.BaseExpression) -> bool:
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
-    """``parent`` is still the output (or a field of it): ``out.text``, ``out[0]``, ``await out``, ``out.strip()``."""
+    """``parent`` is still the output (or a field of it): ``out.text``, ``out[0]``, ``await out``, ``out.strip()``,
+    ``yield from out``."""
     if isinstance(parent, cst.Attribute | cst.Subscript):
         return parent.value is child
     if isinstance(parent, cst.Call):
         return parent.func is child
     if isinstance(parent, cst.IfExp):
         return parent.test is not child
-    return isinstance(parent, cst.Await | cst.BooleanOperation)
+    # yield from out: the stream's pieces yielded one by one, the output still.
+    return isinstance(parent, cst.Await | cst.BooleanOperation | cst.From)
