@@ -150,8 +150,11 @@ def _answer(status: int, body: bytes, content_type: str, *, method: str, url: st
         raise _not_escalated(f"{method} {url} answered {status} with {content_type or 'a body'} that is not JSON") from None
 
 
+NOT_ESCALATED = "not_escalated"  # the code of an answer that is not an escalated server's
+
+
 def _not_escalated(what: str) -> ApiError:
-    return ApiError(200, code="not_escalated", title="Not an escalated server", detail=f"{what}: is that URL the escalated server?")
+    return ApiError(200, code=NOT_ESCALATED, title="Not an escalated server", detail=f"{what}: is that URL the escalated server?")
 
 
 def _not_http(exc: aiohttp.ClientError, request: str) -> ApiError:

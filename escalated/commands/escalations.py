@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from escalated.agent.client import DEFAULT_URL, ApiError, EscalatedClient, ServerUnreachable
+from escalated.agent.client import DEFAULT_URL, NOT_ESCALATED, ApiError, EscalatedClient, ServerUnreachable
 from escalated.domain.models import ACTIVE_STATUSES, STATUSES
 from escalated.timeutil import now_ms, parse_timestamp_ms
 from escalated.tui.command import client_for
@@ -53,6 +53,8 @@ def _run(url: str, token: str, call: Callable[[EscalatedClient], Awaitable[T]]) 
     except ServerUnreachable as exc:
         raise click.ClickException(f"cannot reach the escalated server at {url} ({exc.detail}); is `escalated serve` running?") from None
     except ApiError as exc:
+        if exc.code == NOT_ESCALATED:  # the client's own verdict on the answer: no server refused anything
+            raise click.ClickException(exc.detail) from None
         raise click.ClickException(refusal_words(exc)) from None
 
 

@@ -3,6 +3,8 @@ against a real server, on both backends, through click's CliRunner."""
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 
 import pytest
@@ -119,3 +121,30 @@ def test_show_lists_the_approvals_of_a_quorum(live, cli, admin_key):
     name = unique("approver")
     assert ok(cli(live.user(name), "decide", esc["id"], "approve")).strip() == f"{esc['id']}: open"  # one approval of two
     assert f"Approvals: {name} (approve)" in ok(cli(admin_key, "show", esc["id"]))
+
+
+def test_a_url_where_no_escalated_server_answers_is_said_so_not_as_a_refusal():
+    """An SMTP banner on the port: the client's not_escalated, said as such (it was
+    'refused: ... [200 not_escalated]', as if a server had refused something)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def banner() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    conn.sendall(b"220 mail.example ESMTP ready\r\n")
+
+    threading.Thread(target=banner, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        env = {"ESCALATED_URL": url, "ESCALATED_TOKEN": "ain_live_" + "k" * 38, "ESCALATED_API_KEY": None}
+        result = CliRunner().invoke(main, ["escalations", "list"], env=env)
+    finally:
+        listener.close()
+    assert result.exit_code == 1
+    assert "the answer is not HTTP this client can read (Bad status line): is that URL the escalated server?" in result.output
+    assert "refused" not in result.output and "[200" not in result.output
