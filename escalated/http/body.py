@@ -37,10 +37,20 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise InvalidJson(f"body is not valid JSON: {exc.msg}") from None
+        raise InvalidJson(_not_json(raw, exc)) from None
     if not isinstance(value, dict):
         raise InvalidJson("body must be a JSON object")
     return value
+
+
+def _not_json(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """Why ``raw`` is not JSON. orjson says of Latin-1 or UTF-16 bytes "str is not
+    valid UTF-8: surrogates not allowed", which names neither the body nor the cure."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"body is not UTF-8 (byte {bad.start} is 0x{raw[bad.start]:02x}); JSON is sent as UTF-8, whatever the charset says"
+    return f"body is not valid JSON: {exc.msg}"
 
 
 async def _read(request: web.Request) -> bytes:

@@ -64,6 +64,15 @@ def test_body_that_is_not_a_json_object_is_400(api, admin_key, raw):
     api.post("/escalations", token=admin_key, body=raw, headers=JSON).problem(400, "invalid_json")
 
 
+@pytest.mark.parametrize("charset", ["", "; charset=latin-1"])
+def test_a_body_that_is_not_utf8_is_400_saying_so(api, admin_key, charset):
+    raw = '{"policy": "refunds.large", "question": "Caf\u00e9?"}'.encode("latin-1")
+    problem = api.post("/escalations", token=admin_key, body=raw, headers={"Content-Type": "application/json" + charset}).problem(
+        400, "invalid_json"
+    )
+    assert problem["detail"].startswith("body is not UTF-8 (byte 44 is 0xe9)"), problem
+
+
 def test_empty_body_on_create_is_400(api, admin_key):
     api.post("/escalations", token=admin_key, body=b"", headers=JSON).problem(400, "invalid_json")
 
