@@ -112,6 +112,25 @@ def _file_order(path: str, files: Mapping[str, int]) -> tuple[int, int, str]:
     return (_long_rank(path), -files[path], path)
 
 
+# The project's own sources that every worker and most test processes import: compiled once, before
+# the workers start. With PYTHONDONTWRITEBYTECODE set (as on the machines that run the suite) no
+# interpreter writes a .pyc, so each one compiled what it imported of escalated from source again:
+# each test worker, each ``python -m escalated`` a test starts and each agent program forked by
+# tests/support/prefork.py, about 0.1-0.3 s of CPU apiece. The .pyc files go where Python keeps
+# them (``__pycache__``, ignored by git) and are rewritten only when a source is newer.
+COMPILED = ("escalated", "examples", "tests/support")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller compiled them already
+        return
+    import compileall
+
+    root = Path(__file__).resolve().parents[1]
+    for folder in COMPILED:
+        compileall.compile_dir(root / folder, quiet=2)
+
+
 # The fault suite's figures (tests/faults/conftest.py's ``record_figures``),
 # collected from the test reports: in the process that prints the summary,
 # which under pytest-xdist is not the one that ran the test.
