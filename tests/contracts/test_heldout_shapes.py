@@ -1873,3 +1873,30 @@ def test_a_generator_yielding_from_the_stream_bound_to_an_attribute_is_a_wrapper
     calls = _calls(tmp_path, BOUND_GENERATOR)
     assert calls[("oi/run_text.py", 5)] == ("Llm.completions", "required", ("R1",))
     assert calls[("oi/llm.py", 7)][1:] == ("required", ("R1",))
+
+
+GEMINI_SUBCLASS = {
+    "gemini_llm.py": """\
+from google.generativeai.generative_models import GenerativeModel
+
+
+class GeminiGenerativeModel(GenerativeModel):
+    pass
+
+
+class GeminiLLM:
+    def __init__(self, model):
+        self.llm = GeminiGenerativeModel(model_name=model)
+
+    async def achat(self, messages):
+        resp = await self.llm.generate_content_async(contents=messages)
+        return resp.text
+""",
+}
+
+
+def test_a_subclass_of_gemini_generative_model_imported_from_its_module_is_the_model(tmp_path: Path) -> None:
+    # MetaGPT derives GeminiGenerativeModel from google.generativeai.generative_models.GenerativeModel,
+    # the module that defines the class the package re-exports: the same model.
+    calls = _calls(tmp_path, GEMINI_SUBCLASS)
+    assert calls[("gemini_llm.py", 13)][0] == "generate_content_async"

@@ -23,6 +23,7 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "google.genai.Client": ("google-genai", "client"),
     "google.genai.client.Client": ("google-genai", "client"),
     "google.generativeai.GenerativeModel": ("google-genai", "model"),
+    "google.generativeai.generative_models.GenerativeModel": ("google-genai", "model"),  # where it is defined
     "vertexai.generative_models.GenerativeModel": ("google-genai", "model"),
     "vertexai.preview.generative_models.GenerativeModel": ("google-genai", "model"),
     "litellm.Router": ("litellm", "router"),
