@@ -9,6 +9,7 @@ import pytest
 
 from escalated.contracts.scan import discovery
 from escalated.contracts.scan.crossref import module_name
+from escalated.contracts.calls import ScanResult
 from escalated.contracts.scan.discovery import scan_tree
 
 
@@ -159,3 +160,63 @@ def test_trees_held_between_rounds_give_the_scan_parsing_every_round_anew(monkey
     assert len(anew.calls) > 50 and held.calls == anew.calls
     assert (held.errors, held.skipped, held.context) == (anew.errors, anew.skipped, anew.context)
     assert held_parses < len(parses)
+
+
+def _scans_skipping_and_not(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ScanResult, int, ScanResult, int]:
+    """The scan of ``root`` as it is and with every wrapper round analysing again all it may, with their parses."""
+    parses: list[str] = []
+    parse = discovery.parse_module
+
+    def counted(source: str) -> cst.Module:
+        parses.append(source)
+        return parse(source)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(discovery, "parse_module", counted)
+        skipping = scan_tree(root)
+        skipping_parses = len(parses)
+        parses.clear()
+        patched.setattr(discovery._WrapperWords, "in_module", lambda _self, _source, _targets: True)
+        every = scan_tree(root)
+    assert skipping.calls == every.calls
+    assert (skipping.errors, skipping.skipped, skipping.context) == (every.errors, every.skipped, every.context)
+    return skipping, skipping_parses, every, len(parses)
+
+
+def test_the_wrapper_rounds_skip_a_module_that_names_no_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # shell.py matched nothing and imports from llm.py, whose ask() is a wrapper: it writes no "ask",
+    # so the wrapper round does not parse it again; fix.py calls ask() and is analysed again.
+    write(
+        tmp_path, "llm.py",
+        "import litellm\nMODEL = 'm'\n\ndef ask(prompt):\n"
+        "    return litellm.completion(model=MODEL, messages=[{'role': 'user', 'content': prompt}]).choices[0].message.content\n",
+    )  # fmt: skip
+    write(tmp_path, "shell.py", "import subprocess\nfrom openai import OpenAIError\nfrom llm import MODEL\n\ndef run(x):\n    subprocess.run(x)\n")
+    write(
+        tmp_path, "fix.py",
+        "import subprocess\nfrom openai import OpenAIError\nfrom llm import ask\n\ndef fix(c):\n    subprocess.run(ask(c), shell=True)\n",
+    )  # fmt: skip
+    skipping, skipping_parses, _every, every_parses = _scans_skipping_and_not(tmp_path, monkeypatch)
+    assert [(c.location.path, c.api) for c in skipping.calls] == [("fix.py", "ask"), ("llm.py", "completion")]
+    assert (skipping_parses, every_parses) == (4, 5)
+
+
+def test_the_wrapper_rounds_skipping_gives_the_corpus_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    skipping, _parses, _every, _every_parses = _scans_skipping_and_not(Path(__file__).parent / "corpus", monkeypatch)
+    assert len(skipping.calls) > 50
+
+
+def test_a_wrapper_named_only_by_a_string_split_over_lines_is_still_matched(tmp_path: Path) -> None:
+    # The annotation's value is "llm.Caller": the module writes "Cal" and "ler", and is analysed again.
+    write(
+        tmp_path, "llm.py",
+        "import litellm\n\nclass Caller:\n    def ask(self, prompt):\n"
+        "        return litellm.completion(model='m', messages=[{'role': 'user', 'content': prompt}]).choices[0].message.content\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "app.py",
+        "import subprocess\nfrom openai import OpenAIError\nimport llm\n\n"
+        "def fix(c: 'llm.Cal\\\nler', command):\n    subprocess.run(c.ask(command), shell=True)\n",
+    )  # fmt: skip
+    calls = {(c.location.path, c.api) for c in scan_tree(tmp_path).calls}
+    assert ("app.py", "Caller.ask") in calls

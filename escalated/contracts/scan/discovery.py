@@ -433,6 +433,10 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
     defined: dict[str, str | None] = {}  # class (as written) -> the module defining it (None: more than one does)
     owned: dict[str, Mapping[str, tuple[str, str]]] = {}  # module -> its wrappers, private methods too
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
+    # Modules where no call matched without wrappers: a wrapper round analyses one again only if it
+    # writes a wrapper's name or one whose externals entry changed since (see _WrapperWords).
+    quiet: set[str] = set()
+    changed: dict[str, list[Kind]] = {}  # externals entries the wrapper rounds added or changed: what they were and are
     for entry in analysable:
         found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
                              defined=defined)  # fmt: skip
@@ -440,6 +444,8 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
             owned[entry.rel] = found.returns_output
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
+            if not found.calls:
+                quiet.add(entry.rel)
     given: dict[str, dict[str, tuple[str, str]]] = {}
     # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
     # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
@@ -461,7 +467,11 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
             added = [e for e in newly if tables.add(tree, e, wanted=crossref.imported_by(more, e.rel))]
             if added:
                 # What the first round never looked up, now reachable: the tables as if they had held it all along.
+                before = dict(table)
                 table.update(crossref.with_reexports(tables.kinds, tables.indexes))
+                for key, kind in table.items():
+                    if before.get(key) is not kind:
+                        changed.setdefault(key, []).extend(k for k in (before.get(key), kind) if k is not None)
                 sites.update(crossref.with_reexports(tables.sites, tables.indexes))
                 project.add(tables.loadable(meter)[-len(added) :])
             context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
@@ -472,6 +482,7 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         inherited = _inherited(owned, bases, defined)
+        written = _WrapperWords(wrappers, table, changed=changed)
         for entry in [*analysable, *callers]:
             if any(
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
@@ -479,8 +490,12 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
                 for t in entry.imports.imports.values()
             ) or entry.rel in named or inherited.get(entry.rel, {}) != given.get(entry.rel, {}):  # fmt: skip
                 given[entry.rel] = inherited.get(entry.rel, {})
+                if entry.rel in quiet and not given[entry.rel] and not written.in_module(entry.source, _targets(entry)):
+                    continue  # nothing matched in it without wrappers, it inherits none and names none: nothing again
                 found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
                                      defined=defined, inherited=given[entry.rel])  # fmt: skip
+                if found is None or found.calls:
+                    quiet.discard(entry.rel)
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
@@ -500,6 +515,88 @@ def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldT
         for call in _with_tool_lines(by_file[rel], base=base)
     ]
     return calls, context
+
+
+class _WrapperWords:
+    """The names through which a module's call can match one of another module's wrappers.
+
+    A wrapper is matched (``call_match``, ``resolve``) only through: the qualified name of a
+    callee, a class called or an annotation (``ask(...)``, ``LLM()``, ``caller: AICaller``), whose
+    last part is a name written in the module (its import, or the attribute, names it); a receiver
+    named after the class or its last words calling one of its methods (``globals.ai.run(`` for
+    ``AI.run``, ``self.llm.aask(`` for ``BaseLLM.aask``); or one
+    of its methods called on an object typed as a project interface, reached through a name
+    written in the module (the externals' keys of interface kinds). A module that writes none
+    of them matches with these wrappers exactly what it matched with none. The externals (what
+    other modules bind) are looked up by a qualified name, one of the module's import targets
+    and the names written after it (``tools.send``), and a model object's attribute
+    (``self.agents.writer``) or a crew's method also by a name written in the module. A module
+    where nothing matched before the wrapper rounds, which writes none of these names, can look
+    up no externals entry new or changed since (``changed``) and whose classes inherit no wrapper
+    from a subclass, has nothing to analyse again.
+
+    A string literal read as a name (a string annotation, ``getattr``'s name) counts by its
+    value: its words are the text's, or the text's with each escape read as the separator it
+    stands for and each backslash-newline joining its lines; an escape that can spell a letter
+    (hex, unicode, a character's name, octal) makes the module analysed again all the same.
+    """
+
+    _WORD = re.compile(r"\w+")
+    _CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
+    _ESCAPED = re.compile(r"\\.")
+    _SPELLS = re.compile(r"\\[xuUN0-7]")
+
+    def __init__(
+        self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]]
+    ) -> None:
+        # Functions and classes, and changed externals an attribute may find (a model object's, a crew's; a
+        # project class is looked up only by qualified name): any one written may match.
+        self.names = {
+            key.rpartition(".")[2].removesuffix("()")
+            for key, kinds in changed.items() if any(kind.provider != "project" or kind.kind == "crew" for kind in kinds)
+        }  # fmt: skip
+        # Each changed externals key under each of its dotted prefixes, with the names after it: an import
+        # target among them looks it up only through an attribute chain of those names written after it.
+        self.below: dict[str, list[list[str]]] = {}
+        for key in changed:
+            parts = key.removesuffix("()").split(".")
+            for end in range(1, len(parts) + 1):
+                self.below.setdefault(".".join(parts[:end]), []).append(parts[end:])
+        # A method -> its classes' names and endings a receiver may be named after (``_named_after``), lower case.
+        self.methods: dict[str, set[str]] = {}
+        for owner, methods in wrappers.items():
+            name = owner.rpartition(".")[2]
+            self.names.add(name)
+            for method in methods:
+                if method:
+                    self.methods.setdefault(method, set()).update(ending.lower() for ending in _named_after(name))
+        self.interfaces = {
+            key.rpartition(".")[2].removesuffix("()")
+            for key, kind in externals.items()
+            if kind.kind == "interface" or kind.kind.startswith("interface:")
+        }  # fmt: skip
+
+    def in_module(self, source: str, targets: Iterable[str]) -> bool:
+        if self._SPELLS.search(source):
+            return True
+        joined = self._CONTINUED.sub("", source)
+        words = {*self._WORD.findall(source), *self._WORD.findall(joined), *self._WORD.findall(self._ESCAPED.sub(" ", joined))}
+        if not self.names.isdisjoint(words):
+            return True
+        if any(all(name in words for name in rest) for target in targets for rest in self.below.get(target, ())):
+            return True
+        called = [method for method in self.methods if method in words]
+        if not called:
+            return False
+        if not self.interfaces.isdisjoint(words):
+            return True
+        receivers = source.replace("_", "").lower()
+        return any(owner in receivers for method in called for owner in self.methods[method])
+
+
+def _targets(entry: _Module) -> list[str]:
+    """What the module's index will resolve names through: its imports, and what its star imports bring."""
+    return [*entry.imports.imports.values(), *entry.star_names.values()]
 
 
 @attrs.define
