@@ -356,10 +356,10 @@ class CallEffects:
         if imported is not None:  # a project function of another module, classified there
             # What it does, not what a tool would: reading private data is no side effect of a call.
             return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in imported if f.kind != "read-only-tool"]
-        if self.index.imports_from("playwright"):
-            browser = rules.browser_input(dotted, line=line)
-            if browser is not None:  # page.mouse.click, page.keyboard.type in a module driving Playwright
-                return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
+        browser = rules.browser_input(dotted, line=line)  # the callee first: the imports' scan is the dearer test
+        if browser is not None and self.index.imports_from("playwright"):
+            # page.mouse.click, page.keyboard.type in a module driving Playwright
+            return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))
