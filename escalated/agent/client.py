@@ -162,8 +162,8 @@ def _not_http(exc: aiohttp.ClientError, request: str) -> ApiError:
     banner on the port, a broken header, a redirect off the web): ``not_escalated``
     in words. Its message quotes the raw bytes after the first colon; only the
     reason before it is kept."""
-    text = str(getattr(exc, "message", "") or type(exc).__name__)
-    reason = text.splitlines()[0].split(":", 1)[0].strip() if text.strip() else type(exc).__name__
+    text = str(getattr(exc, "message", "")).strip() or type(exc).__name__
+    reason = text.splitlines()[0].split(":", 1)[0].strip()
     return _not_escalated(f"{request}: the answer is not HTTP this client can read ({reason})")
 
 

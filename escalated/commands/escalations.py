@@ -8,10 +8,10 @@ is the server's problem detail in words, with exit status 1.
 
 from __future__ import annotations
 
-import math
 import asyncio
 import functools
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 

@@ -61,8 +61,8 @@ def parse_public_url(text: str) -> str:
 MIN_BODY_LIMIT = 1024
 
 
-def check_host(value: str) -> str:
-    """--host: an empty one binds every interface and prints http://:PORT, a link to nowhere."""
+def check_host(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """--host (a click callback): an empty one binds every interface and prints http://:PORT, a link to nowhere."""
     if not value.strip():
         raise click.BadParameter("give an interface: 127.0.0.1 (this machine only) or 0.0.0.0 (every IPv4 interface)")
     return value
@@ -220,7 +220,7 @@ def stopped_by_engine(app: web.Application) -> None:
 
 @click.command()
 @db_option
-@click.option("--host", default="127.0.0.1", show_default=True, callback=lambda _ctx, _param, value: check_host(value),
+@click.option("--host", default="127.0.0.1", show_default=True, callback=check_host,
               help="Interface to listen on (0.0.0.0: every IPv4 interface).")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one.")
 @click.option(

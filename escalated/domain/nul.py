@@ -36,7 +36,8 @@ def _any_holds_nul(value: object) -> bool:
 # Names (users, groups, keys, workspaces) are listed a line per entry,
 # tab-separated: a control character (a tab, a newline, C0 or C1) would split
 # the line. Anything else, NBSP and emoji included, is a name's own business.
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"  # for a [character class], here and in /openapi.json
+CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
 def holds_control(text: str) -> bool:

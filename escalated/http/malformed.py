@@ -65,7 +65,7 @@ class MalformedRequests(logging.LoggerAdapter):
         self._logged_at, self._unreported = now, 0
         log.warning(
             "malformed request from %s answered %d: %s%s; further ones are counted and reported at most every %g s",
-            remote or "an unknown address", exc.code, reason(exc), earlier, self.every_s,
+            remote or "an unknown address", exc.code, _reason(exc), earlier, self.every_s,
         )  # fmt: skip
 
 
@@ -81,7 +81,7 @@ def _parse_error(exc: BaseException | None) -> HttpProcessingError | None:
     return None
 
 
-def reason(exc: HttpProcessingError) -> str:
+def _reason(exc: HttpProcessingError) -> str:
     """The first line of aiohttp's message ("Invalid header value char"), never the bytes it
     quotes: an over-long line is quoted on the first line itself ("... when reading: b'...'")."""
     first = (exc.message or "").strip().splitlines()
@@ -111,6 +111,6 @@ class ProblemAnswers(RequestHandler):
         parse_error = _parse_error(exc)
         if status != 400 or parse_error is None:
             return answer
-        resp = problem(InvalidJson(f"not a well-formed HTTP request: {reason(parse_error)}"), status=400)
+        resp = problem(InvalidJson(f"not a well-formed HTTP request: {_reason(parse_error)}"), status=400)
         resp.force_close()  # what is left of the stream cannot be trusted to start a next request
         return resp

@@ -5,7 +5,9 @@ from __future__ import annotations
 from functools import cache
 
 from escalated import __version__
+from escalated.domain.ids import ESCALATION_ID
 from escalated.domain.models import STATUSES
+from escalated.domain.nul import CONTROL_CHARACTERS
 from escalated.domain.scopes import ALL_SCOPES
 from escalated.domain.limits import MAX_CHOICES
 from escalated.domain.validation import MAX_EVIDENCE, MAX_TEXT
@@ -23,8 +25,8 @@ _STR = {"type": "string"}
 NOT_BLANK = "^[^\\x00]*[^\\x00\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00]*$"
 NO_NUL = "^[^\\x00]*$"
 # A name: NOT_BLANK without control characters (C0, C1), which would split the CLI's lists.
-_NO_CONTROL = "[^\\x00-\\x1f\\x7f-\\x9f]"
-NAME = f"^{_NO_CONTROL}*[^\\x00-\\x1f\\x7f-\\x9f \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]{_NO_CONTROL}*$"
+_NO_CONTROL = f"[^{CONTROL_CHARACTERS}]"
+NAME = f"^{_NO_CONTROL}*[^{CONTROL_CHARACTERS} \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]{_NO_CONTROL}*$"
 _TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": NOT_BLANK}
 _NULL_TEXT = {"type": ["string", "null"], "maxLength": MAX_TEXT, "pattern": NO_NUL}
 _NUM = r"\d+(\.\d+)?"
@@ -325,7 +327,7 @@ def _paths() -> dict:
                         ("runId", _STR),
                         ("assignee", _STR),  # a user's name, or "me"
                         ("limit", {"type": "integer", "minimum": 1, "maximum": 200}),
-                        ("cursor", {"type": "string", "pattern": "^(esc_[0-9A-HJKMNP-TV-Z]{26})?$"}),  # a nextCursor
+                        ("cursor", {"type": "string", "pattern": f"^({ESCALATION_ID.pattern})?$"}),  # a nextCursor
                         ("order", {"enum": ["asc", "desc"]}),
                     )
                 ],

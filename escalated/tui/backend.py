@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol
 
-from escalated.agent.client import ApiError, Event, ServerUnreachable
+from escalated.agent.client import NOT_ESCALATED, ApiError, Event, ServerUnreachable
 
 __all__ = ["ApiError", "Backend", "Event", "ServerUnreachable", "describe_error"]
 
@@ -48,7 +48,7 @@ def describe_error(error: ApiError, *, doing: str) -> str:
     """One plain sentence for the status line; never a traceback, never a token."""
     if isinstance(error, ServerUnreachable) or error.status == 0:
         return f"Connection lost while {doing}: the server does not answer. Retrying…"
-    if error.code == "not_escalated":
+    if error.code == NOT_ESCALATED:
         return f"No escalated server at that URL ({doing}). Check --url."
     if error.status == 401:
         return f"Not signed in ({doing}): the server rejected the token (401). Check ESCALATED_TOKEN."

@@ -397,6 +397,22 @@ def test_policy_apply_with_a_bad_file_fails_cleanly_and_applies_nothing(runner, 
     assert [p["key"] for p in json.loads(run(runner, db, "policy", "list", "--json").stdout)] == ["keep.me"]
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('workspace = 5\n[policies."a.b"]\n', "workspace must be a table"),
+        ('[workspace]\nname = 5\n[policies."a.b"]\n', "workspace.name must be a string"),
+        ('[policies."a.b"]\nsla = "15m"\ndefault_choice = 5\n', "policies.a.b.default_choice must be a string"),
+        ('[policies."a.b"]\nsla = 15\ndefault_choice = "deny"\n', "policies.a.b.sla must be a string"),
+    ],
+)
+def test_policy_apply_names_the_setting_of_the_wrong_toml_type(runner, tmp_path, text, words):
+    # Before: two tracebacks, and 'invalid duration' / 'no workspace named 5' about text the file does not hold.
+    file = tmp_path / "policies.toml"
+    file.write_text(text)
+    fails_cleanly(run(runner, tmp_path / "p.db", "policy", "apply", str(file), ok=False), words)
+
+
 def test_policy_apply_of_a_missing_file_fails_cleanly(runner, tmp_path):
     fails_cleanly(run(runner, tmp_path / "p.db", "policy", "apply", str(tmp_path / "nope.toml"), ok=False))
 
