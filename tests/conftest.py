@@ -209,11 +209,12 @@ def postgres_server():
     Missing PostgreSQL (or the driver) skips on a developer's machine and
     fails in CI, where ``.ci/run`` installs it: those tests must run there.
     """
-    from tests.support.postgres import PostgresMissing, PostgresServer
+    from tests.support.postgres import PostgresMissing, PostgresServer, reap_orphans
 
     try:
         import psycopg  # noqa: F401
 
+        reap_orphans()  # clusters of earlier runs that were killed before they could stop them
         server = PostgresServer()
     except (ImportError, PostgresMissing) as exc:
         if os.environ.get("CI"):

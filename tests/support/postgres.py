@@ -11,6 +11,13 @@ off: a crashed test server has nothing worth keeping.
 One template database is migrated once; every test database is a
 ``CREATE DATABASE ... TEMPLATE`` copy of it (a file copy, far faster than
 migrating again).
+
+Each cluster's directory names its owner (``owner``: the pid and the start
+time of the process that made it). ``pg_ctl`` daemonises the server, so a
+pytest killed with SIGKILL leaves its cluster running; ``reap_orphans``, run
+before a session starts its own, stops and removes every cluster whose owner
+is gone, and leaves alone the ones of runs still going (another checkout's
+suite on a shared machine) and any it cannot attribute.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from pathlib import Path
 
 TEMPLATE = "escalated_template"
 _BINARIES = ("initdb", "pg_ctl")
+_PREFIX = "escalated-pg-"
+_OWNER = "owner"
 
 
 class PostgresMissing(RuntimeError):
@@ -46,6 +55,49 @@ def find_bindir() -> Path:
     return versions[-1]
 
 
+def _started_at(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat's
+    22nd field), or None if there is no such process. With the pid it names one
+    process for good: a pid reused later has another start time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # the fields after the command's ")" start at the 3rd
+
+
+def _owner_mark() -> str:
+    return f"{os.getpid()} {_started_at(os.getpid())}"
+
+
+def _owner_gone(root: Path) -> bool:
+    """True only when ``root`` names its owner and that process has ended."""
+    try:
+        pid, started = (root / _OWNER).read_text().split()
+    except (OSError, ValueError):
+        return False  # no mark (being made right now, or by older code): not ours to judge
+    return _started_at(int(pid)) != started
+
+
+def reap_orphans(tmpdir: str | None = None) -> list[Path]:
+    """Stop and remove the test clusters whose owning process has ended; which."""
+    reaped = []
+    for root in sorted(Path(tmpdir or tempfile.gettempdir()).glob(f"{_PREFIX}*")):
+        if not root.is_dir() or not _owner_gone(root):
+            continue
+        if (root / "data" / "postmaster.pid").exists():
+            orphan = PostgresServer.__new__(PostgresServer)
+            orphan.bindir, orphan.root, orphan.data = find_bindir(), root, root / "data"
+            orphan._as_postgres = os.geteuid() == 0
+            try:
+                orphan._run(str(orphan.bindir / "pg_ctl"), "-D", str(orphan.data), "-m", "immediate", "-w", "stop")
+            except RuntimeError:
+                pass  # not running after all (a stale postmaster.pid): the files go all the same
+        shutil.rmtree(root, ignore_errors=True)
+        reaped.append(root)
+    return reaped
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -57,7 +109,8 @@ class PostgresServer:
 
     def __init__(self) -> None:
         self.bindir = find_bindir()
-        self.root = Path(tempfile.mkdtemp(prefix="escalated-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        (self.root / _OWNER).write_text(_owner_mark())
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.port = 0
