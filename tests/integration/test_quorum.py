@@ -36,6 +36,7 @@ async def _setup(app) -> dict[str, str]:
     await setup.set_policy(app, PolicyRequest(key="three.approve", quorum="3", quorum_choices=("approve",)))
     await setup.set_policy(app, PolicyRequest(key="two.timed", sla="1h", default_choice="deny", **quorum))
     await setup.set_policy(app, PolicyRequest(key="late.dave", reviewers=("alice",), levels=("1h:dave",)))
+    await setup.set_policy(app, PolicyRequest(key="for.dave", reviewers=("dave",)))
     return secrets
 
 
@@ -193,9 +194,16 @@ async def test_the_last_approval_against_the_breach_resolves_once(client, receiv
 async def test_a_reviewer_added_by_a_level_sees_it_on_events_and_decides_it(client):
     stream = await client.get("/events", headers=auth(client, "dave"))
     esc_id = await _create(client, "late.dave")
+    # A stream filters each event when it takes it from its queue, asking who
+    # may see the escalation then: had the level come first, dave would be
+    # shown the create as one of its reviewers. One of his own after it, seen,
+    # says his stream has passed the create by while he was no reviewer of it.
+    marker = await _create(client, "for.dave")
+    [first] = await _read_events(stream, 1)
+    assert json.loads(first["data"])["escalation"]["id"] == marker  # dave did not see the create
     client.clock.advance(3600)  # the level, an hour after the create
     client.app[CLOCK].wake()
-    [event] = await _read_events(stream, 1)  # dave sees nothing before the level: the first is the level
+    [event] = await _read_events(stream, 1)  # the next is the level
     stream.close()
     assert event["event"] == "escalation.escalated"
     data = json.loads(event["data"])["escalation"]
