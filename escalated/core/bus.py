@@ -20,7 +20,10 @@ log = logging.getLogger(__name__)
 STREAM_QUEUE_SIZE = 1000
 
 
-@attrs.frozen
+# slots=False: built on every create. attrs sets a frozen slotted class's
+# fields through one object.__setattr__ call each, a dict class's as dict
+# items: ~500 instructions fewer a field. Frozen either way.
+@attrs.frozen(slots=False)
 class BusEvent:
     seq: int
     event: str  # escalation.created | acknowledged | decided | breached | cancelled

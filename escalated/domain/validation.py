@@ -66,7 +66,10 @@ def _is_choice_id(text: str) -> bool:
     return CHOICE_ID.match(text) is not None
 
 
-@attrs.frozen
+# slots=False: built on every create. attrs sets a frozen slotted class's
+# fields through one object.__setattr__ call each, a dict class's as dict
+# items: ~500 instructions fewer a field. Frozen either way.
+@attrs.frozen(slots=False)
 class CreateRequest:
     policy: str
     agent_id: str
