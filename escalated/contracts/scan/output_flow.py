@@ -18,6 +18,7 @@ import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding
+from escalated.contracts.scan import graphs
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
 from escalated.contracts.scan.resolve import Resolver
@@ -200,6 +201,7 @@ class OutputFlow:
         ``paused``: what is carried is (built from) a paused run's requests.
         """
         child, parent = node, self._parents.get(id(node))
+        update: str | None = None  # the graph-state key a returned ``{"key": output}`` updates
         while parent is not None:
             flow.steps += 1
             if flow.steps > MAX_STEPS:
@@ -235,7 +237,11 @@ class OutputFlow:
                 if parent.asname is not None:
                     self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived, paused=paused)
                 return
+            elif isinstance(parent, cst.DictElement) and parent.value is child:
+                update = graphs.update_key(parent)
             elif isinstance(parent, cst.Return | cst.Yield):
+                if update is not None and isinstance(parent, cst.Return) and graphs.takes_state(scope):
+                    self._routed(update, flow)
                 self._returned(scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
@@ -412,6 +418,18 @@ class OutputFlow:
             parent = self._parents.get(id(call))
             origin = parent if isinstance(parent, cst.Await) else call
             self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
+
+    def _routed(self, key: str, flow: FlowState) -> None:
+        """A node's state update carrying the output, read by a router of the graph (scan/graphs.py):
+        the graph's next step is chosen on it."""
+        for scope in self.index.scopes.values():
+            if not graphs.is_router(self.index, scope):
+                continue
+            read = next(graphs.state_reads(self.index, scope, key), None)
+            if read is not None:
+                name = scope.qualname.rpartition(".")[2]
+                why = f"the graph routes on the model's output: {name}() reads state[{key!r}]"
+                flow.findings.append(rules.fact("output-drives-branch", why, self.line_of(read)))
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState, *, paused: bool = False) -> None:
         # A match compares its subject with every case: always a choice, even on a bare name.

@@ -1,0 +1,93 @@
+"""A state graph's routing: the model's answer returned into the graph state and read by a router.
+
+LangGraph nodes do not call each other: a node returns an update of the graph
+state (``return {"email_category": result.category}``) and a routing function
+given to ``add_conditional_edges`` reads that key (``state["email_category"]``)
+to choose the next node. The answer's fate is then the router's choice, though
+no call passes it there. A router is known by its shape, wherever the graph is
+built: a function of the graph's ``state`` whose every ``return`` is a route
+name written in the code (a string, or ``END``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.syntax import literal
+
+STATE = "state"
+# Route names that are not strings: the graph's end and start markers.
+_MARKERS = frozenset({"END", "START"})
+
+
+def takes_state(scope: Scope) -> bool:
+    """A function with a parameter named ``state``: a graph node or router."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    return any(p.name.value == STATE for p in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params))
+
+
+def update_key(element: cst.DictElement) -> str | None:
+    """The state key a returned ``{"key": value}`` updates."""
+    return literal(element.key) if isinstance(element.key, cst.SimpleString) else None
+
+
+def _returns(index: ModuleIndex, function: cst.FunctionDef) -> Iterator[cst.Return]:
+    for node in index.walk(function.body, skip_defs=True):
+        if isinstance(node, cst.Return):
+            yield node
+
+
+def _route_name(value: cst.BaseExpression | None) -> bool:
+    if isinstance(value, cst.SimpleString | cst.ConcatenatedString):
+        return True
+    return isinstance(value, cst.Name) and value.value in _MARKERS
+
+
+def is_router(index: ModuleIndex, scope: Scope) -> bool:
+    """A function of the state returning only route names, at least two of them."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or not takes_state(scope):
+        return False
+    routes: set[str] = set()
+    for returned in _returns(index, node):
+        if not _route_name(returned.value):
+            return False
+        assert returned.value is not None
+        routes.add(cst.Module([]).code_for_node(returned.value))
+    return len(routes) >= 2
+
+
+def state_reads(index: ModuleIndex, scope: Scope, key: str) -> Iterator[cst.BaseExpression]:
+    """``state["key"]``, ``state.key`` and ``state.get("key")`` inside a function of the state (not
+    ``state["key"] = …``)."""
+    if not isinstance(scope.node, cst.FunctionDef):
+        return
+    for node in index.walk(scope.node.body, skip_defs=True):
+        if _written(index, node):
+            continue  # state["messages"] = []: the router resets the key, it does not read it
+        if isinstance(node, cst.Subscript) and _is_state(node.value) and len(node.slice) == 1:
+            index_ = node.slice[0].slice
+            if isinstance(index_, cst.Index) and isinstance(index_.value, cst.SimpleString) and literal(index_.value) == key:
+                yield node
+        elif isinstance(node, cst.Attribute) and _is_state(node.value) and node.attr.value == key:
+            yield node
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _is_state(node.func.value):
+            first = node.args[0].value if node.func.attr.value == "get" and node.args else None
+            if isinstance(first, cst.SimpleString) and literal(first) == key:
+                yield node
+
+
+def _written(index: ModuleIndex, node: cst.CSTNode) -> bool:
+    parent = index.parents.get(id(node))
+    if isinstance(parent, cst.AssignTarget):
+        return True
+    return isinstance(parent, cst.AugAssign | cst.AnnAssign) and parent.target is node
+
+
+def _is_state(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == STATE

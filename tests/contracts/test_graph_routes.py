@@ -1,0 +1,99 @@
+"""A state graph's node returns the model's answer into the graph state; a router reads it.
+
+Hand-written LangGraph shapes (the held-out sales outreach and support email agents
+showed them): the node and the router live in one module, the graph is built in another.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.scan.discovery import scan_tree
+
+
+def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = scan_tree(tmp_path)
+    assert result.errors == ()
+    return {
+        (c.location.path, c.location.line): (c.recommendation.mode, c.recommendation.rules, tuple(c.recommendation.reasons))
+        for c in result.calls
+    }
+
+
+NODES = """\
+from litellm import completion
+
+
+def rate(profile):
+    response = completion(model="groq/llama", messages=[{"role": "user", "content": profile}])
+    return response.choices[0].message.content
+
+
+class Nodes:
+    @staticmethod
+    def score(state):
+        lead = state["lead"]
+        lead.score = rate(lead.profile)
+        return {"lead": lead}
+
+    @staticmethod
+    def summarise(state):
+        summary = rate(state["lead"].profile)
+        return {"summary": summary, "messages": []}
+
+    @staticmethod
+    def is_qualified(state):
+        if int(state["lead"].score) > 50:
+            return "qualified"
+        state["messages"] = []
+        return "not qualified"
+"""
+
+GRAPH = """\
+from langgraph.graph import END, StateGraph
+from nodes import Nodes
+
+graph = StateGraph(dict)
+graph.add_node("score", Nodes.score)
+graph.add_node("summarise", Nodes.summarise)
+graph.add_conditional_edges("score", Nodes.is_qualified, {"qualified": "summarise", "not qualified": END})
+app = graph.compile()
+"""
+
+
+def test_a_state_key_a_router_reads_is_a_branch_on_the_output(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"nodes.py": NODES, "graph.py": GRAPH})
+    mode, rules, reasons = calls[("nodes.py", 13)]
+    assert (mode, rules) == ("sampled", ("R10",))
+    assert any("is_qualified() reads state['lead']" in r for r in reasons)
+    # the wrapper's own call follows the answer back into the node, and on to the router
+    assert calls[("nodes.py", 5)][:2] == ("sampled", ("R10",))
+
+
+def test_a_key_the_router_only_resets_or_no_router_reads_chooses_nothing(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"nodes.py": NODES, "graph.py": GRAPH})
+    assert calls[("nodes.py", 18)][:2] == ("autonomous", ("R11",))
+
+
+NOT_A_ROUTER = """\
+from litellm import completion
+
+
+def node(state):
+    answer = completion(model="gpt-4o", messages=state["messages"]).choices[0].message.content
+    return {"answer": answer}
+
+
+def describe(state):
+    if state["answer"]:
+        return f"answered: {state['answer']}"
+    return "nothing yet"
+"""
+
+
+def test_a_function_returning_built_text_is_no_router(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": NOT_A_ROUTER})
+    assert calls[("app.py", 5)][:2] == ("autonomous", ("R11",))
