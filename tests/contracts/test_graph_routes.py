@@ -97,3 +97,36 @@ def describe(state):
 def test_a_function_returning_built_text_is_no_router(tmp_path: Path) -> None:
     calls = _calls(tmp_path, {"app.py": NOT_A_ROUTER})
     assert calls[("app.py", 5)][:2] == ("autonomous", ("R11",))
+
+
+NOTES = """\
+import json
+from litellm import completion
+
+
+def write(profile, folder):
+    email = completion(model="groq/llama", messages=[{"role": "user", "content": profile}]).choices[0].message.content
+    with open("output.txt", "a") as file:
+        file.write("Email:\\n\\n" + email)
+    return email
+
+
+def keep(profile, name):
+    script = completion(model="groq/llama", messages=[{"role": "user", "content": profile}]).choices[0].message.content
+    with open(name, "w") as file:
+        file.write(script)
+
+
+def record(profile):
+    lead = completion(model="groq/llama", messages=[{"role": "user", "content": profile}]).choices[0].message.content
+    with open("leads.json", "w") as file:
+        file.write(lead)
+"""
+
+
+def test_text_appended_to_a_fixed_text_file_is_output_for_a_person(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": NOTES})
+    assert calls[("app.py", 6)][:2] == ("autonomous", ("R11",))
+    # a path from a parameter, or a data file another program loads, is still a write
+    assert calls[("app.py", 13)][:2] == ("reviewed", ("R6",))
+    assert calls[("app.py", 19)][:2] == ("reviewed", ("R6",))

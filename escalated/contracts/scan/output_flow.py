@@ -261,6 +261,8 @@ class OutputFlow:
     ) -> None:
         kit = self.effects.toolkit_effect(call) if id(call) not in self.llm_calls else None
         passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
+        if passed is None and self._writes_note(call, scope):
+            passed = []  # file.write(email) into open("output.txt", "a"): text kept for a person, as printed
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
@@ -277,6 +279,20 @@ class OutputFlow:
         if param is not None:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True, paused=paused)
+
+    def _writes_note(self, call: cst.Call, scope: Scope) -> bool:
+        """``file.write(text)`` on a handle the function opened as ``with open("output.txt", "a") as file``:
+        a text or markdown file at a path written in the code, the program's own output for a person to
+        read, not a system of record. A path built from anything else (a parameter, the answer) still writes."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in {"write", "writelines"} and isinstance(func.value, cst.Name)):
+            return False
+        handle = func.value.value
+        for node in self.index.walk(scope.node, skip_defs=scope.qualname == MODULE_SCOPE):
+            if isinstance(node, cst.WithItem) and node.asname is not None and isinstance(node.asname.name, cst.Name):
+                if node.asname.name.value == handle:
+                    return _opens_note(node.item)
+        return False
 
     def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
         """The output passed to a function (or a method of a class) of another project module:
@@ -539,6 +555,22 @@ _PAUSE_STATE = frozenset({
     "is_paused", "active_requirements", "needs_confirmation", "needs_user_input", "needs_user_feedback", "needs_external_execution",
     "user_input_requests",
 })  # fmt: skip
+
+
+# Text and notes: what a program writes there is read by a person, not loaded by another system.
+_NOTE_SUFFIXES = (".txt", ".md", ".log")
+
+
+def _opens_note(opened: cst.BaseExpression) -> bool:
+    """``open("output.txt", "a")``: a text file at a path written in the code, opened for writing text."""
+    if not (isinstance(opened, cst.Call) and isinstance(opened.func, cst.Name) and opened.func.value == "open" and opened.args):
+        return False
+    path = literal(opened.args[0].value) if isinstance(opened.args[0].value, cst.SimpleString) else None
+    if path is None or not path.lower().endswith(_NOTE_SUFFIXES):
+        return False
+    mode = next((a.value for a in opened.args[1:] if a.keyword is None or a.keyword.value == "mode"), None)
+    text = literal(mode) if isinstance(mode, cst.SimpleString) else None
+    return text is not None and "b" not in text and any(c in text for c in "wax")
 
 
 def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
