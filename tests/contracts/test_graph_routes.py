@@ -130,3 +130,41 @@ def test_text_appended_to_a_fixed_text_file_is_output_for_a_person(tmp_path: Pat
     # a path from a parameter, or a data file another program loads, is still a write
     assert calls[("app.py", 13)][:2] == ("reviewed", ("R6",))
     assert calls[("app.py", 19)][:2] == ("reviewed", ("R6",))
+
+
+STAND_INS = """\
+from agents import Agent, Runner, function_tool
+
+
+@function_tool
+def initiate_refund(order_id: str) -> str:
+    status = "Refund initiated"
+    return status
+
+
+@function_tool
+def refund_policy(topic: str) -> str:
+    '''Return the policy text for a topic.'''
+    return "30 days"
+
+
+refunds = Agent(name="refunds", tools=[initiate_refund])
+policies = Agent(name="policies", tools=[refund_policy])
+
+
+async def refund(question):
+    return (await Runner.run(refunds, question)).final_output
+
+
+async def explain(question):
+    return (await Runner.run(policies, question)).final_output
+"""
+
+
+def test_a_stand_in_tool_without_a_description_stands_for_its_name(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": STAND_INS})
+    mode, rules, reasons = calls[("app.py", 21)]
+    assert (mode, rules) == ("required", ("R2",))
+    assert "stands for what its name says" in reasons[0]
+    # described as something else, the name alone stays a signal
+    assert calls[("app.py", 25)][0] != "required"

@@ -103,6 +103,10 @@ class CallEffects:
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
             body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
+            if not body and tool.body.get_docstring() is None:
+                # No description either (def initiate_refund(): return "Refund initiated"): the model is
+                # offered the tool by its name, and the stand-in stands for what the name says.
+                named = [_stands_for(f, tool.name) if rules.RULES_BY_ID[f.rule].mode == "required" else f for f in named]
         out = named + body + (self._added_tools(tool.body) if isinstance(tool.body, cst.FunctionDef) else [])
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
@@ -449,3 +453,7 @@ def _formatting(func: cst.BaseExpression) -> bool:
 
 def _names_context(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in {"ctx", "context"}
+
+
+def _stands_for(found: Finding, tool: str) -> Finding:
+    return attrs.evolve(found, basis="declared", detail=f"tool {tool} (its body is a stand-in: it stands for what its name says)")
