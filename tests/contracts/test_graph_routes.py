@@ -168,3 +168,66 @@ def test_a_stand_in_tool_without_a_description_stands_for_its_name(tmp_path: Pat
     assert "stands for what its name says" in reasons[0]
     # described as something else, the name alone stays a signal
     assert calls[("app.py", 25)][0] != "required"
+
+
+TRIAGE = """\
+from langchain_openai import ChatOpenAI
+
+llm = ChatOpenAI()
+
+
+async def triage_input(state, config):
+    response = await llm.with_structured_output(dict).ainvoke(state["email"])
+    return {"triage": response}
+
+
+class Mailer:
+    def __init__(self, db):
+        self.db = db
+
+    def write_reply(self, state):
+        draft = llm.invoke(state["email"]).content
+        return {"reply": draft}
+
+    def save_reply(self, state):
+        self.db.update_record(state["email"], state["reply"])
+        return {}
+
+    def send_reply(self, state):
+        self.db.send_email(state["email"], state["reply"])
+        return {}
+"""
+
+TRIAGE_GRAPH = """\
+from langgraph.graph import END, StateGraph
+from triage import Mailer, triage_input
+
+
+def route_after_triage(state):
+    if state["triage"]["response"] == "email":
+        return "write_reply"
+    return END
+
+
+mailer = Mailer(None)
+graph = StateGraph(dict)
+graph.add_node(triage_input)
+graph.add_node("write_reply", mailer.write_reply)
+graph.add_node("save", mailer.save_reply)
+graph.add_conditional_edges("triage_input", route_after_triage)
+graph.add_edge("write_reply", "save")
+app = graph.compile()
+"""
+
+
+def test_a_router_in_the_graph_module_reads_the_node_s_update(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"triage.py": TRIAGE, "graph.py": TRIAGE_GRAPH})
+    mode, rules, reasons = calls[("triage.py", 7)]
+    assert (mode, rules) == ("sampled", ("R10",))
+    assert "route_after_triage() reads state['triage'] (in graph.py)" in reasons[0]
+
+
+def test_a_node_of_the_same_graph_reading_the_answer_decides_its_fate(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"triage.py": TRIAGE, "graph.py": TRIAGE_GRAPH})
+    # save_reply is a node of the graph: the reply is written; send_reply is no node, never run
+    assert calls[("triage.py", 16)][:2] == ("reviewed", ("R6",))

@@ -43,7 +43,7 @@ import libcst as cst
 
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
-from escalated.contracts.scan import apis, crossref
+from escalated.contracts.scan import apis, crossref, graphs
 from escalated.contracts.scan.callers import ancestors, with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
@@ -210,6 +210,7 @@ class ScanContext:
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
     sdk: Mapping[str, str]
     tool_sites: Mapping[str, ToolSite] = attrs.field(factory=dict)
+    state_graphs: tuple[graphs.Graph, ...] = ()
 
 
 def scan_source(source: str, path: str, *, context: ScanContext | None = None) -> tuple[LlmCall, ...]:
@@ -222,7 +223,7 @@ def scan_source(source: str, path: str, *, context: ScanContext | None = None) -
         if context is None:
             return analyse_module(module, index, path=path, externals=None).calls
         crossref.absolutise(index, path)
-        token = apis.EXTRA_SDK.set(context.sdk)
+        token, graphs_token = apis.EXTRA_SDK.set(context.sdk), graphs.GRAPHS.set(context.state_graphs)
         try:
             return analyse_module(
                 module, index, path=path, externals=context.externals, imported_tools=context.tools,
@@ -230,6 +231,7 @@ def scan_source(source: str, path: str, *, context: ScanContext | None = None) -
             ).calls  # fmt: skip
         finally:
             apis.EXTRA_SDK.reset(token)
+            graphs.GRAPHS.reset(graphs_token)
 
     return deep_stack(work)
 
@@ -275,6 +277,8 @@ class _Tree:
     errors: list[ParseProblem] = attrs.Factory(list)
     skipped: list[ParseProblem] = attrs.Factory(list)
     notebooks: list[str] = attrs.Factory(list)
+    # Files not parsed that build a state graph (scan/graphs.py): which functions are its nodes and routers.
+    graph_sources: list[tuple[str, str]] = attrs.Factory(list)
     files: int = 0
     lines: int = 0
 
@@ -325,6 +329,8 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
             # Nothing shaped like a model call: not parsed unless a parsed file imports it.
             for name in _suffixes(crossref.module_name(rel)):
                 tree.others.setdefault(name, rel)
+            if b"add_conditional_edges" in data and (source := _decode_or_none(data)) is not None:
+                tree.graph_sources.append((rel, source))  # a graph module imports its nodes, no SDK
             continue
         note = _skip_note(rel, data, options=options)
         if note is not None:
@@ -396,6 +402,16 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
 
 
 def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldTrees) -> tuple[list[LlmCall], ScanContext]:
+    project_graphs = graphs.graphs_of([*((entry.rel, entry.source) for entry in tree.parsed), *tree.graph_sources])
+    token = graphs.GRAPHS.set(project_graphs)
+    try:
+        calls, context = _analyse_graphs_set(tree, base=base, options=options, held=held)
+    finally:
+        graphs.GRAPHS.reset(token)
+    return calls, attrs.evolve(context, state_graphs=project_graphs)
+
+
+def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldTrees) -> tuple[list[LlmCall], ScanContext]:
     targets = _import_targets(tree.parsed)
     reached = _reached_by(targets)
     tables = _Tables()

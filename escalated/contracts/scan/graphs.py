@@ -11,8 +11,11 @@ name written in the code (a string, or ``END``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 
+import attrs
 import libcst as cst
 
 from escalated.contracts.scan.index import ModuleIndex, Scope
@@ -91,3 +94,81 @@ def _written(index: ModuleIndex, node: cst.CSTNode) -> bool:
 
 def _is_state(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == STATE
+
+
+# -- the project's graphs: which functions are nodes and routers of one graph ----------------------
+@attrs.frozen
+class Graph:
+    """A module building a state graph: the functions it adds as nodes and routers (by name, as its
+    ``add_node``/``add_conditional_edges`` calls name them), and the state keys its own routers read."""
+
+    rel: str
+    nodes: frozenset[str]
+    routers: frozenset[str]
+    reads: tuple[tuple[str, str, int], ...]  # (router, key, line) for routers defined in this module
+
+
+# The graphs of the project being scanned (set by the scan of a tree, read by the output's flow).
+GRAPHS: ContextVar[tuple[Graph, ...]] = ContextVar("escalated_scanned_graphs", default=())
+
+
+def graphs_of(sources: Iterable[tuple[str, str]]) -> tuple[Graph, ...]:
+    """Every module that adds nodes to a graph, read off Python's tree (text-checked first: cheap)."""
+    found: list[Graph] = []
+    for rel, source in sources:
+        if "add_conditional_edges" not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        nodes: set[str] = set()
+        routers: set[str] = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr == "add_node" and node.args:
+                name = _last_name(node.args[-1] if len(node.args) < 3 else node.args[1])
+                if name is not None:
+                    nodes.add(name)
+            elif node.func.attr == "add_conditional_edges":
+                path = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "path"), None)
+                name = _last_name(path) if path is not None else None
+                if name is not None:
+                    routers.add(name)
+        reads = tuple(
+            (function.name, key, line)
+            for function in tree.body
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and function.name in routers
+            for key, line in _ast_state_reads(function)
+        )
+        found.append(Graph(rel, frozenset(nodes), frozenset(routers), reads))
+    return tuple(found)
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _ast_state_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, int]]:
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    if STATE not in params:
+        return
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and _ast_state(node.value) and isinstance(node.ctx, ast.Load):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                yield node.slice.value, node.lineno
+        elif isinstance(node, ast.Attribute) and _ast_state(node.value) and isinstance(node.ctx, ast.Load) and node.attr != "get":
+            yield node.attr, node.lineno
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and _ast_state(node.func.value):
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield first.value, node.lineno
+
+
+def _ast_state(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == STATE

@@ -202,6 +202,7 @@ class OutputFlow:
         """
         child, parent = node, self._parents.get(id(node))
         update: str | None = None  # the graph-state key a returned ``{"key": output}`` updates
+        updated_with_output = False  # and whether its value is the output itself (not built from it)
         while parent is not None:
             flow.steps += 1
             if flow.steps > MAX_STEPS:
@@ -238,10 +239,10 @@ class OutputFlow:
                     self._taint_target(parent.asname.name, scope, flow, depth=depth, derived=derived, paused=paused)
                 return
             elif isinstance(parent, cst.DictElement) and parent.value is child:
-                update = graphs.update_key(parent)
+                update, updated_with_output = graphs.update_key(parent), not derived
             elif isinstance(parent, cst.Return | cst.Yield):
                 if update is not None and isinstance(parent, cst.Return) and graphs.takes_state(scope):
-                    self._routed(update, flow)
+                    self._routed(update, scope, flow, depth=depth, itself=updated_with_output)
                 self._returned(scope, flow, depth=depth, derived=derived)
                 return
             elif isinstance(parent, cst.If | cst.While | cst.IfExp) and parent.test is child:
@@ -435,9 +436,10 @@ class OutputFlow:
             origin = parent if isinstance(parent, cst.Await) else call
             self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
 
-    def _routed(self, key: str, flow: FlowState) -> None:
-        """A node's state update carrying the output, read by a router of the graph (scan/graphs.py):
-        the graph's next step is chosen on it."""
+    def _routed(self, key: str, node: Scope, flow: FlowState, *, depth: int, itself: bool) -> None:
+        """A node's state update carrying the output (scan/graphs.py): read by a router of the graph, the
+        graph's next step is chosen on it; read by another node of the same graph in this module, what
+        that node does with it is the output's fate."""
         for scope in self.index.scopes.values():
             if not graphs.is_router(self.index, scope):
                 continue
@@ -446,6 +448,22 @@ class OutputFlow:
                 name = scope.qualname.rpartition(".")[2]
                 why = f"the graph routes on the model's output: {name}() reads state[{key!r}]"
                 flow.findings.append(rules.fact("output-drives-branch", why, self.line_of(read)))
+        name = node.qualname.rpartition(".")[2]
+        for graph in graphs.GRAPHS.get():
+            if name not in graph.nodes:
+                continue
+            for router, read_key, _line in graph.reads:
+                if read_key == key and router not in self.index.functions_by_name:  # a router of this module: above
+                    why = f"the graph routes on the model's output: {router}() reads state[{key!r}] (in {graph.rel})"
+                    flow.findings.append(rules.fact("output-drives-branch", why, 0))
+            if depth >= MAX_DEPTH or not itself:
+                continue  # only the answer itself (a draft) is followed into the nodes that read it
+            for scope in self.index.scopes.values():
+                reader = scope.qualname.rpartition(".")[2]
+                if scope is node or reader not in graph.nodes or reader in graph.routers or not graphs.takes_state(scope):
+                    continue
+                for read in graphs.state_reads(self.index, scope, key):
+                    self._follow(read, scope, flow, depth=depth + 1)
 
     def _branch(self, statement: cst.CSTNode, test: cst.CSTNode, flow: FlowState, *, paused: bool = False) -> None:
         # A match compares its subject with every case: always a choice, even on a bare name.
