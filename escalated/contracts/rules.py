@@ -65,6 +65,10 @@ FACT_RULES: dict[str, str] = {
     "tool-reads-only": "R9",  # a tool's body was read and does nothing but read
     "tool-body-unseen": "R9",  # a tool known by name only, and the name says nothing stronger
     "output-drives-branch": "R10",  # the output is tested by if/while/match to choose what happens
+    # A Google API client resource's method (service.users().messages().send()): what the request does
+    "api-sends": "R5",
+    "api-deletes": "R3",
+    "api-writes": "R6",
 }
 
 

@@ -231,3 +231,53 @@ def test_a_node_of_the_same_graph_reading_the_answer_decides_its_fate(tmp_path: 
     calls = _calls(tmp_path, {"triage.py": TRIAGE, "graph.py": TRIAGE_GRAPH})
     # save_reply is a node of the graph: the reply is written; send_reply is no node, never run
     assert calls[("triage.py", 16)][:2] == ("reviewed", ("R6",))
+
+
+
+GMAIL = """\
+from googleapiclient.discovery import build
+
+
+class Mail:
+    def __init__(self, credentials):
+        self.service = build("gmail", "v1", credentials=credentials)
+
+    def draft(self, text):
+        return self.service.users().drafts().create(userId="me", body={"message": {"raw": text}}).execute()
+
+    def send(self, text):
+        return self.service.users().messages().send(userId="me", body={"raw": text}).execute()
+
+    def inbox(self, query):
+        return self.service.users().messages().list(userId="me", q=query).execute()
+"""
+
+REPLIER = """\
+from langchain_openai import ChatOpenAI
+from mail import Mail
+
+llm = ChatOpenAI()
+
+
+class Replier:
+    def __init__(self):
+        self.mail = Mail(None)
+
+    def draft_reply(self, question):
+        self.mail.draft(llm.invoke(question).content)
+
+    def send_reply(self, question):
+        self.mail.send(llm.invoke(question).content)
+
+    def search(self, question):
+        self.mail.inbox(llm.invoke(question).content)
+"""
+
+
+def test_a_google_api_resource_method_says_what_the_request_does(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"mail.py": GMAIL, "app.py": REPLIER})
+    assert calls[("app.py", 12)][:2] == ("reviewed", ("R6",))
+    mode, rules, reasons = calls[("app.py", 15)]
+    assert (mode, rules) == ("required", ("R5",))
+    assert "Google API messages().send()" in reasons[0]
+    assert calls[("app.py", 18)][:2] == ("autonomous", ("R11",))

@@ -344,6 +344,11 @@ class CallEffects:
             stored = not via and isinstance(call.func, cst.Attribute) and call.func.attr.value == "set"
             why = f"the output is kept in the workflow's state ({dotted_name(call.func)}()), which its later steps read"
             return [rules.fact("output-drives-branch", why, self.line_of(call))] if stored else []
+        google = _google_api(call) if self.index.imports_from("googleapiclient") else None
+        if google is not None:
+            # service.users().messages().send(...): a Google API resource method, what it does named by the API
+            kind, what = google
+            return [rules.fact(kind, f"{via} -> {what}" if via else what, self.line_of(call))]
         dotted = dotted_name(call.func) or dotted_tail(call.func)
         if not dotted:
             return []
@@ -375,6 +380,28 @@ class CallEffects:
         if via:
             found = [attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in found]
         return found
+
+
+# Google API client resources (``googleapiclient.discovery.build``: Gmail, Calendar, Drive): the
+# resource and its method say what the request does. Reads (get, list) are none of these.
+_GOOGLE_METHODS: dict[tuple[str, str], str] = {
+    **{(resource, "send"): "api-sends" for resource in ("messages", "drafts")},
+    **{(resource, method): "api-deletes" for resource in ("messages", "threads", "drafts", "events", "files", "labels")
+       for method in ("delete", "batchDelete", "trash", "emptyTrash")},
+    **{(resource, method): "api-writes" for resource in ("messages", "threads", "drafts", "events", "files", "labels", "calendars")
+       for method in ("create", "insert", "update", "patch", "modify", "batchModify", "import_", "move", "copy", "untrash")},
+}
+
+
+def _google_api(call: cst.Call) -> tuple[str, str] | None:
+    """``….users().drafts().create(...)``: (the fact, what it does) for a method of a resource that is
+    itself called off the service, as the Google API client's resources are."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Attribute)):
+        return None
+    resource, method = func.value.func.attr.value, func.attr.value
+    kind = _GOOGLE_METHODS.get((resource, method))
+    return (kind, f"Google API {resource}().{method}()") if kind is not None else None
 
 
 def _func_name(func: cst.BaseExpression) -> str:
