@@ -281,3 +281,31 @@ def test_a_google_api_resource_method_says_what_the_request_does(tmp_path: Path)
     assert (mode, rules) == ("required", ("R5",))
     assert "Google API messages().send()" in reasons[0]
     assert calls[("app.py", 18)][:2] == ("autonomous", ("R11",))
+
+
+SENDS = """\
+from langchain_openai import ChatOpenAI
+from langgraph.types import Command, Send
+
+llm = ChatOpenAI()
+KEYS = {"tone": "tone_prompt", "facts": "facts_prompt"}
+
+
+def choose(state):
+    response = llm.with_structured_output(dict).invoke(state["feedback"])
+    return Command(goto=[Send("reflect", {"key": KEYS[t]}) for t in response["types"]])
+
+
+def summarise(state):
+    summary = llm.invoke(state["feedback"]).content
+    return Command(goto="done", update={"summary": summary})
+"""
+
+
+def test_send_and_command_goto_built_from_the_answer_route_the_graph(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"app.py": SENDS})
+    mode, rules, reasons = calls[("app.py", 9)]
+    assert (mode, rules) == ("sampled", ("R10",))
+    assert any("Send()" in r for r in reasons)
+    # an update of the state beside a goto written in the code chooses nothing
+    assert calls[("app.py", 14)][:2] == ("autonomous", ("R11",))

@@ -26,6 +26,21 @@ STATE = "state"
 _MARKERS = frozenset({"END", "START"})
 
 
+# LangGraph's own routing objects: Send(node, state) runs a node, Command(goto=...) chooses the next.
+_SENDS = frozenset({"langgraph.types.Send", "langgraph.constants.Send"})
+_COMMANDS = frozenset({"langgraph.types.Command"})
+
+
+def routes_to(qualified: str | None, arg: cst.Arg) -> str | None:
+    """Why the answer, passed as ``arg``, chooses what the graph runs next (None when it does not):
+    any argument of ``Send(...)``, the ``goto`` of ``Command(...)`` (its ``update`` is a state update)."""
+    if qualified in _SENDS:
+        return "the graph runs a node the model's output chose: Send()"
+    if qualified in _COMMANDS and arg.keyword is not None and arg.keyword.value == "goto":
+        return "the graph goes where the model's output says: Command(goto=…)"
+    return None
+
+
 def takes_state(scope: Scope) -> bool:
     """A function with a parameter named ``state``: a graph node or router."""
     node = scope.node

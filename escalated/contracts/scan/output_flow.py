@@ -264,6 +264,9 @@ class OutputFlow:
         passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
         if passed is None and self._writes_note(call, scope):
             passed = []  # file.write(email) into open("output.txt", "a"): text kept for a person, as printed
+        routes = graphs.routes_to(self.resolver.qualified(call.func), arg)
+        if routes is not None:
+            flow.findings.append(rules.fact("output-drives-branch", routes, self.line_of(call)))
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
