@@ -92,6 +92,7 @@ class OutputFlow:
         self.project = project
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
+        self._routers: list[Scope] | None = None  # the module's graph routers (scan/graphs.py), once asked
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -443,9 +444,9 @@ class OutputFlow:
         """A node's state update carrying the output (scan/graphs.py): read by a router of the graph, the
         graph's next step is chosen on it; read by another node of the same graph in this module, what
         that node does with it is the output's fate."""
-        for scope in self.index.scopes.values():
-            if not graphs.is_router(self.index, scope):
-                continue
+        if self._routers is None:
+            self._routers = [scope for scope in self.index.scopes.values() if graphs.is_router(self.index, scope)]
+        for scope in self._routers:
             read = next(graphs.state_reads(self.index, scope, key), None)
             if read is not None:
                 name = scope.qualname.rpartition(".")[2]
