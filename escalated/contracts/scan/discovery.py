@@ -402,7 +402,9 @@ def _analyse_tree(tree: _Tree, *, base: Path, options: ScanOptions) -> tuple[lis
 
 
 def _analyse_held(tree: _Tree, *, base: Path, options: ScanOptions, held: _HeldTrees) -> tuple[list[LlmCall], ScanContext]:
-    project_graphs = graphs.graphs_of([*((entry.rel, entry.source) for entry in tree.parsed), *tree.graph_sources])
+    # A graph module a parsed file imports is parsed too: its text once.
+    sources = dict([*tree.graph_sources, *((entry.rel, entry.source) for entry in tree.parsed)])
+    project_graphs = graphs.graphs_of(sorted(sources.items()))
     token = graphs.GRAPHS.set(project_graphs)
     try:
         calls, context = _analyse_graphs_set(tree, base=base, options=options, held=held)
