@@ -120,6 +120,26 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     # Microsoft Agent Framework: an Agent (ChatAgent before 1.0) runs its tools= inside run (run_stream
     # before 1.0); an orchestration builder's build() is a workflow whose run runs every participant's
     # tools. Its chat clients (OpenAIChatClient, FoundryChatClient, ...) are matched by name (constructor).
+    # Chat SDKs without a provider of their own in contracts (as for Ollama, counted as "openai"): the
+    # OpenAI-shaped clients (chat.completions.create), and those with a shape of their own (apis_for).
+    **{n: ("openai", "client") for n in (
+        "zhipuai.ZhipuAI", "groq.Groq", "groq.AsyncGroq", "together.Together", "together.AsyncTogether",
+        "cerebras.cloud.sdk.Cerebras", "cerebras.cloud.sdk.AsyncCerebras",
+    )},
+    **{f"qianfan.{n}": ("openai", "qianfan") for n in ("ChatCompletion", "Completion")},
+    **{n: ("openai", "dashscope") for n in (
+        "dashscope.Generation", "dashscope.aigc.generation.Generation", "dashscope.MultiModalConversation",
+        "dashscope.aigc.multimodal_conversation.MultiModalConversation",
+    )},
+    "dashscope.api_entities.aiohttp_request.AioHttpRequest": ("openai", "dashscope-request"),
+    "dashscope.api_entities.http_request.HttpRequest": ("openai", "dashscope-request"),
+    "replicate.Client": ("openai", "replicate"),
+    "replicate.client.Client": ("openai", "replicate"),
+    "llama_cpp.Llama": ("openai", "llama-cpp"),
+    "oci.generative_ai_inference.GenerativeAiInferenceClient": ("openai", "oci-genai"),
+    "mistralai.Mistral": ("openai", "mistral"),
+    # iFlytek Spark's SDK is a copy of LangChain's chat models (invoke, agenerate, astream).
+    "sparkai.llm.llm.ChatSparkLLM": ("langchain", "chat"),
     **{f"agent_framework.{n}": ("openai", "maf-agent") for n in ("Agent", "ChatAgent")},
     **{f"agent_framework.{m}{n}": ("openai", "maf-builder") for m in ("", "orchestrations.") for n in (
         "SequentialBuilder", "ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "MagenticBuilder", "WorkflowBuilder",
@@ -132,6 +152,19 @@ BOTO_SERVICES: dict[str, tuple[str, str]] = {
     "bedrock-runtime": ("anthropic", "bedrock-runtime"),
     "bedrock-agent-runtime": ("anthropic", "bedrock-agent-runtime"),
 }
+
+# SDK classes whose methods are called on the class itself (``Generation.call(model=…)``, classmethods):
+# the class, or a project class deriving from it bound as it is (``self.client = MyGeneration``).
+CLASS_CALLED_KINDS = frozenset({"dashscope"})
+
+# Module-level functions that ask a model (provider, api): the SDK's default client.
+MODULE_FUNCTIONS: dict[str, tuple[str, str]] = {
+    **{f"replicate.{n}": ("openai", f"replicate.{n}") for n in ("run", "async_run", "stream", "async_stream")},
+    # PaLM's API in google.generativeai (before Gemini): text and chat.
+    **{f"google.generativeai.{n}": ("google-genai", n) for n in (
+        "generate_text", "generate_text_async", "chat", "chat_async",
+    )},
+}  # fmt: skip
 
 # Modules that are themselves a client (``openai.chat.completions.create``).
 MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "litellm": "litellm"}
@@ -200,6 +233,7 @@ LLAMAINDEX_TOOL_CALLS = frozenset({
     "chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools", "predict_and_call", "apredict_and_call",
 })
 AGENTS_RUNNER = frozenset({"run", "run_sync", "run_streamed"})
+BEDROCK_APIS = frozenset({"converse", "converse_stream", "invoke_model", "invoke_model_with_response_stream"})
 
 # Methods that derive a still-LLM runnable from a LangChain model.
 RUNNABLE_DERIVERS = frozenset({
@@ -420,8 +454,22 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run", "run_async", "run_live"})
     if kind == "swarm":
         return frozenset({"run"})
+    if kind == "qianfan":
+        return frozenset({"do", "ado", "batch_do", "abatch_do"})
+    if kind == "dashscope":
+        return frozenset({"call", "acall"})
+    if kind == "dashscope-request":
+        return frozenset({"call", "aio_call"})
+    if kind == "replicate":
+        return frozenset({"run", "async_run", "stream", "async_stream"})
+    if kind == "llama-cpp":
+        return frozenset({"create_chat_completion", "create_completion", "__call__"})
+    if kind == "oci-genai":
+        return frozenset({"chat", "generate_text"})
+    if kind == "mistral":
+        return frozenset({"chat.complete", "chat.complete_async", "chat.stream", "chat.stream_async", "chat.parse"})
     if kind == "bedrock-runtime":
-        return frozenset({"converse", "converse_stream", "invoke_model", "invoke_model_with_response_stream"})
+        return BEDROCK_APIS
     if kind == "bedrock-agent-runtime":
         return frozenset({"invoke_agent", "invoke_inline_agent", "retrieve_and_generate", "retrieve_and_generate_stream"})
     if kind == "adk-app":
@@ -437,19 +485,34 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
     return frozenset()
 
 
-# A model's HTTP API called without its SDK: requests.post / httpx.post to an endpoint whose path
-# is a model API's (OpenAI-compatible chat completions and responses, Anthropic messages, Gemini).
+# A model's HTTP API called without its SDK: requests.post / httpx.post, or post / request on a client
+# or session object (httpx.AsyncClient, aiohttp, a project's requestor), to an endpoint whose path is a
+# model API's (OpenAI-compatible chat completions and responses, Anthropic messages, Gemini).
 HTTP_POSTS = frozenset({"requests.post", "httpx.post"})
+HTTP_METHODS = frozenset({"post", "apost", "request", "arequest"})
 _MODEL_ENDPOINTS = (
     (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?/v1/messages\b"), "anthropic"),
     (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?:(?:stream)?[gG]enerateContent\b"), "google-genai"),
     (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?/(?:chat/completions|responses)\b"), "openai"),
+)
+# The same paths after a base address the code does not spell (f"{base_url}/v1/chat/completions", the
+# \x00 standing for the placeholder), or alone (a path joined to a base address elsewhere): only the
+# unmistakable ones.
+_MODEL_PATHS = (
+    (re.compile(r"^\x00(?:/[^\s\x00]*)?/v1/messages$"), "anthropic"),
+    (re.compile(r"^\x00(?:/[^\s\x00]*)?:(?:stream)?[gG]enerateContent$"), "google-genai"),
+    (re.compile(r"^\x00(?:/[^\s\x00]*)?/(?:chat/completions|responses)$"), "openai"),
+    (re.compile(r"^/v1/messages$"), "anthropic"),
+    (re.compile(r"^(?:/[\w.-]+)*/chat/completions$"), "openai"),
 )
 
 
 def model_endpoint(url: str) -> str | None:
     """The provider whose model API ``url`` is (an address written in the code), or None."""
     for pattern, provider in _MODEL_ENDPOINTS:
+        if pattern.match(url):
+            return provider
+    for pattern, provider in _MODEL_PATHS:
         if pattern.match(url):
             return provider
     return None

@@ -49,9 +49,14 @@ class CallMatcher:
             deferrer = "to_thread"
         position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if position is None or len(positional) <= position or not isinstance(positional[position], cst.Attribute | cst.Name):
+        deferred = positional[position] if position is not None and len(positional) > position else None
+        asked = node
+        if isinstance(deferred, cst.Call) and self.qualified(deferred.func) in apis.PARTIALS and deferred.args:
+            # run_in_executor(None, partial(client.invoke_model, modelId=…, body=…)): the partial's call.
+            asked, deferred = deferred, deferred.args[0].value
+        if not isinstance(deferred, cst.Attribute | cst.Name):
             return None
-        inner = self._match_callee(positional[position], node, scope)
+        inner = self._match_callee(deferred, asked, scope)
         return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
 
     def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
@@ -70,13 +75,14 @@ class CallMatcher:
             graph = self.kind_of(node.args[0].value, scope)
             if graph is not None and graph.kind == "agent":
                 return Match(graph.provider, apis.LANGGRAPH_ADAPTER_RUNS[qualified], graph.confidence, graph)
+        if callee is node.func:
+            posted = self._posted_to_model(qualified, node, scope)
+            if posted is not None:
+                return posted
         if qualified is not None:
             found = self._qualified_match(qualified)
             if found is not None:
                 return found
-            posted = self._posted_to_model(qualified, node, scope)
-            if posted is not None:
-                return posted
             root = self._served_root_agent(qualified, node, scope)
             if root is not None:
                 return root
@@ -132,12 +138,62 @@ class CallMatcher:
             # agent("...") on a Strands agent: calling the object runs it.
             if kind is not None and kind.kind == "strands-agent" and isinstance(callee, cst.Name):
                 return Match(kind.provider, "__call__", kind.confidence, kind)
+        inherited = self._inherited_wrapper(callee, scope)
+        if inherited is not None:
+            return inherited
         if self._stands_in(callee, scope):
             return None
         named = self._named_after_class(callee, scope)
         if named is not None:
             return named
         return self._shape_match(callee, node)
+
+    def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
+        """``self._aask(prompt)`` in ``class WritePlan(Action)``, where ``Action`` (another module's class)
+        has the method and it returns a model's output: the subclass calls the base's wrapper, private or not,
+        unless the class (or a base of the module between them) defines the method itself."""
+        if not (
+            isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self"
+            and scope.class_name is not None and self.wrappers
+        ):  # fmt: skip
+            return None
+        index = getattr(self, "index", None)
+        if index is None:
+            return None
+        method, todo = callee.attr.value, [scope.class_name.split(".")[0]]
+        seen: set[str] = set()
+        while todo and len(seen) < 8:
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in index.class_nodes and f"{name}.{method}" in index.scopes:
+                return None  # defined here: the module's own (match_local's) method
+            for base in index.class_bases.get(name, ()):
+                qualified = self.qualified(base.value)
+                found = self._base_wrapper(qualified, method) if qualified is not None else None
+                if found is not None and qualified is not None:
+                    return Match(found[0], f"{qualified.rpartition('.')[2]}.{method}", "medium", None)
+                if isinstance(base.value, cst.Name) and base.value.value in index.class_nodes:
+                    todo.append(base.value.value)
+        return None
+
+    def _base_wrapper(self, qualified: str, method: str) -> tuple[str, str] | None:
+        """The wrapper method of a base class, also when imported through a package that re-exports it
+        (``from metagpt.actions import Action``): the one project class of that name that has it."""
+        found = self.wrappers.get(qualified, {}).get(method)
+        if found is not None or "." not in qualified:
+            return found
+        package, _, name = qualified.rpartition(".")
+        if not self.wrappers.keys() & {f"{package}.{name}"} and not any(
+            owner.startswith(package + ".") and owner.endswith("." + name) for owner in self.wrappers
+        ):
+            return None
+        same = {
+            methods[method] for owner, methods in self.wrappers.items()
+            if owner.startswith(package + ".") and owner.endswith("." + name) and method in methods
+        }  # fmt: skip
+        return next(iter(same)) if len(same) == 1 else None
 
     def _named_after_class(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
         """``globals.ai.run(prompt)``: a receiver the scan cannot resolve, named after a project class
@@ -173,29 +229,56 @@ class CallMatcher:
                 return found
         return None
 
-    def _posted_to_model(self, qualified: str, node: cst.Call, scope: Scope) -> Match | None:
-        """``requests.post("https://api.openai.com/v1/chat/completions", ...)``, or to ``self._api_url``
-        set to such an address: a model's HTTP API called without its SDK."""
-        if qualified not in apis.HTTP_POSTS:
+    def _posted_to_model(self, qualified: str | None, node: cst.Call, scope: Scope) -> Match | None:
+        """``requests.post("https://api.openai.com/v1/chat/completions", ...)``, ``client.post(f"{base}/v1/
+        chat/completions", ...)`` on an HTTP client or session, or ``self.requestor.arequest(method="post",
+        url=self.url_suffix, ...)`` with ``self.url_suffix = "/chat/completions"``: a model's HTTP API called
+        without its SDK (the address written in the call, in a name of the function or module, or in an
+        attribute of the class)."""
+        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if qualified not in apis.HTTP_POSTS and method not in apis.HTTP_METHODS:
             return None
         url = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "url"), None)
-        if url is None and node.args and node.args[0].keyword is None and not node.args[0].star:
-            url = node.args[0].value
-        index = getattr(self, "index", None)
-        if index is not None and isinstance(url, cst.Name | cst.Attribute):
-            key = target_key(url)
-            if key is not None and key.startswith("self."):
-                url = index.values.get((scope.class_name, key)) if scope.class_name is not None else None
-            elif key is not None:
-                # url = "https://…/v1/responses" in the function, or at the top of the module.
-                url = index.values.get((scope.qualname, key), index.values.get((MODULE_SCOPE, key)))
-            else:
-                url = None
-        text = _string_start(url) if url is not None else None
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if url is None and method in {"request", "arequest"} and len(positional) >= 2:
+            verb = _string_start(positional[0])
+            url = positional[1] if verb is not None and verb.lower() == "post" else None
+        elif url is None and positional and method not in {"request", "arequest"}:
+            url = positional[0]
+        text = self._url_text(url, scope) if url is not None else None
         found = apis.model_endpoint(text) if text is not None else None
-        if found is None or _asks_nothing(node):
+        if found is None or url is None or _asks_nothing(node) or not _sends_body(node, url):
             return None
         return Match(found, "http.post", "medium", None)
+
+    def _url_text(self, url: cst.BaseExpression, scope: Scope, depth: int = 0) -> str | None:
+        """The text of an address: a string, an f-string (a placeholder naming a string of the module or
+        class spelled out, any other ``\\x00``), or a name or attribute bound to one."""
+        index = getattr(self, "index", None)
+        if index is not None and isinstance(url, cst.Name | cst.Attribute) and depth < 3:
+            key = target_key(url)
+            if key is not None and key.startswith("self."):
+                bound = index.values.get((scope.class_name, key)) if scope.class_name is not None else None
+            elif key is not None:
+                # url = "https://…/v1/responses" in the function, or at the top of the module.
+                bound = index.values.get((scope.qualname, key), index.values.get((MODULE_SCOPE, key)))
+            else:
+                bound = None
+            return self._url_text(bound, scope, depth + 1) if bound is not None else None
+        if isinstance(url, cst.FormattedString) and depth < 3:
+            parts = []
+            for part in url.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append(part.value)
+                    continue
+                inner = part.expression if isinstance(part, cst.FormattedStringExpression) else None
+                spelled = (
+                    self._url_text(inner, scope, depth + 1)
+                    if isinstance(inner, cst.Name | cst.Attribute) and not parts else None
+                )
+                parts.append(spelled if spelled is not None and "\x00" not in spelled else "\x00")
+            return "".join(parts)
+        return _string_start(url)
 
     def _imports(self, package: str) -> bool:
         index = getattr(self, "index", None)
@@ -251,6 +334,8 @@ class CallMatcher:
         wrapped = self.wrappers.get(qualified, {}).get("")
         if wrapped is not None:  # ask(...) where ask, in another module, returns a model's output
             return Match(wrapped[0], qualified.rpartition(".")[2], "medium", None)
+        if qualified in apis.MODULE_FUNCTIONS:  # replicate.run(...), palm.generate_text(...)
+            return Match(*apis.MODULE_FUNCTIONS[qualified], "high", None)
         module, _, name = qualified.rpartition(".")
         if module == "litellm" and name in apis.LITELLM_FUNCTIONS:
             return Match("litellm", name, "high", None)
@@ -293,6 +378,11 @@ class CallMatcher:
                 return Match(provider, shape, confidence, None)
         if isinstance(callee, cst.Attribute) and callee.attr.value in apis.LLAMAINDEX_TOOL_CALLS and self._imports("llama_index"):
             return Match("openai", callee.attr.value, "low", None)  # llm = await ctx.get("llm"); llm.achat_with_tools(...)
+        if isinstance(callee, cst.Attribute) and callee.attr.value in apis.BEDROCK_APIS and self._imports("boto3"):
+            # self.client.invoke_model(modelId=…, body=…) on a bedrock-runtime client made elsewhere (a method
+            # given the service's name): asked of a model by its id, in a module that imports boto3.
+            if any(arg.keyword is not None and arg.keyword.value == "modelId" for arg in node.args):
+                return Match("anthropic", callee.attr.value, "low", None)
         if isinstance(callee, cst.Attribute) and callee.attr.value in apis.OLLAMA_APIS and self._imports("ollama"):
             # model = config.initialize_ollama() (a Client built in another module): chat(model=..., messages=...)
             # in a module that imports ollama, asked of a model by name.
@@ -355,6 +445,18 @@ def _asks_nothing(node: cst.Call) -> bool:
         and e.key.evaluated_value in _QUESTIONS
     ]
     return bool(asked) and all(isinstance(v, cst.List | cst.Tuple) and not v.elements for v in asked)
+
+
+_BODIES = frozenset({"json", "data", "params", "content", "body"})
+
+
+def _sends_body(node: cst.Call, url: cst.BaseExpression) -> bool:
+    """A request carries a question besides its address (``json=``, ``data=``, a second argument,
+    ``**kwargs``); ``@app.post("/v1/chat/completions")`` declares a route of the code's own server."""
+    for arg in node.args:
+        if arg.star == "**" or (arg.keyword is not None and arg.keyword.value in _BODIES):
+            return True
+    return any(arg.keyword is None and not arg.star and arg.value is not url for arg in node.args[1:])
 
 
 def _last_word_is(class_name: str, wanted: str) -> bool:

@@ -98,7 +98,8 @@ def _given_back(
         # A base class's own call of the method (self._query(...)) calls the override too.
         inherited = [f"{base}.{parts[-1]}" for base in ancestors(parts[0], bases)] if len(parts) == 2 else []
         if len(parts) == 2 and parts[-1].startswith("_"):
-            keys = inherited  # a private method: only where a base class calls its own
+            # A private method: where a base class calls its own, or a subclass calls it (self._aask(…)).
+            keys = [qualname, *inherited]
         else:
             keys = [qualname, *inherited, f"*.{parts[-1]}"] if len(parts) == 2 else [qualname]
         for site in (s for key in keys for s in sites.get(key, ())):

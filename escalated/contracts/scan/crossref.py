@@ -257,14 +257,15 @@ def imported_by(targets: set[str], rel: str) -> Callable[[str], bool]:
 def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, tuple[str, str]]]:
     """``LLM.completion`` returns the output -> ``{"LLM": {"completion": ...}}``; ``ask`` -> ``{"ask": {"": ...}}``.
 
-    Only top-level functions and methods of top-level classes: what another module can call.
+    Only top-level functions and methods of top-level classes: what another module can call, or a
+    subclass in another module (``self._aask(…)`` of ``Action._aask``: private methods too).
     """
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for qualname, found in sorted(returns_output.items()):
         parts = qualname.split(".")
         if len(parts) == 1:
             out.setdefault(parts[0], {})[""] = found
-        elif len(parts) == 2 and not parts[1].startswith("_"):
+        elif len(parts) == 2 and not parts[1].startswith("__"):
             out.setdefault(parts[0], {})[parts[1]] = found
     return out
 

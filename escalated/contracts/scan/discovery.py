@@ -471,7 +471,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     callers: list[_Module] = []
     fresh = returned
     for _round in range(_CROSS_MODULE_ROUNDS):
-        wrappers = crossref.table(returned)
+        wrappers = crossref.with_reexports(returned, tables.indexes)  # from pkg import Wrapper (re-exported) too
         grown_modules = {name.rpartition(".")[0] for name in crossref.table(fresh)}
         found_callers = _wrapper_callers(tree, base=base, options=options, wrappers=fresh, skip={e.rel for e in callers})
         callers += found_callers

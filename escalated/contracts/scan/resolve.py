@@ -206,6 +206,15 @@ class Resolver(CallMatcher):
                 if owned is not None and owned.provider != "project":
                     return owned
         qualified = self.qualified(node)
+        if isinstance(node, cst.Name) and node.value in self.index.class_nodes:
+            # self.client = MyGeneration (a class of the module deriving from dashscope's Generation, not
+            # an instance): its classmethods ask the model (self.client.call(...)).
+            base = self._sdk_base(node.value, scope)
+            if base is not None and base.kind in apis.CLASS_CALLED_KINDS:
+                return attrs.evolve(base, origin=node)
+        built = apis.constructor(qualified) if qualified is not None else None
+        if built is not None and built[1] in apis.CLASS_CALLED_KINDS:
+            return Kind(built[0], built[1], origin=node)  # Generation.call(...): the class itself asks
         clients = apis.module_clients()
         if qualified is not None and qualified in clients:
             return Kind(clients[qualified], "module", origin=node)
