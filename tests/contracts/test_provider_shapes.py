@@ -241,3 +241,39 @@ def test_a_private_wrapper_inherited_from_a_base_in_another_module_is_called_by_
         ("app/actions/action.py", 9): ("openai", "chat.completions.create", "required"),
         ("app/actions/script.py", 8): ("openai", "Action._aask", "required"),
     }
+
+
+PARSED_CODE = """\
+import re
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class CodeParser:
+    @classmethod
+    def parse_code(cls, text, lang="python"):
+        found = re.search(rf"```{lang}(.*?)```", text, re.DOTALL)
+        return found.group(1) if found else text
+
+
+def write_code(task):
+    rsp = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    code = CodeParser.parse_code(text=rsp.choices[0].message.content)
+    return code
+
+
+def run_task(task):
+    code = write_code(task)
+    exec(code)
+"""
+
+
+def test_code_parsed_out_of_the_answer_is_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"interpreter.py": PARSED_CODE})
+    # write_code returns the code parsed from the reply: a wrapper, whose caller executes it.
+    assert calls == {
+        ("interpreter.py", 16): ("openai", "chat.completions.create", "required"),
+        ("interpreter.py", 22): ("openai", "write_code", "required"),
+    }

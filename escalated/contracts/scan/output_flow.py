@@ -10,6 +10,8 @@ the side effects inside them.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -318,12 +320,16 @@ class OutputFlow:
             copy = self._parents.get(id(node))
             if isinstance(copy, cst.Call) and _records(copy.func) and not node.star and id(copy) not in self.llm_calls:
                 return True
+            if isinstance(copy, cst.Call) and _parses(copy.func) and not node.star and id(copy) not in self.llm_calls:
+                return True
             return (
                 isinstance(copy, cst.Call) and _copies(copy.func)
                 and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
             )  # fmt: skip
         if isinstance(node, cst.Call):  # walked up from its (one) argument, checked above
-            return (_copies(node.func) and len(node.args) == 1) or (_records(node.func) and id(node) not in self.llm_calls)
+            return (_copies(node.func) and len(node.args) == 1) or (
+                (_records(node.func) or _parses(node.func)) and id(node) not in self.llm_calls
+            )
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
 
@@ -723,6 +729,16 @@ def _records(func: cst.BaseExpression) -> bool:
     wrapper of the model still)."""
     name = func.value if isinstance(func, cst.Name) else None
     return name is not None and name[:1].isupper() and any(c.islower() for c in name) and name not in _NOT_RECORDS
+
+
+_PARSES = re.compile(r"^_?(?:parse|extract)_(?:code|codes|json|commands?|blocks?|code_blocks?|python|script|actions?)$")
+
+
+def _parses(func: cst.BaseExpression) -> bool:
+    """``CodeParser.parse_code(text=rsp)``, ``extract_json(answer)``: the code, JSON or commands parsed
+    out of the answer are the answer itself (what runs them runs what the model wrote), as ``json.loads``."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name is not None and _PARSES.match(name) is not None
 
 
 # CamelCase callables that change what they are given rather than hold it.
