@@ -277,3 +277,36 @@ def test_code_parsed_out_of_the_answer_is_the_answer(tmp_path: Path) -> None:
         ("interpreter.py", 16): ("openai", "chat.completions.create", "required"),
         ("interpreter.py", 22): ("openai", "write_code", "required"),
     }
+
+
+CONFIGURED_ENDPOINT = """\
+import json
+
+import requests
+
+
+class Endpoint:
+    def __init__(self, end_point, key):
+        self.end_point = end_point
+        self.headers = {"Authorization": f"Bearer {key}"}
+
+    def generate(self, prompt):
+        payload = {"inputs": prompt, "parameters": {"max_new_tokens": 200}}
+        response = requests.post(self.end_point, headers=self.headers, data=json.dumps(payload))
+        return response.json()[0]["generated_text"]
+
+    def chat(self, messages):
+        return requests.post(self.end_point, json={"model": "local", "messages": messages}).json()
+
+    def register(self, name):
+        return requests.post(self.end_point, json={"name": name, "parameters": {}}).json()
+"""
+
+
+def test_a_post_to_a_configured_address_asking_a_models_question_is_a_model_call(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"endpoint.py": CONFIGURED_ENDPOINT})
+    # Not register(): its body is no model's question.
+    assert calls == {
+        ("endpoint.py", 13): ("openai", "http.post", "autonomous"),
+        ("endpoint.py", 17): ("openai", "http.post", "autonomous"),
+    }

@@ -247,9 +247,29 @@ class CallMatcher:
             url = positional[0]
         text = self._url_text(url, scope) if url is not None else None
         found = apis.model_endpoint(text) if text is not None else None
+        if found is None and url is not None:
+            found = self._model_body(node, scope)
         if found is None or url is None or _asks_nothing(node) or not _sends_body(node, url):
             return None
         return Match(found, "http.post", "medium", None)
+
+    def _model_body(self, node: cst.Call, scope: Scope) -> str | None:
+        """An address the code does not spell (``self.end_point``), asked a model's question: a body with
+        ``model`` and ``messages`` (a chat completion), or ``inputs`` and ``parameters`` (a Hugging Face
+        inference endpoint), written in the call or in a dict of the function (``data=json.dumps(payload)``)."""
+        body = next((a.value for a in node.args if a.keyword is not None and a.keyword.value in {"json", "data"}), None)
+        if isinstance(body, cst.Call) and dotted_name(body.func) == "json.dumps" and body.args:
+            body = body.args[0].value
+        index = getattr(self, "index", None)
+        if isinstance(body, cst.Name) and index is not None:
+            body = index.values.get((scope.qualname, body.value))
+        if not isinstance(body, cst.Dict):
+            return None
+        keys = {
+            e.key.evaluated_value for e in body.elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+        }  # fmt: skip
+        return "openai" if {"model", "messages"} <= keys or {"inputs", "parameters"} <= keys else None
 
     def _url_text(self, url: cst.BaseExpression, scope: Scope, depth: int = 0) -> str | None:
         """The text of an address: a string, an f-string (a placeholder naming a string of the module or

@@ -32,6 +32,7 @@ SKIP_DIRS = frozenset(
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
     rb"agent_framework|openai|anthropic|litellm|ollama|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
+    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|generative_ai_inference|cerebras|\bgroq\b|modelId"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
@@ -42,6 +43,7 @@ _CALL_SHAPE = re.compile(
 _API_SHAPE = re.compile(
     rb"completions\.create|messages\.(?:create|stream)|generate_content|\.a?invoke\("
     rb"|/chat/completions[\"'/]|/v1/responses[\"'/]|/v1/messages[\"'/]|:generateContent[\"'?]"
+    rb"|[\"']inputs[\"']\s*:[^}]{0,300}[\"']parameters[\"']|[\"']model[\"']\s*:[^}]{0,300}[\"']messages[\"']\s*:"
     rb"|\.a?stream\(|responses\.create|Runner\.run|\.converse(?:_stream)?\(|acompletion\(|completion\(|realtime\.connect\(|live\.connect\(|\.crew\(\)\.kickoff|run_with_approvals\(|run_demo_loop\("
 )
 
@@ -49,7 +51,8 @@ _API_SHAPE = re.compile(
 # An import of an LLM SDK or agent framework at the start of a line.
 _IMPORTS_SDK = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|ollama|google\.genai|google\.generativeai|vertexai|langchain\w*"
-    rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm|agent_framework)\b",
+    rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm|agent_framework"
+    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|groq|cerebras|together|oci\.generative_ai_inference)\b",
     re.MULTILINE,
 )
 
