@@ -32,7 +32,7 @@ SKIP_DIRS = frozenset(
 # parsed only if a parsed file imports it (discovery follows imports).
 _SDK_NAMES = re.compile(
     rb"agent_framework|openai|anthropic|litellm|ollama|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
-    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|generative_ai_inference|cerebras|\bgroq\b|modelId"
+    rb"|dashscope|qianfan|zhipuai|sparkai|\breplicate\.|import replicate|llama_cpp|mistralai|generative_ai_inference|cerebras|\bgroq\b|modelId"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
