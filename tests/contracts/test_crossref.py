@@ -220,3 +220,26 @@ def test_a_wrapper_named_only_by_a_string_split_over_lines_is_still_matched(tmp_
     )  # fmt: skip
     calls = {(c.location.path, c.api) for c in scan_tree(tmp_path).calls}
     assert ("app.py", "Caller.ask") in calls
+
+
+def test_the_wrapper_rounds_skip_a_module_with_calls_that_names_no_new_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # plan.py has a model call of its own and imports MODEL from llm.py, whose ask() becomes a wrapper:
+    # it was analysed with the same tables and writes no "ask", so the wrapper round does not parse it
+    # again (the same calls either way); fix.py calls ask() and is analysed again.
+    write(
+        tmp_path, "llm.py",
+        "import litellm\nMODEL = 'm'\n\ndef ask(prompt):\n"
+        "    return litellm.completion(model=MODEL, messages=[{'role': 'user', 'content': prompt}]).choices[0].message.content\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "plan.py",
+        "import subprocess\nimport litellm\nfrom llm import MODEL\n\ndef run(x):\n"
+        "    subprocess.run(litellm.completion(model=MODEL, messages=[{'role': 'user', 'content': x}]).choices[0].message.content, shell=True)\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "fix.py",
+        "import subprocess\nfrom openai import OpenAIError\nfrom llm import ask\n\ndef fix(c):\n    subprocess.run(ask(c), shell=True)\n",
+    )  # fmt: skip
+    skipping, skipping_parses, _every, every_parses = _scans_skipping_and_not(tmp_path, monkeypatch)
+    assert [(c.location.path, c.api) for c in skipping.calls] == [("fix.py", "ask"), ("llm.py", "completion"), ("plan.py", "completion")]
+    assert skipping_parses < every_parses

@@ -455,6 +455,9 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     # writes a wrapper's name or one whose externals entry changed since (see _WrapperWords).
     quiet: set[str] = set()
     changed: dict[str, list[Kind]] = {}  # externals entries the wrapper rounds added or changed: what they were and are
+    # Modules where calls matched: what they were last analysed with (see _Seen), to skip an analysis that can only repeat.
+    seen: dict[str, _Seen] = {}
+    version = 0  # bumped when a round grows the tables (externals, tools, tool sites, modules to follow into)
     for entry in analysable:
         found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
                              defined=defined)  # fmt: skip
@@ -464,6 +467,8 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
             if not found.calls:
                 quiet.add(entry.rel)
+            else:
+                seen[entry.rel] = _Seen.of(found, context.wrappers, (version, project.known), {})
     given: dict[str, dict[str, tuple[str, str]]] = {}
     # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
     # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
@@ -494,7 +499,9 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 project.add(tables.loadable(meter)[-len(added) :])
             context = attrs.evolve(context, tools=crossref.with_reexports(tables.tools, tables.indexes))
             targets = more
+            version += 1
         context = attrs.evolve(context, wrappers=wrappers)
+        unseen = _Unseen(wrappers, table)
         calling = {id(entry) for entry in found_callers}
         named = _named_callers([*analysable, *callers], wrappers)
         exported = dict(returned)
@@ -510,10 +517,16 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 given[entry.rel] = inherited.get(entry.rel, {})
                 if entry.rel in quiet and not given[entry.rel] and not written.in_module(entry.source, _targets(entry)):
                     continue  # nothing matched in it without wrappers, it inherits none and names none: nothing again
+                last = seen.get(entry.rel)
+                if entry.rel not in quiet and last is not None and not unseen.since(last, (version, project.known), given[entry.rel], entry):
+                    continue  # analysed with the same tables, and none of the wrappers new since is named in it: the same again
                 found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
                                      defined=defined, inherited=given[entry.rel])  # fmt: skip
                 if found is None or found.calls:
                     quiet.discard(entry.rel)
+                seen.pop(entry.rel, None)
+                if found is not None and found.calls:
+                    seen[entry.rel] = _Seen.of(found, wrappers, (version, project.known), given[entry.rel])
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
@@ -610,6 +623,54 @@ class _WrapperWords:
             return True
         receivers = source.replace("_", "").lower()
         return any(owner in receivers for method in called for owner in self.methods[method])
+
+
+@attrs.frozen
+class _Seen:
+    """What a module where calls matched was last analysed with: the wrappers, the tables' version and
+    the wrappers its classes inherit; ``repeatable`` unless its file's budget of steps ran out (an
+    analysis again, with more of the scan's memo filled, may get further)."""
+
+    wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
+    version: tuple[int, int]
+    inherited: Mapping[str, tuple[str, str]]
+    repeatable: bool
+
+    @classmethod
+    def of(
+        cls, found: ModuleCalls, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], version: tuple[int, int],
+        inherited: Mapping[str, tuple[str, str]],
+    ) -> _Seen:
+        ran_out = any(_RAN_OUT in f.detail for call in found.calls for f in call.findings)
+        return cls(wrappers, version, dict(inherited), not ran_out)
+
+
+_RAN_OUT = "analysis time limit ran out"
+
+
+class _Unseen:
+    """Whether a module analysed before (``_Seen``) can come out differently now.
+
+    With the same tables (externals, tools, tool sites, and the modules taint by parameter can follow
+    into, which a protocol's implementers add to as well: ``version``) and the same inherited wrappers, only the wrappers differ, and the analysis
+    reaches a wrapper only through a name written in the module (``_WrapperWords``): one that writes
+    no name of a wrapper added, changed or dropped since is analysed exactly as before. What taint by
+    parameter follows into was memoised by that analysis, so the memo is not filled differently."""
+
+    def __init__(self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind]) -> None:
+        self.wrappers, self.externals = wrappers, externals
+        self._words: dict[int, _WrapperWords] = {}
+
+    def since(self, last: _Seen, version: tuple[int, int], inherited: Mapping[str, tuple[str, str]], entry: _Module) -> bool:
+        if not last.repeatable or last.version != version or dict(inherited) != last.inherited:
+            return True
+        words = self._words.get(id(last.wrappers))
+        if words is None:
+            before, now = last.wrappers, self.wrappers
+            delta = {owner: methods for owner, methods in now.items() if before.get(owner) != methods}
+            delta.update({owner: methods for owner, methods in before.items() if owner not in now})
+            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={})
+        return words.in_module(entry.source, _targets(entry))
 
 
 def _targets(entry: _Module) -> list[str]:

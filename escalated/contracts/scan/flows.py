@@ -72,6 +72,11 @@ class ProjectFlow:
                 # A name two modules could supply (two utils.py) is not guessed.
                 by_name[name] = entry if name not in by_name else None
 
+    @property
+    def known(self) -> int:
+        """How many names of modules to follow into it knows: grows with every module added."""
+        return len(self._modules)
+
     def param_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for the output passed as ``arg`` of ``call`` to project function ``qualified``.
 
