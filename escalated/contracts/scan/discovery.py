@@ -455,7 +455,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     # writes a wrapper's name or one whose externals entry changed since (see _WrapperWords).
     quiet: set[str] = set()
     changed: dict[str, list[Kind]] = {}  # externals entries the wrapper rounds added or changed: what they were and are
-    # Modules where calls matched: what they were last analysed with (see _Seen), to skip an analysis that can only repeat.
+    # What each module was last analysed with (see _Seen), to skip an analysis that can only repeat.
     seen: dict[str, _Seen] = {}
     version = 0  # bumped when a round grows the tables (externals, tools, tool sites, modules to follow into)
     for entry in analysable:
@@ -467,8 +467,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
             if not found.calls:
                 quiet.add(entry.rel)
-            else:
-                seen[entry.rel] = _Seen.of(found, context.wrappers, (version, project.known), {})
+            seen[entry.rel] = _Seen.of(found, context.wrappers, (version, project.known), {})
     given: dict[str, dict[str, tuple[str, str]]] = {}
     # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
     # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
@@ -518,14 +517,14 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 if entry.rel in quiet and not given[entry.rel] and not written.in_module(entry.source, _targets(entry)):
                     continue  # nothing matched in it without wrappers, it inherits none and names none: nothing again
                 last = seen.get(entry.rel)
-                if entry.rel not in quiet and last is not None and not unseen.since(last, (version, project.known), given[entry.rel], entry):
+                if last is not None and not unseen.since(last, (version, project.known), given[entry.rel], entry):
                     continue  # analysed with the same tables, and none of the wrappers new since is named in it: the same again
                 found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
                                      defined=defined, inherited=given[entry.rel])  # fmt: skip
                 if found is None or found.calls:
                     quiet.discard(entry.rel)
                 seen.pop(entry.rel, None)
-                if found is not None and found.calls:
+                if found is not None:
                     seen[entry.rel] = _Seen.of(found, wrappers, (version, project.known), given[entry.rel])
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
@@ -627,7 +626,7 @@ class _WrapperWords:
 
 @attrs.frozen
 class _Seen:
-    """What a module where calls matched was last analysed with: the wrappers, the tables' version and
+    """What a module was last analysed with: the wrappers, the tables' version and
     the wrappers its classes inherit; ``repeatable`` unless its file's budget of steps ran out (an
     analysis again, with more of the scan's memo filled, may get further)."""
 
