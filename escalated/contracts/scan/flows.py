@@ -35,6 +35,10 @@ MAX_IMPLEMENTATIONS = 12
 # Parsed modules kept for following into, the most recently used: a real tree's analyses follow
 # into a few hundred modules over the scan, mostly one at a time (the memo holds what was found).
 KEEP_PARSED = 8
+# And at most this much of their source, the most recently used first (one larger module is kept alone):
+# a libcst tree and its index take about 48 bytes a character, and the scan's peak memory is when its
+# largest module is analysed beside them.
+KEEP_CHARS = 200_000
 
 _Parsed = tuple[str, cst.Module, ModuleIndex]
 # A project module by its path, how to parse it when it is first followed into, and its functions read off
@@ -174,10 +178,18 @@ class ProjectFlow:
             self._parsed.move_to_end(rel)
             return self._parsed[rel]
         if len(self._parsed) >= KEEP_PARSED:
-            dropped, _ = self._parsed.popitem(last=False)
-            self._analyzers.pop(dropped, None)  # one in use lives on in its caller until it returns
+            self._drop_oldest()
         found = self._parsed[rel] = load()
+        kept = sum(len(parsed[2].source or "") for parsed in self._parsed.values() if parsed is not None)
+        while len(self._parsed) > 1 and kept > KEEP_CHARS:
+            kept -= self._drop_oldest()
         return found
+
+    def _drop_oldest(self) -> int:
+        """Forget the least recently used parsed module; how much source it was."""
+        dropped, parsed = self._parsed.popitem(last=False)
+        self._analyzers.pop(dropped, None)  # one in use lives on in its caller until it returns
+        return len(parsed[2].source or "") if parsed is not None else 0
 
     def _analyzer(self, rel: str, module: cst.Module, index: ModuleIndex) -> SurfaceAnalyzer:
         analyzer = self._analyzers.get(rel)
