@@ -12,6 +12,11 @@ from contextvars import ContextVar
 from types import MappingProxyType
 
 # Constructor (qualified name) -> (provider, kind of the object it returns).
+# What runs an AG2 agent's conversation (each turn asks the model and runs the tools it picks).
+AG2_RUNS = frozenset({"initiate_chat", "a_initiate_chat", "generate_reply", "a_generate_reply", "run", "a_run"})
+# Where AG2 exports its agents (``from autogen import ConversableAgent`` or the defining modules).
+AG2_AGENT_MODULES = ("", "agentchat.", "agentchat.conversable_agent.", "agentchat.assistant_agent.", "agentchat.user_proxy_agent.",
+                     "agentchat.groupchat.")
 CONSTRUCTORS: dict[str, tuple[str, str]] = {
     **{f"openai.{n}": ("openai", "client") for n in (
         "OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI", "Client", "AsyncClient",
@@ -87,6 +92,11 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     )},
     **{f"autogen_agentchat.teams.{n}": ("openai", "autogen-team") for n in (
         "RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat",
+    )},
+    # AG2 (the autogen / ag2 packages, AutoGen 0.2's lineage): a ConversableAgent's initiate_chat /
+    # generate_reply / run runs the model and the tools of both sides (functions=, register_function).
+    **{f"autogen.{where}{n}": ("openai", "ag2-agent") for where in AG2_AGENT_MODULES for n in (
+        "ConversableAgent", "AssistantAgent", "UserProxyAgent", "GroupChatManager",
     )},
     # Agno: an Agent runs its tools= (functions, toolkits) and a Team its members' inside run /
     # print_response / continue_run; OpenAI's models are Agno's default, refined from model=.
@@ -297,8 +307,16 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "agno-agent", "agno-team", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
-    "swarm", "maf-agent", "maf-workflow",
+    "swarm", "ag2-agent", "ag2-chat", "maf-agent", "maf-workflow",
 })  # fmt: skip
+# AG2's group chats: initiate_group_chat(pattern=DefaultPattern(agents=[...]), ...) and the older swarm
+# chat run every agent's tools inside the call; the module's own functions, no receiver.
+AG2_GROUP_RUNS = frozenset({
+    f"autogen.{where}{prefix}{name}"
+    for where in ("", "agentchat.", "agentchat.group.multi_agent_chat.", "agentchat.contrib.swarm_agent.", "agentchat.group.")
+    for prefix in ("", "a_")
+    for name in ("initiate_group_chat", "run_group_chat", "initiate_swarm_chat", "run_swarm")
+})
 # Swarm's REPL helper: run_demo_loop(agent) runs the agent (Swarm().run) turn after turn.
 SWARM_LOOPS = frozenset({"swarm.repl.run_demo_loop", "swarm.run_demo_loop", "swarm.repl.repl.run_demo_loop"})
 # escalated's own adapters, which run the framework's runner with its approval hook answered.
@@ -448,6 +466,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"create", "create_stream"})
     if kind == "autogen-agent":
         return frozenset({"run", "run_stream", "on_messages", "on_messages_stream"})
+    if kind == "ag2-agent":
+        return AG2_RUNS
     if kind == "autogen-team":
         return frozenset({"run", "run_stream"})
     if kind == "adk-runner":

@@ -79,6 +79,9 @@ class CallMatcher:
             posted = self._posted_to_model(qualified, node, scope)
             if posted is not None:
                 return posted
+        if qualified in apis.AG2_GROUP_RUNS:
+            # AG2's initiate_group_chat(pattern=...): the chat itself is the receiver, so the pattern's agents are read.
+            return Match("openai", qualified.rpartition(".")[2], "high", Kind("openai", "ag2-chat", origin=node))
         if qualified is not None:
             found = self._qualified_match(qualified)
             if found is not None:

@@ -341,6 +341,7 @@ _APPROVAL_GATES = {
     "adk-agent": "tool-approval", "adk-runner": "tool-approval", "adk-app": "tool-approval",
     "agno-agent": "tool-approval", "agno-team": "tool-approval",
     "maf-agent": "tool-approval", "maf-workflow": "tool-approval",
+    "ag2-agent": "human_input_mode", "ag2-chat": "human_input_mode",  # the executor asks the person (offered.py)
     # A LangChain/LangGraph prebuilt agent: @interrupt_for_approval on its tools, or create_agent's
     # HumanInTheLoopMiddleware naming each of them (offered.py).
     "agent": "langgraph.interrupt",

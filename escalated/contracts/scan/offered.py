@@ -117,6 +117,11 @@ class OfferedTools:
                 for middleware in self._listed(kind.origin, "middleware", scope):
                     if isinstance(middleware, cst.Call) and (dotted_name(middleware.func) or "").endswith("HumanInTheLoopMiddleware"):
                         names.update(self._interrupted(middleware, scope))
+            if kind.kind in {"ag2-agent", "ag2-chat"}:
+                # register_function(f, caller=..., executor=human_proxy) with the executor asking the person first.
+                for registered, executor in self._ag2_registered():
+                    if isinstance(registered, cst.Name) and executor is not None and self._ag2_asks_human(executor):
+                        names.add(registered.value)
             kind = kind.base
         return frozenset(names)
 
@@ -142,6 +147,8 @@ class OfferedTools:
     def _decorated_tools(self, match: Match) -> Iterator[ToolRef]:
         """Pydantic AI registers tools with @agent.tool / @agent.tool_plain."""
         agent = match.receiver
+        if agent is not None and agent.kind in {"ag2-agent", "ag2-chat"}:
+            yield from self._ag2_decorated()
         if agent is None or agent.kind != "pydantic-agent":
             return
         for qualname, decorators in self.index.decorators.items():
@@ -154,6 +161,26 @@ class OfferedTools:
                         # @agent.tool(requires_approval=True): Pydantic AI defers the call to a human.
                         gated = isinstance(decorator.decorator, cst.Call) and approval_asked(decorator.decorator)
                         yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node), gated=gated)
+
+    def _ag2_decorated(self) -> Iterator[ToolRef]:
+        """AG2's ``@assistant.register_for_llm(...)`` (with ``@user_proxy.register_for_execution()``): a tool
+        of this module's agents; gated when the executing agent asks the person first (``human_input_mode="ALWAYS"``)."""
+        for qualname, decorators in self.index.decorators.items():
+            offered, executors = False, []
+            for decorator in decorators:
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if isinstance(target, cst.Attribute) and target.attr.value in {"register_for_llm", "register_for_execution"}:
+                    owner = self.resolver.kind_of(target.value, self.index.module_scope)
+                    if owner is None or owner.kind != "ag2-agent":
+                        continue
+                    if target.attr.value == "register_for_llm":
+                        offered = True
+                    else:
+                        executors.append(target.value)
+            if offered:
+                scope = self.index.scopes[qualname]
+                gated = bool(executors) and all(self._ag2_asks_human(executor) for executor in executors)
+                yield ToolRef(qualname.rpartition(".")[2], scope.node, self.line_of(scope.node), gated=gated)
 
     def _dangerous_code(self, call: cst.Call, scope: Scope, match: Match) -> Iterator[Finding]:
         """allow_dangerous_code=True where the model or its agent is built: it runs model-written code."""
@@ -242,6 +269,18 @@ class OfferedTools:
                 listed = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
                 for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
                     yield AgentOf(element.value)
+        if kind is not None and kind.kind == "ag2-chat" and isinstance(kind.origin, cst.Call):
+            # initiate_group_chat(pattern=DefaultPattern(agents=[...])), initiate_swarm_chat(agent, agents=[...]).
+            for arg in kind.origin.args:
+                if arg.keyword is None or arg.keyword.value in {"pattern", "initial_agent", "agents"}:
+                    yield AgentOf(self._assigned_before(arg.value, call, scope))
+        if kind is not None and kind.kind == "ag2-agent" and match.api in {"initiate_chat", "a_initiate_chat", "run", "a_run"}:
+            # user_proxy.initiate_chat(assistant, ...): the recipient answers with the model and its tools.
+            recipient = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "recipient"), None)
+            if recipient is not None and not isinstance(recipient, cst.SimpleString | cst.FormattedString):
+                yield AgentOf(recipient)
+        if kind is not None and kind.kind in {"ag2-agent", "ag2-chat"}:
+            yield from (registered for registered, _executor in self._ag2_registered())
         if kind is not None and kind.kind == "lg-served" and isinstance(kind.origin, cst.Call):
             yield from self._served_graph(kind.origin, scope)
         if kind is not None and kind.kind in _ADK_RUNS and isinstance(kind.origin, cst.Call):
@@ -389,6 +428,40 @@ class OfferedTools:
         for agent_call in agents_of(self.index, crew):  # Crew(agents=self.agents) in a @CrewBase class
             yield from tools_in_args(agent_call.args)
 
+    def _ag2_registered(self) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression | None]]:
+        """AG2's ``register_function(f, caller=assistant, executor=user_proxy, ...)`` in this module: the
+        function, offered to the caller's model and run by the executor (when it is an AG2 agent)."""
+        for node in self.index.walk(self.index.module_scope.node):
+            if not (isinstance(node, cst.Call) and self.index.qualified(node.func) in _AG2_REGISTER and node.args):
+                continue
+            caller = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "caller"), None)
+            owner = self.resolver.kind_of(caller, self.index.module_scope) if caller is not None else None
+            if owner is None or owner.kind != "ag2-agent":
+                continue
+            executor = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "executor"), None)
+            yield node.args[0].value, executor
+
+    def _assigned_before(self, expr: cst.BaseExpression, call: cst.Call, scope: Scope) -> cst.BaseExpression:
+        """The value a name was last given before ``call`` in its own scope (a script that builds
+        ``agent_pattern`` twice, one chat after the other, runs the first with the first)."""
+        if not isinstance(expr, cst.Name):
+            return expr
+        line = self.line_of(call)
+        given = [
+            (self.line_of(value), value)
+            for where, key, value in self.index.assignments
+            if where is scope and key == expr.value and self.line_of(value) <= line
+        ]
+        return max(given, key=lambda pair: pair[0])[1] if given else expr
+
+    def _ag2_asks_human(self, agent: cst.BaseExpression) -> bool:
+        """An AG2 agent built with ``human_input_mode="ALWAYS"``: it asks the person before each reply,
+        the execution of a tool call included."""
+        built = self.tools.value_of(agent, self.index.module_scope) if isinstance(agent, cst.Name) else agent
+        if not isinstance(built, cst.Call):
+            return False
+        return any(a.keyword is not None and a.keyword.value == "human_input_mode" and literal(a.value) == "ALWAYS" for a in built.args)
+
     def _listed(self, call: cst.Call, keyword: str, scope: Scope) -> Iterator[cst.BaseExpression]:
         """The elements of ``keyword=[...]`` in ``call``, the list written there or bound to a name."""
         for arg in call.args:
@@ -398,6 +471,12 @@ class OfferedTools:
             if isinstance(listed, cst.List | cst.Tuple):
                 for element in listed.elements:
                     yield element.value
+
+
+# AG2's register_function under the names it is exported by.
+_AG2_REGISTER = frozenset({
+    "autogen.register_function", "autogen.agentchat.register_function", "autogen.agentchat.conversable_agent.register_function",
+})  # fmt: skip
 
 
 def _executes_code(agent: cst.Call) -> bool:

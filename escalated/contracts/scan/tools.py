@@ -82,6 +82,8 @@ _AGENT_TOOLS = frozenset({"AgentTool"})
 # What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents,
 # Swarm's agents, Agno team members).
 _AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents", "agents", "members")
+# What holds such a list: AG2's GroupChatManager(groupchat=GroupChat(agents=[...])), a chat's pattern=.
+_AGENT_HOLDERS = ("groupchat", "pattern")
 
 
 @attrs.define
@@ -136,6 +138,8 @@ class ToolResolver:
                     listed = self.value_of(arg.value, scope) if isinstance(arg.value, cst.Name) else arg.value
                     for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
                         self._agent(element.value, scope, tools, findings, depth=depth + 1, seen=seen)
+                if arg.keyword is not None and arg.keyword.value in _AGENT_HOLDERS:
+                    self._agent(arg.value, scope, tools, findings, depth=depth + 1, seen=seen)
                 if arg.keyword is not None and arg.keyword.value == "functions":
                     handoffs = list(self._handed_off(arg.value, scope))  # Swarm: a function returning an agent
                     # A hand-off (transfer_to_refunds) is no tool of its own: what it hands to is.
