@@ -11,7 +11,7 @@ import attrs
 
 PROVIDERS = ("openai", "anthropic", "litellm", "google-genai", "langchain")
 CONFIDENCES = ("high", "medium", "low")
-EXISTING_GATES = ("needs_approval", "requires_approval", "tool-approval", "langgraph.interrupt")
+EXISTING_GATES = ("needs_approval", "requires_approval", "tool-approval", "langgraph.interrupt", "human_input_mode")
 
 
 @attrs.frozen(order=True)
