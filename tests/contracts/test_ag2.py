@@ -105,3 +105,15 @@ def test_decorated_functions_are_the_chats_tools() -> None:
 def test_an_autogen_module_without_a_run_reports_nothing() -> None:
     source = "from autogen import ConversableAgent\nagent = ConversableAgent(name='a', llm_config=False)\nprint(agent.name)\n"
     assert scan_source(source, "quiet.py") == ()
+
+
+def test_a_chat_with_a_group_chat_manager_runs_its_groups_tools() -> None:
+    source = MAILBOX.split("pattern = ")[0] + (
+        "from autogen import GroupChat, GroupChatManager\n"
+        "group = GroupChat(agents=[user, reader, cleaner], messages=[], max_round=6)\n"
+        "manager = GroupChatManager(groupchat=group, llm_config=llm_config)\n"
+        "user.initiate_chat(manager, message='clean up')\n"
+    )
+    (call,) = scan_source(source, "group.py")
+    assert (call.api, call.recommendation.mode) == ("initiate_chat", "required")
+    assert [t.name for t in call.risky_tools] == ["purge_folder"]
