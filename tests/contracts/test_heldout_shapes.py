@@ -1900,3 +1900,305 @@ def test_a_subclass_of_gemini_generative_model_imported_from_its_module_is_the_m
     # the module that defines the class the package re-exports: the same model.
     calls = _calls(tmp_path, GEMINI_SUBCLASS)
     assert calls[("gemini_llm.py", 13)][0] == "generate_content_async"
+
+
+STREAMED_DICTS = {
+    "oi/__init__.py": "",
+    "oi/llm.py": """\
+import litellm
+
+from oi.run_text import run_text_llm
+
+
+def completions(**params):
+    yield from litellm.completion(**params)
+
+
+class Llm:
+    def __init__(self, interpreter):
+        self.interpreter = interpreter
+        self.completions = completions
+
+    def run(self, messages):
+        yield from run_text_llm(self, {"model": "gpt-4o", "messages": messages, "stream": True})
+""",
+    "oi/run_text.py": """\
+def run_text_llm(llm, params):
+    inside = False
+    for chunk in llm.completions(**params):
+        content = chunk["choices"][0]["delta"].get("content", "")
+        if "```" in content:
+            inside = not inside
+            continue
+        if inside:
+            yield {"type": "code", "format": "shell", "content": content}
+        else:
+            yield {"type": "message", "content": content}
+""",
+    "oi/respond.py": """\
+import litellm
+
+
+def respond(interpreter):
+    try:
+        for chunk in interpreter.llm.run(interpreter.messages):
+            yield {"role": "assistant", **chunk}
+    except litellm.exceptions.BudgetExceededError:
+        return
+""",
+    "oi/core.py": """\
+import subprocess
+
+from oi.llm import Llm
+from oi.respond import respond
+
+
+class OpenInterpreter:
+    def __init__(self):
+        self.llm = Llm(self)
+        self.messages = []
+
+    def chat(self, message):
+        self.messages.append({"role": "user", "type": "message", "content": message})
+        yield from self._respond_and_store()
+
+    def _respond_and_store(self):
+        for chunk in respond(self):
+            if chunk["type"] == "code":
+                subprocess.run(chunk["content"], shell=True)
+            yield chunk
+""",
+    "oi/terminal.py": """\
+from oi.core import OpenInterpreter
+
+interpreter = OpenInterpreter()
+
+
+def main():
+    while True:
+        for chunk in interpreter.chat(input("> ")):
+            print(chunk.get("content", ""), end="")
+""",
+}
+
+
+def test_generators_yielding_dicts_built_from_the_stream_are_wrappers_all_the_way_up(tmp_path: Path) -> None:
+    # open-interpreter: the provider's chunks become {"type": "code", "content": ...} dicts yielded by
+    # run_text_llm, yielded on by Llm.run, re-yielded as {"role": "assistant", **chunk} by respond and
+    # run by the chat loop in core.py; the terminal iterates chat(). A dict written around the answer is
+    # a record of it, and a chain of five modules is followed to its end: every call site is reported.
+    calls = _calls(tmp_path, STREAMED_DICTS)
+    assert calls[("oi/run_text.py", 3)][:2] == ("Llm.completions", "required")
+    assert calls[("oi/llm.py", 16)][:2] == ("run_text_llm", "required")
+    assert calls[("oi/respond.py", 6)][:2] == ("Llm.run", "required")
+    assert calls[("oi/core.py", 17)][:2] == ("respond", "required")
+    assert calls[("oi/core.py", 14)][0] == "OpenInterpreter._respond_and_store"
+    assert calls[("oi/terminal.py", 8)][0] == "OpenInterpreter.chat"
+    assert calls[("oi/llm.py", 7)][1] == "required"
+
+
+NESTED_CALLBACK = {
+    "server.py": """\
+import asyncio
+import json
+
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+def sampling_loop(messages):
+    for event in client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages, stream=True):
+        if event.type == "content_block_delta":
+            yield {"type": "chunk", "chunk": event.delta.text}
+
+
+async def main():
+    messages = []
+
+    async def stream_response():
+        def on_output(text):
+            chunk = f"data: {json.dumps({'content': text})}"
+            yield chunk
+
+        for chunk in sampling_loop(messages):
+            print(chunk["chunk"])
+        return on_output
+
+    for chunk in sampling_loop(messages):
+        if chunk["type"] == "chunk":
+            print(chunk["chunk"], end="")
+
+
+def run():
+    asyncio.run(main())
+""",
+}
+
+
+def test_a_nested_functions_own_variable_is_not_the_enclosing_ones(tmp_path: Path) -> None:
+    # open-interpreter's computer-use server: main iterates the sampling loop's chunks, and a callback
+    # nested in it binds a chunk of its own, which it yields. That yield is the callback's, of its own
+    # string: main returns nothing of the model's, so asyncio.run(main()) is not a call site.
+    calls = _calls(tmp_path, NESTED_CALLBACK)
+    assert ("server.py", 23) in calls and ("server.py", 27) in calls
+    assert ("server.py", 33) not in calls
+
+
+DEAD_OLD_WAY = {
+    "computer_ai.py": """\
+import litellm
+
+
+class Ai:
+    def chat(self, text):
+        response = ""
+        for chunk in litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": text}], stream=True):
+            if chunk.choices[0].delta.content:
+                response += chunk.choices[0].delta.content
+        return response
+
+        # Old way
+        response = litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": text}])
+        return response.choices[0].message.content
+
+
+def summarize(ai, page):
+    print(ai.chat(f"Summarize: {page}"))
+""",
+}
+
+
+def test_code_after_a_return_never_runs_and_does_not_unmake_the_answer_collected_before_it(tmp_path: Path) -> None:
+    # open-interpreter's Ai.chat returns the streamed text and keeps its old body below the return: the
+    # call there never runs (not reported), and its rebinding of response does not change what the
+    # response += ... collected into a string started empty: chat is a wrapper still, summarize its caller.
+    calls = _calls(tmp_path, DEAD_OLD_WAY)
+    assert set(calls) == {("computer_ai.py", 7), ("computer_ai.py", 18)}
+    assert calls[("computer_ai.py", 18)][0] == "Ai.chat"
+
+
+CONVERSATION_RETURNED = {
+    "eng/__init__.py": "",
+    "eng/ai.py": """\
+import openai
+
+
+class AI:
+    def __init__(self, model="gpt-4"):
+        self.model = model
+
+    def start(self, system, user):
+        return self.next([{"role": "system", "content": system}, {"role": "user", "content": user}])
+
+    def next(self, messages, prompt=None):
+        if prompt:
+            messages += [{"role": "user", "content": prompt}]
+        response = openai.ChatCompletion.create(messages=messages, stream=True, model=self.model)
+        chat = []
+        for chunk in response:
+            msg = chunk["choices"][0]["delta"].get("content", "")
+            chat.append(msg)
+        messages += [{"role": "assistant", "content": "".join(chat)}]
+        return messages
+""",
+    "eng/steps.py": """\
+import subprocess
+
+from eng.ai import AI
+
+
+def gen_entrypoint(ai: AI, workspace):
+    messages = ai.start("Answer with the shell commands that run the code.", workspace)
+    subprocess.run(messages[-1]["content"], shell=True)
+
+
+def clarify(ai: AI, prompt):
+    messages = ai.next([], prompt)
+    print(messages[-1]["content"])
+""",
+    "eng/chat.py": """\
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+def ask(history, question):
+    history.append({"role": "user", "content": question})
+    reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=history)
+    history.append({"role": "assistant", "content": reply.content[0].text})
+    return history
+
+
+def main():
+    print(ask([], "hello")[-1]["content"])
+""",
+}
+
+
+def test_the_conversation_returned_with_the_answers_record_appended_carries_the_answer(tmp_path: Path) -> None:
+    # gpt-engineer's AI.next streams the reply, joins the chunks and returns the conversation with
+    # {"role": "assistant", "content": ...} added (+= or append): the steps read messages[-1]["content"].
+    # The conversation carries the answer: next and start are wrappers, and the steps' calls are
+    # call sites (the entry point's commands run in a shell).
+    calls = _calls(tmp_path, CONVERSATION_RETURNED)
+    assert calls[("eng/steps.py", 7)] == ("AI.start", "required", ("R1",))
+    assert calls[("eng/steps.py", 12)][:2] == ("AI.next", "autonomous")
+    assert calls[("eng/ai.py", 9)][0] == "AI.next"
+    assert calls[("eng/chat.py", 14)][0] == "ask"
+
+
+PARSED_IN_ANOTHER_MODULE = {
+    "dog/__init__.py": "",
+    "dog/parsing.py": """\
+def parse_script(response):
+    if response.count("```") < 2:
+        return response, ""
+    segments = response.split("```")
+    script = "```".join(segments[1:-1]).strip()
+    return segments[0], script
+
+
+def count_words(response):
+    return len(response.split())
+""",
+    "dog/llm_client.py": """\
+from litellm import completion
+
+from dog.parsing import count_words, parse_script
+
+
+class LLMClient:
+    def get_script(self, messages):
+        response = completion(model="gpt-4o", messages=messages)
+        return parse_script(response.choices[0].message.content)
+
+    def measure(self, messages):
+        response = completion(model="gpt-4o", messages=messages)
+        return count_words(response.choices[0].message.content)
+""",
+    "dog/main.py": """\
+import subprocess
+
+from dog.llm_client import LLMClient
+
+
+def run(prompt):
+    llm_client = LLMClient()
+    message, script = llm_client.get_script([{"role": "user", "content": prompt}])
+    if script:
+        subprocess.run(["python", "-c", script])
+    print(llm_client.measure([{"role": "user", "content": prompt}]))
+""",
+}
+
+
+def test_the_answer_handed_to_a_parser_of_another_module_and_returned_is_still_the_answer(tmp_path: Path) -> None:
+    # rawdog: get_script returns parse_script(text), the message and the script split out of the reply in
+    # parsing.py; the caller runs the script. The parser returns parts of its parameter, so get_script is a
+    # wrapper and its call site is reported. A function returning a count computed from the answer is
+    # no parser of it: measure's call site is not a model call.
+    calls = _calls(tmp_path, PARSED_IN_ANOTHER_MODULE)
+    assert calls[("dog/main.py", 8)] == ("LLMClient.get_script", "required", ("R1",))
+    assert calls[("dog/llm_client.py", 8)][1] == "required"
+    assert ("dog/main.py", 11) not in calls

@@ -730,7 +730,7 @@ class _Implementers:
 
 
 # Rounds of wrappers across modules: a wrapper of a wrapper of a wrapper, each in its own module.
-_CROSS_MODULE_ROUNDS = 3
+_CROSS_MODULE_ROUNDS = 8
 
 
 @attrs.define

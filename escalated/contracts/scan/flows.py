@@ -64,6 +64,7 @@ class ProjectFlow:
         self._tools = tools
         self._analyzers: dict[str, SurfaceAnalyzer] = {}
         self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
+        self._returns: dict[tuple[str, str, str], bool] = {}
         self._open: list[tuple[str, str, str]] = []
 
     def add(self, modules: Sequence[Loadable]) -> None:
@@ -107,6 +108,34 @@ class ProjectFlow:
                 followed = True
                 found += more
         return tuple(sorted(set(found))) if followed else None
+
+    def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool:
+        """Whether project function ``qualified`` returns what ``arg`` of ``call`` passes it, or parts of
+        it (a parser splitting the answer); memoised, cycles cut."""
+        found = self._function(qualified)
+        if found is None:
+            return False
+        loadable, name, signature = found
+        param = param_at(signature.positional, call, arg)
+        if param is None or param not in signature.names:
+            return False
+        key = (loadable[0], name, f"{param}->")
+        known = self._returns.get(key)
+        if known is not None:
+            return known
+        if key in self._open or len(self._open) >= MAX_MODULES:
+            return False
+        parsed = self._parse(loadable)
+        scope = parsed[2].scopes.get(name) if parsed is not None else None
+        if parsed is None or scope is None:
+            return False
+        self._open.append(key)
+        try:
+            result = self._analyzer(*parsed).param_returns(scope, param)
+        finally:
+            self._open.pop()
+        self._returns[key] = result
+        return result
 
     def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for a function returning the output handed as ``arg`` of ``call`` to project function

@@ -119,7 +119,7 @@ def analyse_module(
     primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
-        if found is not None:
+        if found is not None and not _after_exit(call, index.parents):
             primitives.append((call, scope, found))
     local: dict[str, tuple[str, str]] = dict(inherited or {})
     taken = {id(c) for c, _s, _m in primitives}
@@ -127,6 +127,7 @@ def analyse_module(
         (call, scope, match)
         for call, scope in (index.calls if local else ())
         if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
+        and not _after_exit(call, index.parents)
     ]  # fmt: skip
     if not primitives and not sites:
         return ModuleCalls((), {})
@@ -144,12 +145,29 @@ def analyse_module(
             (call, scope, match)
             for call, scope in index.calls
             if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
+            and not _after_exit(call, index.parents)
         ]  # fmt: skip
         if not found_sites:
             break
         sites += found_sites
         result = context.analyse(primitives, sites)
     return _bound_wrappers(result, index)
+
+
+def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
+    """``return response`` and then the old way, kept below it: a call in a statement that follows a
+    ``return`` or ``raise`` of the same block never runs."""
+    child, parent = parents.get(id(call)), None
+    while child is not None:
+        parent = parents.get(id(child))
+        if isinstance(parent, cst.IndentedBlock | cst.Module):
+            for statement in parent.body:
+                if statement is child:
+                    break
+                if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, cst.Return | cst.Raise) for s in statement.body):
+                    return True
+        child = parent
+    return False
 
 
 def _bound_wrappers(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:

@@ -38,6 +38,8 @@ class ParamFlow(Protocol):
 
     def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None: ...
 
+    def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool: ...
+
 
 @attrs.define
 class FlowState:
@@ -95,6 +97,9 @@ class OutputFlow:
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._routers: list[Scope] | None = None  # the module's graph routers (scan/graphs.py), once asked
+        self._def_scopes: dict[int, Scope] | None = None
+        self._passes: dict[int, bool] = {}
+        self._declared: dict[int, frozenset[str]] = {}
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -107,6 +112,15 @@ class OutputFlow:
         self._taint_key(param, scope, flow, depth=1, derived=True)
         self._drain(flow)
         self.index.meter.steps += flow.steps
+
+    def param_returned(self, param: str, scope: Scope) -> bool:
+        """Whether function ``scope`` returns what its parameter ``param`` carries, or parts of it
+        (``parse_script(response)`` returning the message and the script split out of the reply)."""
+        flow = FlowState(follow_returns=False)
+        self._taint_key(param, scope, flow, depth=1)
+        self._drain(flow)
+        self.index.meter.steps += flow.steps
+        return scope.qualname in flow.returned
 
     def follow_callback(self, param: str, scope: Scope, flow: FlowState, *, depth: int = 0) -> None:
         """What function ``scope`` does with what its parameter ``param``, a callback, returns when that
@@ -221,7 +235,7 @@ class OutputFlow:
                     self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
                 return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
-                grown = isinstance(parent, cst.AugAssign) and not self._collects(parent, scope)
+                grown = isinstance(parent, cst.AugAssign) and not self._collects(parent, scope) and not _adds_record(parent)
                 self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or grown, paused=paused)
                 return
             elif isinstance(parent, cst.NamedExpr) and parent.value is child:
@@ -257,7 +271,9 @@ class OutputFlow:
                 return
             elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
                 return
-            derived = derived or not (_projects(parent, child) or self._still_output(parent))
+            derived = derived or not (
+                _projects(parent, child) or _holds(parent, child) or self._still_output(parent) or self._passes_through(parent, child, scope)
+            )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
 
     def _consume(
@@ -313,6 +329,39 @@ class OutputFlow:
         label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
         return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
 
+    def _passes_through(self, parent: cst.CSTNode, child: cst.CSTNode, scope: Scope) -> bool:
+        """``return parse_script(text)``: the output handed to a project function (of this module or another)
+        that returns it, or parts of it (split, sliced, unpacked; not a value computed from it); the caller
+        gets the answer still. Not a model call's argument: a prompt built from one answer is not the next
+        answer."""
+        if isinstance(parent, cst.Arg):
+            call, arg = self._parents.get(id(parent)), parent
+        elif isinstance(parent, cst.Call) and isinstance(child, cst.Arg):
+            call, arg = parent, child
+        else:
+            return False
+        if not isinstance(call, cst.Call) or arg.star or id(call) in self.llm_calls:
+            return False
+        found = self._passes.get(id(arg))
+        if found is None:
+            self._passes[id(arg)] = False  # a function handing it back to its caller: no loop
+            found = self._passes[id(arg)] = self._returns_arg(call, arg, scope)
+        return found
+
+    def _returns_arg(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> bool:
+        func = call.func
+        local = isinstance(func, cst.Name) or (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
+        )  # fmt: skip
+        target = self.tools.function(short_name(func), scope) if local and isinstance(func, cst.Name | cst.Attribute) else None
+        if target is not None and isinstance(target.node, cst.FunctionDef):
+            param = param_for(target.node, call, arg)
+            return param is not None and target is not scope and self.param_returned(param, target)
+        if self.project is None:
+            return False
+        qualified = self._callee(call, scope)
+        return qualified is not None and self.project.param_returns(qualified, call, arg)
+
     def _still_output(self, node: cst.CSTNode) -> bool:
         """``return content, prompt_tokens``: the callers unpack the output itself (a wrapper still);
         ``dict(response.choices[0].message)``: a copy of it."""
@@ -338,7 +387,7 @@ class OutputFlow:
         (``new_items = []``, ``text = ""``): what it collects is the output itself."""
         if not (isinstance(statement.operator, cst.AddAssign) and isinstance(statement.target, cst.Name)):
             return False
-        start = self.index.values.get((scope.qualname, statement.target.value))
+        start = self._value_before(statement.target.value, scope, statement)
         if isinstance(start, cst.List):
             return not start.elements
         return isinstance(start, cst.SimpleString) and literal(start) == ""
@@ -349,11 +398,24 @@ class OutputFlow:
         func = call.func
         if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
             return False
+        if isinstance(arg.value, cst.Dict):
+            return True  # messages.append({"role": "assistant", "content": answer}): the conversation holds the answer
         piece = isinstance(arg.value, cst.Name) and (scope.qualname, arg.value.value) in flow.pieces
         if not piece and not self._joined(func.value.value, scope):
             return False
-        start = self.index.values.get((scope.qualname, func.value.value))
+        start = self._value_before(func.value.value, scope, call)
         return isinstance(start, cst.List) and not start.elements
+
+    def _value_before(self, name: str, scope: Scope, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The value ``name`` was last given in ``scope`` before ``node``: ``response = ""`` and not a later
+        ``response = chat(text)`` below (in code after a return, or for the next turn)."""
+        at = self.index.order_of(node)
+        found = None
+        for where, key, value in self.index.assignments:
+            if where is scope and key == name and not isinstance(value, cst.Annotation) and self.index.order_of(value) < at:
+                if found is None or self.index.order_of(value) > self.index.order_of(found):
+                    found = value
+        return found if found is not None else self.index.values.get((scope.qualname, name))
 
     def _joined(self, name: str, scope: Scope) -> bool:
         """``result.append(answer)`` … ``return "\\n".join(result)``: a list started empty that the
@@ -554,10 +616,38 @@ class OutputFlow:
         names: dict[str, list[cst.CSTNode]] = {}
         for node in self.index.walk(scope.node, skip_defs=scope.qualname == MODULE_SCOPE):
             key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
-            if key is not None and not self._is_label(node):
+            if key is not None and not self._is_label(node) and not self._nested_local(node, key, scope):
                 names.setdefault(key, []).append(node)
         self._names[id(scope)] = names
         return names
+
+    def _nested_local(self, node: cst.CSTNode, key: str, scope: Scope) -> bool:
+        """``chunk`` inside a function nested in ``scope`` that binds its own ``chunk`` (a parameter or an
+        assignment, not declared ``nonlocal``): another variable than ``scope``'s, though written alike."""
+        if "." in key:
+            return False
+        current = self._parents.get(id(node))
+        while current is not None and current is not scope.node:
+            if isinstance(current, cst.FunctionDef):
+                nested = self._scope_of_def(current)
+                if nested is not None and (key in nested.params or (nested.qualname, key) in self.index.values):
+                    return key not in self._nonlocals(current)
+            current = self._parents.get(id(current))
+        return False
+
+    def _scope_of_def(self, node: cst.FunctionDef) -> Scope | None:
+        if self._def_scopes is None:
+            self._def_scopes = {id(s.node): s for s in self.index.scopes.values()}
+        return self._def_scopes.get(id(node))
+
+    def _nonlocals(self, node: cst.FunctionDef) -> frozenset[str]:
+        found = self._declared.get(id(node))
+        if found is None:
+            found = self._declared[id(node)] = frozenset(
+                item.name.value for statement in self.index.walk(node, skip_defs=True) if isinstance(statement, cst.Nonlocal)
+                for item in statement.names
+            )  # fmt: skip
+        return found
 
     def _is_label(self, node: cst.CSTNode) -> bool:
         """A name that is not a variable: the ``answer`` of ``order.answer`` or of ``f(answer=1)``."""
@@ -748,6 +838,28 @@ _NOT_RECORDS = frozenset({"Exception", "ValueError", "RuntimeError", "TypeError"
 def _joins(func: cst.BaseExpression) -> bool:
     """``"\\n".join(parts)``: the output's pieces joined back into its text."""
     return isinstance(func, cst.Attribute) and func.attr.value == "join" and isinstance(func.value, cst.SimpleString)
+
+
+def _holds(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``{"role": "assistant", "content": text}``, ``yield {"type": "message", "content": chunk}``: a dict
+    written around the output, under a key named in the source, is a record of it as ``Message(content=text)``
+    is; whoever gets the dict gets the answer (``{**out}`` is a copy of it)."""
+    if isinstance(parent, cst.DictElement):
+        return parent.value is child and isinstance(parent.key, cst.SimpleString)
+    if isinstance(parent, cst.StarredDictElement):
+        return parent.value is child
+    if isinstance(parent, cst.Element):
+        return parent.value is child and isinstance(child, cst.Dict)  # [{"role": "assistant", "content": text}]
+    return isinstance(parent, cst.Dict | cst.List)  # walked up from one of its elements, checked above
+
+
+def _adds_record(statement: cst.AugAssign) -> bool:
+    """``messages += [{"role": "assistant", "content": answer}]``: the conversation now holds the answer's
+    record (walked up from it); whoever gets the conversation gets the answer."""
+    value = statement.value
+    return isinstance(statement.operator, cst.AddAssign) and isinstance(value, cst.List) and any(
+        isinstance(e.value, cst.Dict) for e in value.elements
+    )
 
 
 def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:

@@ -98,6 +98,10 @@ class SurfaceAnalyzer(OfferedTools):
         self.flow.follow_param(param, scope, state)
         return tuple(sorted(set(state.findings)))
 
+    def param_returns(self, scope: Scope, param: str) -> bool:
+        """Whether this function returns what parameter ``param`` carries, or parts of it."""
+        return self.flow.param_returned(param, scope)
+
     def callback_findings(self, scope: Scope, param: str) -> tuple[Finding, ...]:
         """What this function does with what its callback parameter ``param`` returns, when that is the output."""
         state = FlowState(follow_returns=False)
