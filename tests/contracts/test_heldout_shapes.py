@@ -2202,3 +2202,52 @@ def test_the_answer_handed_to_a_parser_of_another_module_and_returned_is_still_t
     assert calls[("dog/main.py", 8)] == ("LLMClient.get_script", "required", ("R1",))
     assert calls[("dog/llm_client.py", 8)][1] == "required"
     assert ("dog/main.py", 11) not in calls
+
+
+INHERITED_WRAPPERS = {
+    "sh/__init__.py": "",
+    "sh/handler.py": """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Handler:
+    def get_completion(self, messages):
+        for chunk in client.chat.completions.create(model="gpt-4o", messages=messages, stream=True):
+            yield chunk.choices[0].delta.content or ""
+
+    def _respond(self, prompt):
+        return "".join(self.get_completion([{"role": "user", "content": prompt}]))
+""",
+    "sh/chat_handler.py": """\
+import subprocess
+
+from sh.handler import Handler
+
+
+class ChatHandler(Handler):
+    def get_completion(self, messages):
+        yield from super().get_completion(messages)
+
+    def run(self, prompt):
+        subprocess.run(self._respond(prompt), shell=True)
+
+
+def main(prompt):
+    handler = ChatHandler()
+    print(handler._respond(prompt))
+""",
+}
+
+
+def test_a_subclass_in_another_module_calls_the_wrapper_methods_it_inherits(tmp_path: Path) -> None:
+    # shell_gpt's ChatHandler.get_completion yields from super().get_completion(...), Handler's (another
+    # module); open-interpreter's AsyncInterpreter calls self._respond_and_store(), which it inherits from
+    # OpenInterpreter, and so does an instance of it. Each is a call site of the base's wrapper.
+    calls = _calls(tmp_path, INHERITED_WRAPPERS)
+    assert calls[("sh/chat_handler.py", 8)][0] == "ChatHandler.get_completion"
+    assert calls[("sh/chat_handler.py", 11)][:2] == ("ChatHandler._respond", "required")
+    assert calls[("sh/chat_handler.py", 16)][0] == "ChatHandler._respond"
