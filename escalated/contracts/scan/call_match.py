@@ -154,9 +154,12 @@ class CallMatcher:
     def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
         """``self._aask(prompt)`` in ``class WritePlan(Action)``, where ``Action`` (another module's class)
         has the method and it returns a model's output: the subclass calls the base's wrapper, private or not,
-        unless the class (or a base of the module between them) defines the method itself."""
+        unless the class (or a base of the module between them) defines the method itself. ``super().m(…)``
+        skips the class's own ``m``: ``ChatHandler.get_completion`` yielding from ``super().get_completion(…)``."""
+        receiver = callee.value if isinstance(callee, cst.Attribute) else None
+        is_super = isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
         if not (
-            isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self"
+            isinstance(callee, cst.Attribute) and (is_super or (isinstance(receiver, cst.Name) and receiver.value == "self"))
             and scope.class_name is not None and self.wrappers
         ):  # fmt: skip
             return None
@@ -170,7 +173,8 @@ class CallMatcher:
             if name in seen:
                 continue
             seen.add(name)
-            if name in index.class_nodes and f"{name}.{method}" in index.scopes:
+            own = is_super and name == scope.class_name.split(".")[0]
+            if name in index.class_nodes and f"{name}.{method}" in index.scopes and not own:
                 return None  # defined here: the module's own (match_local's) method
             for base in index.class_bases.get(name, ()):
                 qualified = self.qualified(base.value)

@@ -944,15 +944,8 @@ def _inherited(
     owned: Mapping[str, Mapping[str, tuple[str, str]]], bases: Mapping[str, set[str]], defined: Mapping[str, str | None],
 ) -> dict[str, dict[str, tuple[str, str]]]:
     """Module -> its classes' methods some class deriving from them in another module implements as a
-    wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``), and the
-    wrapper methods its classes inherit from a base class of another module (``AsyncInterpreter``
-    under ``OpenInterpreter``: ``AsyncInterpreter._respond_and_store``, for ``self._respond_and_store()``,
-    ``super()._respond_and_store()`` and an instance's calls)."""
+    wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``)."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
-    heirs: dict[str, list[str]] = {}  # class -> the classes deriving from it (any depth)
-    for cls in sorted(bases):
-        for base in ancestors(cls, bases):
-            heirs.setdefault(base, []).append(cls)
     for rel, wrappers in owned.items():
         for qualname, found in sorted(wrappers.items()):
             owner, _, method = qualname.partition(".")
@@ -962,12 +955,6 @@ def _inherited(
                 home = defined.get(base)
                 if home is not None and home != rel:
                     out.setdefault(home, {}).setdefault(f"{base}.{method}", found)
-            if defined.get(owner) != rel:
-                continue  # a class of that name defined elsewhere too: whose heirs, unknown
-            for heir in heirs.get(owner, ()):
-                home = defined.get(heir)
-                if home is not None and home != rel:
-                    out.setdefault(home, {}).setdefault(f"{heir}.{method}", found)
     return out
 
 

@@ -55,8 +55,6 @@ def _owner(resolver: Resolver, receiver: cst.BaseExpression, scope: Scope) -> st
     """The module's class whose instance ``receiver`` is."""
     if isinstance(receiver, cst.Name) and receiver.value in {"self", "cls"}:
         return scope.class_name
-    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
-        return scope.class_name  # super().get_completion(...): the base's, which the class inherits
     kind = resolver.kind_of(receiver, scope)
     if kind is None or not kind.kind.startswith("object:"):
         return None
