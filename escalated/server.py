@@ -36,12 +36,10 @@ from escalated.web import add_to as add_web_app
 
 
 def create_app(settings: Settings, *, with_engine: bool = True) -> web.Application:
-    app = web.Application(client_max_size=settings.max_body_bytes)
+    app = web.Application(middlewares=[error_middleware], client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
-    # Problems, metrics and the connections inside a request (the connection
-    # cap never displaces those): one middleware.
-    app.middlewares.append(error_middleware(track_requests(app)))
+    track_requests(app)  # the connection cap never displaces a connection inside a request
     track_streams(app)  # shutdown ends open /events streams instead of waiting for their next ping
     if settings.rate_limit_per_s:
         app[RATE_LIMITER] = RateLimiter(settings.rate_limit_per_s)

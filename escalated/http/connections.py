@@ -22,7 +22,6 @@ import asyncio
 import logging
 import resource
 import time
-from typing import Any
 
 from aiohttp import web
 
@@ -64,12 +63,19 @@ def default_max_connections() -> int:
     return max(MIN_CONNECTIONS, soft - RESERVED_FDS)
 
 
-def track_requests(app: web.Application) -> set[Any]:
-    """The set of connections inside a request (those are never displaced),
-    kept by the app's middleware (problems.error_middleware)."""
-    in_request: set[Any] = set()  # aiohttp's handlers take no weak references
-    app[IN_REQUEST] = in_request
-    return in_request
+def track_requests(app: web.Application) -> None:
+    """Record which connections are inside a request (those are never displaced)."""
+    app[IN_REQUEST] = in_request = set()  # aiohttp's handlers take no weak references
+
+    @web.middleware
+    async def tracking(request: web.Request, handler):
+        in_request.add(request.protocol)
+        try:
+            return await handler(request)
+        finally:
+            in_request.discard(request.protocol)
+
+    app.middlewares.insert(0, tracking)
 
 
 class _Busy(asyncio.Protocol):

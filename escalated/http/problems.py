@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
@@ -20,9 +19,6 @@ from escalated.errors import (
     UnsupportedMediaType,
 )
 from escalated.http.statuses import status_of
-
-if TYPE_CHECKING:
-    from aiohttp.typedefs import Handler, Middleware
 
 log = logging.getLogger("escalated.http")
 PROBLEM_TYPE = "application/problem+json"
@@ -90,40 +86,25 @@ def _from_http_exception(exc: web.HTTPException) -> EscalatedError:
     return cls()
 
 
-def error_middleware(in_request: set[Any]) -> Middleware:
-    """The app's one middleware: anything raised answered as a problem, each
-    request counted in the metrics, and its connection in ``in_request``
-    while the request is handled (connections.py: the connection cap never
-    displaces such a connection). One middleware, not one per concern:
-    every layer is a coroutine more per request, resumed and finished again
-    whenever the request waits (a create, for its commit)."""
-
-    @web.middleware
-    async def answer(request: web.Request, handler: Handler) -> web.StreamResponse:
-        protocol = request.protocol
-        in_request.add(protocol)
-        try:
-            started = time.perf_counter()
-            resource = request.match_info.route.resource
-            route = resource.canonical if resource else "unmatched"
-            try:
-                response = await handler(request)
-            except EscalatedError as exc:
-                response = problem(exc)
-            except web.HTTPException as exc:
-                if exc.status < 400:
-                    raise
-                response = problem(_from_http_exception(exc), status=exc.status)
-                if exc.status == 405:
-                    response.headers["Allow"] = exc.headers.get("Allow", "")
-            except Exception:
-                log.exception("internal error on %s %s", request.method, route)
-                response = problem(EscalatedError("an internal error occurred; it has been logged"))
-            metrics = request.app.get(METRICS)
-            if metrics is not None:
-                metrics.request_answered(request.method, route, response.status, duration_s=time.perf_counter() - started)
-            return response
-        finally:
-            in_request.discard(protocol)
-
-    return answer
+@web.middleware
+async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
+    started = time.perf_counter()
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource else "unmatched"
+    try:
+        response = await handler(request)
+    except EscalatedError as exc:
+        response = problem(exc)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = problem(_from_http_exception(exc), status=exc.status)
+        if exc.status == 405:
+            response.headers["Allow"] = exc.headers.get("Allow", "")
+    except Exception:
+        log.exception("internal error on %s %s", request.method, route)
+        response = problem(EscalatedError("an internal error occurred; it has been logged"))
+    metrics = request.app.get(METRICS)
+    if metrics is not None:
+        metrics.request_answered(request.method, route, response.status, duration_s=time.perf_counter() - started)
+    return response

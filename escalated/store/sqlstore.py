@@ -31,7 +31,7 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
         self._c = connector
         self.shared = connector.shared
 
-    def create_escalation(
+    async def create_escalation(
         self,
         *,
         escalation: Escalation,
@@ -40,13 +40,9 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
         content_json: dict[str, Any],
-    ) -> Coroutine[Any, Any, Replay | None]:
-        """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run by its writer.
-
-        The connector's coroutine itself, not one awaiting it: a create waits
-        here for its commit, and every coroutine between the route and the
-        writer's future is resumed and finished once more per create."""
-        return self._c.create_escalation(
+    ) -> Replay | None:
+        """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run by its writer."""
+        return await self._c.create_escalation(
             escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
             not_before_ms=not_before_ms, content_json=content_json,
         )  # fmt: skip
