@@ -112,13 +112,10 @@ class ProjectFlow:
     def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool:
         """Whether project function ``qualified`` returns what ``arg`` of ``call`` passes it, or parts of
         it (a parser splitting the answer); memoised, cycles cut."""
-        found = self._function(qualified)
-        if found is None:
+        bound = self._bound(qualified, call, arg)
+        if bound is None:
             return False
-        loadable, name, signature = found
-        param = param_at(signature.positional, call, arg)
-        if param is None or param not in signature.names:
-            return False
+        loadable, name, param = bound
         key = (loadable[0], name, f"{param}->")
         known = self._returns.get(key)
         if known is not None:
@@ -145,13 +142,10 @@ class ProjectFlow:
     def _follow(self, qualified: str, call: cst.Call, arg: cst.Arg, *, returned: bool) -> tuple[Finding, ...] | None:
         """Into ``qualified``'s parameter that ``arg`` binds: what it does with the value
         (``returned``: with what calling that parameter returns), memoised, cycles cut."""
-        found = self._function(qualified)
-        if found is None:
+        bound = self._bound(qualified, call, arg)
+        if bound is None:
             return None
-        loadable, name, signature = found
-        param = param_at(signature.positional, call, arg)
-        if param is None or param not in signature.names:
-            return None
+        loadable, name, param = bound
         key = (loadable[0], name, f"{param}()" if returned else param)
         if key in self._memo:
             return self._memo[key]
@@ -175,6 +169,18 @@ class ProjectFlow:
         result = tuple(sorted({attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in findings}))
         self._memo[key] = result
         return result
+
+    def _bound(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Loadable, str, str] | None:
+        """Project function ``qualified``'s module, its name there and the parameter ``arg`` of ``call``
+        binds; None when it is no such function or the argument binds none of its parameters."""
+        found = self._function(qualified)
+        if found is None:
+            return None
+        loadable, name, signature = found
+        param = param_at(signature.positional, call, arg)
+        if param is None or param not in signature.names:
+            return None
+        return loadable, name, param
 
     def _function(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
         """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module, its name there and
