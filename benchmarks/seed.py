@@ -91,10 +91,6 @@ def seed(
             conn.execute("BEGIN")
             conn.executemany(insert_esc, [(eid, f"seed-{start + i + 1}", off) for i, (eid, off) in enumerate(zip(ids, chunk, strict=True))])
             conn.executemany("INSERT INTO escalation_routes (route, escalation_id) VALUES ('*', ?)", [(e,) for e in ids])
-            conn.executemany(
-                "INSERT INTO escalation_events (escalation_id, event, by, at_ms) VALUES (?, 'created', 'key:seed', ?)",
-                [(e, at_ms) for e in ids],
-            )
             conn.execute("COMMIT")
     finally:
         conn.close()

@@ -172,6 +172,40 @@ async def test_a_sqlite_database_migrated_by_the_python_list_keeps_working(tmp_p
         await store.close()
 
 
+async def test_sqlite_created_entries_written_before_0010_leave_the_history_once(tmp_path):
+    """Before 0010 a create wrote its 'created' entry to escalation_events;
+    from 0010 the history read takes it from the row, and the migration
+    deletes the old rows, so an escalation made before reads as it did."""
+    from escalated.store.sqlite import SqliteStore
+
+    store = await SqliteStore.open(tmp_path / "e.db")
+    try:
+        ws = (await store.workspace_by_name(name=DEFAULT_WORKSPACE)).id
+        esc = make.escalation(ws)
+        await make.create(store, esc)
+        await store.acknowledge(escalation_id=esc.id, by="user:ann", at_ms=1_500)
+    finally:
+        await store.close()
+    conn = connect(tmp_path / "e.db", migrated=False)
+    try:  # the database as a create before 0010 left it
+        conn.execute(
+            "INSERT INTO escalation_events (seq, escalation_id, event, by, at_ms) VALUES (0, ?, 'created', ?, ?)",
+            (esc.id, esc.created_by, esc.created_ms),
+        )
+        conn.execute("DELETE FROM migrations WHERE name = '0010_created_in_the_row'")
+    finally:
+        conn.close()
+    store = await SqliteStore.open(tmp_path / "e.db")
+    try:
+        got = await store.get_escalation(escalation_id=esc.id, workspace_id=None, routes=None)
+    finally:
+        await store.close()
+    assert [(h.event, h.by, h.at_ms) for h in got.history] == [
+        ("created", esc.created_by, esc.created_ms),
+        ("acknowledged", "user:ann", 1_500),
+    ]
+
+
 async def _create_and_list(store) -> None:
     ws = (await store.workspace_by_name(name=DEFAULT_WORKSPACE)).id
     esc = make.escalation(ws)

@@ -12,11 +12,14 @@ resolution_json, cancellation_json, assignee, review_json, level, approvals_json
 
 -- An escalation row plus its history as one JSON array of [seq, event, by,
 -- at_ms]: a read is one query (one thread hop) instead of two. Sorted by seq
--- in Python: SQLite 3.40 has no ORDER BY inside json_group_array.
+-- in Python: SQLite 3.40 has no ORDER BY inside json_group_array. The first
+-- entry, 'created', is not in escalation_events but in the row itself
+-- (created_by, created_ms; migration 0010), appended here with seq 0.
 -- part: escalation_with_history
 {escalation_columns},
-(SELECT json_group_array(json_array(seq, event, by, at_ms))
-   FROM escalation_events WHERE escalation_events.escalation_id = escalations.id)
+json_insert((SELECT json_group_array(json_array(seq, event, by, at_ms))
+   FROM escalation_events WHERE escalation_events.escalation_id = escalations.id),
+  '$[#]', json_array(0, 'created', escalations.created_by, escalations.created_ms))
 
 -- part: delivery_columns
 id, escalation_id, kind, target, event, status, body, secret, attempts_json, next_attempt_ms, created_ms

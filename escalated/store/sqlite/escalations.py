@@ -3,7 +3,8 @@ function of the connection: the hot path, so no step more than it needs.
 Every other write is written once for both dialects (store/writes.py);
 a create differs on purpose: PostgreSQL inserts the escalation and its
 routes in one statement and claims an Idempotency-Key across replicas
-with an upsert (postgres/jobs.py).
+with an upsert (postgres/jobs.py), and writes the 'created' history
+entry its replicas' feed reads, which SQLite keeps in the row (0010).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ Q = queries.load("sqlite")
 _CREATE_SQL, _create_values = queries.positional(Q["create_escalation"])
 _REMEMBER_SQL, _remember_values = queries.positional(Q["remember_idempotency_key"])
 _ROUTE_SQL = queries.positional(Q["add_route"])[0]
-_HISTORY_SQL = queries.positional(Q["add_history"])[0]
 # The order ``_escalation_values`` writes the insert's values in, and the
 # one of the other positional statements: checked here, once, against the SQL.
 _CREATE_ORDER = (
@@ -34,7 +34,6 @@ _CREATE_ORDER = (
 for _sql, _order in (
     (Q["create_escalation"], _CREATE_ORDER),
     (Q["add_route"], ("route", "escalation_id")),
-    (Q["add_history"], ("escalation_id", "event", "by", "at_ms")),
 ):
     if tuple(queries.parameter_names(_sql)) != _order:
         raise RuntimeError(f"the SQL's parameters are {queries.parameter_names(_sql)}, not {_order}")
@@ -50,7 +49,9 @@ def create_escalation(
     not_before_ms: int,
     content_json: dict[str, Any] | None = None,
 ) -> Replay | None:
-    """Insert an escalation, its routes, history and notifications.
+    """Insert an escalation, its routes and notifications. Its history's
+    first entry, 'created', is the row's own created_by and created_ms (the
+    history read adds it: sql/sqlite.sql's escalation_with_history).
 
     With an idempotency record, an existing live key wins: nothing is
     inserted and the earlier answer is returned for the caller to replay.
@@ -68,7 +69,6 @@ def create_escalation(
         conn.execute(_ROUTE_SQL, (routes[0], esc.id))
     else:
         conn.executemany(_ROUTE_SQL, [(r, esc.id) for r in routes])
-    conn.execute(_HISTORY_SQL, (esc.id, "created", esc.created_by, esc.created_ms))
     if notifications:
         conn.executemany(Q["add_delivery"], [delivery_params(d) for d in notifications])
     return None
