@@ -72,6 +72,30 @@ LIBRARY_TOOLS: dict[str, tuple[str, str] | None] = {
     # Nothing private read, nothing written.
     "strands_tools.current_time": None, "strands_tools.calculator": None, "strands_tools.think": None,
 }  # fmt: skip
+# Coinbase AgentKit: ``get_langchain_tools(agentkit)`` (and its kin for other frameworks) hands out the
+# actions of ``AgentKit(AgentKitConfig(action_providers=[wallet_action_provider(), ...]))``. What each
+# provider's actions do, by the provider's name; one not here leaves the toolkit "known at run time".
+AGENTKIT_GETTERS = frozenset({
+    "get_langchain_tools", "get_openai_agents_sdk_tools", "get_pydantic_ai_tools", "get_strands_tools", "get_autogen_tools",
+})  # fmt: skip
+_AGENTKIT_PROVIDERS: dict[str, tuple[str, str] | None] = {
+    "wallet_action_provider": ("payment-tool", "native_transfer sends the wallet's funds"),
+    "erc20_action_provider": ("payment-tool", "transfer sends ERC-20 tokens"),
+    "erc721_action_provider": ("payment-tool", "transfer sends NFTs"),
+    "weth_action_provider": ("payment-tool", "wrap_eth spends the wallet's ETH"),
+    "compound_action_provider": ("payment-tool", "supply, withdraw and borrow move funds on Compound"),
+    "morpho_action_provider": ("payment-tool", "deposit and withdraw move funds on Morpho"),
+    "superfluid_action_provider": ("payment-tool", "create_flow streams the wallet's tokens"),
+    "wow_action_provider": ("payment-tool", "buy_token and sell_token trade the wallet's funds"),
+    "x402_action_provider": ("payment-tool", "make_http_request_with_x402 pays for a request"),
+    "cdp_api_action_provider": ("payment-tool", "trade and the faucet move the wallet's funds"),
+    "cdp_evm_wallet_action_provider": ("payment-tool", "swap trades the wallet's tokens"),
+    "cdp_smart_wallet_action_provider": ("payment-tool", "swap trades the wallet's tokens"),
+    "basename_action_provider": ("payment-tool", "register_basename pays for a name"),
+    "twitter_action_provider": ("message-tool", "post_tweet and post_tweet_reply publish on X"),
+    "ssh_action_provider": ("code-tool", "ssh_execute runs commands on a remote host"),
+    "pyth_action_provider": None,  # price feeds: public data, read only
+}  # fmt: skip
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
 
@@ -98,11 +122,42 @@ def toolkit_of(
     qualified = index.qualified(built.func)
     if qualified is None:
         return None
+    if qualified.startswith("coinbase_agentkit_") and qualified.rpartition(".")[2] in AGENTKIT_GETTERS:
+        return _agentkit_tools(index, built, value_of, line=line)
     named = _agno_tools(qualified, built, line=line)
     if named is not None:
         return named
     found = toolkit_finding(qualified, built, line=line)
     return None if found is None else Toolkit(f"{qualified.rpartition('.')[2]} tools", (found,), qualified)
+
+
+def _agentkit_tools(
+    index: ModuleIndex, getter: cst.Call, value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None], *, line: int
+) -> Toolkit | None:
+    """``get_langchain_tools(agentkit)``: the actions of the providers ``AgentKit(...)`` was configured with."""
+    given = getter.args[0].value if getter.args else None
+    kit = value_of(given) if isinstance(given, cst.Name) else given
+    if not isinstance(kit, cst.Call) or (index.qualified(kit.func) or "").rpartition(".")[2] != "AgentKit":
+        return None
+    config = next((a.value for a in kit.args if a.keyword is None or a.keyword.value == "config"), None)
+    config = value_of(config) if isinstance(config, cst.Name) else config
+    keywords = [a for call in (config, kit) if isinstance(call, cst.Call) for a in call.args if a.keyword is not None]
+    listed = next((a.value for a in keywords if a.keyword is not None and a.keyword.value == "action_providers"), None)
+    listed = value_of(listed) if isinstance(listed, cst.Name) else listed
+    if not isinstance(listed, cst.List | cst.Tuple):
+        return None
+    facts: dict[str, list[str]] = {}
+    for element in listed.elements:
+        provider = element.value.func if isinstance(element.value, cst.Call) else None
+        name = (index.qualified(provider) or "").rpartition(".")[2] if provider is not None else ""
+        known = _AGENTKIT_PROVIDERS.get(name, ("tools-unresolved", "not analysed: a provider whose actions the scan does not know"))
+        if known is not None:
+            facts.setdefault(known[0], []).append(f"{name or 'a provider'}: {known[1]}")
+    qualified = index.qualified(getter.func) or "AgentKit"
+    if not facts:
+        return Toolkit("AgentKit tools", (rules.fact("tool-reads-only", f"AgentKit's actions only read ({qualified})", line),), qualified)
+    found = tuple(rules.fact(fact, f"AgentKit {'; '.join(whats)} ({qualified})", line) for fact, whats in facts.items())
+    return Toolkit("AgentKit tools", found, qualified)
 
 
 def agno_risky_tools(qualified: str, built: cst.Call) -> tuple[str, ...] | None:
