@@ -47,3 +47,143 @@ def test_agentkit_tools_do_what_their_action_providers_do(tmp_path: Path) -> Non
         ("unknown.py", 8): ("invoke", "reviewed", ("R7",)),  # a provider the table does not know
     }
 
+
+BUILT_AND_UNPACKED = """\
+import subprocess
+
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+
+
+@tool
+def run_shell(command: str) -> str:
+    \"\"\"Run a shell command.\"\"\"
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def initialize_agent(config):
+    tools = [run_shell]
+    return (create_react_agent(ChatOpenAI(model="gpt-4o"), tools=tools), config), {"thread_id": "1"}
+
+
+def setup():
+    (agent, _config), thread = initialize_agent({})
+    return agent, thread
+
+
+def chat(agent, thread):
+    for chunk in agent.stream({"messages": [("user", input())]}, thread):
+        print(chunk)
+
+
+def main():
+    agent, thread = setup()
+    chat(agent, thread)
+"""
+
+
+def test_an_agent_handed_back_in_a_tuple_and_unpacked_keeps_its_tools(tmp_path: Path) -> None:
+    # The agent a helper builds (tools named in the helper) reaches the run through two unpackings
+    # and a parameter: its shell tool is what the run can do.
+    calls = _calls(tmp_path, {"app.py": BUILT_AND_UNPACKED})
+    assert calls == {("app.py", 25): ("stream", "required", ("R1",))}
+
+
+TYPED_AGENT = """\
+import subprocess
+
+from autogen_agentchat.agents import AssistantAgent
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+
+def run_shell(command: str) -> str:
+    \"\"\"Run a shell command.\"\"\"
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def setup() -> AssistantAgent:
+    client = OpenAIChatCompletionClient(model="gpt-4o-mini")
+    agent = AssistantAgent(name="assistant", model_client=client, tools=[run_shell])
+    return agent
+
+
+async def chat(agent: AssistantAgent) -> None:
+    async for message in agent.run_stream(task=input()):
+        print(message)
+
+
+async def main() -> None:
+    agent = setup()
+    await chat(agent=agent)
+"""
+
+
+def test_a_parameter_typed_as_the_agent_it_is_given_has_that_agents_tools(tmp_path: Path) -> None:
+    # "-> AssistantAgent" and "agent: AssistantAgent" say what kind of object it is; the agent built
+    # and passed says what it can do.
+    calls = _calls(tmp_path, {"app.py": TYPED_AGENT})
+    assert calls == {("app.py", 19): ("run_stream", "required", ("R1",))}
+
+
+HELPER_NAMES_THE_TOOLS = """\
+import subprocess
+
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+
+
+@tool
+def run_shell(command: str) -> str:
+    \"\"\"Run a shell command.\"\"\"
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def build():
+    tools = [run_shell]
+    return create_react_agent(ChatOpenAI(model="gpt-4o"), tools=tools)
+
+
+agent = build()
+print(agent.invoke({"messages": [("user", input())]}))
+"""
+
+
+def test_the_tools_a_helper_names_are_read_in_the_helper(tmp_path: Path) -> None:
+    # tools=tools is the helper's own name, not one of the module where the agent runs.
+    calls = _calls(tmp_path, {"app.py": HELPER_NAMES_THE_TOOLS})
+    assert calls == {("app.py", 20): ("invoke", "required", ("R1",))}
+
+
+TEAM_FROM_A_HELPER = """\
+import subprocess
+
+from autogen_agentchat.agents import AssistantAgent
+from autogen_agentchat.teams import RoundRobinGroupChat
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+
+def run_shell(command: str) -> str:
+    \"\"\"Run a shell command.\"\"\"
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+async def get_team() -> RoundRobinGroupChat:
+    client = OpenAIChatCompletionClient(model="gpt-4o-mini")
+    writer = AssistantAgent(name="writer", model_client=client)
+    runner = AssistantAgent(name="runner", model_client=client, tools=[run_shell])
+    return RoundRobinGroupChat([writer, runner])
+
+
+async def chat(task: str) -> None:
+    team = await get_team()
+    async for message in team.run_stream(task=task):
+        print(message)
+"""
+
+
+def test_a_team_a_typed_helper_builds_runs_its_members_tools(tmp_path: Path) -> None:
+    # "-> RoundRobinGroupChat" and the team it builds: the members are the helper's names.
+    calls = _calls(tmp_path, {"app.py": TEAM_FROM_A_HELPER})
+    assert calls == {("app.py", 22): ("run_stream", "required", ("R1",))}

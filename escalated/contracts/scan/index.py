@@ -178,6 +178,8 @@ class ModuleIndex(Imports):
         self.scopes: dict[str, Scope] = {}
         # (scope, target, value) in source order; target is a Name or self.attr string.
         self.assignments: list[tuple[Scope, str, cst.BaseExpression]] = []
+        # ``(agent, wallet), config = build()``: (scope, target, the value unpacked, the target's place in it).
+        self.unpacked: list[tuple[Scope, str, cst.BaseExpression, tuple[int, ...]]] = []
         self.calls: list[tuple[cst.Call, Scope]] = []
         self.awaited: set[int] = set()
         self.functions_by_name: dict[str, list[Scope]] = {}
@@ -358,7 +360,21 @@ class ModuleIndex(Imports):
     # -- bindings --------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._bind(target.target, node.value)
+            if isinstance(target.target, cst.Tuple | cst.List):
+                self._unpack(target.target, node.value, ())
+            else:
+                self._bind(target.target, node.value)
+
+    def _unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression, path: tuple[int, ...]) -> None:
+        for position, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return  # the places after a starred target depend on the value's length
+            if isinstance(element.value, cst.Tuple | cst.List):
+                self._unpack(element.value, value, (*path, position))
+                continue
+            key = target_key(element.value)
+            if key is not None:
+                self.unpacked.append((self._scope, key, value, (*path, position)))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

@@ -56,6 +56,8 @@ class Resolver(CallMatcher):
             self._returns = {}
             for scope, key, value in index.assignments:
                 self._record(scope, key, value)
+            for scope, key, value, path in index.unpacked:
+                self._record_unpacked(scope, key, value, path)
             for (class_name, key), value in index.class_attrs.items():
                 kind = self.kind_of(value, index.module_scope)
                 if kind is not None:
@@ -85,8 +87,10 @@ class Resolver(CallMatcher):
                 if name is None or name not in target.params:
                     continue
                 kind = self.kind_of(arg.value, scope)
-                if kind is not None:
-                    self.bindings.setdefault((target.qualname, name), attrs.evolve(kind, confidence=weaker(kind.confidence, "medium")))
+                if kind is None:
+                    continue
+                # agent: AssistantAgent, and the call site passes the AssistantAgent(tools=...) it built.
+                self._bind(target.qualname, name, attrs.evolve(kind, confidence=weaker(kind.confidence, "medium")))
 
     def _callee_function(self, call: cst.Call, scope: Scope) -> Scope | None:
         func = call.func
@@ -118,7 +122,40 @@ class Resolver(CallMatcher):
         owner = scope.class_name if key.startswith("self.") else scope.qualname
         if owner is None:
             return
-        self.bindings.setdefault((owner, key), kind)
+        self._bind(owner, key, kind)
+
+    def _bind(self, owner: str, key: str, kind: Kind) -> None:
+        """The first binding found counts, except that an object known by its type alone (an annotation)
+        gives way to the same kind of object with what built it, found in a later pass."""
+        known = self.bindings.setdefault((owner, key), kind)
+        if known is not kind and not isinstance(known.origin, cst.Call) and isinstance(kind.origin, cst.Call) and kind.kind == known.kind:
+            self.bindings[(owner, key)] = attrs.evolve(kind, confidence=known.confidence)
+
+    def _record_unpacked(self, scope: Scope, key: str, value: cst.BaseExpression, path: tuple[int, ...]) -> None:
+        """``(agent, wallet), config = build(config)``: ``agent`` is what ``build``, a function of the
+        module, puts at that place of the tuple it returns (``return (create_react_agent(...), w), c``)."""
+        if isinstance(value, cst.Await):
+            value = value.expression
+        found: Kind | None = None
+        if isinstance(value, cst.Tuple | cst.List):
+            element = _element(value, path)
+            found = self.kind_of(element, scope) if element is not None else None
+        elif isinstance(value, cst.Call) and self._depth <= 3:
+            helper = self._callee_function(value, scope)
+            if helper is not None and isinstance(helper.node, cst.FunctionDef):
+                self._depth += 1
+                try:
+                    for node in self.index.subtree(helper.node):
+                        if isinstance(node, cst.Return) and node.value is not None:
+                            element = _element(node.value, path)
+                            found = self.kind_of(element, helper) if element is not None else None
+                            if found is not None:
+                                break
+                finally:
+                    self._depth -= 1
+        owner = scope.class_name if key.startswith("self.") else scope.qualname
+        if found is not None and owner is not None:
+            self._bind(owner, key, found)
 
     # -- names -----------------------------------------------------------
     def qualified(self, node: cst.BaseExpression) -> str | None:
@@ -426,20 +463,31 @@ class Resolver(CallMatcher):
 
     def _compute_returned_kind(self, helper: Scope) -> Kind | None:
         returns = getattr(helper.node, "returns", None)
-        if returns is not None:
-            annotated = self._annotation(returns.annotation)
-            if annotated is not None:
-                return annotated
+        annotated = self._annotation(returns.annotation) if returns is not None else None
         self._depth += 1
         try:
             for node in self.index.subtree(helper.node):
                 if isinstance(node, cst.Return) and node.value is not None:
                     found = self.kind_of(node.value, helper)
-                    if found is not None:
+                    if found is not None and annotated is None:
                         return found
-            return None
+                    if found is not None and annotated is not None and found.kind == annotated.kind and isinstance(found.origin, cst.Call):
+                        # -> AssistantAgent, returning the AssistantAgent(tools=...) it built: what built it counts.
+                        return attrs.evolve(found, confidence=annotated.confidence)
+            return annotated
         finally:
             self._depth -= 1
+
+
+def _element(value: cst.BaseExpression, path: tuple[int, ...]) -> cst.BaseExpression | None:
+    """The element of a literal (nested) tuple or list at ``path``; None when it is not written there."""
+    for position in path:
+        if not isinstance(value, cst.Tuple | cst.List) or position >= len(value.elements):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in value.elements[: position + 1]):
+            return None
+        value = value.elements[position].value
+    return value
 
 
 def _maf_derived(inner: Kind, method: str, node: cst.Call) -> Kind | None:

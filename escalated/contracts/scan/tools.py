@@ -121,6 +121,11 @@ class ToolResolver:
             expr = expr.args[0].value  # handoff(billing_agent)
         built = expr if isinstance(expr, cst.Call) else self.value_of(expr, scope)
         if built is None and isinstance(expr, cst.Name):
+            home = enclosing_scope(self.index, expr)
+            if home is not None and home is not scope and (bound := self.value_of(expr, home)) is not None:
+                # RoundRobinGroupChat([agent, yoda]) a helper built and returned: the names are the helper's.
+                built, scope = bound, home
+        if built is None and isinstance(expr, cst.Name):
             built = self.unpacked(expr, scope)  # triage, refund = create_agents(client)
         if isinstance(built, cst.Call):
             if id(built) in seen or depth > 4:
@@ -255,6 +260,9 @@ class ToolResolver:
                 return
         if isinstance(expr, cst.Name | cst.Attribute):
             bound = self.value_of(expr, scope)
+            if bound is None and home is not None and home is not scope:
+                # tools=tools in the agent a helper built and returned: the name is the helper's.
+                bound, scope = self.value_of(expr, home), home
             if bound is not None:
                 self._collect(bound, scope, tools, findings, depth=depth + 1)
                 for added in extended(self.index, expr, scope):  # tools = []; tools.extend(kit.get_tools())
