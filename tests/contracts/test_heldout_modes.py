@@ -187,3 +187,57 @@ def test_a_team_a_typed_helper_builds_runs_its_members_tools(tmp_path: Path) -> 
     # "-> RoundRobinGroupChat" and the team it builds: the members are the helper's names.
     calls = _calls(tmp_path, {"app.py": TEAM_FROM_A_HELPER})
     assert calls == {("app.py", 22): ("run_stream", "required", ("R1",))}
+
+
+TITLE = """\
+import logging
+import os
+
+from openai import OpenAI
+
+client = OpenAI()
+logger = logging.getLogger(__name__)
+
+
+def title(conversation: str, taken: set[str]) -> str | None:
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": conversation}])
+    name = reply.choices[0].message.content.strip()
+    end = name.find("</think>")
+    if end != -1:
+        name = name[end + len("</think>"):].strip()
+    elif "<think>" in name:
+        logger.warning("incomplete think tag")
+        return None
+    if " " in name:
+        raise ValueError(f"not a title: {name}")
+    if name not in taken:
+        return name
+    return None
+
+
+def route(conversation: str) -> str:
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": conversation}])
+    verdict = reply.choices[0].message.content
+    if "refund" in verdict:
+        return "refunds"
+    return "general"
+
+
+def clean(conversation: str) -> None:
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": conversation}])
+    verdict = reply.choices[0].message.content
+    if "tmp" in verdict:
+        os.remove("/tmp/cache")
+"""
+
+
+def test_a_check_whose_arms_only_trim_return_or_reject_the_answer_chooses_nothing(tmp_path: Path) -> None:
+    # title(): each check only trims the answer, hands it (or None) back, logs or raises: free text.
+    # route() hands back a route name of its own, clean() deletes in its branch: both are choices.
+    calls = _calls(tmp_path, {"app.py": TITLE})
+    assert calls == {
+        ("app.py", 11): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 27): ("chat.completions.create", "sampled", ("R10",)),
+        ("app.py", 35): ("chat.completions.create", "required", ("R3", "R10")),
+    }
+

@@ -544,7 +544,13 @@ class OutputFlow:
         if isinstance(statement, cst.IfExp) and statement.test.deep_equals(statement.body):
             return  # msg.author_name if msg.author_name else "user": the value or a default, nothing chosen
         line = self.line_of(statement)
-        if not paused and not self._inside_pause(statement) and not _tracks_change(statement) and not self._only_ends_loop(statement):
+        if (
+            not paused
+            and not self._inside_pause(statement)
+            and not _tracks_change(statement)
+            and not self._only_ends_loop(statement)
+            and not _only_filters(statement)
+        ):
             # if tool_name in {"close_ticket"}: on a paused run's request, the human's (or a policy's) answer
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
         for part in branch_bodies(statement):
@@ -710,6 +716,122 @@ def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
         if isinstance(value, cst.SimpleString | cst.ConcatenatedString):
             return "stay"
     return None
+
+
+# Calls that only compute a value from their arguments: builtins and string, mapping and clock reads.
+_PURE_CALLS = frozenset({
+    "len", "str", "int", "float", "bool", "dict", "list", "set", "tuple", "min", "max", "sorted", "repr", "round", "abs",
+    "any", "all", "isinstance", "strip", "lstrip", "rstrip", "lower", "upper", "title", "split", "rsplit", "splitlines",
+    "replace", "find", "rfind", "index", "startswith", "endswith", "join", "format", "removeprefix", "removesuffix",
+    "count", "get", "now", "utcnow", "strftime", "isoformat",
+})  # fmt: skip
+
+
+def _only_filters(statement: cst.CSTNode) -> bool:
+    """``if think_end != -1: response = response[think_end + 8:]``, ``elif "<think>" in response: return None``,
+    ``if name not in existing: return name``, ``if " " in name: raise ValueError(name)``: a check of the answer
+    whose arms only trim it, hand it (or nothing) back, log or fail. It decides whether and which part of the
+    answer is returned, not what happens: that is judged where the answer goes. Any arm doing more (a call
+    beyond computing a value, a write to an attribute or an item, a literal or constant handed back or kept:
+    a route, a flag) makes it a choice."""
+    if isinstance(statement, cst.IfExp):
+        tested = _names(statement.test)
+        return all(_handed_back(value, tested) for value in (statement.body, statement.orelse))
+    if not isinstance(statement, cst.If | cst.While):
+        return False
+    # Arms that only display (a placeholder for what the code would do there) are still a choice.
+    shown_only = all(
+        isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call))
+        for node in branch_bodies(statement)
+        for line in _lines(node)
+        for small in (line.body if isinstance(line, cst.SimpleStatementLine) else [None])
+    )
+    return not shown_only and _filter_arms(statement, _names(statement.test))
+
+
+def _lines(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    if isinstance(node, cst.Else):
+        node = node.body
+    if isinstance(node, cst.If):
+        return [node]
+    if isinstance(node, cst.IndentedBlock):
+        return node.body
+    return [cst.SimpleStatementLine(node.body)] if isinstance(node, cst.SimpleStatementSuite) else [node]
+
+
+def _filter_arms(statement: cst.If | cst.While, tested: set[str]) -> bool:
+    arms: list[cst.BaseSuite] = [statement.body]
+    orelse = statement.orelse
+    while orelse is not None:
+        if isinstance(orelse, cst.If):
+            arms.append(orelse.body)
+            tested = tested | _names(orelse.test)
+            orelse = orelse.orelse
+        else:
+            arms.append(orelse.body)
+            orelse = None
+    for arm in arms:
+        if isinstance(arm, cst.IndentedBlock):
+            lines: Sequence[cst.BaseStatement] = arm.body
+        elif isinstance(arm, cst.SimpleStatementSuite):
+            lines = [cst.SimpleStatementLine(arm.body)]
+        else:
+            return False
+        for line in lines:
+            if isinstance(line, cst.If):
+                if not _filter_arms(line, tested | _names(line.test)):
+                    return False
+            elif not isinstance(line, cst.SimpleStatementLine) or not all(_filters(small, tested) for small in line.body):
+                return False
+    return True
+
+
+def _filters(small: cst.BaseSmallStatement, tested: set[str]) -> bool:
+    if isinstance(small, cst.Continue | cst.Break | cst.Pass | cst.Raise):
+        return True
+    if isinstance(small, cst.Return):
+        return small.value is None or (isinstance(small.value, cst.Name) and small.value.value == "None") or _handed_back(small.value, tested)
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return rules.only_displays(dotted_name(small.value.func) or "")
+    if isinstance(small, cst.AugAssign):  # attempt += 1
+        return isinstance(small.target, cst.Name) and _pure(small.value)
+    if isinstance(small, cst.Assign):  # response = response[end:]: the answer trimmed, kept under a local name
+        return all(isinstance(t.target, cst.Name) for t in small.targets) and bool(_names(small.value)) and _pure(small.value)
+    return False
+
+
+def _handed_back(value: cst.BaseExpression, tested: set[str]) -> bool:
+    """What the test looked at (or None), perhaps trimmed, handed back: not a value of the code's own."""
+    if isinstance(value, cst.Name) and value.value == "None":
+        return True
+    return bool(_names(value) & tested) and _pure(value)
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    def visit(current: cst.CSTNode) -> None:
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            visit(current.value)  # name.attr: the name
+        else:
+            for child in current.children:
+                visit(child)
+
+    visit(node)
+    return found - {"None", "True", "False"}
+
+
+def _pure(node: cst.CSTNode) -> bool:
+    """No call in it but one that only computes a value (``response.strip()``, ``len(text)``)."""
+    if isinstance(node, cst.Call):
+        callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else ""
+        if callee not in _PURE_CALLS:
+            return False
+    if isinstance(node, cst.Lambda | cst.Await | cst.Yield):
+        return False
+    return all(_pure(child) for child in node.children)
 
 
 def _tracks_change(statement: cst.CSTNode) -> bool:
