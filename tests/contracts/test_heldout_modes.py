@@ -241,3 +241,31 @@ def test_a_check_whose_arms_only_trim_return_or_reject_the_answer_chooses_nothin
         ("app.py", 35): ("chat.completions.create", "required", ("R3", "R10")),
     }
 
+
+PARSED_BY_ITS_SCHEMA = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def optimized_schema(model: type) -> dict:
+    schema = model.model_json_schema()
+    if "$defs" in schema:
+        schema.pop("$defs")
+    return schema
+
+
+def ask(question: str, output_format: type):
+    schema = optimized_schema(output_format)
+    reply = client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": question}], response_format={"type": "json_schema", "json_schema": schema}
+    )
+    return output_format.model_validate_json(reply.choices[0].message.content)
+"""
+
+
+def test_a_class_parsing_the_answer_does_not_carry_it(tmp_path: Path) -> None:
+    # output_format.model_validate_json(answer) builds a new object; the class (and the schema built
+    # from it before the request) does not carry the answer, so the schema's branches decide nothing.
+    calls = _calls(tmp_path, {"app.py": PARSED_BY_ITS_SCHEMA})
+    assert calls == {("app.py", 15): ("chat.completions.create", "autonomous", ("R11",))}

@@ -288,7 +288,7 @@ class OutputFlow:
             flow.findings.append(rules.fact("output-drives-branch", routes, self.line_of(call)))
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver):
+        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call):
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
         if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
@@ -716,6 +716,18 @@ def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
         if isinstance(value, cst.SimpleString | cst.ConcatenatedString):
             return "stay"
     return None
+
+
+# Methods that build a new object from their argument (output_format.model_validate_json(text) on a
+# class): the result carries the output, the receiver (a class, a schema, a parser) does not.
+_BUILDS_ANEW = frozenset({
+    "model_validate", "model_validate_json", "model_validate_strings", "model_construct", "parse_obj", "parse_raw",
+    "parse_file", "validate_json", "validate_python", "from_json", "from_dict", "from_text", "loads", "fromisoformat",
+})  # fmt: skip
+
+
+def _builds_anew(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _BUILDS_ANEW
 
 
 # Calls that only compute a value from their arguments: builtins and string, mapping and clock reads.
