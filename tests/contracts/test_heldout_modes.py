@@ -269,3 +269,33 @@ def test_a_class_parsing_the_answer_does_not_carry_it(tmp_path: Path) -> None:
     # from it before the request) does not carry the answer, so the schema's branches decide nothing.
     calls = _calls(tmp_path, {"app.py": PARSED_BY_ITS_SCHEMA})
     assert calls == {("app.py", 15): ("chat.completions.create", "autonomous", ("R11",))}
+
+
+COPIED_IN_A_LOOP = """\
+from coinbase_agentkit import AgentKit, AgentKitConfig, wallet_action_provider
+from coinbase_agentkit_strands_agents import get_strands_tools
+from strands import Agent
+from strands_tools import generate_image
+
+
+def build() -> Agent:
+    agentkit = AgentKit(AgentKitConfig(action_providers=[wallet_action_provider()]))
+    kit_tools = get_strands_tools(agentkit)
+    tools = []
+    for each in kit_tools:
+        each.tool_spec["description"] = each.tool_spec["description"].strip()
+        tools.append(each)
+    return Agent(tools=[*tools])
+
+
+agent = build()
+agent(input())
+artist = Agent(tools=[generate_image])
+artist(input())
+"""
+
+
+def test_tools_appended_one_by_one_from_a_loop_are_the_loops_tools(tmp_path: Path) -> None:
+    # for each in kit_tools: tools.append(each): tools holds what kit_tools holds (money, here).
+    calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
+    assert calls[("app.py", 18)] == ("__call__", "required", ("R2",))

@@ -76,9 +76,23 @@ def extended(index: ModuleIndex, name: cst.BaseExpression, scope: Scope) -> list
             and func.attr.value in {"extend", "append", "update"} and call.args and where.qualname == binder.qualname
         ):  # fmt: skip
             value = call.args[0].value  # update: a table of tools by name gains entries
-            out.append(cst.List([cst.Element(value)]) if func.attr.value == "append" else value)
+            looped = _loop_source(index, call, value) if func.attr.value == "append" else None
+            # for tool in kit_tools: ...; tools.append(tool): the elements of kit_tools, whatever it holds.
+            out.append(looped if looped is not None else cst.List([cst.Element(value)]) if func.attr.value == "append" else value)
     out.extend(index.added.get((binder.qualname, name.value), ()))
     return out
+
+
+def _loop_source(index: ModuleIndex, call: cst.Call, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``for item in source: ... target.append(item)``: ``source``, when ``item`` is the loop's own name."""
+    if not isinstance(value, cst.Name):
+        return None
+    node = index.parents.get(id(call))
+    while node is not None and not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Module):
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == value.value:
+            return node.iter
+        node = index.parents.get(id(node))
+    return None
 
 
 def unwrapped(call: cst.Call) -> cst.BaseExpression | None:
