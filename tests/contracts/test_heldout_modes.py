@@ -299,3 +299,9 @@ def test_tools_appended_one_by_one_from_a_loop_are_the_loops_tools(tmp_path: Pat
     # for each in kit_tools: tools.append(each): tools holds what kit_tools holds (money, here).
     calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
     assert calls[("app.py", 18)] == ("__call__", "required", ("R2",))
+
+
+def test_strands_generate_image_makes_the_programs_output(tmp_path: Path) -> None:
+    # Strands' generate_image makes pictures saved under output/ as the program's output: nothing read or changed.
+    calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
+    assert calls[("app.py", 20)] == ("__call__", "autonomous", ("R11",))

@@ -69,6 +69,8 @@ LIBRARY_TOOLS: dict[str, tuple[str, str] | None] = {
     "strands_tools.editor": ("file-edit-tool", "Strands editor writes files"),
     "strands_tools.file_write": ("file-edit-tool", "Strands file_write writes files"),
     "strands_tools.slack": ("message-tool", "Strands slack posts messages"),
+    # Images made by a model and saved under output/ with fresh names: the program's output, like printed text.
+    "strands_tools.generate_image": None,
     # Nothing private read, nothing written.
     "strands_tools.current_time": None, "strands_tools.calculator": None, "strands_tools.think": None,
 }  # fmt: skip
