@@ -305,3 +305,26 @@ def test_strands_generate_image_makes_the_programs_output(tmp_path: Path) -> Non
     # Strands' generate_image makes pictures saved under output/ as the program's output: nothing read or changed.
     calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
     assert calls[("app.py", 20)] == ("__call__", "autonomous", ("R11",))
+
+
+NO_TOOLS = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def complete(messages: list, model: str, tools: list | None) -> str:
+    kwargs = {"tools": tools} if tools else {}
+    reply = client.chat.completions.create(model=model, messages=messages, **kwargs)
+    return reply.choices[0].message.content
+
+
+def check(model: str) -> None:
+    print(complete([{"role": "user", "content": "Reply with exactly: OK"}], model, tools=None))
+"""
+
+
+def test_tools_none_is_no_tools(tmp_path: Path) -> None:
+    # tools=None at the wrapper's call site offers nothing: not "tools only known at run time".
+    calls = _calls(tmp_path, {"app.py": NO_TOOLS})
+    assert calls[("app.py", 13)] == ("complete", "autonomous", ("R11",))

@@ -203,6 +203,8 @@ class ToolResolver:
         if depth > 4:
             findings.append(rules.fact("tools-unresolved", f"tools built too indirectly: {_short(self.code_of(expr))}", line))
             return
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return  # tools=None: no tools
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             for element in expr.elements:
                 value = element.value
