@@ -328,3 +328,48 @@ def test_tools_none_is_no_tools(tmp_path: Path) -> None:
     # tools=None at the wrapper's call site offers nothing: not "tools only known at run time".
     calls = _calls(tmp_path, {"app.py": NO_TOOLS})
     assert calls[("app.py", 13)] == ("complete", "autonomous", ("R11",))
+
+
+NOTEBOOK_EXECUTOR = """\
+import nbformat
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell
+
+
+class NotebookRunner:
+    def __init__(self) -> None:
+        self.nb = nbformat.v4.new_notebook()
+        self.client = NotebookClient(self.nb)
+
+    def add_code_cell(self, code: str) -> None:
+        self.nb.cells.append(new_code_cell(source=code))
+
+    async def run(self, code: str) -> str:
+        self.add_code_cell(code)
+        await self.client.async_execute_cell(self.nb.cells[-1], len(self.nb.cells) - 1)
+        return str(self.nb.cells[-1].outputs)
+"""
+
+ANALYST = """\
+from openai import AsyncOpenAI
+
+from executor import NotebookRunner
+
+client = AsyncOpenAI()
+
+
+class Analyst:
+    def __init__(self) -> None:
+        self.runner = NotebookRunner()
+
+    async def step(self, task: str) -> str:
+        reply = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        return await self.runner.run(reply.choices[0].message.content)
+"""
+
+
+def test_code_put_in_a_notebook_cell_a_jupyter_kernel_runs_is_executed(tmp_path: Path) -> None:
+    # MetaGPT's Data Interpreter: the code becomes an nbformat code cell that nbclient executes.
+    calls = _calls(tmp_path, {"executor.py": NOTEBOOK_EXECUTOR, "analyst.py": ANALYST})
+    assert calls == {("analyst.py", 13): ("chat.completions.create", "required", ("R1",))}
+

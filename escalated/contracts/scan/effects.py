@@ -43,6 +43,8 @@ _MAF_CONTEXT_METHODS = frozenset({
     "send_message", "yield_output", "request_info", "add_event", "get_state", "set_state", "get_shared_state", "set_shared_state",
 })  # fmt: skip
 _SQL_CALLS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql"})
+# nbformat's code cell made from the output, in a module that runs its notebook (nbclient, jupyter_client).
+_NOTEBOOK_CELLS = frozenset({"nbformat.v4.new_code_cell", "nbformat.v4.nbbase.new_code_cell", "nbformat.new_code_cell"})
 # An HTTP GET that carries no credentials reads what anyone can read (a public page or API).
 _HTTP_GETS = frozenset({"httpx.get", "requests.get", "httpx.Client.get", "httpx.AsyncClient.get", "requests.Session.get"})
 _CREDENTIAL_KEYWORDS = frozenset({"headers", "auth", "cookies", "cert", "params"})
@@ -369,6 +371,10 @@ class CallEffects:
         if browser is not None and self.index.imports_from("playwright"):
             # page.mouse.click, page.keyboard.type in a module driving Playwright
             return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
+        if tainted and qualified in _NOTEBOOK_CELLS and (self.index.imports_from("nbclient") or self.index.imports_from("jupyter_client")):
+            # self.nb.cells.append(new_code_cell(source=code)) in a module running its notebook in a Jupyter kernel
+            why = f"{dotted}(): the output becomes a notebook code cell the module executes in a Jupyter kernel"
+            return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
         found = rules.classify_callee(dotted, line=line, tainted=tainted, qualified=qualified)
         if not tainted and dotted.rpartition(".")[2] in _SQL_CALLS and call.args and is_formatted(call.args[0].value):
             found.append(rules.fact("sql-from-output", f"SQL built from model-chosen values: {dotted}()", line))
