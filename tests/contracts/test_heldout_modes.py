@@ -373,3 +373,35 @@ def test_code_put_in_a_notebook_cell_a_jupyter_kernel_runs_is_executed(tmp_path:
     calls = _calls(tmp_path, {"executor.py": NOTEBOOK_EXECUTOR, "analyst.py": ANALYST})
     assert calls == {("analyst.py", 13): ("chat.completions.create", "required", ("R1",))}
 
+
+SHELL_RUNNER = """\
+import subprocess
+
+
+class ShellRunner:
+    def run(self, command: str) -> str:
+        return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+"""
+
+PYDANTIC_ROLE = """\
+from openai import OpenAI
+from pydantic import BaseModel, Field
+
+from runner import ShellRunner
+
+client = OpenAI()
+
+
+class Operator(BaseModel):
+    runner: ShellRunner = Field(default_factory=ShellRunner, exclude=True)
+
+    def step(self, task: str) -> str:
+        reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        return self.runner.run(reply.choices[0].message.content)
+"""
+
+
+def test_a_field_declared_with_its_class_holds_that_class(tmp_path: Path) -> None:
+    # "runner: ShellRunner = Field(default_factory=ShellRunner)": the annotation says what self.runner is.
+    calls = _calls(tmp_path, {"runner.py": SHELL_RUNNER, "operator_role.py": PYDANTIC_ROLE})
+    assert calls == {("operator_role.py", 13): ("chat.completions.create", "required", ("R1",))}

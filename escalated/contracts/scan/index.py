@@ -377,6 +377,14 @@ class ModuleIndex(Imports):
                 self.unpacked.append((self._scope, key, value, (*path, position)))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _declares_field(node.value) and isinstance(node.target, cst.Name):
+            # "runner: NotebookRunner = Field(default_factory=NotebookRunner)": the value only declares the
+            # field (pydantic, dataclasses, attrs); the annotation says what the attribute holds.
+            self._bind(node.target, node.value)
+            if self._classes and (self._classes[-1], f"self.{node.target.value}") in self.class_attrs:
+                typed = cst.Annotation(annotation=node.annotation.annotation)
+                self.class_attrs[(self._classes[-1], f"self.{node.target.value}")] = typed  # type: ignore[assignment]
+            return
         if node.value is not None:
             self._bind(node.target, node.value)
         elif isinstance(node.target, cst.Name):
@@ -462,6 +470,15 @@ _IS_NODE: dict[type, bool] = {}
 def _is_node(kind: type) -> bool:
     found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
     return found
+
+
+def _declares_field(value: cst.BaseExpression) -> bool:
+    """``Field(...)``, ``field(...)``, ``PrivateAttr(...)``, ``attrs.field(...)``: a field declaration, not a value."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in {"Field", "field", "PrivateAttr", "ib", "attrib"}
 
 
 def target_key(target: cst.BaseExpression) -> str | None:
