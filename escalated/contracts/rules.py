@@ -353,10 +353,15 @@ def _code_words(ws: tuple[str, ...]) -> bool:
     return bool(set(ws) & _RUN_VERBS and set(ws) & _RUN_OBJECTS) or (bool(ws) and ws[0] in _DEPLOY)
 
 
+# Verbs that file a message already there (mark_email_as_read, archive_email, label_message): the
+# mailbox changes, nothing is sent.
+_FILING_VERBS = frozenset({"mark", "archive", "label", "flag", "star", "tag", "categorize", "categorise"})
+
+
 def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], root: str) -> bool:
     if root in _MESSAGE_MODULES:
         return bool(ws) and ws[0] not in _READ_VERBS
-    if ws and ws[0] in _READ_VERBS:
+    if ws and (ws[0] in _READ_VERBS or ws[0] in _FILING_VERBS):
         return False
     if set(ws) & _MESSAGE:
         return True
@@ -384,6 +389,8 @@ def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:
         return True
     if len(ws) > 1 and ws[0] in _WRITE_OBJECT_VERBS and set(ws[1:]) & _STORED_OBJECTS:
         return True
+    if len(ws) > 1 and ws[0] in _FILING_VERBS and set(ws[1:]) & (_MESSAGE | {"message", "messages", "thread", "threads"}):
+        return True  # mark_email_as_read: the mailbox changes (reversibly)
     if ws[0] in _WRITE_SINGLE | _WRITE_WEAK and receiver & _RECORD_RECEIVERS:
         return True
     return len(ws) == 1 and ws[0] in {"save", "commit", "upsert"}

@@ -405,3 +405,13 @@ def test_a_field_declared_with_its_class_holds_that_class(tmp_path: Path) -> Non
     # "runner: ShellRunner = Field(default_factory=ShellRunner)": the annotation says what self.runner is.
     calls = _calls(tmp_path, {"runner.py": SHELL_RUNNER, "operator_role.py": PYDANTIC_ROLE})
     assert calls == {("operator_role.py", 13): ("chat.completions.create", "required", ("R1",))}
+
+
+def test_filing_a_message_changes_the_mailbox_and_sends_nothing() -> None:
+    # mark_email_as_read, label_message: a reversible write to the mailbox (R6), not a message sent (R5).
+    from escalated.contracts import rules
+
+    assert [f.rule for f in rules.classify_name("mark_email_as_read", line=1)] == ["R6"]
+    assert [f.rule for f in rules.classify_name("label_message", line=1)] == ["R6"]
+    assert [f.rule for f in rules.classify_name("send_email", line=1)] == ["R5"]
+    assert [f.rule for f in rules.classify_name("reply_email", line=1)] == ["R5"]
