@@ -363,6 +363,8 @@ def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], r
         return bool(ws) and ws[0] not in _READ_VERBS
     if ws and (ws[0] in _READ_VERBS or ws[0] in _FILING_VERBS):
         return False
+    if "human" in ws:
+        return False  # reply_to_human, ask_human: the answer goes to the person running the agent, as shown
     if set(ws) & _MESSAGE:
         return True
     if "send" in ws or "post" in ws:

@@ -415,3 +415,12 @@ def test_filing_a_message_changes_the_mailbox_and_sends_nothing() -> None:
     assert [f.rule for f in rules.classify_name("label_message", line=1)] == ["R6"]
     assert [f.rule for f in rules.classify_name("send_email", line=1)] == ["R5"]
     assert [f.rule for f in rules.classify_name("reply_email", line=1)] == ["R5"]
+
+
+def test_a_reply_to_the_human_running_the_agent_is_no_message_sent_for_someone() -> None:
+    # reply_to_human, ask_human (MetaGPT's RoleZero): the answer goes to the person using the agent.
+    from escalated.contracts import rules
+
+    assert rules.classify_name("reply_to_human", line=1) == []
+    assert rules.classify_name("ask_human", line=1) == []
+    assert [f.rule for f in rules.classify_name("reply_to_customer", line=1)] == ["R5"]
