@@ -22,6 +22,31 @@ from escalated.contracts.scan.kinds import Kind, Match, weaker
 from escalated.contracts.scan.syntax import dotted_tail
 
 _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
+# What a receiver holding one of a project's model providers is called (``self.llm``, ``model``,
+# ``self.ai_handler``): the words of its name, snake or camel case.
+PROVIDER_WORDS = frozenset({"llm", "llms", "lm", "model", "models", "ai", "handler", "provider", "providers", "backend", "engine"})
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def provider_families(wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+    """Method -> (provider, api) of one of the wrapper methods of that name that two or more project classes
+    implement (``OpenAi.chat_completion``, ``GooglePalm.chat_completion``): a family of providers, one of
+    which a receiver the scan cannot type holds. Classes count by name (the table holds a class under each
+    name a module can import it by); the first by qualified name."""
+    classes: dict[str, set[str]] = {}
+    first: dict[str, tuple[str, str]] = {}
+    for owner in sorted(wrappers):
+        module, _, name = owner.rpartition(".")
+        for method, found in wrappers[owner].items():
+            if method and "." not in method and not method.startswith("__") and module:
+                classes.setdefault(method, set()).add(name)
+                first.setdefault(method, found)
+    return {method: first[method] for method, names in classes.items() if len(names) >= 2}
+
+
+def names_a_provider(name: str) -> bool:
+    """``llm``, ``ai_handler``, ``chatModel``, ``self.model``'s ``model``: a word of the name says it holds a model."""
+    return any(word.lower() in PROVIDER_WORDS for word in _WORDS.findall(name))
 
 
 class CallMatcher:
@@ -47,7 +72,8 @@ class CallMatcher:
         deferrer = (dotted_name(node.func) or "").rpartition(".")[2]
         if deferrer == "run_sync" and (dotted_name(node.func) or "").endswith("to_thread.run_sync"):
             deferrer = "to_thread"
-        position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
+        # An executor's submit(fn, ...) (concurrent.futures) runs it in a thread: its future's result() is the answer.
+        position = {"to_thread": 0, "run_in_executor": 1, "submit": 0}.get(deferrer)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         deferred = positional[position] if position is not None and len(positional) > position else None
         asked = node
@@ -149,6 +175,9 @@ class CallMatcher:
         named = self._named_after_class(callee, scope)
         if named is not None:
             return named
+        family = self._provider_family(callee, scope)
+        if family is not None:
+            return family
         return self._shape_match(callee, node)
 
     def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
@@ -227,6 +256,21 @@ class CallMatcher:
             return None
         (name, (provider, _api)), = found
         return Match(provider, f"{name}.{method}", "medium", None)
+
+    def _provider_family(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
+        """``self.llm.chat_completion(messages)`` with ``self.llm`` given to the constructor untyped, or
+        ``model.inference`` of a dict of provider instances: a receiver the scan cannot type, named for a
+        model (``names_a_provider``), calling a method two or more project classes of different modules
+        implement as model wrappers (``provider_families``) holds one of them."""
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
+            return None
+        receiver = _last_identifier(callee.value)
+        if receiver is None or receiver in {"self", "cls"} or not names_a_provider(receiver):
+            return None
+        found = provider_families(self.wrappers).get(callee.attr.value) if self.wrappers else None
+        if found is None or self.kind_of(callee.value, scope) is not None:
+            return None
+        return Match(found[0], f"{receiver}.{callee.attr.value}", "medium", None)
 
     def _implemented(self, method: str) -> tuple[str, str] | None:
         """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""

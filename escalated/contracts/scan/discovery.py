@@ -36,7 +36,7 @@ import re
 import tokenize
 import warnings
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -45,6 +45,7 @@ import libcst as cst
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref, graphs
+from escalated.contracts.scan.call_match import PROVIDER_WORDS, provider_families
 from escalated.contracts.scan.callers import ancestors, with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
@@ -507,7 +508,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         inherited = _inherited(owned, bases, defined)
-        written = _WrapperWords(wrappers, table, changed=changed)
+        written = _WrapperWords(wrappers, table, changed=changed, families=provider_families(wrappers))
         for entry in [*analysable, *callers]:
             if any(
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
@@ -578,7 +579,8 @@ class _WrapperWords:
     _SPELLS = re.compile(r"\\[xuUN0-7]")
 
     def __init__(
-        self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]]
+        self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]],
+        families: Collection[str] = (),
     ) -> None:
         # Functions and classes, and changed externals an attribute may find (a model object's, a crew's; a
         # project class is looked up only by qualified name): any one written may match.
@@ -601,6 +603,8 @@ class _WrapperWords:
             for method in methods:
                 if method:
                     self.methods.setdefault(method, set()).update(ending.lower() for ending in _named_after(name))
+                if method in families:  # a provider family's method, on a receiver named for a model (self.llm)
+                    self.methods[method].update(PROVIDER_WORDS)
         self.interfaces = {
             key.rpartition(".")[2].removesuffix("()")
             for key, kind in externals.items()
@@ -669,7 +673,8 @@ class _Unseen:
             before, now = last.wrappers, self.wrappers
             delta = {owner: methods for owner, methods in now.items() if before.get(owner) != methods}
             delta.update({owner: methods for owner, methods in before.items() if owner not in now})
-            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={})
+            families = {*provider_families(before), *provider_families(now)}
+            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={}, families=families)
         return words.in_module(entry.source, _targets(entry))
 
 
@@ -886,6 +891,9 @@ def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
         for owner, methods in wrappers.items() for method in methods if method
         for name in _named_after(owner.rpartition(".")[2])
     })  # fmt: skip
+    # A provider family's method on a receiver named for a model (self.ai_handler.chat_completion).
+    words = "|".join(sorted(PROVIDER_WORDS))
+    shapes += sorted(rf"(?:{words})\w*\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in provider_families(wrappers))
     if not shapes:
         return set()
     calling = re.compile("|".join(shapes), re.IGNORECASE)

@@ -1,0 +1,126 @@
+"""Held out recall 2: model providers a receiver the scan cannot type holds.
+
+Written from what real agent platforms do (a class per provider, each with the same
+method, handed to the agents untyped or picked from a table at run time; a provider's
+call run in a thread pool); the repositories themselves stay out of this repository,
+only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.scan.discovery import scan_tree
+
+
+def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = scan_tree(tmp_path)
+    assert result.errors == ()
+    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode) for c in result.calls}
+
+
+PROVIDERS = {
+    "llms/openai_llm.py": """\
+from openai import OpenAI
+
+
+class OpenAiLlm:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def chat_completion(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return {"content": response.choices[0].message.content}
+""",
+    "llms/claude_llm.py": """\
+from anthropic import Anthropic
+
+
+class ClaudeLlm:
+    def __init__(self):
+        self.client = Anthropic()
+
+    def chat_completion(self, messages):
+        message = self.client.messages.create(model="claude-3-5-sonnet-latest", max_tokens=1024, messages=messages)
+        return {"content": message.content[0].text}
+""",
+}
+
+STEP = """\
+import subprocess
+
+
+class StepHandler:
+    def __init__(self, model, runner):
+        self.model = model
+        self.runner = runner
+
+    def step(self, messages):
+        response = self.model.chat_completion(messages)
+        subprocess.run(response["content"], shell=True)
+
+    def other(self, messages):
+        response = self.runner.chat_completion(messages)
+        subprocess.run(response["content"], shell=True)
+"""
+
+
+def test_an_untyped_receiver_named_for_a_model_holds_one_of_the_project_providers(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {**PROVIDERS, "agent/step.py": STEP})
+    # self.model, given to the constructor untyped, calls the method two provider classes implement:
+    # the call site is a model call, and its shell command makes both provider calls required.
+    assert calls[("agent/step.py", 10)] == ("model.chat_completion", "required")
+    assert calls[("llms/openai_llm.py", 9)][1] == "required"
+    assert calls[("llms/claude_llm.py", 9)][1] == "required"
+    # self.runner is not named for a model: the same method on it is not read as a provider's.
+    assert ("agent/step.py", 14) not in calls
+
+
+def test_one_provider_class_alone_is_no_family(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"llms/openai_llm.py": PROVIDERS["llms/openai_llm.py"], "agent/step.py": STEP})
+    assert ("agent/step.py", 10) not in calls
+
+
+DISPATCH = """\
+import concurrent.futures
+
+from llms.claude_llm import ClaudeLlm
+from llms.openai_llm import OpenAiLlm
+
+
+class LLM:
+    def inference(self, messages):
+        mapping = {"CLAUDE": ClaudeLlm(), "OPENAI": OpenAiLlm()}
+        model = mapping["OPENAI"]
+        with concurrent.futures.ThreadPoolExecutor() as executor:
+            future = executor.submit(model.chat_completion, messages)
+            response = future.result(timeout=30)
+        return response["content"]
+"""
+
+CODER = """\
+from pathlib import Path
+
+from llms.dispatch import LLM
+
+
+class Coder:
+    def __init__(self):
+        self.llm = LLM()
+
+    def execute(self, prompt):
+        code = self.llm.inference(prompt)
+        Path("main.py").write_text(code)
+"""
+
+
+def test_a_provider_picked_from_a_table_and_run_in_a_thread_pool_is_asked_there(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {**PROVIDERS, "llms/dispatch.py": DISPATCH, "agents/coder.py": CODER})
+    # executor.submit(model.chat_completion, ...) runs the provider's call; its future's result is the
+    # answer, so LLM.inference returns it and the coder's call of it is a model call too.
+    assert calls[("llms/dispatch.py", 12)][0] == "model.chat_completion"
+    assert calls[("agents/coder.py", 11)][0] == "LLM.inference"
+
