@@ -124,3 +124,45 @@ def test_a_provider_picked_from_a_table_and_run_in_a_thread_pool_is_asked_there(
     assert calls[("llms/dispatch.py", 12)][0] == "model.chat_completion"
     assert calls[("agents/coder.py", 11)][0] == "LLM.inference"
 
+
+SUMMARY_PROMPT = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def summarise(past):
+    response = client.chat.completions.create(model="gpt-4o", messages=past)
+    return response.choices[0].message.content
+
+
+def build_messages(prompt, past, question):
+    messages = [{"role": "system", "content": prompt}]
+    summary = summarise(past)
+    messages.append({"role": "assistant", "content": summary})
+    messages.append({"role": "user", "content": question})
+    return messages
+
+
+def conversation(prompt, past):
+    messages = [{"role": "system", "content": prompt}]
+    answer = summarise(past)
+    messages.append({"role": "assistant", "content": answer})
+    return messages
+
+
+def step(prompt, past, question):
+    built = build_messages(prompt, past, question)
+    kept = conversation(prompt, past)
+    return built, kept
+"""
+
+
+def test_a_prompt_built_around_an_earlier_answer_is_not_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"builder.py": SUMMARY_PROMPT})
+    # The summary goes into the next prompt, a user's question after it: build_messages returns a
+    # prompt, so its call site is no model call. The conversation returned with the answer appended
+    # last still holds the answer: its call site is one.
+    assert ("builder.py", 27) not in calls
+    assert calls[("builder.py", 28)][0] == "conversation"
+

@@ -399,12 +399,34 @@ class OutputFlow:
         if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
             return False
         if isinstance(arg.value, cst.Dict):
-            return True  # messages.append({"role": "assistant", "content": answer}): the conversation holds the answer
+            # messages.append({"role": "assistant", "content": answer}): the conversation holds the answer,
+            # unless a user's turn is appended after it: then it is the next prompt, the answer its context.
+            return not self._asked_after(func.value.value, scope, call)
         piece = isinstance(arg.value, cst.Name) and (scope.qualname, arg.value.value) in flow.pieces
         if not piece and not self._joined(func.value.value, scope):
             return False
         start = self._value_before(func.value.value, scope, call)
         return isinstance(start, cst.List) and not start.elements
+
+    def _asked_after(self, name: str, scope: Scope, node: cst.CSTNode) -> bool:
+        """``messages.append({"role": "user", "content": question})`` in ``scope`` after ``node``: the list
+        is a prompt built around an earlier answer (a summary kept as context), not the answer's record."""
+        at = self.index.order_of(node)
+        for call, caller in self.index.calls:
+            func = call.func
+            if not (
+                caller is scope and isinstance(func, cst.Attribute) and func.attr.value == "append"
+                and isinstance(func.value, cst.Name) and func.value.value == name and len(call.args) == 1
+                and isinstance(call.args[0].value, cst.Dict) and self.index.order_of(call) > at
+            ):  # fmt: skip
+                continue
+            for element in call.args[0].value.elements:
+                if (
+                    isinstance(element, cst.DictElement) and literal(element.key) == "role"
+                    and literal(element.value) == "user"
+                ):  # fmt: skip
+                    return True
+        return False
 
     def _value_before(self, name: str, scope: Scope, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The value ``name`` was last given in ``scope`` before ``node``: ``response = ""`` and not a later
