@@ -166,3 +166,34 @@ def test_a_prompt_built_around_an_earlier_answer_is_not_the_answer(tmp_path: Pat
     assert ("builder.py", 27) not in calls
     assert calls[("builder.py", 28)][0] == "conversation"
 
+
+NESTED = """\
+import subprocess
+
+import requests
+
+
+def stream(prompt):
+    def _open_response():
+        resp = requests.post("https://api.openai.com/v1/responses", json={"model": "gpt-4o", "input": prompt})
+        if resp.status_code != 200:
+            raise ValueError(resp.text)
+        return resp
+
+    def _events():
+        response = _open_response()
+        for line in response.iter_lines():
+            yield line
+
+    for command in _events():
+        subprocess.run(command, shell=True)
+"""
+
+
+def test_a_wrapper_nested_in_a_function_is_called_by_its_siblings(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {"stream.py": NESTED})
+    # _open_response, nested in stream(), returns the model's response: _events' call of it is a
+    # model call, and the commands its lines become make both required.
+    assert calls[("stream.py", 14)] == ("_open_response", "required")
+    assert calls[("stream.py", 8)][1] == "required"
+

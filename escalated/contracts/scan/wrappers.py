@@ -31,6 +31,9 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     """``ask(...)``, ``self.completion(...)``, ``self.llm.completion(...)`` / ``LLM().completion(...)``."""
     func = call.func
     if isinstance(func, cst.Name):
+        nested = _nested(func.value, scope, local)
+        if nested is not None:
+            return Match(local[nested][0], func.value, "medium", None)
         found = local.get(func.value)
         if found is None or _shadowed(func.value, scope):
             return None
@@ -49,6 +52,17 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     if found is None or qualname is None:
         return None
     return Match(found[0], qualname, "medium", None)
+
+
+def _nested(name: str, scope: Scope, local: LocalWrappers) -> str | None:
+    """``_open_response()`` in ``stream`` or in a function nested beside it: the wrapper nested in an
+    enclosing function (``stream._open_response``), the nearest first."""
+    current: Scope | None = scope
+    while current is not None and current.parent is not None:
+        if f"{current.qualname}.{name}" in local:
+            return f"{current.qualname}.{name}"
+        current = current.parent
+    return None
 
 
 def _owner(resolver: Resolver, receiver: cst.BaseExpression, scope: Scope) -> str | None:
