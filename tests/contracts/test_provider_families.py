@@ -197,3 +197,41 @@ def test_a_wrapper_nested_in_a_function_is_called_by_its_siblings(tmp_path: Path
     assert calls[("stream.py", 14)] == ("_open_response", "required")
     assert calls[("stream.py", 8)][1] == "required"
 
+
+INHERITED = {
+    "interp/core.py": """\
+import litellm
+
+
+class OpenInterpreter:
+    def chat(self, message):
+        response = litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": message}])
+        return response.choices[0].message.content
+""",
+    "interp/async_core.py": """\
+from interp.core import OpenInterpreter
+
+
+class AsyncInterpreter(OpenInterpreter):
+    def respond(self, message):
+        self.output = self.chat(message)
+""",
+    "interp/server.py": """\
+import subprocess
+
+
+def create_router(async_interpreter):
+    def run(message):
+        code = async_interpreter.chat(message)
+        subprocess.run(code, shell=True)
+
+    return run
+""",
+}
+
+
+def test_a_subclass_instance_calls_the_wrapper_methods_its_base_of_another_module_has(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, INHERITED)
+    # async_interpreter, named after AsyncInterpreter, calls chat() it inherits from OpenInterpreter:
+    # a call site of the base's wrapper.
+    assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")

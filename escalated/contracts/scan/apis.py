@@ -182,6 +182,11 @@ MODULE_CLIENTS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", 
 # A project's own SDK names ([tool.escalated.contracts] sdk = {"mycorp.llm" = "openai"}):
 # set for the duration of one scan, so two scans in one process never see each other's.
 EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", default=MappingProxyType({}))
+# (class, method) -> the base class of another module whose wrapper method the class inherits
+# (("AsyncInterpreter", "chat"): "OpenInterpreter"): a call of it is a call site of the base's wrapper.
+INHERITED_WRAPPERS: ContextVar[Mapping[tuple[str, str], str]] = ContextVar(
+    "escalated_inherited_wrappers", default=MappingProxyType({})
+)
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 

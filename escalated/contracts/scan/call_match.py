@@ -135,7 +135,7 @@ class CallMatcher:
                 method = ".".join(chain)
                 if method not in self.wrappers.get(owner, {}):
                     return None
-                return Match(kind.provider, f"{owner.rpartition('.')[2]}.{method}", "medium", kind)
+                return Match(kind.provider, f"{_declared_by(owner.rpartition('.')[2], method)}.{method}", "medium", kind)
             if kind is not None and kind.kind.startswith("interface:"):
                 # self.model.query(...) with model: Model, a protocol some project wrapper class implements.
                 method = ".".join(chain)
@@ -242,13 +242,13 @@ class CallMatcher:
             return None
         wanted, method = receiver.replace("_", "").lower(), callee.attr.value
         found = {
-            (owner.rpartition(".")[2], methods[method])
+            (_declared_by(owner.rpartition(".")[2], method), methods[method])
             for owner, methods in self.wrappers.items()
             if method in methods and owner.rpartition(".")[2].lower() == wanted
         }
         if not found and len(wanted) >= 3:
             found = {
-                (owner.rpartition(".")[2], methods[method])
+                (_declared_by(owner.rpartition(".")[2], method), methods[method])
                 for owner, methods in self.wrappers.items()
                 if method in methods and _last_word_is(owner.rpartition(".")[2], wanted)
             }
@@ -534,3 +534,9 @@ def _last_word_is(class_name: str, wanted: str) -> bool:
     """``BaseLLM`` ends with the word ``llm``; ``Smallm`` does not (the ending starts no CamelCase word)."""
     start = len(class_name) - len(wanted)
     return start > 0 and class_name.lower().endswith(wanted) and class_name[start].isupper()
+
+
+def _declared_by(class_name: str, method: str) -> str:
+    """The class whose wrapper method ``class_name.method`` is: a base class of another module it inherits
+    it from (``AsyncInterpreter.chat`` is ``OpenInterpreter.chat``), or the class itself."""
+    return apis.INHERITED_WRAPPERS.get().get((class_name, method), class_name)

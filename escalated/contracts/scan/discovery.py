@@ -38,6 +38,7 @@ import warnings
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 import attrs
 import libcst as cst
@@ -288,6 +289,7 @@ class _Tree:
 def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
     token = apis.EXTRA_SDK.set(dict(options.sdk))
     served = apis.SERVED_GRAPHS.set(served_graphs(root))
+    inherited = apis.INHERITED_WRAPPERS.set(MappingProxyType({}))
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
@@ -296,6 +298,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
         calls, context = _analyse_tree(tree, base=base, options=options)
     finally:
         crossref.PACKAGE.reset(package)
+        apis.INHERITED_WRAPPERS.reset(inherited)
         apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
     calls.sort(key=lambda c: (c.location.path, c.location.line, c.location.column))
@@ -477,7 +480,10 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     callers: list[_Module] = []
     fresh = returned
     for _round in range(_CROSS_MODULE_ROUNDS):
-        wrappers = crossref.with_reexports(returned, tables.indexes)  # from pkg import Wrapper (re-exported) too
+        # from pkg import Wrapper (re-exported) too, and a class's wrapper methods inherited from another module's class
+        used, declared = _with_inherited(returned, bases, defined, [*analysable, *callers])
+        apis.INHERITED_WRAPPERS.set(declared)
+        wrappers = crossref.with_reexports(used, tables.indexes)
         grown_modules = {name.rpartition(".")[0] for name in crossref.table(fresh)}
         found_callers = _wrapper_callers(tree, base=base, options=options, wrappers=fresh, skip={e.rel for e in callers})
         callers += found_callers
@@ -538,7 +544,9 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
             elif id(entry) in calling and entry.load(tree.errors) is not None:
                 entry.release()  # parsed all the same: a file the scan reads and libcst cannot parse is reported
         if not grown:
-            break
+            if _with_inherited(returned, bases, defined, [*analysable, *callers])[0] == used:
+                break
+            continue  # the round's modules made known classes inheriting wrappers: their instances' calls, again
         returned, fresh = sorted(exported.items()), grown
     by_file = with_callers_evidence(by_file, returned_by, bases=bases)
     calls = [
@@ -946,6 +954,45 @@ def _parse_imported(tree: _Tree, callers: list[_Module], *, base: Path, options:
     for entry in parsed:
         crossref.absolutise(entry.imports, entry.rel)
     return parsed
+
+
+def _with_inherited(
+    returned: Sequence[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]], bases: Mapping[str, set[str]],
+    defined: Mapping[str, str | None], entries: Sequence[_Module],
+) -> tuple[list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]], dict[tuple[str, str], str]]:
+    """``returned`` with each class's wrapper methods inherited from a base class of another module
+    (``AsyncInterpreter(OpenInterpreter)``: ``AsyncInterpreter.chat``, ``AsyncInterpreter._respond_and_store``),
+    for calls on an instance of the subclass elsewhere. Not a method of that name the subclass's module
+    defines anywhere (an override, or one that may be). With it, (class, method) -> the base declaring it."""
+    own: dict[str, dict[str, tuple[str, str]]] = {}
+    for rel, exports in returned:
+        for owner, methods in exports.items():
+            if defined.get(owner) == rel:
+                own.setdefault(owner, {}).update({m: found for m, found in methods.items() if m})
+    sources = {entry.rel: entry.source for entry in entries}
+    declared: dict[tuple[str, str], str] = {}
+    added: dict[str, dict[str, dict[str, tuple[str, str]]]] = {}
+    for name, home in sorted((n, h) for n, h in defined.items() if h is not None):
+        source = sources.get(home)
+        for base in ancestors(name, bases) if source is not None else ():
+            if defined.get(base) in {None, home}:
+                continue
+            for method, found in sorted(own.get(base, {}).items()):
+                if re.search(rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(method)}\b", source or "", re.M):
+                    continue
+                if method not in added.get(home, {}).get(name, {}):
+                    added.setdefault(home, {}).setdefault(name, {})[method] = found
+                    declared[(name, method)] = base
+    if not added:
+        return list(returned), declared
+    out: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
+    for rel, exports in returned:
+        more = added.pop(rel, {})
+        merged = {owner: dict(methods) for owner, methods in exports.items()}
+        for owner, methods in more.items():
+            merged[owner] = {**methods, **merged.get(owner, {})}
+        out.append((rel, merged))
+    return out + sorted(added.items()), declared
 
 
 def _inherited(
