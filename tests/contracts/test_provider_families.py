@@ -167,6 +167,7 @@ def test_a_prompt_built_around_an_earlier_answer_is_not_the_answer(tmp_path: Pat
     assert calls[("builder.py", 28)][0] == "conversation"
 
 
+
 NESTED = """\
 import subprocess
 
@@ -196,6 +197,72 @@ def test_a_wrapper_nested_in_a_function_is_called_by_its_siblings(tmp_path: Path
     # model call, and the commands its lines become make both required.
     assert calls[("stream.py", 14)] == ("_open_response", "required")
     assert calls[("stream.py", 8)][1] == "required"
+
+
+TOOLS = {
+    "tools/base_tool.py": """\
+import logging
+
+
+class BaseTool:
+    name = "tool"
+
+    def _execute(self, task):
+        raise NotImplementedError
+
+    def execute(self, task):
+        logging.info("running %s", self.name)
+        return self._execute(task)
+""",
+    "tools/code_tool.py": """\
+from openai import OpenAI
+
+from tools.base_tool import BaseTool
+
+client = OpenAI()
+
+
+class CodeTool(BaseTool):
+    def _execute(self, task):
+        response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        return response.choices[0].message.content
+""",
+    "tools/mail_tool.py": """\
+import smtplib
+
+from tools.base_tool import BaseTool
+
+
+class MailTool(BaseTool):
+    def _execute(self, task):
+        smtplib.SMTP("localhost").sendmail("a@example.com", ["b@example.com"], task)
+        return "sent"
+
+
+class SearchTool(BaseTool):
+    def _execute(self, task):
+        return "results for " + task
+""",
+    "agent/executor.py": """\
+import logging
+
+
+class ToolExecutor:
+    def __init__(self, tools):
+        self.tools = tools
+
+    def run(self, name, args):
+        tool = {t.name: t for t in self.tools}[name]
+        return tool.execute(args)
+""",
+}
+
+
+def test_one_tool_in_three_asking_a_model_does_not_make_every_tool_a_model_call(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, TOOLS)
+    # CodeTool's _execute asks a model, MailTool's and SearchTool's do not: BaseTool.execute is not a
+    # wrapper for it, so the executor's tool.execute(args) (any of the three) is no model call.
+    assert list(calls) == [("tools/code_tool.py", 10)]
 
 
 INHERITED = {

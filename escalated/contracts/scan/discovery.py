@@ -479,6 +479,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     # wrapper two modules away: AICaller.call_model, then DefaultAgentCompletion.generate_tests).
     callers: list[_Module] = []
     fresh = returned
+    subclasses = _Subclasses(tree, base=base)
     for _round in range(_CROSS_MODULE_ROUNDS):
         # from pkg import Wrapper (re-exported) too, and a class's wrapper methods inherited from another module's class
         used, declared = _with_inherited(returned, bases, defined, [*analysable, *callers])
@@ -513,7 +514,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         named = _named_callers([*analysable, *callers], wrappers)
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
-        inherited = _inherited(owned, bases, defined)
+        inherited = _inherited(owned, bases, defined, subclasses)
         written = _WrapperWords(wrappers, table, changed=changed, families=provider_families(wrappers))
         for entry in [*analysable, *callers]:
             if any(
@@ -995,12 +996,56 @@ def _with_inherited(
     return out + sorted(added.items()), declared
 
 
+class _Subclasses:
+    """The classes of the project's files deriving from a class (by the name written in their header),
+    each with the names of the methods its body defines: read from the text of every file once, when
+    first asked."""
+
+    _HEAD = re.compile(r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)[^\n]*:", re.M)
+    _DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+    _TOP = re.compile(r"^(?=[^\s#])", re.M)
+
+    def __init__(self, tree: _Tree, *, base: Path) -> None:
+        self.tree, self.base = tree, base
+        self._of: dict[str, list[frozenset[str]]] | None = None
+
+    def defining(self, base: str, method: str) -> int:
+        """How many classes deriving directly from ``base`` define ``method``."""
+        if self._of is None:
+            self._of = {}
+            texts = {entry.rel: entry.source for entry in self.tree.parsed}
+            for rel in sorted(set(self.tree.others.values()) - texts.keys()):
+                try:
+                    texts[rel] = _decode((self.base / rel).read_bytes())
+                except OSError:
+                    continue
+            for text in texts.values():
+                for head in self._HEAD.finditer(text):
+                    end = self._TOP.search(text, head.end() + 1)
+                    methods = frozenset(self._DEF.findall(text, head.end(), end.start() if end else len(text)))
+                    for written in head.group(2).split(","):
+                        name = written.strip().rpartition(".")[2]
+                        if name.isidentifier():
+                            self._of.setdefault(name, []).append(methods)
+        return sum(method in methods for methods in self._of.get(base, ()))
+
+
 def _inherited(
     owned: Mapping[str, Mapping[str, tuple[str, str]]], bases: Mapping[str, set[str]], defined: Mapping[str, str | None],
+    subclasses: _Subclasses | None = None,
 ) -> dict[str, dict[str, tuple[str, str]]]:
     """Module -> its classes' methods some class deriving from them in another module implements as a
-    wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``)."""
+    wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``). Only where
+    at least half of the classes deriving directly from it that define the method are such wrappers:
+    one tool in four asking a model does not make every tool's ``_execute`` (``BaseTool.execute``) one."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
+    wrapping: dict[tuple[str, str], set[str]] = {}
+    for wrappers in owned.values():
+        for qualname in wrappers:
+            owner, _, method = qualname.partition(".")
+            if method and "." not in method:
+                for base in ancestors(owner, bases):
+                    wrapping.setdefault((base, method), set()).add(owner)
     for rel, wrappers in owned.items():
         for qualname, found in sorted(wrappers.items()):
             owner, _, method = qualname.partition(".")
@@ -1008,8 +1053,11 @@ def _inherited(
                 continue
             for base in ancestors(owner, bases):
                 home = defined.get(base)
-                if home is not None and home != rel:
-                    out.setdefault(home, {}).setdefault(f"{base}.{method}", found)
+                if home is None or home == rel:
+                    continue
+                if subclasses is not None and 2 * len(wrapping[(base, method)]) < subclasses.defining(base, method):
+                    continue
+                out.setdefault(home, {}).setdefault(f"{base}.{method}", found)
     return out
 
 
