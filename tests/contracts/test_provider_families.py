@@ -302,3 +302,10 @@ def test_a_subclass_instance_calls_the_wrapper_methods_its_base_of_another_modul
     # async_interpreter, named after AsyncInterpreter, calls chat() it inherits from OpenInterpreter:
     # a call site of the base's wrapper.
     assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")
+
+
+def test_a_subclass_name_two_modules_define_still_inherits_its_base_s_wrappers(tmp_path: Path) -> None:
+    archived = {"interp/archived_async.py": INHERITED["interp/async_core.py"].replace("self.output", "self.last")}
+    calls = _calls(tmp_path, {**INHERITED, **archived})
+    # AsyncInterpreter is defined twice (an archived copy): each module's class still inherits chat().
+    assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")

@@ -970,12 +970,17 @@ def _with_inherited(
         for owner, methods in exports.items():
             if defined.get(owner) == rel:
                 own.setdefault(owner, {}).update({m: found for m, found in methods.items() if m})
-    sources = {entry.rel: entry.source for entry in entries}
     declared: dict[tuple[str, str], str] = {}
     added: dict[str, dict[str, dict[str, tuple[str, str]]]] = {}
-    for name, home in sorted((n, h) for n, h in defined.items() if h is not None):
-        source = sources.get(home)
-        for base in ancestors(name, bases) if source is not None else ():
+    # Each module's classes by their headers (a class name two modules define is still each module's).
+    heads = sorted({
+        (entry.rel, head.group(1), written.strip().rpartition(".")[2])
+        for entry in entries for head in _Subclasses.HEAD.finditer(entry.source) for written in head.group(2).split(",")
+    })  # fmt: skip
+    sources = {entry.rel: entry.source for entry in entries}
+    for home, name, direct in heads:
+        source = sources[home]
+        for base in [direct, *ancestors(direct, bases)] if direct.isidentifier() else []:
             if defined.get(base) in {None, home}:
                 continue
             for method, found in sorted(own.get(base, {}).items()):
@@ -1001,7 +1006,7 @@ class _Subclasses:
     each with the names of the methods its body defines: read from the text of every file once, when
     first asked."""
 
-    _HEAD = re.compile(r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)[^\n]*:", re.M)
+    HEAD = re.compile(r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)[^\n]*:", re.M)
     _DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
     _TOP = re.compile(r"^(?=[^\s#])", re.M)
 
@@ -1020,7 +1025,7 @@ class _Subclasses:
                 except OSError:
                     continue
             for text in texts.values():
-                for head in self._HEAD.finditer(text):
+                for head in self.HEAD.finditer(text):
                     end = self._TOP.search(text, head.end() + 1)
                     methods = frozenset(self._DEF.findall(text, head.end(), end.start() if end else len(text)))
                     for written in head.group(2).split(","):
