@@ -309,3 +309,58 @@ def test_a_subclass_name_two_modules_define_still_inherits_its_base_s_wrappers(t
     calls = _calls(tmp_path, {**INHERITED, **archived})
     # AsyncInterpreter is defined twice (an archived copy): each module's class still inherits chat().
     assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")
+
+
+PRINTED = {
+    "sg/printer.py": """\
+from rich.console import Console
+
+
+class Printer:
+    console = Console()
+
+    def __call__(self, chunks, live=True):
+        full_completion = "".join(chunks)
+        self.console.print(full_completion)
+        return full_completion
+""",
+    "sg/handler.py": """\
+from openai import OpenAI
+
+from sg.printer import Printer
+
+client = OpenAI()
+
+
+class Handler:
+    @property
+    def printer(self) -> Printer:
+        return Printer()
+
+    def get_completion(self, messages):
+        for chunk in client.chat.completions.create(model="gpt-4o", messages=messages, stream=True):
+            yield chunk.choices[0].delta.content or ""
+
+    def handle(self, prompt):
+        generator = self.get_completion([{"role": "user", "content": prompt}])
+        return self.printer(generator)
+""",
+    "sg/app.py": """\
+import subprocess
+
+from sg.handler import Handler
+
+
+def main(prompt):
+    command = Handler().handle(prompt)
+    subprocess.run(command, shell=True)
+""",
+}
+
+
+def test_the_stream_handed_to_a_property_s_printer_that_joins_it_is_still_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, PRINTED)
+    # handle() returns self.printer(generator): printer is a property returning a Printer of another
+    # module, whose __call__ joins the chunks and returns them. handle is a wrapper; main runs its answer.
+    assert calls[("sg/app.py", 7)] == ("Handler.handle", "required")
+

@@ -355,12 +355,23 @@ class OutputFlow:
         )  # fmt: skip
         target = self.tools.function(short_name(func), scope) if local and isinstance(func, cst.Name | cst.Attribute) else None
         if target is not None and isinstance(target.node, cst.FunctionDef):
+            called = self._property_class(target.node) if isinstance(func, cst.Attribute) else None
+            if called is not None:
+                # self.printer(chunks) with printer a property returning Printer: Printer.__call__'s.
+                return self.project is not None and self.project.param_returns(f"{called}.__call__", call, arg)
             param = param_for(target.node, call, arg)
             return param is not None and target is not scope and self.param_returned(param, target)
         if self.project is None:
             return False
         qualified = self._callee(call, scope)
         return qualified is not None and self.project.param_returns(qualified, call, arg)
+
+    def _property_class(self, node: cst.FunctionDef) -> str | None:
+        """The class a property's annotation names (``def printer(self) -> Printer``), qualified: calling
+        the property's value calls that class's ``__call__``."""
+        if node.returns is None or not any(dotted_name(d.decorator) == "property" for d in node.decorators):
+            return None
+        return self.resolver.qualified(node.returns.annotation)
 
     def _still_output(self, node: cst.CSTNode) -> bool:
         """``return content, prompt_tokens``: the callers unpack the output itself (a wrapper still);
