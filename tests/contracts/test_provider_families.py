@@ -364,3 +364,34 @@ def test_the_stream_handed_to_a_property_s_printer_that_joins_it_is_still_the_an
     # module, whose __call__ joins the chunks and returns them. handle is a wrapper; main runs its answer.
     assert calls[("sg/app.py", 7)] == ("Handler.handle", "required")
 
+
+ALIASED = {
+    "pkg/__init__.py": "",
+    "pkg/sub.py": """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    return response.choices[0].message.content
+""",
+    "pkg/main.py": """\
+import subprocess
+
+
+def reply(messages, provider):
+    if provider == "sub":
+        from .sub import chat as chat_subscription
+
+        content = chat_subscription(messages)
+        subprocess.run(content, shell=True)
+""",
+}
+
+
+def test_a_wrapper_imported_under_another_name_in_a_function_is_called_by_that_name(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, ALIASED)
+    # main.py never writes chat( nor imports an SDK: its import of chat as chat_subscription brings it in.
+    assert calls[("pkg/main.py", 8)] == ("chat", "required")

@@ -923,7 +923,9 @@ def _wrapper_callers(
     names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
     if not names:
         return []
-    calling = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
+    alternatives = b"|".join(re.escape(n.encode()) for n in names)
+    # Its call, or its import under another name (from .subscription import chat as chat_subscription).
+    calling = re.compile(rb"\b(?:" + alternatives + rb")\s*\(|\bimport\b[^\n]*\b(?:" + alternatives + rb")[ \t]+as[ \t]")
     parsed: list[_Module] = []
     for rel in sorted(set(tree.others.values()) - skip):
         try:
