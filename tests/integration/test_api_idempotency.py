@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from tests.conftest import fresh_db
+from tests.integration.conftest import LiveServer
 from tests.support.api import escalation_body, unique
 
 
@@ -118,3 +120,24 @@ def test_idempotency_key_with_non_ascii_bytes_is_422_not_500(api, admin_key):
 
 def test_empty_idempotency_key_is_422(api, admin_key):
     create(api, admin_key, escalation_body(), "").problem(422, "validation_failed")
+
+
+def test_a_key_is_remembered_for_24_hours_and_then_forgotten(request, fn_backend, tmp_path):
+    """On the server's own clock (moved, not waited): a repeat within 24 h
+    replays the first create; past 24 h the same key and body make a new one."""
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        live = LiveServer(db).start()
+        try:
+            live.policy("refunds.large")
+            token, body, key = live.key(name="window"), escalation_body(), unique("window")
+            first = create(live.api, token, body, key)
+            assert first.status == 201
+            live.advance(24 * 3600 - 60)  # a minute before the window ends
+            within = create(live.api, token, body, key)
+            assert within.headers.get("Idempotent-Replayed") == "true" and within.json()["id"] == first.json()["id"]
+            live.advance(120)  # a minute after
+            after = create(live.api, token, body, key)
+            assert after.status == 201 and "Idempotent-Replayed" not in after.headers
+            assert after.json()["id"] != first.json()["id"]
+        finally:
+            live.stop()
