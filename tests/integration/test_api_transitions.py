@@ -243,7 +243,7 @@ def test_action_on_a_settled_escalation_is_409_with_the_current_status(live, api
     esc = live.create(admin_key)
     before = SETTLE[settled](api, admin_key, esc["id"]).json()
     problem = ACT[action](api, admin_key, esc["id"]).problem(409, "invalid_state")
-    assert settled in problem["detail"]
+    assert settled in problem["detail"] and problem["currentStatus"] == settled
     assert api.get(f"/escalations/{esc['id']}", token=admin_key).json() == before
 
 
