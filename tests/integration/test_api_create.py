@@ -142,6 +142,8 @@ INVALID = [
     ("question not a string", {"question": {"q": 1}}, "question"),
     ("policy not a string", {"policy": 3}, "policy"),
     ("policy key format", {"policy": "Refunds Large"}, "policy"),
+    ("policy key upper-case word", {"policy": "Refunds.large"}, "policy"),
+    ("policy key empty word", {"policy": "refunds..large"}, "policy"),
     ("subject not an object", {"subject": "order"}, "subject"),
     ("subject.type missing", {"subject": {"id": "1", "label": "x"}}, "subject.type"),
     ("subject.id not a string", {"subject": {"type": "t", "id": 1, "label": "x"}}, "subject.id"),

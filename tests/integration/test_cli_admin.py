@@ -299,6 +299,7 @@ def test_policy_delete_of_an_unknown_key_fails_cleanly(runner, tmp_path):
     "args",
     [
         ("Refunds.Large",),
+        ("Refunds.large",),
         ("a.b", "--sla", "15m"),
         ("a.b", "--sla", "soon", "--default-choice", "deny"),
         ("a.b", "--sla", "0s", "--default-choice", "deny"),
@@ -306,7 +307,7 @@ def test_policy_delete_of_an_unknown_key_fails_cleanly(runner, tmp_path):
         ("a.b", "--reviewer", "group:"),
         ("a.b", "--sla", "99999999999d", "--default-choice", "deny"),
     ],
-    ids=["bad-key", "sla-without-default", "bad-duration", "zero-duration", "bad-notify", "empty-group", "absurd-sla"],
+    ids=["bad-key", "upper-first-word", "sla-without-default", "bad-duration", "zero-duration", "bad-notify", "empty-group", "absurd-sla"],
 )
 def test_policy_set_with_bad_input_fails_cleanly_and_saves_nothing(runner, tmp_path, args):
     db = tmp_path / "p.db"
