@@ -402,3 +402,32 @@ async def test_an_expired_link_is_gone_and_changes_nothing(short_links, http):
         status, page = await follow(http, approve, method)
         assert status == 410 and "expired" in page
     assert (await agent(short_links, http).get(esc["id"]))["status"] == "open"
+
+
+@pytest.fixture(scope="module")
+def default_links(tmp_path_factory):
+    """As ``short_links``, with the link lifetime left at its default and a
+    policy without an SLA (no deadline comes first): SQLite only, a clock."""
+    inbox = Inbox()
+    controller = smtp_server(inbox)
+    mail = parse_mail_server(f"smtp://127.0.0.1:{controller.port}")
+    live = LiveServer(tmp_path_factory.mktemp("default-links") / "escalated.db", mail_server=mail).start()
+    try:
+        live._run(lambda: setup.add_user(live.app, "alice", email="alice@example.com"))
+        policy = PolicyRequest(key="refunds", reviewers=("alice",), notify=("email:alice@example.com",))
+        live._run(lambda: setup.set_policy(live.app, policy))
+        yield World(server=live, inbox=inbox, backend="sqlite", key=live.key())
+    finally:
+        live.stop()
+        controller.stop()
+
+
+async def test_a_link_lives_72_hours_by_default(default_links, http):
+    esc = await create(default_links, http)
+    approve, _ = decision_links(await default_links.inbox.message_about(esc["id"], "alice@example.com"))
+    default_links.server.advance(72 * 3600 - 60)  # a minute before: still good
+    assert (await follow(http, approve))[0] == 200
+    default_links.server.advance(120)  # a minute after
+    status, page = await follow(http, approve)
+    assert status == 410 and "expired" in page
+    assert (await agent(default_links, http).get(esc["id"]))["status"] == "open"
