@@ -70,6 +70,21 @@ async def test_agent_id_is_the_mcp_clients_name_unless_given(served, transport):
     assert listed[given["escalationId"]]["runId"] == "run-7"
 
 
+async def test_agent_id_is_mcp_when_the_client_gives_no_name(served):
+    """A client whose initialize names no one (an empty name) files as ``mcp``."""
+    import httpx2
+    from mcp import Client, types
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {served.agent_key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http:
+        server = streamable_http_client(f"{served.url}/mcp", http_client=http)
+        async with Client(server, client_info=types.Implementation(name="", version="1.0")) as client:
+            filed = await ok(client, "request_decision", ask())
+            listed = {e["id"]: e for e in (await ok(client, "list_escalations", {"limit": 10}))["escalations"]}
+    assert listed[filed["escalationId"]]["agentId"] == "mcp"
+
+
 async def test_failures_are_tool_errors_in_the_problems_words_and_the_session_goes_on(served, transport):
     async with connect(served, transport, served.agent_key) as client:
         assert "no policy 'no.such'" in await refused(client, "request_decision", ask(policy="no.such"))
