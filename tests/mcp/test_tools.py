@@ -131,6 +131,23 @@ async def test_an_agent_key_is_not_offered_decide_and_a_reviewer_token_is(served
     assert reviewer_tools == {"get_decision", "list_escalations", "decide", "cancel_escalation"}
 
 
+@pytest.mark.parametrize(
+    ("granted", "listed"),
+    [
+        (("escalations:decide",), {"decide"}),
+        (("escalations:cancel",), {"cancel_escalation"}),
+        (("escalations:acknowledge",), set()),
+    ],
+    ids=["decide-only", "cancel-only", "acknowledge-only"],
+)
+async def test_each_tool_is_listed_by_its_own_scope(served, granted, listed):
+    """decide needs escalations:decide and cancel_escalation escalations:cancel, each alone."""
+    flags = [arg for scope in granted for arg in ("--scope", scope)]
+    key = served.proc.cli("keys", "create", "--name", unique("scoped"), *flags)
+    async with connect(served, "http", key) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == listed
+
+
 async def test_a_reviewer_clears_their_queue_with_decide_and_cancel(served, transport):
     async with connect(served, transport, served.admin_key) as agent:
         first = (await ok(agent, "request_decision", ask()))["escalationId"]
