@@ -81,6 +81,7 @@ LONG_FILES = (
     "tests/integration/test_demo.py",
     "tests/security/test_slowloris.py",
     "tests/integration/test_mail_tls.py",
+    "tests/integration/test_wait_default.py",  # one 30 s wait: started early, it overlaps the rest
 )
 
 
