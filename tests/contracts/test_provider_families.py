@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from escalated.contracts.scan.discovery import scan_tree
+from tests.contracts.projects import scan_files
 
 
 def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    result = scan_tree(tmp_path)
-    assert result.errors == ()
+    result = scan_files(tmp_path, files)
     return {(c.location.path, c.location.line): (c.api, c.recommendation.mode) for c in result.calls}
 
 

@@ -1,0 +1,17 @@
+"""A small project written to a temporary folder and scanned: the scan tests' one way to do it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from escalated.contracts.scan.discovery import ScanResult, scan_tree
+
+
+def scan_files(root: Path, files: dict[str, str]) -> ScanResult:
+    """Write ``files`` (relative path -> text) under ``root``, scan it, and insist every file parsed."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    result = scan_tree(root)
+    assert result.errors == ()
+    return result
