@@ -89,6 +89,9 @@ SCHEMAS = {
                 "type": "array",
                 "items": {"type": "object", "properties": {"field": _STR, "message": _STR}},
             },
+            # Extension members (RFC 9457 §3.2), present only on the errors that carry them.
+            "scope": {"type": "string", "description": "403 insufficient_scope: the scope the route needs"},
+            "currentStatus": {"type": "string", "description": "409 invalid_state: the escalation's status now"},
         },
     },
     "Choice": {

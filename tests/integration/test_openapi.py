@@ -88,8 +88,8 @@ UNKNOWN = "esc_01JD0000000000000000000000"
 JSON = {"Content-Type": "application/json"}
 
 
-def _observed(live, key) -> list[tuple[str, str, int]]:
-    """(documented path, method, status) for requests that reach each error path."""
+def _observed(live, key) -> list[tuple[str, str, object]]:
+    """(documented path, method, response) for requests that reach each error path."""
     api = live.api
     esc = live.create(key)
     done = live.create(key)
@@ -97,7 +97,7 @@ def _observed(live, key) -> list[tuple[str, str, int]]:
     out = []
 
     def hit(path, method, resp):
-        out.append((path, method, resp.status))
+        out.append((path, method, resp))
 
     for action in ("acknowledge", "decide", "cancel"):
         p = f"/escalations/{{id}}/{action}"
@@ -115,13 +115,32 @@ def _observed(live, key) -> list[tuple[str, str, int]]:
     hit("/api-keys", "post", api.post("/api-keys", token=key, json_body={"scopes": ["nope"]}))
     hit("/api-keys/{id}", "delete", api.delete("/api-keys/key_unknown", token=key))
     hit("/api-keys", "get", api.get("/api-keys", token=live.user("openapi-reviewer")))
+    reader = api.post("/api-keys", token=key, json_body={"scopes": ["escalations:read"]}).json()["key"]
+    hit("/escalations/{id}/decide", "post", api.post(f"/escalations/{esc['id']}/decide", token=reader, json_body={"choice": "approve"}))
     return out
 
 
-def test_every_status_the_server_answers_is_documented_for_its_operation(live, document):
+@pytest.fixture(scope="module")
+def observed(live) -> list[tuple[str, str, object]]:
+    return _observed(live, live.key())  # once per server: it adds a named user
+
+
+def test_every_status_the_server_answers_is_documented_for_its_operation(observed, document):
     undocumented = [
-        f"{method.upper()} {path} -> {status}"
-        for path, method, status in _observed(live, live.key())
-        if str(status) not in document["paths"][path][method]["responses"]
+        f"{method.upper()} {path} -> {resp.status}"
+        for path, method, resp in observed
+        if str(resp.status) not in document["paths"][path][method]["responses"]
     ]
     assert not undocumented, undocumented
+
+
+def test_every_member_of_a_problem_the_server_answers_is_in_the_problem_schema(observed, document):
+    """Extension members (403's ``scope``, 409's ``currentStatus``) are documented, not only emitted."""
+    documented = set(document["components"]["schemas"]["Problem"]["properties"])
+    seen: dict[str, str] = {}
+    for path, method, resp in observed:
+        if resp.content_type == "application/problem+json":
+            for member in resp.json():
+                seen.setdefault(member, f"{method.upper()} {path} -> {resp.status}")
+    assert {"scope", "currentStatus", "errors"} <= set(seen), seen  # the walk reached the members at all
+    assert not {m: where for m, where in seen.items() if m not in documented}
