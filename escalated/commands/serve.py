@@ -19,12 +19,11 @@ from escalated.commands import logsetup
 from escalated.commands.dbpath import db_path_problem
 from escalated.commands.gctuning import tune_for_serving
 from escalated.commands.routing import log_unroutable_policies
-from escalated.core.decisionlinks import LINK_TTL_S
 from escalated.domain.mailserver import DEFAULT_SENDER, MailServer, parse_mail_server
 from escalated.domain.validation import url_problem
 from escalated.engine import smtp
 from escalated.errors import ConfigError
-from escalated.core.settings import DEFAULT_PORT, PostgresUrl, Settings, default_db_path, http_url
+from escalated.core.settings import DEFAULT_PORT, LINK_TTL_S, PostgresUrl, Settings, default_db_path, http_url
 from escalated.core.stores import ServerLock
 from escalated.timeutil import parse_duration_s
 
@@ -38,14 +37,17 @@ def parse_schedule(text: str) -> tuple[float, ...]:
     return waits
 
 
+LINK_TTL_HOURS = f"{LINK_TTL_S / 3600:g}h"
+
+
 def parse_link_ttl_s(text: str) -> float:
-    """--link-ttl: positive and at most 72 h (issue #16 caps a decision link's life)."""
+    """--link-ttl: positive and at most LINK_TTL_S (a decision link's longest life)."""
     try:
         ttl_s = parse_duration_s(text)
     except ConfigError:
         ttl_s = 0.0
     if not 0 < ttl_s <= LINK_TTL_S:
-        raise ConfigError(f"--link-ttl {text!r}: use a duration above 0 and at most 72h")
+        raise ConfigError(f"--link-ttl {text!r}: use a duration above 0 and at most {LINK_TTL_HOURS}")
     return ttl_s
 
 
@@ -265,8 +267,8 @@ def stopped_by_engine(app: web.Application) -> None:
 @click.option("--rate-limit", help="Per-token request limit, e.g. 50/s or 600/m (off by default).")
 @click.option("--public-url",
               help="The address people reach this server at, for links in emails and sign-in links (https:// marks web cookies Secure).")
-@click.option("--link-ttl", default="72h", show_default=True,
-              help="How long an email decision link works, at most (it also ends at the escalation's deadline); 72h or less.")
+@click.option("--link-ttl", default=LINK_TTL_HOURS, show_default=True,
+              help="How long an email decision link works, at most (it also ends at the escalation's deadline); no longer than the default.")
 @click.option("--sign-in-rate-limit", default="20/m", show_default=True,
               help="Web sign-in posts, sign-in links and email decision links per client address: "
               "N tries at once, then N per minute (N/m), second or hour; off to turn it off.")

@@ -27,12 +27,12 @@ import attrs
 from escalated.core.admin import AdminService
 from escalated.core.principals import user_principal
 from escalated.core.service import Service
+from escalated.core.settings import LINK_TTL_S
 from escalated.core.weblinks import decision_link_url, escalation_url
 from escalated.domain.models import ACTIVE_STATUSES, Choice, Delivery, Escalation, NewDecisionLink, Principal
 from escalated.errors import InvalidState, NotFound
 from escalated.store.base import Store
 
-LINK_TTL_S = 72 * 3600.0
 _SECRET_BYTES = 32
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")  # token_urlsafe(32)
 

@@ -13,6 +13,9 @@ from escalated.domain.mailserver import MailServer
 from escalated.domain.urlsafety import CallbackRules
 from escalated.timeutil import Clock, now_ms
 
+# An email decision link's longest life, and its default (serve --link-ttl).
+LINK_TTL_S = 72 * 3600.0
+
 DEFAULT_PORT = 8470
 DEFAULT_RETRY_SCHEDULE_S = (5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 10800.0)
 DEFAULT_RETRY_FOR_S = 24 * 3600.0
@@ -105,7 +108,7 @@ class Settings:
     # buttons and POST /integrations/slack/interactions is on (issue #16).
     slack_signing_secret: str | None = attrs.field(default=None, repr=False)
     # An email decision link works until the escalation's deadline or this long, whichever is first.
-    link_ttl_s: float = 72 * 3600.0
+    link_ttl_s: float = LINK_TTL_S
     mcp: bool = False  # serve --mcp: the MCP tools at /mcp (escalated[mcp])
     # Where every part of the server reads the time (the core, the SLA clock,
     # the sender, the handlers): the wall clock; tests pass one they move.
