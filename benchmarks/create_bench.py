@@ -4,20 +4,24 @@
 
 1. wrk (closed loop, N connections) against a bare aiohttp handler that
    parses the same JSON and answers 201 — the ceiling of aiohttp on this
-   machine — then against ``escalated serve --durability full`` and
+   machine — and against ``escalated serve --durability full`` and
    ``--durability normal``: req/s, the ratio to the baseline, p50/p99, CPU
-   per request and how busy the event loop's thread was. Repeated for
-   ``--rounds`` rounds, interleaved, because on a shared machine the
-   baseline itself moves from minute to minute; the summary is the median.
+   per request and how busy the event loop's thread was. In each of
+   ``--rounds`` rounds every server is started and warmed up, then they take
+   turns under load ``--slice`` seconds at a time (``--duration`` seconds
+   each in all), and each one's CPU time is taken over its own slices only:
+   on a shared machine the other tenants' work moves from second to second,
+   and it falls on the baseline and on escalated alike. The summary gives
+   the ratios' median and range over the rounds.
 2. A paced client at a fixed rate (default 1,000 req/s, open loop, latency
-   from each request's due time) against ``--durability full``: p50/p99/max.
+   from each request's due time) against ``--durability full``: p50/p99/max
+   (``--rate ''``: none).
 3. The writer's group commit: jobs vs commits in each server run.
 
 ``--against DIR`` also runs another checkout of escalated (a git worktree
-of an older commit, say) in every round, right after this one, against the
-same baseline: two versions compared in the same minutes. On a shared
-machine the baseline moves by 10-20 % between runs minutes apart, which is
-more than most changes to the create path.
+of an older commit, say) in every round, its slices interleaved with the
+others': two versions compared in the same seconds, against the same
+baseline.
 
 Every run also prints its CPU per request split by thread (the event
 loop's, the others' together: the commit thread's) into user and kernel
@@ -40,8 +44,10 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -66,6 +72,11 @@ from harness import (
 )
 
 POLICY = "bench.create"
+BARE = "bare aiohttp handler (baseline)"
+FULL = "escalated --durability full"
+NORMAL = "escalated --durability normal"
+AGAINST = "--against: --durability {}"
+STUB = "escalated, Service.create stubbed"
 
 
 def create_body(receiver_url: str = "http://127.0.0.1:9/resume") -> bytes:
@@ -102,6 +113,8 @@ def run_wrk(url: str, body_file: Path, token: str, *, connections: int, duration
     cmd = ["wrk", "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", "-s", script, url + "/escalations"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration_s + 60, check=True).stdout
     result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+    done = re.search(r"(\d+) requests in ([\d.]+\w+)", out)
+    result["requests"], result["elapsed_s"] = int(done.group(1)), _ms(done.group(2)) / 1000
     for pct in ("50", "99"):
         result[f"p{pct}"] = _ms(re.search(rf"\s{pct}%\s+([\d.]+\w+)", out).group(1))
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
@@ -120,7 +133,7 @@ def run_closed_loop(url: str, body: bytes, token: str, *, connections: int, dura
         paced(host, int(port), request, rate_per_s=20_000, duration_s=duration_s, connections=connections)
     )
     ms = [v * 1000 for v in lat]
-    return {"rps": rate, "p50": percentile(ms, 50), "p99": percentile(ms, 99),
+    return {"rps": rate, "requests": len(lat), "elapsed_s": duration_s, "p50": percentile(ms, 50), "p99": percentile(ms, 99),
             "non2xx": sum(n for s, n in statuses.items() if not 200 <= s < 300), "socket_errors": ""}  # fmt: skip
 
 
@@ -146,27 +159,86 @@ def stop_strace(proc: subprocess.Popen, out: Path) -> dict[str, int]:
     return calls
 
 
-def load(url: str, body_file: Path, token: str, args, *, pid: int) -> dict:
-    """Warm up, then measure; also the server's CPU time per request (and its
-    split by thread, user and kernel time; with ``--syscalls``, the system
-    calls per request)."""
-    tracer, trace_out = None, Path(body_file).with_name(f"strace-{pid}.txt")
+@attrs.define
+class Target:
+    """One server under test in a round: kept running for the whole round."""
+
+    name: str
+    url: str
+    token: str
+    pid: int
+    stop: Callable[[], None]
+    server: Server | None = None
+    # accumulated over the round's slices
+    requests: int = 0
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    loop_s: float = 0.0
+    split: dict[str, float] = attrs.field(factory=lambda: dict.fromkeys(("loop_user", "loop_sys", "other_user", "other_sys"), 0.0))
+    p50: list[float] = attrs.field(factory=list)
+    p99: list[float] = attrs.field(factory=list)
+    non2xx: int = 0
+    socket_errors: list[str] = attrs.field(factory=list)
+    tracer: subprocess.Popen | None = None
+    trace_out: Path | None = None
+    syscalls: dict[str, int] | None = None
+
+    def result(self) -> dict:
+        r = {"rps": self.requests / self.wall_s, "p50": statistics.median(self.p50), "p99": max(self.p99),
+             "cpu_us": self.cpu_s / self.requests * 1e6, "loop_busy": self.loop_s / self.wall_s,
+             "split": {k: v / self.requests for k, v in self.split.items()},
+             "non2xx": self.non2xx, "socket_errors": "; ".join(self.socket_errors), "requests": self.requests}  # fmt: skip
+        if self.syscalls is not None:
+            r["syscalls"] = {name: n / self.requests for name, n in self.syscalls.items()}
+        return r
+
+
+def drive(t: Target, body_file: Path, args, *, duration_s: int) -> dict:
     if has_tool("wrk"):
-        run_wrk(url, body_file, token, connections=args.connections, duration_s=2)
-        tracer = start_strace(pid, trace_out) if args.syscalls else None
-        cpu0, loop0, threads0 = cpu_s(pid), main_thread_cpu_s(pid), thread_times(pid)
-        result = run_wrk(url, body_file, token, connections=args.connections, duration_s=args.duration)
-    else:
-        tracer = start_strace(pid, trace_out) if args.syscalls else None
-        cpu0, loop0, threads0 = cpu_s(pid), main_thread_cpu_s(pid), thread_times(pid)
-        result = run_closed_loop(url, body_file.read_bytes(), token, connections=args.connections, duration_s=args.duration)
-    requests = result["rps"] * args.duration
-    result["cpu_us"] = (cpu_s(pid) - cpu0) / requests * 1e6
-    result["loop_busy"] = (main_thread_cpu_s(pid) - loop0) / args.duration
-    result["split"] = cpu_split_us(pid, threads0, thread_times(pid), requests)
-    if tracer is not None:
-        result["syscalls"] = {name: n / requests for name, n in stop_strace(tracer, trace_out).items()}
-    return result
+        return run_wrk(t.url, body_file, t.token, connections=args.connections, duration_s=duration_s)
+    return run_closed_loop(t.url, body_file.read_bytes(), t.token, connections=args.connections, duration_s=duration_s)
+
+
+def measure_slice(t: Target, body_file: Path, args) -> None:
+    """One slice of load on ``t``, its CPU time (and split by thread) over exactly that slice."""
+    cpu0, loop0, threads0 = cpu_s(t.pid), main_thread_cpu_s(t.pid), thread_times(t.pid)
+    r = drive(t, body_file, args, duration_s=args.slice)
+    cpu1, loop1, threads1 = cpu_s(t.pid), main_thread_cpu_s(t.pid), thread_times(t.pid)
+    t.requests += r["requests"]
+    t.wall_s += r["elapsed_s"]
+    t.cpu_s += cpu1 - cpu0
+    t.loop_s += loop1 - loop0
+    for k, v in cpu_split_us(t.pid, threads0, threads1, 1).items():
+        t.split[k] += v
+    t.p50.append(r["p50"])
+    t.p99.append(r["p99"])
+    t.non2xx += r["non2xx"]
+    if r["socket_errors"]:
+        t.socket_errors.append(r["socket_errors"])
+
+
+def measure_round(targets: list[Target], body_file: Path, args, *, round_no: int) -> None:
+    """Every server of the round warmed up, then loaded in turn for ``--slice``
+    seconds at a time, ``--duration`` seconds each in all: each server's CPU is
+    taken over its own slices only, and the servers' slices alternate second by
+    second, so the machine's other work falls on all of them alike. The order
+    rotates from one pass to the next (and is reversed in even rounds), so no
+    server always follows the same one."""
+    for t in targets:
+        drive(t, body_file, args, duration_s=2)  # warm-up
+    if args.syscalls:
+        for t in targets:
+            t.trace_out = body_file.with_name(f"strace-{t.pid}.txt")
+            t.tracer = start_strace(t.pid, t.trace_out)
+    order = list(targets) if round_no % 2 else list(reversed(targets))
+    passes = max(1, round(args.duration / args.slice))
+    for i in range(passes):
+        k = i % len(order)
+        for t in order[k:] + order[:k]:
+            measure_slice(t, body_file, args)
+    for t in targets:
+        if t.tracer is not None:
+            t.syscalls = stop_strace(t.tracer, t.trace_out)
 
 
 def split_note(r: dict) -> str:
@@ -180,16 +252,15 @@ def split_note(r: dict) -> str:
     return note
 
 
-def escalated_run(
+def escalated_target(
+    name: str,
     work: Path,
     durability: str,
-    body_file: Path,
-    args,
     *,
     round_no: int = 1,
     stub_service: bool = False,
     checkout: Path | None = None,
-) -> tuple[dict, Server]:
+) -> Target:
     """``checkout``: run that directory's escalated (its CLI and its server) instead of this one."""
     # A fresh database per run: the bootstrap key is only printed for a new one.
     db = work / f"{durability}{'-stub' if stub_service else ''}{'-against' if checkout else ''}-{round_no}.db"
@@ -198,28 +269,13 @@ def escalated_run(
     if stub_service:
         env["BENCH_STUB_SERVICE"] = "1"
     server = Server(db=db, args=("--durability", durability), env=env).start()
-    try:
-        result = load(server.url, body_file, server.key, args, pid=server.pid)
-    finally:
-        server.stop()
-    return result, server
+    return Target(name=name, url=server.url, token=server.key, pid=server.pid, stop=server.stop, server=server)
 
 
-def _against_runs(work: Path, body_file: Path, args, *, round_no: int, checkout: Path) -> list[tuple[str, dict]]:
-    runs = []
-    for durability in ("full", "normal"):
-        other, _ = escalated_run(work, durability, body_file, args, round_no=round_no, checkout=checkout)
-        runs.append((f"--against: --durability {durability}", other))
-    return runs
-
-
-def bare_run(work: Path, body_file: Path, args) -> dict:
+def bare_target(work: Path) -> Target:
     proc, text, _ = spawn_listening([sys.executable, str(ROOT / "benchmarks" / "_bare_aiohttp.py")], work / "bare.log")
-    try:
-        url = re.search(r"Listening on (http://\S+)", text).group(1)
-        return load(url, body_file, "", args, pid=proc.pid)
-    finally:
-        stop_process(proc)
+    url = re.search(r"Listening on (http://\S+)", text).group(1)
+    return Target(name=BARE, url=url, token="", pid=proc.pid, stop=lambda: stop_process(proc))
 
 
 def paced_run(work: Path, body: bytes, rate: float, duration_s: float) -> tuple[tuple, Server]:
@@ -241,6 +297,8 @@ def paced_run(work: Path, body: bytes, rate: float, duration_s: float) -> tuple[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (after a 2 s warm-up)")
+    parser.add_argument("--slice", type=int, default=1,
+                        help="seconds of load at a time: a round's servers take turns, --duration seconds each in all")  # fmt: skip
     parser.add_argument("--connections", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of baseline, full, normal")
     parser.add_argument("--http-only", action="store_true",
@@ -267,58 +325,67 @@ def main() -> None:
     print(f"machine: {machine()}; {load_note()}")
     print(f"data: {work}; body {len(body)} bytes; load: {client}, {args.connections} connections, {args.duration} s")
 
-    rounds = []
+    rounds: list[dict[str, dict]] = []
+    servers: list[dict[str, Server]] = []
     for round_no in range(1, args.rounds + 1):
-        bare = bare_run(work, body_file, args)
-        # With --against, every other round runs the other checkout first:
-        # a run's place in the round (right after the baseline, or last) must
-        # not favour either version.
-        against_first = against is not None and round_no % 2 == 0
-        others = _against_runs(work, body_file, args, round_no=round_no, checkout=against) if against_first else []
-        full, full_server = escalated_run(work, "full", body_file, args, round_no=round_no)
-        normal, normal_server = escalated_run(work, "normal", body_file, args, round_no=round_no)
-        runs = [("bare aiohttp handler (baseline)", bare), ("escalated --durability full", full),
-                ("escalated --durability normal", normal)]  # fmt: skip
-        if against is not None and not against_first:
-            others = _against_runs(work, body_file, args, round_no=round_no, checkout=against)
-        runs += others
-        if args.http_only:
-            stub, _ = escalated_run(work, "full", body_file, args, round_no=round_no, stub_service=True)
-            runs.append(("escalated, Service.create stubbed", stub))
-        rounds.append((bare, full, normal, full_server, normal_server, runs))
+        targets = [bare_target(work)]
+        try:
+            targets.append(escalated_target(FULL, work, "full", round_no=round_no))
+            targets.append(escalated_target(NORMAL, work, "normal", round_no=round_no))
+            if against is not None:
+                for durability in ("full", "normal"):
+                    name = AGAINST.format(durability)
+                    targets.append(escalated_target(name, work, durability, round_no=round_no, checkout=against))
+            if args.http_only:
+                targets.append(escalated_target(STUB, work, "full", round_no=round_no, stub_service=True))
+            measure_round(targets, body_file, args, round_no=round_no)
+        finally:
+            for t in targets:
+                t.stop()
+        rounds.append({t.name: t.result() for t in targets})
+        servers.append({t.name: t.server for t in targets if t.server is not None})
     rates = [float(r) for r in args.rate.split(",") if r.strip()]
     paced_runs = [(rate, *paced_run(work, body, rate, args.paced_duration)) for rate in rates]
 
     header = f"{'create':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs bare':>10}{'CPU us/req':>12}{'loop busy':>11}  errors"
-    for i, (bare, _full, _normal, full_server, normal_server, runs) in enumerate(rounds, 1):
+    for i, (runs, round_servers) in enumerate(zip(rounds, servers, strict=True), 1):
         print(f"\nround {i} of {len(rounds)}")
         print(header)
-        for name, r in runs:
+        bare = runs[BARE]
+        for name, r in runs.items():
             errs = f"{r['non2xx']} non-2xx {r['socket_errors']}".strip()
             print(f"{name:<38}{r['rps']:>10.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}{r['rps'] / bare['rps']:>10.2f}"
                   f"{r['cpu_us']:>12.0f}{r['loop_busy']:>10.0%}  {errs}")  # fmt: skip
             print(f"{'':<40}{split_note(r)}")
-        for name, s in (("full", full_server), ("normal", normal_server)):
-            if s.writer_commits:
-                print(f"  group commit ({name}): {s.writer_jobs} write jobs in {s.writer_commits} commits "
-                      f"({s.writer_jobs / s.writer_commits:.1f} jobs per commit)")  # fmt: skip
-    if any(r["non2xx"] or r["socket_errors"] for rnd in rounds for _, r in rnd[5]):
+        for name, server in round_servers.items():
+            if server.writer_commits:
+                print(f"  group commit ({name}): {server.writer_jobs} write jobs in {server.writer_commits} commits "
+                      f"({server.writer_jobs / server.writer_commits:.1f} jobs per commit)")  # fmt: skip
+    if any(r["non2xx"] or r["socket_errors"] for runs in rounds for r in runs.values()):
         print("\nWARNING: some runs had errors (see above); their req/s are not comparable")
-    full_ratios = sorted(r[1]["rps"] / r[0]["rps"] for r in rounds)
-    normal_ratios = sorted(r[2]["rps"] / r[0]["rps"] for r in rounds)
-    print(f"\nover {len(rounds)} round(s): full/bare median {statistics.median(full_ratios):.2f}x "
-          f"(range {full_ratios[0]:.2f}-{full_ratios[-1]:.2f}); normal/bare median {statistics.median(normal_ratios):.2f}x")  # fmt: skip
+
+    def spread(values: list[float]) -> str:
+        values = sorted(values)
+        return f"median {statistics.median(values):.2f}x (range {values[0]:.2f}-{values[-1]:.2f})"
+
+    def ratios(name: str, key: str, over: str = BARE) -> list[float]:
+        return [runs[name][key] / runs[over][key] for runs in rounds]
+
+    print(f"\nover {len(rounds)} round(s), each run's slices interleaved with the others' in the same round:")
+    print(f"  CPU per request against the bare handler: full {spread(ratios(FULL, 'cpu_us'))}; "
+          f"normal {spread(ratios(NORMAL, 'cpu_us'))}")  # fmt: skip
+    print(f"  req/s against the bare handler: full {spread(ratios(FULL, 'rps'))}; normal {spread(ratios(NORMAL, 'rps'))}")
     if against:
         print(f"--against {against}:")
-        for durability, ours in (("full", 1), ("normal", 2)):
-            theirs = [dict(rnd[5])[f"--against: --durability {durability}"] for rnd in rounds]
-            ratios = sorted(t["rps"] / rnd[0]["rps"] for t, rnd in zip(theirs, rounds, strict=True))
-            # this version's req/s over the other's, round by round (same minutes, same baseline)
-            rel = sorted(rnd[ours]["rps"] / t["rps"] for t, rnd in zip(theirs, rounds, strict=True))
-            cpu = sorted(rnd[ours]["cpu_us"] / t["cpu_us"] for t, rnd in zip(theirs, rounds, strict=True))
-            print(f"  {durability}/bare median {statistics.median(ratios):.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
-                  f"this/against req/s median {statistics.median(rel):.2f} (range {rel[0]:.2f}-{rel[-1]:.2f}), "
-                  f"CPU per create {statistics.median(cpu):.2f}")  # fmt: skip
+        for durability, ours in (("full", FULL), ("normal", NORMAL)):
+            theirs = AGAINST.format(durability)
+            print(f"  {durability}: CPU per request against the bare handler {spread(ratios(theirs, 'cpu_us'))}; "
+                  f"this/against CPU per create {spread(ratios(ours, 'cpu_us', theirs))}, "
+                  f"req/s {spread(ratios(ours, 'rps', theirs))}")  # fmt: skip
+    full_ratios = sorted(ratios(FULL, "rps"))
+    if not paced_runs:
+        print(f"\ntarget: full >= 0.5x bare -> {statistics.median(full_ratios):.2f}x (median)")
+        return
     print()
     for rate, (lat, statuses, achieved), server in paced_runs:
         print(f"paced create at {rate:.0f} req/s for {args.paced_duration:.0f} s (--durability full, open loop): "
