@@ -375,6 +375,8 @@ def main() -> None:
     print(f"  CPU per request against the bare handler: full {spread(ratios(FULL, 'cpu_us'))}; "
           f"normal {spread(ratios(NORMAL, 'cpu_us'))}")  # fmt: skip
     print(f"  req/s against the bare handler: full {spread(ratios(FULL, 'rps'))}; normal {spread(ratios(NORMAL, 'rps'))}")
+    if args.http_only:
+        print(f"  Service.create stubbed (the HTTP layer alone): CPU per request against the bare handler {spread(ratios(STUB, 'cpu_us'))}")
     if against:
         print(f"--against {against}:")
         for durability, ours in (("full", FULL), ("normal", NORMAL)):
