@@ -420,3 +420,33 @@ def test_a_reply_to_the_human_running_the_agent_is_no_message_sent_for_someone()
     assert rules.classify_name("reply_to_human", line=1) == []
     assert rules.classify_name("ask_human", line=1) == []
     assert [f.rule for f in rules.classify_name("reply_to_customer", line=1)] == ["R5"]
+
+
+# -- modes 11 ----------------------------------------------------------------------------------
+
+PLAN_THEN_CODE = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(prompt):
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}]).choices[0].message.content
+
+
+def main(task):
+    plan = ask(f"Plan the steps of: {task}")
+    code = ask(f"Write a Python script for this plan:\\n{plan}")
+    subprocess.run(["python", "-c", code])
+"""
+
+
+def test_an_answer_put_into_the_next_request_is_that_requests_prompt(tmp_path: Path) -> None:
+    # devika's planner and researcher, MetaGPT's plans: the plan becomes the coder's prompt; what runs is the
+    # coder's answer, judged at the coder's call. The plan's own call reaches nothing.
+    calls = _calls(tmp_path, {"agent.py": PLAN_THEN_CODE})
+    assert calls[("agent.py", 13)][1] == "autonomous"
+    assert calls[("agent.py", 14)][1:] == ("required", ("R1",))
+    assert calls[("agent.py", 9)][1] == "required"  # the request itself serves the coder

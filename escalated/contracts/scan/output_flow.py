@@ -229,6 +229,10 @@ class OutputFlow:
                 consumer = self._parents.get(id(parent))
                 if isinstance(consumer, cst.Call):
                     self._consume(consumer, parent, scope, flow, depth=depth, paused=paused, derived=derived)
+                    if id(consumer) in self.llm_calls:
+                        # coder.execute(step_by_step_plan=plan): the answer is part of the next request's
+                        # prompt; what that request returns is its own answer, judged at that call.
+                        return
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
                     binding = target.target if isinstance(target.target, cst.Name) else None
