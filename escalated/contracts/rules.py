@@ -9,6 +9,7 @@ docs/contracts-scan.md documents the same table for users.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import attrs
 
@@ -378,6 +379,28 @@ def _is_message(ws: tuple[str, ...], receiver: set[str], everything: set[str], r
 _BOOKKEEPING = frozenset({
     "memory", "history", "messages", "cache", "buffer", "state", "context", "trace", "tracer", "span", "metrics", "chat_history", "scratchpad",
 })
+
+
+# The agent's own running record: its state, its conversation's messages, its history. A project
+# function named for one (add_message_to_project, add_to_current_state) keeps what the agent said
+# and did; the session.add() inside it is that bookkeeping, not a write to a system of record.
+_OWN_RECORDS = _BOOKKEEPING | {"message", "conversation", "conversations", "transcript", "chat"}
+
+
+def keeps_own_record(function: str) -> bool:
+    """``project_manager.add_message_from_devika``, ``agent_state.add_to_current_state``: a function whose
+    name says it keeps the agent's own state, messages or history (and names no stored object such as a
+    ticket or an order)."""
+    ws = set(words(function.rpartition(".")[2]))
+    return bool(ws & _OWN_RECORDS) and not ws & _STORED_OBJECTS
+
+
+def own_record_writes(function: str | None, found: Iterable[Finding]) -> list[Finding]:
+    """What a function keeping the agent's own record does, without the writes only its words made
+    look like records (a session.add() there): what its code shows (json.dump, a POST) still counts."""
+    if function is None or not keeps_own_record(function):
+        return list(found)
+    return [f for f in found if not (f.rule == "R6" and f.basis == "name")]
 
 
 def _is_write(ws: tuple[str, ...], receiver: set[str], full: str) -> bool:

@@ -450,3 +450,60 @@ def test_an_answer_put_into_the_next_request_is_that_requests_prompt(tmp_path: P
     assert calls[("agent.py", 13)][1] == "autonomous"
     assert calls[("agent.py", 14)][1:] == ("required", ("R1",))
     assert calls[("agent.py", 9)][1] == "required"  # the request itself serves the coder
+
+
+STATE_AND_MESSAGES = {
+    "state.py": """\
+from sqlmodel import Session
+
+
+class AgentState:
+    def __init__(self, engine):
+        self.engine = engine
+
+    def add_to_current_state(self, project, state):
+        with Session(self.engine) as session:
+            session.add(state)
+            session.commit()
+
+
+class Tickets:
+    def __init__(self, engine):
+        self.engine = engine
+
+    def add_note_to_ticket(self, ticket, note):
+        with Session(self.engine) as session:
+            session.add(note)
+            session.commit()
+""",
+    "agent.py": """\
+from openai import OpenAI
+
+from state import AgentState, Tickets
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self, engine):
+        self.agent_state = AgentState(engine)
+        self.tickets = Tickets(engine)
+
+    def think(self, project, prompt):
+        thought = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}]).choices[0].message.content
+        self.agent_state.add_to_current_state(project, thought)
+
+    def note(self, ticket, prompt):
+        note = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}]).choices[0].message.content
+        self.tickets.add_note_to_ticket(ticket, note)
+""",
+}
+
+
+def test_the_agents_own_state_and_messages_are_no_system_of_record(tmp_path: Path) -> None:
+    # devika's add_to_current_state and add_message_from_devika: the agent's state stack and chat log,
+    # kept in its own database; a note added to a ticket is still a write to a record.
+    calls = _calls(tmp_path, STATE_AND_MESSAGES)
+    assert calls[("agent.py", 14)][1:] == ("autonomous", ("R11",))
+    assert calls[("agent.py", 18)][1:] == ("reviewed", ("R6",))
+

@@ -358,7 +358,7 @@ class CallEffects:
         label = f"{via} -> {dotted}()" if via else f"{dotted}()"
         local = self._project_function(call) or self._instance_method(call)
         if local is not None:
-            return self.body_findings(local, via=label)
+            return rules.own_record_writes(dotted, self.body_findings(local, via=label))
         kit = self.toolkit_effect(call)
         if kit is not None:  # a library's toolkit runs its tools: what the table says they do
             return [attrs.evolve(kit, detail=f"{via} -> {kit.detail}")] if via else [kit]
@@ -366,7 +366,8 @@ class CallEffects:
         imported = self.tools.imported.get(qualified) if qualified is not None else None
         if imported is not None:  # a project function of another module, classified there
             # What it does, not what a tool would: reading private data is no side effect of a call.
-            return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in imported if f.kind != "read-only-tool"]
+            kept = rules.own_record_writes(qualified, [f for f in imported if f.kind != "read-only-tool"])
+            return [attrs.evolve(f, detail=f"{label} -> {_as_called(f.detail)}", line=line) for f in kept]
         browser = rules.browser_input(dotted, line=line)  # the callee first: the imports' scan is the dearer test
         if browser is not None and self.index.imports_from("playwright"):
             # page.mouse.click, page.keyboard.type in a module driving Playwright

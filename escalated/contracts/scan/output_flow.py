@@ -331,7 +331,7 @@ class OutputFlow:
         if found is None or qualified is None:
             return None
         label, line = f"{dotted_name(call.func) or '.'.join(qualified.split('.')[-2:])}()", self.line_of(call)
-        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found]
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in rules.own_record_writes(qualified, found)]
 
     def _passes_through(self, parent: cst.CSTNode, child: cst.CSTNode, scope: Scope) -> bool:
         """``return parse_script(text)``: the output handed to a project function (of this module or another)
