@@ -507,3 +507,36 @@ def test_the_agents_own_state_and_messages_are_no_system_of_record(tmp_path: Pat
     assert calls[("agent.py", 14)][1:] == ("autonomous", ("R11",))
     assert calls[("agent.py", 18)][1:] == ("reviewed", ("R6",))
 
+
+VALIDATED = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def validate_response(response):
+    if "response" not in response:
+        return False
+    else:
+        return response["response"]
+
+
+def answer(question):
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+    return validate_response(response)
+
+
+def should_stop(question):
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+    if "DONE" in response:
+        return False
+    return True
+"""
+
+
+def test_a_validator_returning_false_or_the_answer_chooses_nothing(tmp_path: Path) -> None:
+    # devika's validate_response: False refuses the answer (the retry decorator asks again), else the
+    # answer's field is handed back; an answer turned into True or False is still a choice.
+    calls = _calls(tmp_path, {"agent.py": VALIDATED})
+    assert calls[("agent.py", 14)][1] == "autonomous"
+    assert calls[("agent.py", 19)][1:] == ("sampled", ("R10",))

@@ -795,7 +795,8 @@ def _only_filters(statement: cst.CSTNode) -> bool:
         for line in _lines(node)
         for small in (line.body if isinstance(line, cst.SimpleStatementLine) else [None])
     )
-    return not shown_only and _filter_arms(statement, _names(statement.test))
+    tested = _names(statement.test)
+    return not shown_only and _filter_arms(statement, tested, rejects=_hands_back_answer(statement, tested))
 
 
 def _lines(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
@@ -808,7 +809,20 @@ def _lines(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return [cst.SimpleStatementLine(node.body)] if isinstance(node, cst.SimpleStatementSuite) else [node]
 
 
-def _filter_arms(statement: cst.If | cst.While, tested: set[str]) -> bool:
+def _hands_back_answer(statement: cst.CSTNode, tested: set[str]) -> bool:
+    """Some arm returns what the test looked at (not None): ``else: return response["key"]``."""
+    if isinstance(statement, cst.Return):
+        return statement.value is not None and not _constant(statement.value) and _handed_back(statement.value, tested)
+    if isinstance(statement, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+        return False
+    return any(_hands_back_answer(child, tested) for child in statement.children)
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in {"None", "True", "False"}
+
+
+def _filter_arms(statement: cst.If | cst.While, tested: set[str], *, rejects: bool = False) -> bool:
     arms: list[cst.BaseSuite] = [statement.body]
     orelse = statement.orelse
     while orelse is not None:
@@ -828,17 +842,21 @@ def _filter_arms(statement: cst.If | cst.While, tested: set[str]) -> bool:
             return False
         for line in lines:
             if isinstance(line, cst.If):
-                if not _filter_arms(line, tested | _names(line.test)):
+                if not _filter_arms(line, tested | _names(line.test), rejects=rejects):
                     return False
-            elif not isinstance(line, cst.SimpleStatementLine) or not all(_filters(small, tested) for small in line.body):
+            elif not isinstance(line, cst.SimpleStatementLine) or not all(_filters(small, tested, rejects=rejects) for small in line.body):
                 return False
     return True
 
 
-def _filters(small: cst.BaseSmallStatement, tested: set[str]) -> bool:
+def _filters(small: cst.BaseSmallStatement, tested: set[str], *, rejects: bool = False) -> bool:
+    """``rejects``: another arm hands the answer back, so ``return False`` here only refuses it (a
+    validator: ``if "response" not in response: return False`` / ``else: return response["response"]``)."""
     if isinstance(small, cst.Continue | cst.Break | cst.Pass | cst.Raise):
         return True
     if isinstance(small, cst.Return):
+        if rejects and isinstance(small.value, cst.Name) and small.value.value == "False":
+            return True
         return small.value is None or (isinstance(small.value, cst.Name) and small.value.value == "None") or _handed_back(small.value, tested)
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         return rules.only_displays(dotted_name(small.value.func) or "")
