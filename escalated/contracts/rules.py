@@ -340,11 +340,13 @@ def _commits_money(ws: tuple[str, ...]) -> bool:
     """place_order, book_flight, reserve_room, subscribe: the model spends someone's money."""
     if not ws:
         return False
-    if ws[0] == "order":  # order_pizza moves money; order_status, order_id name a record
-        return len(ws) > 1 and ws[1] not in _RECORD_FIELDS
+    if ws[0] == "order":  # order_pizza moves money; order_status, order_id name a record; order_by sorts
+        return len(ws) > 1 and ws[1] not in _RECORD_FIELDS | _SORTING
     return ws[0] in {"book", "reserve", "subscribe", "renew"} or (ws[0] in {"place", "submit", "create"} and "order" in ws)
 
 
+# query.order_by(Feed.created_at.desc()): an ORM's (SQLAlchemy, Django, Peewee) sort order, no purchase.
+_SORTING = frozenset({"by", "asc", "desc"})
 _RECORD_FIELDS = frozenset({"status", "id", "ids", "details", "info", "history", "number", "lookup", "total", "date", "state", "items"})
 
 

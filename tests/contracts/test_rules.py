@@ -83,6 +83,7 @@ def test_no_evidence_means_free_text() -> None:
         ("close_ticket", "R6"),
         ("save_extracted_content", "R6"),
         ("book_flight", "R2"),
+        ("order_pizza", "R2"),
     ],
 )
 def test_side_effect_names(name: str, expected: str) -> None:
@@ -96,7 +97,7 @@ def test_side_effect_names(name: str, expected: str) -> None:
         "get_payment_status", "print", "logger.info", "st.write", "self.memory.save_context", "cache.set",
         "SchemaOptimizer.create_optimized_json_schema", "asyncio.create_task", "self.register_new_step_callback",
         "_record_laminar_terminal_llm_spans", "self._broadcast_model_state", "client.close_session",
-        "remove_reasoning_content", "update_state",
+        "remove_reasoning_content", "update_state", "query.order_by", "Feed.query.order_by_desc",
     ],
 )
 def test_harmless_names_are_not_side_effects(name: str) -> None:
