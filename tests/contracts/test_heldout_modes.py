@@ -540,3 +540,33 @@ def test_a_validator_returning_false_or_the_answer_chooses_nothing(tmp_path: Pat
     calls = _calls(tmp_path, {"agent.py": VALIDATED})
     assert calls[("agent.py", 14)][1] == "autonomous"
     assert calls[("agent.py", 19)][1:] == ("sampled", ("R10",))
+
+
+NORMALISED = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def normalise(parsed):
+    parsed = [parsed] if parsed.strip() else []
+    return [item.strip() for item in parsed]
+
+
+def sub_queries(question):
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+    return normalise(response)
+
+
+def route(question):
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+    return ["search"] if "search" in response else []
+"""
+
+
+def test_the_answer_or_nothing_of_it_handed_back_chooses_nothing(tmp_path: Path) -> None:
+    # gpt-researcher's sub-queries: [parsed] if parsed.strip() else [] hands back the answer or nothing;
+    # a route name written in the code is still a choice.
+    calls = _calls(tmp_path, {"agent.py": NORMALISED})
+    assert calls[("agent.py", 12)][1] == "autonomous"
+    assert calls[("agent.py", 17)][1:] == ("sampled", ("R10",))

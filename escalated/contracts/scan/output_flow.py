@@ -868,10 +868,19 @@ def _filters(small: cst.BaseSmallStatement, tested: set[str], *, rejects: bool =
 
 
 def _handed_back(value: cst.BaseExpression, tested: set[str]) -> bool:
-    """What the test looked at (or None), perhaps trimmed, handed back: not a value of the code's own."""
+    """What the test looked at (or None, or an empty list, dict, tuple or string: nothing), perhaps
+    trimmed, handed back: not a value of the code's own."""
     if isinstance(value, cst.Name) and value.value == "None":
         return True
+    if _empty(value):
+        return True  # [single] if isinstance(single, str) else []: the answer, or nothing of it
     return bool(_names(value) & tested) and _pure(value)
+
+
+def _empty(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.List | cst.Tuple | cst.Dict | cst.Set):
+        return not value.elements
+    return isinstance(value, cst.SimpleString) and value.evaluated_value in ("", b"")
 
 
 def _names(node: cst.CSTNode) -> set[str]:
