@@ -316,6 +316,22 @@ def classify_name(name: str, *, line: int, qualified: str | None = None, subject
     return [_by_code(f, full) if _is_exact(full) else attrs.evolve(f, basis="name") for f in out]
 
 
+# The fact a side-effect rule stands for, for a library's action known by its documented name.
+_ACTION_FACTS = {"R1": "code-tool", "R2": "payment-tool", "R3": "deletion-tool", "R5": "message-tool", "R6": "file-edit-tool"}
+
+
+def action_facts(name: str) -> list[str]:
+    """What a library's documented action does (a Composio slug's ``send_email``), as fact kinds.
+
+    An action on someone's account that does not read changes something there (a star, a label):
+    a write, when no stronger rule matches."""
+    kinds = [_ACTION_FACTS[f.rule] for f in classify_name(name, line=0, subject="tool") if f.rule in _ACTION_FACTS]
+    ws = words(name)
+    if not kinds and ws and ws[0] not in _READ_VERBS:
+        kinds.append("file-edit-tool")
+    return list(dict.fromkeys(kinds))
+
+
 def _is_exact(full: str) -> bool:
     """SDKs and calls whose identity is the evidence: stripe.Refund.create, smtplib, os.remove, requests.post."""
     root = full.split(".")[0]

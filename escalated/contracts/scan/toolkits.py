@@ -98,6 +98,33 @@ _AGENTKIT_PROVIDERS: dict[str, tuple[str, str] | None] = {
     "ssh_action_provider": ("code-tool", "ssh_execute runs commands on a remote host"),
     "pyth_action_provider": None,  # price feeds: public data, read only
 }  # fmt: skip
+# Composio: ``composio.tools.get(user_id=..., toolkits=["GMAIL"], tools=["GITHUB_CREATE_AN_ISSUE"])`` and a
+# Tool Router session's ``composio.create(user_id=..., toolkits=[...]).tools()`` hand out actions on the
+# user's connected accounts, run at once when the model calls them. A toolkit offers all its actions;
+# what they can do, by the toolkit's slug. A tool slug is ``APP_ACTION``: its action words are what
+# Composio documents it to do. A toolkit not here leaves the tools "known at run time".
+_COMPOSIO_CLIENTS = frozenset({"composio.Composio", "composio_openai.ComposioToolSet", "composio.ComposioToolSet"})
+_COMPOSIO_APPS: dict[str, tuple[str, str] | None] = {
+    "gmail": ("message-tool", "sends and deletes email"), "outlook": ("message-tool", "sends and deletes email"),
+    "slack": ("message-tool", "posts messages"), "slackbot": ("message-tool", "posts messages"),
+    "discord": ("message-tool", "posts messages"), "discordbot": ("message-tool", "posts messages"),
+    "telegram": ("message-tool", "sends messages"), "whatsapp": ("message-tool", "sends messages"),
+    "microsoft_teams": ("message-tool", "posts messages"), "twitter": ("message-tool", "posts tweets"),
+    "linkedin": ("message-tool", "publishes posts"), "reddit": ("message-tool", "publishes posts and comments"),
+    "github": ("message-tool", "opens issues, pull requests and comments as the user, deletes repositories"),
+    "gitlab": ("message-tool", "opens issues, merge requests and comments as the user, deletes projects"),
+    "stripe": ("payment-tool", "creates charges, refunds and payouts"), "paypal": ("payment-tool", "sends payments"),
+    "square": ("payment-tool", "takes payments"),
+    "googledrive": ("deletion-tool", "deletes and writes files"), "dropbox": ("deletion-tool", "deletes and writes files"),
+    "notion": ("file-edit-tool", "writes pages"), "googledocs": ("file-edit-tool", "writes documents"),
+    "googlesheets": ("file-edit-tool", "writes sheets"), "airtable": ("file-edit-tool", "writes records"),
+    "hubspot": ("file-edit-tool", "writes CRM records"), "salesforce": ("file-edit-tool", "writes CRM records"),
+    "jira": ("file-edit-tool", "writes issues"), "linear": ("file-edit-tool", "writes issues"),
+    "asana": ("file-edit-tool", "writes tasks"), "trello": ("file-edit-tool", "writes cards"),
+    "googlecalendar": ("file-edit-tool", "writes events"),
+    # Public data only.
+    "hackernews": None, "weathermap": None, "composio_search": None, "serpapi": None, "tavily": None, "exa": None,
+}  # fmt: skip
 # Toolkit methods and attributes that hand out the toolkit's tools.
 TOOL_GETTERS = frozenset({"get_tools", "tools", "get_tool_list", "as_tools"})
 
@@ -114,6 +141,9 @@ def toolkit_of(
     index: ModuleIndex, call: cst.Call, value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None], *, line: int
 ) -> Toolkit | None:
     """What the tools of ``ShellTools()`` or ``kit.get_tools()`` do, and whether they ask a human first."""
+    composio = _composio_tools(index, call, value_of, line=line)
+    if composio is not None:
+        return composio
     built: cst.BaseExpression | None = call
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in TOOL_GETTERS:
         built = call.func.value
@@ -160,6 +190,48 @@ def _agentkit_tools(
         return Toolkit("AgentKit tools", (rules.fact("tool-reads-only", f"AgentKit's actions only read ({qualified})", line),), qualified)
     found = tuple(rules.fact(fact, f"AgentKit {'; '.join(whats)} ({qualified})", line) for fact, whats in facts.items())
     return Toolkit("AgentKit tools", found, qualified)
+
+
+def _composio_tools(
+    index: ModuleIndex, call: cst.Call, value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None], *, line: int
+) -> Toolkit | None:
+    """``composio.tools.get(...)`` or ``session.tools()`` of ``composio.create(...)``: the actions of the
+    toolkits and tool slugs written there, on a ``Composio`` client."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    if func.attr.value == "get" and isinstance(func.value, cst.Attribute) and func.value.attr.value == "tools":
+        client, chosen = func.value.value, call
+    elif func.attr.value == "tools":
+        session = value_of(func.value) if isinstance(func.value, cst.Name) else func.value
+        if not (isinstance(session, cst.Call) and isinstance(session.func, cst.Attribute) and session.func.attr.value == "create"):
+            return None
+        client, chosen = session.func.value, session
+    else:
+        return None
+    built = value_of(client) if isinstance(client, cst.Name) else client
+    qualified = index.qualified(built.func) if isinstance(built, cst.Call) else None
+    if qualified not in _COMPOSIO_CLIENTS:
+        return None
+    keywords = {a.keyword.value: a.value for a in chosen.args if a.keyword is not None}
+    toolkits, slugs = _names(keywords.get("toolkits")), _names(keywords.get("tools"))
+    facts: dict[str, list[str]] = {}
+    for toolkit in sorted(toolkits or ()):
+        known = _COMPOSIO_APPS.get(toolkit.lower(), ("tools-unresolved", "not analysed: a toolkit whose actions the scan does not know"))
+        if known is not None:
+            facts.setdefault(known[0], []).append(f"{toolkit}: {known[1]}")
+    for slug in sorted(slugs or ()):
+        app, _, action = slug.lower().partition("_")
+        for kind in rules.action_facts(action or app):
+            facts.setdefault(kind, []).append(slug)
+    if toolkits is None and slugs is None:
+        why = "not analysed: the toolkits are not written in the code"
+        return Toolkit("Composio tools", (rules.fact("tools-unresolved", f"Composio tools: {why} ({qualified})", line),), qualified)
+    if not facts:
+        why = f"Composio tools {', '.join(sorted((toolkits or set()) | (slugs or set())))}: nothing sent, deleted or written"
+        return Toolkit("Composio tools", (rules.fact("tool-reads-only", f"{why} ({qualified})", line),), qualified)
+    found = tuple(rules.fact(fact, f"Composio {'; '.join(whats)} ({qualified})", line) for fact, whats in facts.items())
+    return Toolkit("Composio tools", found, qualified)
 
 
 def agno_risky_tools(qualified: str, built: cst.Call) -> tuple[str, ...] | None:
