@@ -1005,10 +1005,20 @@ _COPIES = frozenset({"dict", "copy", "deepcopy"})  # not list(): a stream's chun
 
 
 def _copies(func: cst.BaseExpression) -> bool:
-    """``dict(output)``, a copy; ``json.loads(output)``, the answer parsed: the output itself still."""
+    """``dict(output)``, a copy; ``json.loads(output)``, ``output_format.model_validate_json(output)``: the
+    answer parsed (into the schema asked for): the output itself still."""
     if isinstance(func, cst.Name):
         return func.value in _COPIES
-    return dotted_name(func) == "json.loads" or _joins(func)
+    validated = isinstance(func, cst.Attribute) and func.attr.value in _VALIDATES
+    return dotted_name(func) == "json.loads" or validated or _joins(func)
+
+
+# A schema's parse of the answer (pydantic's model_validate_json, a TypeAdapter's validate_json): the
+# structured output the caller asked for, the answer itself.
+_VALIDATES = frozenset({
+    "model_validate", "model_validate_json", "model_validate_strings", "parse_raw", "parse_obj", "validate_json",
+    "validate_python", "validate_strings",
+})  # fmt: skip
 
 
 def _records(func: cst.BaseExpression) -> bool:
