@@ -96,3 +96,49 @@ def test_a_tools_get_of_another_client_is_not_composio(tmp_path: Path) -> None:
     other = DIRECT.replace("from composio import Composio", "from acme import Composio")
     calls = _calls(tmp_path, {"other.py": other.format(chosen='toolkits=["GMAIL"]')})
     assert calls[("other.py", 7)][1:] == ("reviewed", ("R7",))
+
+
+HOSTED = """\
+from agents import Agent, HostedMCPTool, Runner
+from composio import Composio
+
+composio = Composio()
+session = composio.create(user_id="user_123"{toolkits})
+router = HostedMCPTool(tool_config={{"type": "mcp", "server_label": "tool_router", "server_url": {url}, "require_approval": "never"}})
+agent = Agent(name="Assistant", instructions="Help the user.", tools=[router])
+print(Runner.run_sync(starting_agent=agent, input=input()).final_output)
+"""
+
+LANGCHAIN_MCP = """\
+import asyncio
+
+from composio import Composio
+from langchain.agents import create_agent
+from langchain_mcp_adapters.client import MultiServerMCPClient
+
+session = Composio().create(user_id="user_123", toolkits=["googlesheets"])
+
+
+async def main():
+    client = MultiServerMCPClient({"composio": {"transport": "streamable_http", "url": session.mcp.url, "headers": session.mcp.headers}})
+    tools = await client.get_tools()
+    agent = create_agent(model="openai:gpt-4o", tools=tools)
+    print(await agent.ainvoke({"messages": [{"role": "user", "content": input()}]}))
+
+asyncio.run(main())
+"""
+
+
+def test_a_tool_router_sessions_mcp_server_offers_its_toolkits(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {
+        "mail.py": HOSTED.format(toolkits=', toolkits=["github", "gmail"]', url="session.mcp.url"),
+        "every.py": HOSTED.format(toolkits="", url="session.mcp.url"),  # no toolkits written: all of them
+        "other.py": HOSTED.format(toolkits=', toolkits=["gmail"]', url='"https://mcp.example.com"'),
+        "sheets.py": LANGCHAIN_MCP,
+    })  # fmt: skip
+    assert calls == {
+        ("mail.py", 8): ("agents.Runner.run_sync", "required", ("R5",)),
+        ("every.py", 8): ("agents.Runner.run_sync", "required", ("R5",)),
+        ("other.py", 8): ("agents.Runner.run_sync", "reviewed", ("R7",)),  # another server: unknown tools
+        ("sheets.py", 14): ("ainvoke", "reviewed", ("R6",)),
+    }

@@ -198,6 +198,14 @@ def _composio_tools(
     """``composio.tools.get(...)`` or ``session.tools()`` of ``composio.create(...)``: the actions of the
     toolkits and tool slugs written there, on a ``Composio`` client."""
     func = call.func
+    served = _composio_served(call)
+    if served is None and isinstance(func, cst.Attribute) and func.attr.value == "get_tools" and isinstance(func.value, cst.Name):
+        # await MultiServerMCPClient({"composio": {"url": session.mcp.url, ...}}).get_tools()
+        client = value_of(func.value)
+        served = _composio_served(client) if isinstance(client, cst.Call) else None
+    if served is not None:
+        # HostedMCPTool(tool_config={"server_url": session.mcp.url, ...}): the session's tools over MCP.
+        func = cst.Attribute(value=served, attr=cst.Name("tools"))
     if not isinstance(func, cst.Attribute):
         return None
     if func.attr.value == "get" and isinstance(func.value, cst.Attribute) and func.value.attr.value == "tools":
@@ -224,6 +232,10 @@ def _composio_tools(
         app, _, action = slug.lower().partition("_")
         for kind in rules.action_facts(action or app):
             facts.setdefault(kind, []).append(slug)
+    if toolkits is None and slugs is None and chosen is not call and "search" not in keywords:
+        # A Tool Router session with no toolkits written reaches every toolkit the user connects.
+        why = "a Tool Router session with no toolkits written: every toolkit the user connects, Gmail's send among them"
+        return Toolkit("Composio tools", (rules.fact("message-tool", f"Composio {why} ({qualified})", line),), qualified)
     if toolkits is None and slugs is None:
         why = "not analysed: the toolkits are not written in the code"
         return Toolkit("Composio tools", (rules.fact("tools-unresolved", f"Composio tools: {why} ({qualified})", line),), qualified)
@@ -232,6 +244,22 @@ def _composio_tools(
         return Toolkit("Composio tools", (rules.fact("tool-reads-only", f"{why} ({qualified})", line),), qualified)
     found = tuple(rules.fact(fact, f"Composio {'; '.join(whats)} ({qualified})", line) for fact, whats in facts.items())
     return Toolkit("Composio tools", found, qualified)
+
+
+def _composio_served(call: cst.Call) -> cst.BaseExpression | None:
+    """The session whose MCP server an MCP tool's configuration names (``"server_url": session.mcp.url``,
+    ``url=session.mcp.url``), or None."""
+    values: list[cst.BaseExpression] = [arg.value for arg in call.args]
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.Dict):
+            values.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        elif (
+            isinstance(value, cst.Attribute) and value.attr.value == "url"
+            and isinstance(value.value, cst.Attribute) and value.value.attr.value == "mcp"
+        ):  # fmt: skip
+            return value.value.value
+    return None
 
 
 def agno_risky_tools(qualified: str, built: cst.Call) -> tuple[str, ...] | None:

@@ -237,8 +237,11 @@ class ToolResolver:
                 return
         if self._public_spec(expr, scope):
             return  # YahooFinanceToolSpec().to_tool_list(): public pages and market data
-        if isinstance(expr, cst.Call):
-            toolkit = self.toolkit(expr, scope)
+        if isinstance(expr, cst.Call | cst.Await):
+            # await client.get_tools(): a toolkit's tools handed out by a coroutine
+            toolkit = self.toolkit(expr.expression, scope) if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call) else (
+                self.toolkit(expr, scope) if isinstance(expr, cst.Call) else None
+            )  # fmt: skip
             if toolkit is not None:
                 tools.append(toolkit)
                 return
