@@ -38,7 +38,7 @@ def provider_families(wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> 
     for owner in sorted(wrappers):
         module, _, name = owner.rpartition(".")
         for method, found in wrappers[owner].items():
-            if method and "." not in method and not method.startswith("__") and module:
+            if method and "." not in method and not method.startswith("__") and not method.endswith("()") and module:
                 classes.setdefault(method, set()).add(name)
                 first.setdefault(method, found)
     return {method: first[method] for method, names in classes.items() if len(names) >= 2}
@@ -156,6 +156,12 @@ class CallMatcher:
             kind = self.kind_of(callee, scope)
             if kind is not None and kind.kind.startswith("callable:"):
                 return Match(kind.provider, kind.kind.partition(":")[2], kind.confidence, kind)
+            if kind is not None and kind.kind.startswith("wrapper:"):
+                # llm_client(convo) with llm_client an instance of another module's class whose __call__
+                # returns the model's answer.
+                owner = kind.kind.partition(":")[2]
+                if "__call__" in self.wrappers.get(owner, {}):
+                    return Match(kind.provider, f"{_declared_by(owner.rpartition('.')[2], '__call__')}.__call__", "medium", kind)
             # llm("prompt") on a model built here (old LangChain); a typed
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
@@ -180,7 +186,7 @@ class CallMatcher:
             return family
         return self._shape_match(callee, node)
 
-    def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
+    def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope, *, method: str | None = None) -> Match | None:
         """``self._aask(prompt)`` in ``class WritePlan(Action)``, where ``Action`` (another module's class)
         has the method and it returns a model's output: the subclass calls the base's wrapper, private or not,
         unless the class (or a base of the module between them) defines the method itself. ``super().m(…)``
@@ -195,7 +201,9 @@ class CallMatcher:
         index = getattr(self, "index", None)
         if index is None:
             return None
-        method, todo = callee.attr.value, [scope.class_name.split(".")[0]]
+        method, todo = method or callee.attr.value, [scope.class_name.split(".")[0]]
+        if not is_super and not index.class_bases.get(todo[0]) and f"{todo[0]}.{method.removesuffix('()')}" not in index.scopes:
+            return self._mixed_into(method)
         seen: set[str] = set()
         while todo and len(seen) < 8:
             name = todo.pop(0)
@@ -203,7 +211,7 @@ class CallMatcher:
                 continue
             seen.add(name)
             own = is_super and name == scope.class_name.split(".")[0]
-            if name in index.class_nodes and f"{name}.{method}" in index.scopes and not own:
+            if name in index.class_nodes and f"{name}.{method.removesuffix('()')}" in index.scopes and not own:
                 return None  # defined here: the module's own (match_local's) method
             for base in index.class_bases.get(name, ()):
                 qualified = self.qualified(base.value)
@@ -213,6 +221,21 @@ class CallMatcher:
                 if isinstance(base.value, cst.Name) and base.value.value in index.class_nodes:
                     todo.append(base.value.value)
         return None
+
+    def _mixed_into(self, method: str) -> Match | None:
+        """``self.get_llm()`` in ``class RelevantFilesMixin:`` (no base class, no such method): a mixin, whose
+        method comes from the classes it is mixed into. When every project class with a wrapper method of
+        that name has the same one (``BaseAgent.get_llm()``, inherited by each agent), it is that one."""
+        found = {
+            (_declared_by(owner.rpartition(".")[2], method), methods[method])
+            for owner, methods in self.wrappers.items() if method in methods
+        }  # fmt: skip
+        declared = {name for name, _found in found}
+        answers = {answer for _name, answer in found}
+        if len(answers) != 1 or len(declared) != 1:
+            return None
+        (name,), (answer,) = declared, answers
+        return Match(answer[0], f"{name}.{method}", "medium", None)
 
     def _base_wrapper(self, qualified: str, method: str) -> tuple[str, str] | None:
         """The wrapper method of a base class, also when imported through a package that re-exports it

@@ -23,7 +23,7 @@ from escalated.contracts import rules
 
 from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
-from escalated.contracts.scan.syntax import McpServers, tools_in_args
+from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind
 from escalated.contracts.scan.resolve import Resolver
@@ -95,6 +95,15 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
             found[f"{name}()"] = returned
     for owner, method, _built in crew_methods(index):
         found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
+    for qualname, scope in index.scopes.items():
+        # def for_provider(provider) -> type["BaseLLMClient"]: it hands out a class of the module (or a
+        # subclass), so BaseLLMClient.for_provider(p)(config) elsewhere builds a BaseLLMClient.
+        handed = _class_returned(index, scope)
+        top = scope.parent is index.module_scope or (
+            scope.class_name is not None and "." not in scope.class_name and qualname.count(".") == 1 and qualname.startswith(f"{scope.class_name}.")
+        )
+        if handed is not None and top:
+            found.setdefault(f"{qualname}()", Kind("project", f"class:{handed}"))
     for qualname in index.class_nodes:
         if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
             # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
@@ -104,6 +113,22 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
 
 
 _INTERFACE_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})
+_TYPE_OF = frozenset({"type", "Type", "typing.Type", "typing_extensions.Type"})
+
+
+def _class_returned(index: ModuleIndex, scope: Scope) -> str | None:
+    """``-> type[Model]``, ``-> Type["Model"]``: the module's top-level class a function returns, not an instance."""
+    returns = getattr(scope.node, "returns", None)
+    annotation = returns.annotation if returns is not None else None
+    if not isinstance(annotation, cst.Subscript) or len(annotation.slice) != 1:
+        return None
+    outer = annotation.value
+    if not (isinstance(outer, cst.Name) and outer.value == "type") and index.qualified(outer) not in _TYPE_OF:
+        return None
+    element = annotation.slice[0].slice
+    inner = element.value if isinstance(element, cst.Index) else None
+    name = inner.value if isinstance(inner, cst.Name) else (literal(inner) if isinstance(inner, cst.SimpleString) else None)
+    return name if name is not None and name in index.class_nodes else None
 
 
 def _declares_only(resolver: Resolver, index: ModuleIndex, qualname: str) -> bool:
@@ -258,14 +283,15 @@ def wrapper_exports(returns_output: Mapping[str, tuple[str, str]]) -> dict[str, 
     """``LLM.completion`` returns the output -> ``{"LLM": {"completion": ...}}``; ``ask`` -> ``{"ask": {"": ...}}``.
 
     Only top-level functions and methods of top-level classes: what another module can call, or a
-    subclass in another module (``self._aask(…)`` of ``Action._aask``: private methods too).
+    subclass in another module (``self._aask(…)`` of ``Action._aask``: private methods too). Of the
+    dunder methods only ``__call__``: ``client(convo)`` on an instance built elsewhere runs it.
     """
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for qualname, found in sorted(returns_output.items()):
         parts = qualname.split(".")
         if len(parts) == 1:
             out.setdefault(parts[0], {})[""] = found
-        elif len(parts) == 2 and not parts[1].startswith("__"):
+        elif len(parts) == 2 and (not parts[1].startswith("__") or parts[1] == "__call__"):
             out.setdefault(parts[0], {})[parts[1]] = found
     return out
 

@@ -511,7 +511,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         context = attrs.evolve(context, wrappers=wrappers)
         unseen = _Unseen(wrappers, table)
         calling = {id(entry) for entry in found_callers}
-        named = _named_callers([*analysable, *callers], wrappers)
+        named = _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         inherited = _inherited(owned, bases, defined, subclasses)
@@ -608,9 +608,12 @@ class _WrapperWords:
         self.methods: dict[str, set[str]] = {}
         for owner, methods in wrappers.items():
             name = owner.rpartition(".")[2]
-            self.names.add(name)
+            self.names.add(name.removesuffix("()"))
             for method in methods:
-                if method:
+                if method.endswith("()"):
+                    # get_llm(), a method handing out a wrapper: called on self in a subclass or a mixin, by any receiver.
+                    self.names.add(method.removesuffix("()"))
+                elif method:
                     self.methods.setdefault(method, set()).update(ending.lower() for ending in _named_after(name))
                 if method in families:  # a provider family's method, on a receiver named for a model (self.llm)
                     self.methods[method].update(PROVIDER_WORDS)
@@ -909,6 +912,16 @@ def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
     return {entry.rel for entry in entries if calling.search(entry.source.replace("_", ""))}
 
 
+def _mixin_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+    """Modules calling ``self.get_llm(`` where ``get_llm`` hands out a wrapper (``BaseAgent.get_llm()``): a
+    mixin calls it on whatever class it is mixed into, importing nothing of it."""
+    handed = sorted({method.removesuffix("()") for methods in wrappers.values() for method in methods if method.endswith("()")})
+    if not handed:
+        return set()
+    calling = re.compile(r"\bself\.(?:" + "|".join(re.escape(m) for m in handed) + r")\s*\(")
+    return {entry.rel for entry in entries if calling.search(entry.source)}
+
+
 def _named_after(class_name: str) -> list[str]:
     """The names a receiver of the class may have: the class's, and its endings that start a CamelCase
     word, three letters or more (``BaseLLM``: ``llm``), as ``call_match`` reads them."""
@@ -920,12 +933,18 @@ def _wrapper_callers(
     skip: set[str],
 ) -> list[_Module]:
     """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
-    names = sorted({method or owner for _rel, found in wrappers for owner, methods in found.items() for method in methods})
+    # get_llm() (a method handing out a wrapper) is called as get_llm(.
+    names = sorted({(method or owner).removesuffix("()") for _rel, found in wrappers for owner, methods in found.items() for method in methods})
     if not names:
         return []
     alternatives = b"|".join(re.escape(n.encode()) for n in names)
     # Its call, or its import under another name (from .subscription import chat as chat_subscription).
-    calling = re.compile(rb"\b(?:" + alternatives + rb")\s*\(|\bimport\b[^\n]*\b(?:" + alternatives + rb")[ \t]+as[ \t]")
+    shapes = rb"\b(?:" + alternatives + rb")\s*\(|\bimport\b[^\n]*\b(?:" + alternatives + rb")[ \t]+as[ \t]"
+    # A class whose instances are called (__call__ returns the answer): its import, the instance is called by any name.
+    called = sorted({owner.rpartition(".")[2] for _rel, found in wrappers for owner, methods in found.items() if "__call__" in methods})
+    if called:
+        shapes += rb"|\bimport\b[^\n]*\b(?:" + b"|".join(re.escape(n.encode()) for n in called) + rb")\b"
+    calling = re.compile(shapes)
     parsed: list[_Module] = []
     for rel in sorted(set(tree.others.values()) - skip):
         try:

@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
-from escalated.contracts.scan.index import ModuleIndex, Scope, WorkMeter
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, WorkMeter
 from escalated.contracts.scan.kinds import Kind, Match
 from escalated.contracts.scan.positions import Positions
 from escalated.contracts.scan.resolve import Resolver
@@ -133,7 +133,7 @@ def analyse_module(
         return ModuleCalls((), {})
     context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, budget=budget, project=project,
                        tool_sites=tool_sites)
-    result = context.analyse(primitives, sites)
+    result = _handed_out(context.analyse(primitives, sites), index)
     # The module's own wrappers, in rounds: each round's call sites may make their callers wrappers too.
     for _ in range(_WRAPPER_ROUNDS):
         grown = {q: v for q, v in result.returns_output.items() if q not in local}
@@ -150,7 +150,7 @@ def analyse_module(
         if not found_sites:
             break
         sites += found_sites
-        result = context.analyse(primitives, sites)
+        result = _handed_out(context.analyse(primitives, sites), index)
     return _bound_wrappers(result, index)
 
 
@@ -168,6 +168,30 @@ def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
                     return True
         child = parent
     return False
+
+
+def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
+    """``def get_llm(self): … async def client(convo): return await llm_client(convo) … return client``:
+    a function handing out a wrapper it defines (or one of the module's wrapper functions), not its
+    answer. What it returns asks the model when called: ``llm = self.get_llm(); await llm(convo)``. Kept
+    as ``BaseAgent.get_llm()`` (calling the function's result), a wrapper of its own for other modules."""
+    handed: dict[str, tuple[str, str]] = {}
+    for qualname, scope in index.scopes.items():
+        if not isinstance(scope.node, cst.FunctionDef) or f"{qualname}()" in result.returns_output:
+            continue
+        for node in index.walk(scope.node.body, skip_defs=True):
+            if not (isinstance(node, cst.Return) and isinstance(node.value, cst.Name)):
+                continue
+            name = node.value.value
+            found = result.returns_output.get(f"{qualname}.{name}")
+            if found is None and name not in scope.params and (qualname, name) not in index.values and (MODULE_SCOPE, name) not in index.values:
+                found = result.returns_output.get(name)  # return ask: the module's wrapper function itself
+            if found is not None:
+                handed[f"{qualname}()"] = found
+                break
+    if not handed:
+        return result
+    return attrs.evolve(result, returns_output={**result.returns_output, **handed})
 
 
 def _bound_wrappers(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:

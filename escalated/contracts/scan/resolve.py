@@ -19,7 +19,7 @@ from escalated.contracts.scan import apis
 from escalated.contracts.scan.call_match import CallMatcher
 from escalated.contracts.scan.crews import crew_built
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind, weaker
+from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind, Match, weaker
 from escalated.contracts.scan.syntax import dotted_tail, literal
 
 
@@ -324,7 +324,15 @@ class Resolver(CallMatcher):
             provider = next(iter(sorted(self.wrappers[qualified].values())))[0]
             return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
         if qualified is not None and f"{qualified}()" in self.externals:
-            return self.externals[f"{qualified}()"]  # a helper in another module returns a client
+            handed = self.externals[f"{qualified}()"]  # a helper in another module returns a client
+            if handed.kind.startswith("class:"):
+                return self._class_of(handed.kind.partition(":")[2], qualified, node)
+            return handed
+        if isinstance(node.func, cst.Name) and self._depth < 3:
+            # llm_client = client_class(config) with client_class = BaseLLMClient.for_provider(p): an instance.
+            held = self.lookup(node.func.value, scope)
+            if held is not None and held.kind.startswith("class:"):
+                return self._instance_of(held.kind.partition(":")[2], node)
         if qualified in apis.SMOL_UIS:
             # GradioUI(agent): serving the agent runs it (and its tools) for each visitor.
             agent = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "agent"), None)
@@ -361,6 +369,9 @@ class Resolver(CallMatcher):
             annotated = self._annotation(returns.annotation) if returns is not None else None
             if annotated is not None:
                 return annotated
+        asks = self._handed_out(node, qualified, scope)
+        if asks is not None:
+            return asks
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             inner = self.kind_of(node.func.value, scope)
@@ -371,6 +382,11 @@ class Resolver(CallMatcher):
                 return None
             if inner.kind.startswith("object:"):
                 return self._crew_of(inner.kind.partition(":")[2], method, node)
+            gives = self.wrappers.get(inner.kind.partition(":")[2], {}).get(f"{method}()") if inner.kind.startswith("wrapper:") else None
+            if gives is not None:
+                # llm = agent.get_llm() with agent an instance of another module's class handing out a wrapper.
+                owner = inner.kind.partition(":")[2].rpartition(".")[2]
+                return Kind(gives[0], f"callable:{owner}.{method}()", "medium", origin=node)
             if inner.kind == "client" and method in apis.CLIENT_COPIES:
                 return inner
             maf = _maf_derived(inner, method, node)
@@ -383,6 +399,41 @@ class Resolver(CallMatcher):
             if inner.provider == "google-genai" and dotted_tail(node.func) in {"chats.create", "aio.chats.create"}:
                 return Kind("google-genai", "genai-chat", inner.confidence, origin=node, base=inner)
         return None
+
+    def _handed_out(self, node: cst.Call, qualified: str | None, scope: Scope) -> Kind | None:
+        """``self.get_llm(name)`` (a base class's method in another module) or ``make_llm()``: a function
+        handing out a wrapper it defines (``get_llm()`` among the wrappers, see module._handed_out). What it
+        returns asks the model when called. (On another object, ``agent.get_llm()``: see _call_kind.)"""
+        found: Match | None = None
+        func = node.func
+        if qualified is not None:
+            wrapped = self.wrappers.get(f"{qualified}()", {}).get("")
+            if wrapped is not None:
+                found = Match(wrapped[0], f"{qualified.rpartition('.')[2]}()", "medium", None)
+        if found is None and isinstance(func, cst.Attribute) and _is_self(func.value):
+            found = self._inherited_wrapper(func, scope, method=f"{func.attr.value}()")
+        if found is None:
+            return None
+        return Kind(found.provider, f"callable:{found.api}", "medium", origin=node)
+
+    def _class_of(self, name: str, helper: str, node: cst.Call) -> Kind:
+        """The class ``name`` that ``helper`` (a function or method of another module, ``-> type[name]``)
+        hands out, named as the other modules' tables name it: ``pkg.llm.BaseLLMClient``."""
+        parts = helper.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            candidate = ".".join([*parts[:end], name])
+            if candidate in self.wrappers or candidate in self.externals:
+                return Kind("project", f"class:{candidate}", "medium", origin=node)
+        return Kind("project", f"class:{name}", "medium", origin=node)
+
+    def _instance_of(self, qualified: str, node: cst.Call) -> Kind:
+        """An instance of the class a name holds: another module's class with wrapper methods (its
+        ``__call__`` too), or a project object."""
+        methods = self.wrappers.get(qualified, {})
+        if methods and "" not in methods:
+            provider = next(iter(sorted(methods.values())))[0]
+            return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
+        return Kind("project", f"object:{qualified}", "medium", origin=node)
 
     def _boto_client(self, node: cst.Call, qualified: str | None) -> Kind | None:
         """boto3.client("bedrock-runtime") or session.client(service_name="bedrock-runtime") in a boto3 module."""
@@ -498,3 +549,7 @@ def _maf_derived(inner: Kind, method: str, node: cst.Call) -> Kind | None:
     if inner.kind in {"maf-client", "maf-workflow"} and method in {"as_agent", "create_agent"}:
         return Kind(inner.provider, "maf-agent", inner.confidence, origin=node, base=inner)
     return None
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in {"self", "cls"}

@@ -36,7 +36,7 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
             return Match(local[nested][0], func.value, "medium", None)
         found = local.get(func.value)
         if found is None or _shadowed(func.value, scope):
-            return None
+            return _instance_called(resolver, func, scope, local) or _handed_called(resolver, func, scope, local)
         return Match(found[0], func.value, "medium", None)
     if not isinstance(func, cst.Attribute):
         return None
@@ -52,6 +52,47 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     if found is None or qualname is None:
         return None
     return Match(found[0], qualname, "medium", None)
+
+
+def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
+    """``await self(convo)`` in a method of ``LLMClient``, or ``client(convo)`` with ``client = LLMClient()``:
+    calling an instance runs its class's ``__call__``, a wrapper when it returns the model's answer."""
+    if func.value == "cls":
+        return None  # cls(...) builds an instance
+    owner = _owner(resolver, func, scope)
+    qualname = f"{owner}.__call__" if owner else None
+    found = local.get(qualname) if qualname is not None else None
+    if found is None or qualname is None:
+        return None
+    return Match(found[0], qualname, "medium", None)
+
+
+def _handed_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
+    """``llm = self.get_llm(); await llm(convo)``: the name holds what a function of the module hands
+    out, a wrapper it defines (``BaseAgent.get_llm()``, see module._handed_out)."""
+    current: Scope | None = scope
+    index = resolver.index
+    while current is not None:
+        value = index.values.get((current.qualname, func.value))
+        if value is not None or func.value in current.params:
+            break
+        current = current.parent
+    else:
+        return None
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if not isinstance(value, cst.Call) or current is None:
+        return None
+    callee = value.func
+    if isinstance(callee, cst.Name):
+        key = _nested(f"{callee.value}()", current, local) or f"{callee.value}()"
+    elif isinstance(callee, cst.Attribute):
+        owner = _owner(resolver, callee.value, current)
+        key = f"{owner}.{callee.attr.value}()" if owner else ""
+    else:
+        return None
+    found = local.get(key)
+    return Match(found[0], key, "medium", None) if found is not None else None
 
 
 def _nested(name: str, scope: Scope, local: LocalWrappers) -> str | None:

@@ -1,0 +1,203 @@
+"""Held out recall 3: model clients handed out rather than called where they are made.
+
+Written from what real coding agents do (a client class per provider chosen by a
+static method annotated ``-> type[Base]``, called as an instance through ``__call__``;
+an agent base class whose ``get_llm()`` hands out a closure around it; mixins calling
+it on whatever agent they are mixed into; one name bound to two SDKs' clients; a
+message list whose last element is returned); the repositories themselves stay out of
+this repository, only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_files
+
+
+def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
+    result = scan_files(tmp_path, files)
+    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode) for c in result.calls}
+
+
+CLIENTS = {
+    "core/__init__.py": "",
+    "core/llm/__init__.py": "",
+    "core/llm/base.py": """\
+class BaseLLMClient:
+    def __init__(self, config):
+        self.config = config
+
+    async def _make_request(self, convo):
+        raise NotImplementedError()
+
+    async def __call__(self, convo, parser=None):
+        response = await self._make_request(convo)
+        if parser:
+            response = parser(response)
+        return response, len(convo)
+
+    async def api_check(self):
+        resp, _n = await self(["Reply START"])
+        return bool(resp)
+
+    @staticmethod
+    def for_provider(provider) -> type["BaseLLMClient"]:
+        from .openai_client import OpenAIClient
+        from .anthropic_client import AnthropicClient
+
+        return OpenAIClient if provider == "openai" else AnthropicClient
+""",
+    "core/llm/openai_client.py": """\
+from openai import AsyncOpenAI
+
+from .base import BaseLLMClient
+
+
+class OpenAIClient(BaseLLMClient):
+    async def _make_request(self, convo):
+        client = AsyncOpenAI()
+        response = await client.chat.completions.create(model="gpt-4o", messages=convo)
+        return response.choices[0].message.content
+""",
+    "core/llm/anthropic_client.py": """\
+from anthropic import AsyncAnthropic
+
+from .base import BaseLLMClient
+
+
+class AnthropicClient(BaseLLMClient):
+    async def _make_request(self, convo):
+        client = AsyncAnthropic()
+        response = await client.messages.create(model="claude-sonnet-4-0", max_tokens=1024, messages=convo)
+        return response.content[0].text
+""",
+}
+
+RUNNER = {
+    "core/runner.py": """\
+import subprocess
+
+from core.llm.base import BaseLLMClient
+
+
+async def run_step(config, convo):
+    client_class = BaseLLMClient.for_provider(config.provider)
+    llm_client = client_class(config)
+    command, _n = await llm_client(convo)
+    subprocess.run(command, shell=True)
+""",
+}
+
+
+def test_an_instance_called_runs_its_class_s_call_a_wrapper_of_the_model(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, CLIENTS)
+    # self(...) in a method of the class runs BaseLLMClient.__call__, which returns _make_request's answer.
+    assert calls[("core/llm/base.py", 15)][0] == "BaseLLMClient.__call__"
+
+
+def test_a_class_handed_out_by_a_method_annotated_type_of_it_builds_an_instance_whose_call_asks_the_model(
+    tmp_path: Path,
+) -> None:
+    calls = _calls(tmp_path, {**CLIENTS, **RUNNER})
+    # for_provider(...) -> type["BaseLLMClient"]: client_class(config) is a BaseLLMClient, calling it runs __call__.
+    assert calls[("core/runner.py", 9)] == ("BaseLLMClient.__call__", "required")
+
+
+AGENTS = {
+    "core/agents/__init__.py": "",
+    "core/agents/base.py": """\
+from core.llm.base import BaseLLMClient
+
+
+class BaseAgent:
+    def __init__(self, config):
+        self.config = config
+
+    def get_llm(self, name=None):
+        client_class = BaseLLMClient.for_provider(self.config.provider)
+        llm_client = client_class(self.config)
+
+        async def client(convo, **kwargs):
+            response, _n = await llm_client(convo, **kwargs)
+            return response
+
+        return client
+""",
+    "core/agents/executor.py": """\
+import subprocess
+
+from core.agents.base import BaseAgent
+
+
+class Executor(BaseAgent):
+    async def run(self, task):
+        llm = self.get_llm()
+        command = await llm([task])
+        subprocess.run(command, shell=True)
+""",
+    "core/agents/mixins.py": """\
+import json
+
+
+class ChatWithBreakdownMixin:
+    async def chat_with_breakdown(self, convo):
+        llm = self.get_llm("breakdown")
+        breakdown = await llm(json.dumps(convo))
+        return breakdown
+""",
+    "core/agents/developer.py": """\
+from core.agents.base import BaseAgent
+from core.agents.mixins import ChatWithBreakdownMixin
+
+
+class Developer(ChatWithBreakdownMixin, BaseAgent):
+    async def plan(self, convo):
+        steps = await self.chat_with_breakdown(convo)
+        print(steps)
+""",
+}
+
+
+def test_what_a_base_class_s_method_hands_out_asks_the_model_when_a_subclass_calls_it(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {**CLIENTS, **AGENTS})
+    # get_llm returns its nested client, which returns llm_client's answer: llm(...) is a model call.
+    assert calls[("core/agents/base.py", 13)][0] == "BaseLLMClient.__call__"
+    assert calls[("core/agents/executor.py", 9)] == ("BaseAgent.get_llm()", "required")
+
+
+def test_a_mixin_calls_what_the_agents_it_is_mixed_into_hand_out(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, {**CLIENTS, **AGENTS})
+    # ChatWithBreakdownMixin has no base and no get_llm: the agents' one (BaseAgent.get_llm()), and
+    # chat_with_breakdown, returning its answer, is a wrapper the developer calls.
+    assert calls[("core/agents/mixins.py", 7)][0] == "BaseAgent.get_llm()"
+    assert calls[("core/agents/developer.py", 7)][0] == "ChatWithBreakdownMixin.chat_with_breakdown"
+
+
+FACTORY = {
+    "app.py": """\
+import subprocess
+
+from openai import OpenAI
+
+
+def make_llm(model):
+    client = OpenAI()
+
+    def ask(prompt):
+        response = client.chat.completions.create(model=model, messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content
+
+    return ask
+
+
+def fix(task):
+    llm = make_llm("gpt-4o")
+    subprocess.run(llm(task), shell=True)
+""",
+}
+
+
+def test_a_function_handing_out_its_nested_wrapper_is_asked_where_its_result_is_called(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, FACTORY)
+    assert calls[("app.py", 18)] == ("make_llm()", "required")
