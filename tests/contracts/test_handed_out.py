@@ -201,3 +201,32 @@ def fix(task):
 def test_a_function_handing_out_its_nested_wrapper_is_asked_where_its_result_is_called(tmp_path: Path) -> None:
     calls = _calls(tmp_path, FACTORY)
     assert calls[("app.py", 18)] == ("make_llm()", "required")
+
+
+TWO_SDKS = {
+    "chat.py": """\
+import os
+
+from anthropic import Anthropic
+from openai import OpenAI
+
+
+def complete(messages, use_openai=False):
+    if use_openai:
+        client = OpenAI()
+    else:
+        client = Anthropic(api_key=os.environ["ANTHROPIC_API_KEY"])
+    if use_openai:
+        response = client.chat.completions.create(model="gpt-4o", messages=messages)
+        return response.choices[0].message.content
+    response = client.messages.create(model="claude-sonnet-4-0", max_tokens=1024, messages=messages)
+    return response.content[0].text
+""",
+}
+
+
+def test_a_name_bound_to_two_sdks_clients_in_branches_asks_each_by_its_own_api(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, TWO_SDKS)
+    assert calls[("chat.py", 13)][0] == "chat.completions.create"
+    # The first binding is OpenAI's, which has no messages.create: Anthropic's, the other binding, has.
+    assert calls[("chat.py", 15)][0] == "messages.create"

@@ -62,6 +62,8 @@ class CallMatcher:
 
         def kind_of(self, node: cst.BaseExpression, scope: Scope) -> Kind | None: ...
 
+        def other_kinds(self, node: cst.BaseExpression, scope: Scope, known: Kind) -> list[Kind]: ...
+
     def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
         found = self._match_callee(node.func, node, scope)
         if found is not None:
@@ -151,6 +153,11 @@ class CallMatcher:
                 api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
                 if api in apis.apis_for(kind.provider, kind.kind):
                     return Match(kind.provider, api, kind.confidence, kind)
+                # client = OpenAI() if use_openai else Anthropic(): bound to clients of two SDKs in
+                # branches, the call is the one whose SDK has it (client.messages.create: Anthropic's).
+                for other in self.other_kinds(func, scope, kind):
+                    if api in apis.apis_for(other.provider, other.kind):
+                        return Match(other.provider, api, weaker(other.confidence, "medium"), other)
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
         if isinstance(callee, cst.Name | cst.Attribute):
             kind = self.kind_of(callee, scope)

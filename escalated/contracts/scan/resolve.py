@@ -50,6 +50,8 @@ class Resolver(CallMatcher):
         self._returns: dict[str, Kind | None] = {}
         # (scope, name) -> where each call bound to it starts, in source order (see _rebound).
         self._rebinds: dict[tuple[str, str], list[tuple[int, cst.Call]]] | None = None
+        # (owner, name) -> every (scope, value) bound to it (see other_kinds), once asked.
+        self._assigned: dict[tuple[str, str], list[tuple[Scope, cst.BaseExpression]]] | None = None
         # Two passes reach names bound after their first use (a module-level
         # client defined below the functions that use it).
         for _ in range(2):
@@ -156,6 +158,41 @@ class Resolver(CallMatcher):
         owner = scope.class_name if key.startswith("self.") else scope.qualname
         if found is not None and owner is not None:
             self._bind(owner, key, found)
+
+    def other_kinds(self, node: cst.BaseExpression, scope: Scope, known: Kind) -> list[Kind]:
+        """What else the name may hold: its other bindings in the scope that binds it (or, for
+        ``self.x``, in the class), each an SDK object of another kind than ``known``."""
+        key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
+        if key is None or self._depth > 3:
+            return []
+        if self._assigned is None:
+            self._assigned = {}
+            for where, name, value in self.index.assignments:
+                owner = where.class_name if name.startswith("self.") else where.qualname
+                if owner is not None:
+                    self._assigned.setdefault((owner, name), []).append((where, value))
+        found: list[tuple[Scope, cst.BaseExpression]] = []
+        if key.startswith("self."):
+            found = self._assigned.get((scope.class_name, key), []) if scope.class_name else []
+        else:
+            current: Scope | None = scope
+            while current is not None and not found:
+                found = self._assigned.get((current.qualname, key), [])
+                if key in current.params:
+                    break
+                current = current.parent
+        out: list[Kind] = []
+        self._depth += 1
+        try:
+            for where, value in found[:8]:
+                if value is known.origin or not isinstance(value, cst.Call):
+                    continue
+                kind = self.kind_of(value, where)
+                if kind is not None and kind.provider not in {known.provider, "project", "mock"} and kind not in out:
+                    out.append(kind)
+        finally:
+            self._depth -= 1
+        return out
 
     # -- names -----------------------------------------------------------
     def qualified(self, node: cst.BaseExpression) -> str | None:
