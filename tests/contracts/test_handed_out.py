@@ -230,3 +230,46 @@ def test_a_name_bound_to_two_sdks_clients_in_branches_asks_each_by_its_own_api(t
     assert calls[("chat.py", 13)][0] == "chat.completions.create"
     # The first binding is OpenAI's, which has no messages.create: Anthropic's, the other binding, has.
     assert calls[("chat.py", 15)][0] == "messages.create"
+
+
+MESSAGES = {
+    "chat.py": """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Message:
+    def __init__(self, role, content):
+        self.role = role
+        self.content = content
+
+
+class ChatGPT:
+    def __init__(self):
+        self.messages = []
+
+    def chat(self, content):
+        self.messages.append(Message("user", content))
+        reply = client.chat.completions.create(model="gpt-4o", messages=[vars(m) for m in self.messages])
+        self.messages.append(Message("assistant", reply.choices[0].message.content))
+        return self.messages[-1].content
+""",
+    "cleanup.py": """\
+import subprocess
+
+from chat import ChatGPT
+
+
+class Fixer(ChatGPT):
+    def fix(self, issue):
+        command = self.chat(issue)
+        subprocess.run(command, shell=True)
+""",
+}
+
+
+def test_the_last_message_of_a_list_the_answer_was_appended_to_is_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, MESSAGES)
+    # chat returns self.messages[-1].content, the record of the answer it appended: a wrapper.
+    assert calls[("cleanup.py", 8)] == ("ChatGPT.chat", "required")

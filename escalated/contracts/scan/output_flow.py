@@ -295,6 +295,9 @@ class OutputFlow:
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call):
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
+        if receiver is not None and not derived and id(call) not in self.llm_calls and self._returns_last(call, scope):
+            # self.messages.append(Message("assistant", answer)) … return self.messages[-1].content: the answer.
+            self._returned(scope, flow, depth=depth, derived=False)
         if depth >= MAX_DEPTH or not isinstance(call.func, cst.Name | cst.Attribute):
             return
         if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
@@ -306,6 +309,27 @@ class OutputFlow:
         if param is not None:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True, paused=paused)
+
+    def _returns_last(self, call: cst.Call, scope: Scope) -> bool:
+        """``self.messages.append(record)`` in a function that returns ``self.messages[-1]`` (or a field of
+        it, ``.content``): the list's last element, what was just appended, is what the caller gets."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and len(call.args) == 1):
+            return False
+        key = target_key(func.value)
+        if key is None or not key.startswith("self.") or scope.qualname == MODULE_SCOPE:
+            return False
+        for node in self.index.walk(scope.node, skip_defs=True):
+            value = node.value if isinstance(node, cst.Return) else None
+            while isinstance(value, cst.Attribute):
+                value = value.value
+            if (
+                isinstance(value, cst.Subscript) and target_key(value.value) == key and len(value.slice) == 1
+                and isinstance(value.slice[0].slice, cst.Index) and literal(value.slice[0].slice.value) is None
+                and _is_minus_one(value.slice[0].slice.value)
+            ):  # fmt: skip
+                return True
+        return False
 
     def _writes_note(self, call: cst.Call, scope: Scope) -> bool:
         """``file.write(text)`` on a handle the function opened as ``with open("output.txt", "a") as file``:
@@ -1081,3 +1105,11 @@ def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
         return parent.test is not child
     # yield from out: the stream's pieces yielded one by one, the output still.
     return isinstance(parent, cst.Await | cst.BooleanOperation | cst.From)
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    """``-1``: the last element."""
+    return (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
+    )  # fmt: skip
