@@ -273,3 +273,74 @@ def test_the_last_message_of_a_list_the_answer_was_appended_to_is_the_answer(tmp
     calls = _calls(tmp_path, MESSAGES)
     # chat returns self.messages[-1].content, the record of the answer it appended: a wrapper.
     assert calls[("cleanup.py", 8)] == ("ChatGPT.chat", "required")
+
+
+FUNCTION_CALLS = {
+    "agent.py": """\
+import re
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def parse_function_calls(text):
+    return [{"tool": m.group(1), "arguments": {"query": m.group(2)}} for m in re.finditer(r"<(\\\\w+)>(.*?)</", text)]
+
+
+def validate_and_parse_function_call(text):
+    calls = parse_function_calls(text)
+    return calls[0] if calls else None
+
+
+def get_function_call(prompt):
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    function_call = validate_and_parse_function_call(response.choices[0].message.content)
+    return function_call
+
+
+def search(question):
+    call = get_function_call(question)
+    subprocess.run("rg " + call["arguments"]["query"], shell=True)
+""",
+}
+
+
+def test_function_calls_parsed_out_of_the_answer_are_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, FUNCTION_CALLS)
+    # validate_and_parse_function_call(answer) hands back the function call the model wrote.
+    assert calls[("agent.py", 25)] == ("get_function_call", "required")
+
+
+PARSED_RESPONSE = {
+    "coder/conversation.py": """\
+from openai import AsyncOpenAI
+
+
+class Conversation:
+    def __init__(self, parser):
+        self.client = AsyncOpenAI()
+        self.parser = parser
+
+    async def get_model_response(self, messages):
+        stream = await self.client.chat.completions.create(model="gpt-4o", messages=messages, stream=True)
+        edits = await self.parser.stream_and_parse_llm_response(stream)
+        return edits
+""",
+    "coder/session.py": """\
+from coder.conversation import Conversation
+
+
+async def step(parser, messages, project):
+    conversation = Conversation(parser)
+    edits = await conversation.get_model_response(messages)
+    project.write_changes_to_files(edits)
+""",
+}
+
+
+def test_the_answer_parsed_by_a_parser_of_the_response_is_the_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, PARSED_RESPONSE)
+    # stream_and_parse_llm_response(stream) hands back the edits the model wrote: get_model_response is a wrapper.
+    assert calls[("coder/session.py", 6)][0] == "Conversation.get_model_response"

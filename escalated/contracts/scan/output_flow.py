@@ -1053,12 +1053,17 @@ def _records(func: cst.BaseExpression) -> bool:
     return name is not None and name[:1].isupper() and any(c.islower() for c in name) and name not in _NOT_RECORDS
 
 
-_PARSES = re.compile(r"^_?(?:parse|extract)_(?:code|codes|json|commands?|blocks?|code_blocks?|python|script|actions?)$")
+_PARSES = re.compile(
+    r"^_?(?:validate_and_|stream_and_)?(?:parse|extract)_(?:code|codes|json|commands?|blocks?|code_blocks?|python|script|actions?"
+    r"|function_calls?|tool_calls?|(?:llm_|model_|ai_)?(?:response|reply|answer))$"
+)
 
 
 def _parses(func: cst.BaseExpression) -> bool:
-    """``CodeParser.parse_code(text=rsp)``, ``extract_json(answer)``: the code, JSON or commands parsed
-    out of the answer are the answer itself (what runs them runs what the model wrote), as ``json.loads``."""
+    """``CodeParser.parse_code(text=rsp)``, ``extract_json(answer)``, ``validate_and_parse_function_call(answer)``,
+    ``parser.stream_and_parse_llm_response(stream)``: the code, JSON, commands, function calls or edits
+    parsed out of the answer are the answer itself (what runs them runs what the model wrote), as
+    ``json.loads``."""
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
     return name is not None and _PARSES.match(name) is not None
 
