@@ -313,6 +313,49 @@ def test_function_calls_parsed_out_of_the_answer_are_the_answer(tmp_path: Path) 
     assert calls[("agent.py", 25)] == ("get_function_call", "required")
 
 
+RETRY = {
+    "bot/__init__.py": "",
+    "bot/retry.py": """\
+import logging
+
+
+async def retry_with_fallback_models(f, models=("gpt-4o", "gpt-4o-mini")):
+    for model in models:
+        try:
+            return await f(model)
+        except Exception:
+            logging.warning("model %s failed", model)
+    raise RuntimeError("no model answered")
+""",
+    "bot/questions.py": """\
+from openai import AsyncOpenAI
+
+from bot.retry import retry_with_fallback_models
+
+
+class LineQuestions:
+    def __init__(self, git_provider):
+        self.client = AsyncOpenAI()
+        self.git_provider = git_provider
+
+    async def run(self, question):
+        self.question = question
+        answer = await retry_with_fallback_models(self._get_prediction)
+        self.git_provider.publish_comment(answer)
+
+    async def _get_prediction(self, model):
+        response = await self.client.chat.completions.create(model=model, messages=[{"role": "user", "content": self.question}])
+        return response.choices[0].message.content
+""",
+}
+
+
+def test_a_function_returning_what_its_callback_returns_hands_back_a_wrapper_s_answer(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, RETRY)
+    # retry_with_fallback_models returns await f(model): handed _get_prediction, it returns the answer.
+    assert calls[("bot/questions.py", 13)][0] == "LineQuestions._get_prediction"
+
+
 PARSED_RESPONSE = {
     "coder/conversation.py": """\
 from openai import AsyncOpenAI

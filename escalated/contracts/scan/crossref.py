@@ -93,6 +93,10 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
         returned = resolver.returned_kind(helper) if helper is not None else None
         if returned is not None:
             found[f"{name}()"] = returned
+        runs = index.runs_callback(helper) if helper is not None and returned is None else None
+        if runs is not None:
+            # retry_with_fallback_models(f): returns await f(model), so handed a wrapper it asks the model.
+            found[f"{name}()"] = Kind("project", f"runs:{runs[0]}:{runs[1]}")
     for owner, method, _built in crew_methods(index):
         found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
     for qualname, scope in index.scopes.items():

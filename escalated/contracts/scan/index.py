@@ -280,6 +280,24 @@ class ModuleIndex(Imports):
     def module_scope(self) -> Scope:
         return self.scopes[MODULE_SCOPE]
 
+    def runs_callback(self, scope: Scope) -> tuple[int, str] | None:
+        """``async def retry(f, model_type=…): … return await f(model)``: the function hands back what one
+        of its parameters, called, returns. That parameter's position (``self`` not counted) and name."""
+        node = scope.node
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        if positional and positional[0] in {"self", "cls"} and scope.class_name is not None:
+            positional = positional[1:]
+        for found in self.walk(node.body, skip_defs=True):
+            value = found.value if isinstance(found, cst.Return) else None
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in scope.params:
+                name = value.func.value
+                return (positional.index(name) if name in positional else -1), name
+        return None
+
     def binds(self, name: str) -> bool:
         """Whether the module binds ``name`` at top level (an assignment, a def, a class)."""
         return (MODULE_SCOPE, name) in self.values or name in self.class_nodes or any(

@@ -30,6 +30,9 @@ LocalWrappers = Mapping[str, tuple[str, str]]
 def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
     """``ask(...)``, ``self.completion(...)``, ``self.llm.completion(...)`` / ``LLM().completion(...)``."""
     func = call.func
+    ran = _callback_run(resolver, call, scope, local)
+    if ran is not None:
+        return ran
     if isinstance(func, cst.Name):
         nested = _nested(func.value, scope, local)
         if nested is not None:
@@ -48,6 +51,42 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
             return Match(found[0], func.value.value, "medium", None)
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
+    found = local.get(qualname) if qualname is not None else None
+    if found is None or qualname is None:
+        return None
+    return Match(found[0], qualname, "medium", None)
+
+
+def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
+    """``await retry_with_fallback_models(self._get_prediction)``, where the function (of this module or
+    another) returns ``await f(model)``: handed one of the module's wrappers (a method, a function, or an
+    instance whose ``__call__`` is one), it hands back that wrapper's answer."""
+    func = call.func
+    runs: tuple[int, str] | None = None
+    if isinstance(func, cst.Name) and not _shadowed(func.value, scope):
+        own = next((s for s in resolver.index.functions_by_name.get(func.value, []) if s.class_name is None), None)
+        runs = resolver.index.runs_callback(own) if own is not None else None
+    if runs is None:
+        qualified = resolver.qualified(func)
+        kind = resolver.externals.get(f"{qualified}()") if qualified is not None else None
+        if kind is not None and kind.kind.startswith("runs:"):
+            at, _, param = kind.kind.removeprefix("runs:").partition(":")
+            runs = int(at), param
+    if runs is None:
+        return None
+    position, name = runs
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    callback = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    if callback is None and 0 <= position < len(positional):
+        callback = positional[position]
+    qualname: str | None = None
+    if isinstance(callback, cst.Name):
+        qualname = _nested(callback.value, scope, local) or (callback.value if callback.value in local else None)
+    elif isinstance(callback, cst.Attribute):
+        owner = _owner(resolver, callback.value, scope)
+        qualname = f"{owner}.{callback.attr.value}" if owner else None
+    elif isinstance(callback, cst.Call) and isinstance(callback.func, cst.Name) and callback.func.value in resolver.index.class_nodes:
+        qualname = f"{callback.func.value}.__call__"  # PredictionPreparator(handler, …): its __call__ runs
     found = local.get(qualname) if qualname is not None else None
     if found is None or qualname is None:
         return None
