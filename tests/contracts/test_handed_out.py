@@ -356,6 +356,34 @@ def test_a_function_returning_what_its_callback_returns_hands_back_a_wrapper_s_a
     assert calls[("bot/questions.py", 13)][0] == "LineQuestions._get_prediction"
 
 
+SPICE = {
+    "assistant/llm.py": """\
+from spice import Spice
+
+
+class LlmApiHandler:
+    def __init__(self):
+        self.spice = Spice()
+
+    async def call_llm_api(self, messages, model, stream):
+        if stream:
+            return await self.spice.stream_response(model=model, messages=messages)
+        return await self.spice.get_response(model=model, messages=messages)
+
+    async def embed(self, texts, model):
+        return await self.spice.get_embeddings(texts, model)
+""",
+}
+
+
+def test_spice_a_published_client_library_asks_models_through_get_and_stream_response(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, SPICE)
+    assert calls[("assistant/llm.py", 10)][0] == "stream_response"
+    assert calls[("assistant/llm.py", 11)][0] == "get_response"
+    # Embeddings are not a model's answer.
+    assert ("assistant/llm.py", 14) not in calls
+
+
 PARSED_RESPONSE = {
     "coder/conversation.py": """\
 from openai import AsyncOpenAI

@@ -148,6 +148,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "llama_cpp.Llama": ("openai", "llama-cpp"),
     "oci.generative_ai_inference.GenerativeAiInferenceClient": ("openai", "oci-genai"),
     "mistralai.Mistral": ("openai", "mistral"),
+    # AbanteAI's spice (PyPI: spiceai, imported as spice): one client over OpenAI's and Anthropic's models.
+    "spice.Spice": ("openai", "spice"),
+    "spice.spice.Spice": ("openai", "spice"),
     # iFlytek Spark's SDK is a copy of LangChain's chat models (invoke, agenerate, astream).
     "sparkai.llm.llm.ChatSparkLLM": ("langchain", "chat"),
     **{f"agent_framework.{n}": ("openai", "maf-agent") for n in ("Agent", "ChatAgent")},
@@ -491,6 +494,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"create_chat_completion", "create_completion", "__call__"})
     if kind == "oci-genai":
         return frozenset({"chat", "generate_text"})
+    if kind == "spice":
+        return frozenset({"get_response", "stream_response"})  # not get_embeddings, get_transcription
     if kind == "mistral":
         return frozenset({"chat.complete", "chat.complete_async", "chat.stream", "chat.stream_async", "chat.parse"})
     if kind == "bedrock-runtime":
