@@ -415,3 +415,36 @@ def test_the_answer_parsed_by_a_parser_of_the_response_is_the_answer(tmp_path: P
     calls = _calls(tmp_path, PARSED_RESPONSE)
     # stream_and_parse_llm_response(stream) hands back the edits the model wrote: get_model_response is a wrapper.
     assert calls[("coder/session.py", 6)][0] == "Conversation.get_model_response"
+
+
+RUNNER_MODULE = {
+    "chatbot.py": """\
+from agents.agent import Agent
+from agents.run import Runner
+
+from wallet import send_funds
+
+agent = Agent(name="wallet", instructions="Move funds when asked.", tools=[send_funds])
+
+
+async def run_chat_mode(agent):
+    while True:
+        output = await Runner.run(agent, input("Prompt: "))
+        print(output.final_output)
+""",
+    "wallet.py": """\
+import stripe
+from agents import function_tool
+
+
+@function_tool
+def send_funds(amount: int, to: str) -> str:
+    stripe.Transfer.create(amount=amount, currency="usd", destination=to)
+    return "sent"
+""",
+}
+
+
+def test_the_agents_sdk_runner_imported_from_its_defining_module_runs_the_agent(tmp_path: Path) -> None:
+    calls = _calls(tmp_path, RUNNER_MODULE)
+    assert calls[("chatbot.py", 11)][0] == "agents.Runner.run"

@@ -386,8 +386,22 @@ MODEL_PREFIXES = {
 }  # fmt: skip
 
 
+# The Agents SDK's classes imported from the modules defining them (from agents.run import Runner),
+# as the package re-exports them.
+_DEFINED_IN = {"agents.run.Runner": "agents.Runner", "agents.agent.Agent": "agents.Agent"}
+
+
+def canonical(qualified: str) -> str:
+    """``agents.run.Runner.run`` -> ``agents.Runner.run``: the name the package exports it under."""
+    for defined, exported in _DEFINED_IN.items():
+        if qualified == defined or qualified.startswith(defined + "."):
+            return exported + qualified[len(defined) :]
+    return qualified
+
+
 def constructor(qualified: str) -> tuple[str, str] | None:
     """Provider and kind of what calling ``qualified`` returns, if it is a model client."""
+    qualified = canonical(qualified)
     if qualified in CONSTRUCTORS:
         return CONSTRUCTORS[qualified]
     extra = EXTRA_SDK.get()

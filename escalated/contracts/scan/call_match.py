@@ -435,6 +435,7 @@ class CallMatcher:
         wrapped = self.wrappers.get(qualified, {}).get("")
         if wrapped is not None:  # ask(...) where ask, in another module, returns a model's output
             return Match(wrapped[0], qualified.rpartition(".")[2], "medium", None)
+        qualified = apis.canonical(qualified)  # from agents.run import Runner
         if qualified in apis.MODULE_FUNCTIONS:  # replicate.run(...), palm.generate_text(...)
             return Match(*apis.MODULE_FUNCTIONS[qualified], "high", None)
         module, _, name = qualified.rpartition(".")
