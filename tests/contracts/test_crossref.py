@@ -243,3 +243,45 @@ def test_the_wrapper_rounds_skip_a_module_with_calls_that_names_no_new_wrapper(t
     skipping, skipping_parses, _every, every_parses = _scans_skipping_and_not(tmp_path, monkeypatch)
     assert [(c.location.path, c.api) for c in skipping.calls] == [("fix.py", "ask"), ("llm.py", "completion"), ("plan.py", "completion")]
     assert skipping_parses < every_parses
+
+
+def test_callers_named_after_a_wrapper_class_are_found_as_a_search_of_the_whole_text_finds_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The wrapper rounds look for a receiver named after a wrapper's class (ai.run( for AI.run) or for a model
+    # (self.llm_handler.chat_completion( for a provider family) only on the lines calling one of the methods:
+    # the modules found are those a search of every character finds.
+    wrappers = {
+        "llm.AI": {"run": ("openai", "create")},
+        "llm.BaseLLM": {"aask": ("openai", "create")},
+        "providers.OpenAiLlm": {"chat_completion": ("openai", "create")},
+        "other.ClaudeLlm": {"chat_completion": ("anthropic", "create")},
+        "llm.ask": {"": ("openai", "create")},
+    }
+    sources = {
+        "plain.py": "ai.run(x)\n",
+        "upper.py": "x = globals.AI.RUN (q)\n",
+        "inside_a_name.py": "xai.run(x)\n",  # \b: not named after AI
+        "ending.py": "self.llm.aask(prompt)\n",  # BaseLLM's ending
+        "split.py": "result = self.llm.aask\\\n(prompt)\nother.aask(\n  prompt)\n",  # a backslash is no space
+        "across_lines.py": "self.llm.aask\n\n    (prompt)\n",
+        "family.py": "reply = self.ai_handler.chat_completion(messages)\n",
+        "family_camel.py": "reply = self.myLLMthing.chatcompletion  (messages)\n",  # underscores are dropped first
+        "family_not.py": "reply = self.client.chat_completion(messages)\n",
+        "earlier_on_the_line.py": "ai.run(a) or client.aask(b)\n",
+        "later_on_the_line.py": "client.aask(b) or ai.run(a)\n",
+        "no_call.py": "ai.run = None\nllm.aask\n",
+        "long_s.py": "reply = self.llm.aa\u017fk(prompt)\n",  # a long s is an s to a case-insensitive search
+        "kelvin.py": "\u212aeeper.run(x)\nAi.\u0280un(x)\n",
+        "function.py": "ask(x)\n",  # a function is no receiver's method
+        "dotted.py": "a.b.c.ai.run(1)\n",
+        "empty.py": "",
+    }
+    entries = [discovery._Module(rel, text, discovery.Imports()) for rel, text in sources.items()]
+    fast = discovery._named_callers(entries, wrappers)
+    with monkeypatch.context() as patched:
+        patched.setattr(discovery, "_calls_named", lambda text, calling, _spot: calling.search(text) is not None)
+        whole = discovery._named_callers(entries, wrappers)
+    assert fast == whole
+    assert fast == {
+        "plain.py", "upper.py", "ending.py", "across_lines.py", "family.py", "family_camel.py",
+        "earlier_on_the_line.py", "later_on_the_line.py", "long_s.py", "dotted.py",
+    }  # fmt: skip
