@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import libcst as cst
@@ -11,6 +12,8 @@ from escalated.contracts.scan import discovery
 from escalated.contracts.scan.crossref import module_name
 from escalated.contracts.calls import ScanResult
 from escalated.contracts.scan.discovery import scan_tree
+from escalated.contracts.scan.flows import Loadable, ProjectFlow
+from escalated.contracts.scan.index import WorkMeter
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -285,3 +288,27 @@ def test_callers_named_after_a_wrapper_class_are_found_as_a_search_of_the_whole_
         "plain.py", "upper.py", "ending.py", "across_lines.py", "family.py", "family_camel.py",
         "earlier_on_the_line.py", "later_on_the_line.py", "long_s.py", "dotted.py",
     }  # fmt: skip
+
+
+def test_an_analysis_reads_the_same_of_taint_by_parameter_until_a_module_it_looked_up_changes() -> None:
+    # The wrapper rounds analyse a module again when taint by parameter knows more modules only if its
+    # analysis looked one of them up (or a summary it cut short has been made since).
+    def loadable(rel: str, source: str) -> Loadable:
+        entry = discovery._Module(rel, source, discovery.Imports())
+        return rel, functools.partial(entry.parsed_apart, WorkMeter()), None
+
+    project = ProjectFlow([loadable("app/db.py", "def save(x):\n    return x\n")], externals={}, tools={})
+    call = cst.ensure_type(cst.parse_expression("run(answer)"), cst.Call)
+    with project.reading() as reads:
+        assert project.param_findings("app.executor.run", call, call.args[0]) is None  # not a module it knows
+        assert project.param_findings("app.db.save", call, call.args[0]) == ()
+    assert {"app.executor", "app.db"} <= reads.names.keys() and project.unchanged(reads)
+    project.add([loadable("app/mail.py", "def send(x):\n    pass\n")])
+    assert project.unchanged(reads)  # app.mail, mail: looked up by no one
+    project.add([loadable("app/executor.py", "import os\n\ndef run(command):\n    os.system(command)\n")])
+    assert not project.unchanged(reads)
+    with project.reading() as again:
+        assert project.param_findings("app.executor.run", call, call.args[0])
+    assert project.unchanged(again)
+    project.add([loadable("other/db.py", "def save(x):\n    pass\n")])  # db: now two modules, so no longer followed
+    assert project.unchanged(again) and "db" not in again.names

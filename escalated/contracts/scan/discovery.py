@@ -58,7 +58,7 @@ from escalated.contracts.scan.files import (
     might_call_llm,
     served_graphs,
 )
-from escalated.contracts.scan.flows import Loadable, ProjectFlow
+from escalated.contracts.scan.flows import FlowReads, Loadable, ProjectFlow
 from escalated.contracts.scan.index import (
     MODULE_SCOPE, STAR, Imports, ModuleIndex, Signature, WorkMeter, dotted_name, functions_of, parse_module,
 )  # fmt: skip
@@ -464,15 +464,16 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     seen: dict[str, _Seen] = {}
     version = 0  # bumped when a round grows the tables (externals, tools, tool sites, modules to follow into)
     for entry in analysable:
-        found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
-                             defined=defined)  # fmt: skip
+        with project.reading() as reads:
+            found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
+                                 defined=defined)  # fmt: skip
         if found is not None:
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
             owned[entry.rel] = found.returns_output
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
             if not found.calls:
                 quiet.add(entry.rel)
-            seen[entry.rel] = _Seen.of(found, context.wrappers, (version, project.known), {})
+            seen[entry.rel] = _Seen.of(found, context.wrappers, (version, project.known), {}, reads=reads, project=project)
     given: dict[str, dict[str, tuple[str, str]]] = {}
     # Later rounds, only for the files that call another module's wrapper: its call sites are calls,
     # and a function returning such a call's output is a wrapper for the next round (a wrapper of a
@@ -509,7 +510,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
             targets = more
             version += 1
         context = attrs.evolve(context, wrappers=wrappers)
-        unseen = _Unseen(wrappers, table)
+        unseen = _Unseen(wrappers, table, project)
         calling = {id(entry) for entry in found_callers}
         named = _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
         exported = dict(returned)
@@ -528,13 +529,14 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 last = seen.get(entry.rel)
                 if last is not None and not unseen.since(last, (version, project.known), given[entry.rel], entry):
                     continue  # analysed with the same tables, and none of the wrappers new since is named in it: the same again
-                found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
-                                     defined=defined, inherited=given[entry.rel])  # fmt: skip
+                with project.reading() as reads:
+                    found = _analyse_one(tree, entry, meter=meter, context=context, options=options, project=project, bases=bases,
+                                         defined=defined, inherited=given[entry.rel])  # fmt: skip
                 if found is None or found.calls:
                     quiet.discard(entry.rel)
                 seen.pop(entry.rel, None)
                 if found is not None:
-                    seen[entry.rel] = _Seen.of(found, wrappers, (version, project.known), given[entry.rel])
+                    seen[entry.rel] = _Seen.of(found, wrappers, (version, project.known), given[entry.rel], reads=reads, project=project)
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
@@ -645,20 +647,24 @@ class _WrapperWords:
 class _Seen:
     """What a module was last analysed with: the wrappers, the tables' version and
     the wrappers its classes inherit; ``repeatable`` unless its file's budget of steps ran out (an
-    analysis again, with more of the scan's memo filled, may get further)."""
+    analysis again, with more of the scan's memo filled, may get further). What it read of taint by
+    parameter's modules and summaries (``reads``), and whether that was still so when it was done
+    (``settled``: not when it made a module known that it had looked up before)."""
 
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
     version: tuple[int, int]
     inherited: Mapping[str, tuple[str, str]]
     repeatable: bool
+    reads: FlowReads
+    settled: bool
 
     @classmethod
     def of(
         cls, found: ModuleCalls, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], version: tuple[int, int],
-        inherited: Mapping[str, tuple[str, str]],
+        inherited: Mapping[str, tuple[str, str]], *, reads: FlowReads, project: ProjectFlow,
     ) -> _Seen:
         ran_out = any(_RAN_OUT in f.detail for call in found.calls for f in call.findings)
-        return cls(wrappers, version, dict(inherited), not ran_out)
+        return cls(wrappers, version, dict(inherited), not ran_out, reads, project.unchanged(reads))
 
 
 _RAN_OUT = "analysis time limit ran out"
@@ -671,14 +677,23 @@ class _Unseen:
     into, which a protocol's implementers add to as well: ``version``) and the same inherited wrappers, only the wrappers differ, and the analysis
     reaches a wrapper only through a name written in the module (``_WrapperWords``): one that writes
     no name of a wrapper added, changed or dropped since is analysed exactly as before. What taint by
-    parameter follows into was memoised by that analysis, so the memo is not filled differently."""
+    parameter follows into was memoised by that analysis, so the memo is not filled differently.
 
-    def __init__(self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind]) -> None:
-        self.wrappers, self.externals = wrappers, externals
+    The modules to follow into grow as other analyses follow a call on a protocol into its implementers
+    (``version[1]``), mostly under names this module's analysis never looked up: when every name it looked
+    up finds what it found and no summary it cut short has been made since (``ProjectFlow.unchanged``),
+    it reads the same as before, as with the same modules."""
+
+    def __init__(
+        self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], project: ProjectFlow,
+    ) -> None:
+        self.wrappers, self.externals, self.project = wrappers, externals, project
         self._words: dict[int, _WrapperWords] = {}
 
     def since(self, last: _Seen, version: tuple[int, int], inherited: Mapping[str, tuple[str, str]], entry: _Module) -> bool:
-        if not last.repeatable or last.version != version or dict(inherited) != last.inherited:
+        if not last.repeatable or last.version[0] != version[0] or dict(inherited) != last.inherited:
+            return True
+        if last.version[1] != version[1] and not (last.settled and self.project.unchanged(last.reads)):
             return True
         words = self._words.get(id(last.wrappers))
         if words is None:

@@ -14,8 +14,9 @@ tree (``index.functions_of``): libcst parses a module only to analyse a
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 import libcst as cst
@@ -44,6 +45,21 @@ _Parsed = tuple[str, cst.Module, ModuleIndex]
 # A project module by its path, how to parse it when it is first followed into, and its functions read off
 # Python's tree (``index.functions_of``; None when Python's parser refused it: libcst's tree says, once parsed).
 Loadable = tuple[str, Callable[[], _Parsed | None], Mapping[str, Signature] | None]
+_Key = tuple[str, str, str]
+
+
+@attrs.define
+class FlowReads:
+    """What one module's analysis read of what a ``ProjectFlow`` learns as the scan goes on: the module
+    names it looked up (each with what it found first; ``_ABSENT``: nothing), and the (function,
+    parameter) summaries it found not yet made and cut (a cycle, or as deep as followed). Everything
+    else it reads is fixed for the scan, or a summary made once and kept (``_memo``, ``_returns``)."""
+
+    names: dict[str, object] = attrs.Factory(dict)
+    cut: set[_Key] = attrs.Factory(set)
+
+
+_ABSENT = object()
 
 
 class ProjectFlow:
@@ -66,6 +82,25 @@ class ProjectFlow:
         self._memo: dict[tuple[str, str, str], tuple[Finding, ...]] = {}
         self._returns: dict[tuple[str, str, str], bool] = {}
         self._open: list[tuple[str, str, str]] = []
+        self._reads: FlowReads | None = None
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[FlowReads]:
+        """Record what the analysis run inside reads (``FlowReads``), for ``unchanged``."""
+        reads = self._reads = FlowReads()
+        try:
+            yield reads
+        finally:
+            self._reads = None
+
+    def unchanged(self, reads: FlowReads) -> bool:
+        """Whether an analysis that read ``reads`` would read the same now: every name it looked up finds
+        what it found, and no summary it cut has been made since. Another such analysis, with the same
+        tables, gives the same result (the summaries it made are kept, and found again as they were)."""
+        modules = self._modules
+        if any(modules.get(name, _ABSENT) is not found for name, found in reads.names.items()):
+            return False
+        return not any(key in self._memo or key in self._returns for key in reads.cut)
 
     def add(self, modules: Sequence[Loadable]) -> None:
         """Modules to follow into (the scan adds those only its wrapper round's importers reach)."""
@@ -121,6 +156,8 @@ class ProjectFlow:
         if known is not None:
             return known
         if key in self._open or len(self._open) >= MAX_MODULES:
+            if self._reads is not None:
+                self._reads.cut.add(key)
             return False
         parsed = self._parse(loadable)
         scope = parsed[2].scopes.get(name) if parsed is not None else None
@@ -150,6 +187,8 @@ class ProjectFlow:
         if key in self._memo:
             return self._memo[key]
         if key in self._open or len(self._open) >= MAX_MODULES:
+            if self._reads is not None:
+                self._reads.cut.add(key)
             return ()  # a cycle, or as far as the chain is followed
         # libcst's tree only now: what the function is and which parameter the value binds came from Python's.
         parsed = self._parse(loadable)
@@ -187,7 +226,7 @@ class ProjectFlow:
         its signature (a top-level function, or a method of a top-level class)."""
         for cut in (1, 2):
             parts = qualified.rsplit(".", cut)
-            loadable = self._modules.get(parts[0]) if len(parts) == cut + 1 else None
+            loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
             functions = self._functions(loadable) if loadable is not None else None
             if loadable is None or functions is None:
                 continue
@@ -197,6 +236,11 @@ class ProjectFlow:
             if signature is not None and (cut == 1 or signature.class_name == parts[1]):
                 return loadable, name, signature
         return None
+
+    def _module(self, name: str) -> Loadable | None:
+        if self._reads is not None:
+            self._reads.names.setdefault(name, self._modules.get(name, _ABSENT))
+        return self._modules.get(name)
 
     def _functions(self, loadable: Loadable) -> Mapping[str, Signature] | None:
         """The module's functions: read off Python's tree, or else libcst's (parsed now; None if it cannot be)."""
