@@ -258,6 +258,8 @@ def test_callers_named_after_a_wrapper_class_are_found_as_a_search_of_the_whole_
         "providers.OpenAiLlm": {"chat_completion": ("openai", "create")},
         "other.ClaudeLlm": {"chat_completion": ("anthropic", "create")},
         "llm.ask": {"": ("openai", "create")},
+        "agents.BaseAgent": {"get_llm()": ("openai", "create")},
+        "agents.Planner": {"get_llm": ("openai", "create")},  # a method of the same name, not handing one out
     }
     sources = {
         "plain.py": "ai.run(x)\n",
@@ -277,6 +279,9 @@ def test_callers_named_after_a_wrapper_class_are_found_as_a_search_of_the_whole_
         "function.py": "ask(x)\n",  # a function is no receiver's method
         "dotted.py": "a.b.c.ai.run(1)\n",
         "empty.py": "",
+        "handed_out.py": "reply = self.agent.get_llm()(prompt)\n",  # get_llm() hands out a wrapper: its call
+        "handed_out_spaced.py": "reply = agent.get_llm() \n  (prompt)\n",
+        "handed_out_not.py": "x = self.client.get_llm(); y = other.get_llm()\n",
     }
     entries = [discovery._Module(rel, text, discovery.Imports()) for rel, text in sources.items()]
     fast = discovery._named_callers(entries, wrappers)
@@ -286,7 +291,7 @@ def test_callers_named_after_a_wrapper_class_are_found_as_a_search_of_the_whole_
     assert fast == whole
     assert fast == {
         "plain.py", "upper.py", "ending.py", "across_lines.py", "family.py", "family_camel.py",
-        "earlier_on_the_line.py", "later_on_the_line.py", "long_s.py", "dotted.py",
+        "earlier_on_the_line.py", "later_on_the_line.py", "long_s.py", "dotted.py", "handed_out.py", "handed_out_spaced.py",
     }  # fmt: skip
 
 

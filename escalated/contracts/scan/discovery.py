@@ -926,13 +926,14 @@ def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
     calling = re.compile("|".join(shapes), re.IGNORECASE)
     called = {method.replace("_", "") for methods in wrappers.values() for method in methods if method}
     owners = {owner.rpartition(".")[2] for owner in wrappers}
-    if any(_SPACE_OR_PAREN.search(method) for method in called) or any("\n" in owner for owner in owners):
+    if any(_SPACE.search(method) for method in called) or any("\n" in owner for owner in owners):
         return {entry.rel for entry in entries if calling.search(entry.source.replace("_", ""))}  # see _calls_named
-    spot = re.compile(r"\.(?:" + "|".join(re.escape(method) for method in sorted(called)) + r")\s*\(", re.IGNORECASE)
+    longest_first = sorted(called, key=lambda method: (-len(method), method))
+    spot = re.compile(r"\.(?:" + "|".join(re.escape(method) for method in longest_first) + r")\s*\(", re.IGNORECASE)
     return {entry.rel for entry in entries if _calls_named(entry.source.replace("_", ""), calling, spot)}
 
 
-_SPACE_OR_PAREN = re.compile(r"[\s(]")
+_SPACE = re.compile(r"\s")
 
 
 def _calls_named(text: str, calling: re.Pattern[str], spot: re.Pattern[str]) -> bool:
@@ -943,10 +944,11 @@ def _calls_named(text: str, calling: re.Pattern[str], spot: re.Pattern[str]) -> 
 
     The same answer: each shape ends with ``\.`` + a method + ``\s*\(``, and writes no line break before that
     ``\.`` (a class name's ending, a provider word and ``\w*``), so a match starts on the line of a ``.`` from
-    which ``spot`` (the same methods, the same flags) matches, and ends where that match ends: a method writes
-    no space or ``(`` (``_named_callers`` checks), so the two cannot end at different ``(``. Every such ``.`` is
-    tried, and its line, up to the end of ``spot``'s match, searched with ``calling``; a match it finds ending
-    earlier on the line is a match all the same."""
+    which ``spot`` (the same methods, the same flags) matches, and ends no later than that match: a method
+    writes no space (``_named_callers`` checks), so of two methods matching after the same ``.`` the longer
+    ends later (``get_llm()`` then ``(``, beside ``get_llm`` then ``(``), and ``spot`` tries the longest
+    first. Every such ``.`` is tried, and its line, up to the end of ``spot``'s match, searched with
+    ``calling``; a match it finds ending earlier on the line is a match all the same."""
     position = 0
     while (found := spot.search(text, position)) is not None:
         line = text.rfind("\n", 0, found.start()) + 1
