@@ -15,3 +15,14 @@ def scan_files(root: Path, files: dict[str, str]) -> ScanResult:
     result = scan_tree(root)
     assert result.errors == ()
     return result
+
+
+def scan_calls(root: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str, tuple[str, ...]]]:
+    """``scan_files``' calls by (path, line): the api, the recommended mode and its rules."""
+    result = scan_files(root, files)
+    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode, c.recommendation.rules) for c in result.calls}
+
+
+def scan_modes(root: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
+    """``scan_files``' calls by (path, line): the api and the recommended mode."""
+    return {where: (api, mode) for where, (api, mode, _) in scan_calls(root, files).items()}

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_files
-
-
-def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str, tuple[str, ...]]]:
-    result = scan_files(tmp_path, files)
-    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode, c.recommendation.rules) for c in result.calls}
+from tests.contracts.projects import scan_calls
 
 
 DIRECT = """\
@@ -49,7 +44,7 @@ asyncio.run(main())
 
 
 def test_a_toolkit_offers_what_its_app_does(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {
+    calls = scan_calls(tmp_path, {
         "github.py": DIRECT.format(chosen='toolkits=["GITHUB"]'),
         "gmail.py": DIRECT.format(chosen='toolkits=["GMAIL"]'),
         "stripe.py": DIRECT.format(chosen='toolkits=["STRIPE"]'),
@@ -70,7 +65,7 @@ def test_a_toolkit_offers_what_its_app_does(tmp_path: Path) -> None:
 
 
 def test_an_action_slug_says_what_it_does(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {
+    calls = scan_calls(tmp_path, {
         "send.py": DIRECT.format(chosen='tools=["GMAIL_SEND_EMAIL"]'),
         "delete.py": DIRECT.format(chosen='tools=["GITHUB_DELETE_A_REPOSITORY"]'),
         "star.py": DIRECT.format(chosen='tools=["GITHUB_STAR_A_REPOSITORY_FOR_THE_AUTHENTICATED_USER"]'),
@@ -85,7 +80,7 @@ def test_an_action_slug_says_what_it_does(tmp_path: Path) -> None:
 
 
 def test_a_tool_router_session_offers_its_toolkits(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"mail.py": AGENT.format(toolkit="gmail"), "docs.py": AGENT.format(toolkit="googledocs")})
+    calls = scan_calls(tmp_path, {"mail.py": AGENT.format(toolkit="gmail"), "docs.py": AGENT.format(toolkit="googledocs")})
     assert calls == {
         ("mail.py", 12): ("agents.Runner.run", "required", ("R5",)),
         ("docs.py", 12): ("agents.Runner.run", "reviewed", ("R6",)),
@@ -94,7 +89,7 @@ def test_a_tool_router_session_offers_its_toolkits(tmp_path: Path) -> None:
 
 def test_a_tools_get_of_another_client_is_not_composio(tmp_path: Path) -> None:
     other = DIRECT.replace("from composio import Composio", "from acme import Composio")
-    calls = _calls(tmp_path, {"other.py": other.format(chosen='toolkits=["GMAIL"]')})
+    calls = scan_calls(tmp_path, {"other.py": other.format(chosen='toolkits=["GMAIL"]')})
     assert calls[("other.py", 7)][1:] == ("reviewed", ("R7",))
 
 
@@ -130,7 +125,7 @@ asyncio.run(main())
 
 
 def test_a_tool_router_sessions_mcp_server_offers_its_toolkits(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {
+    calls = scan_calls(tmp_path, {
         "mail.py": HOSTED.format(toolkits=', toolkits=["github", "gmail"]', url="session.mcp.url"),
         "every.py": HOSTED.format(toolkits="", url="session.mcp.url"),  # no toolkits written: all of them
         "other.py": HOSTED.format(toolkits=', toolkits=["gmail"]', url='"https://mcp.example.com"'),

@@ -12,12 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_files
-
-
-def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
-    result = scan_files(tmp_path, files)
-    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode) for c in result.calls}
+from tests.contracts.projects import scan_modes
 
 
 CLIENTS = {
@@ -91,7 +86,7 @@ async def run_step(config, convo):
 
 
 def test_an_instance_called_runs_its_class_s_call_a_wrapper_of_the_model(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, CLIENTS)
+    calls = scan_modes(tmp_path, CLIENTS)
     # self(...) in a method of the class runs BaseLLMClient.__call__, which returns _make_request's answer.
     assert calls[("core/llm/base.py", 15)][0] == "BaseLLMClient.__call__"
 
@@ -99,7 +94,7 @@ def test_an_instance_called_runs_its_class_s_call_a_wrapper_of_the_model(tmp_pat
 def test_a_class_handed_out_by_a_method_annotated_type_of_it_builds_an_instance_whose_call_asks_the_model(
     tmp_path: Path,
 ) -> None:
-    calls = _calls(tmp_path, {**CLIENTS, **RUNNER})
+    calls = scan_modes(tmp_path, {**CLIENTS, **RUNNER})
     # for_provider(...) -> type["BaseLLMClient"]: client_class(config) is a BaseLLMClient, calling it runs __call__.
     assert calls[("core/runner.py", 9)] == ("BaseLLMClient.__call__", "required")
 
@@ -160,14 +155,14 @@ class Developer(ChatWithBreakdownMixin, BaseAgent):
 
 
 def test_what_a_base_class_s_method_hands_out_asks_the_model_when_a_subclass_calls_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {**CLIENTS, **AGENTS})
+    calls = scan_modes(tmp_path, {**CLIENTS, **AGENTS})
     # get_llm returns its nested client, which returns llm_client's answer: llm(...) is a model call.
     assert calls[("core/agents/base.py", 13)][0] == "BaseLLMClient.__call__"
     assert calls[("core/agents/executor.py", 9)] == ("BaseAgent.get_llm()", "required")
 
 
 def test_a_mixin_calls_what_the_agents_it_is_mixed_into_hand_out(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {**CLIENTS, **AGENTS})
+    calls = scan_modes(tmp_path, {**CLIENTS, **AGENTS})
     # ChatWithBreakdownMixin has no base and no get_llm: the agents' one (BaseAgent.get_llm()), and
     # chat_with_breakdown, returning its answer, is a wrapper the developer calls.
     assert calls[("core/agents/mixins.py", 7)][0] == "BaseAgent.get_llm()"
@@ -199,7 +194,7 @@ def fix(task):
 
 
 def test_a_function_handing_out_its_nested_wrapper_is_asked_where_its_result_is_called(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, FACTORY)
+    calls = scan_modes(tmp_path, FACTORY)
     assert calls[("app.py", 18)] == ("make_llm()", "required")
 
 
@@ -226,7 +221,7 @@ def complete(messages, use_openai=False):
 
 
 def test_a_name_bound_to_two_sdks_clients_in_branches_asks_each_by_its_own_api(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, TWO_SDKS)
+    calls = scan_modes(tmp_path, TWO_SDKS)
     assert calls[("chat.py", 13)][0] == "chat.completions.create"
     # The first binding is OpenAI's, which has no messages.create: Anthropic's, the other binding, has.
     assert calls[("chat.py", 15)][0] == "messages.create"
@@ -270,7 +265,7 @@ class Fixer(ChatGPT):
 
 
 def test_the_last_message_of_a_list_the_answer_was_appended_to_is_the_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, MESSAGES)
+    calls = scan_modes(tmp_path, MESSAGES)
     # chat returns self.messages[-1].content, the record of the answer it appended: a wrapper.
     assert calls[("cleanup.py", 8)] == ("ChatGPT.chat", "required")
 
@@ -308,7 +303,7 @@ def search(question):
 
 
 def test_function_calls_parsed_out_of_the_answer_are_the_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, FUNCTION_CALLS)
+    calls = scan_modes(tmp_path, FUNCTION_CALLS)
     # validate_and_parse_function_call(answer) hands back the function call the model wrote.
     assert calls[("agent.py", 25)] == ("get_function_call", "required")
 
@@ -351,7 +346,7 @@ class LineQuestions:
 
 
 def test_a_function_returning_what_its_callback_returns_hands_back_a_wrapper_s_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, RETRY)
+    calls = scan_modes(tmp_path, RETRY)
     # retry_with_fallback_models returns await f(model): handed _get_prediction, it returns the answer.
     assert calls[("bot/questions.py", 13)][0] == "LineQuestions._get_prediction"
 
@@ -377,7 +372,7 @@ class LlmApiHandler:
 
 
 def test_spice_a_published_client_library_asks_models_through_get_and_stream_response(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, SPICE)
+    calls = scan_modes(tmp_path, SPICE)
     assert calls[("assistant/llm.py", 10)][0] == "stream_response"
     assert calls[("assistant/llm.py", 11)][0] == "get_response"
     # Embeddings are not a model's answer.
@@ -412,7 +407,7 @@ async def step(parser, messages, project):
 
 
 def test_the_answer_parsed_by_a_parser_of_the_response_is_the_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, PARSED_RESPONSE)
+    calls = scan_modes(tmp_path, PARSED_RESPONSE)
     # stream_and_parse_llm_response(stream) hands back the edits the model wrote: get_model_response is a wrapper.
     assert calls[("coder/session.py", 6)][0] == "Conversation.get_model_response"
 
@@ -446,5 +441,5 @@ def send_funds(amount: int, to: str) -> str:
 
 
 def test_the_agents_sdk_runner_imported_from_its_defining_module_runs_the_agent(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, RUNNER_MODULE)
+    calls = scan_modes(tmp_path, RUNNER_MODULE)
     assert calls[("chatbot.py", 11)][0] == "agents.Runner.run"

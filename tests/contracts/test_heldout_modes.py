@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_files
-
-
-def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str, tuple[str, ...]]]:
-    result = scan_files(tmp_path, files)
-    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode, c.recommendation.rules) for c in result.calls}
+from tests.contracts.projects import scan_calls
 
 
 AGENTKIT = """\
@@ -35,7 +30,7 @@ def test_agentkit_tools_do_what_their_action_providers_do(tmp_path: Path) -> Non
     prices = AGENTKIT.format(providers="pyth_action_provider", listed="pyth_action_provider()")
     tweets = AGENTKIT.format(providers="twitter_action_provider", listed="twitter_action_provider()")
     unknown = AGENTKIT.format(providers="acme_action_provider", listed="acme_action_provider()")
-    calls = _calls(tmp_path, {"wallet.py": wallet, "prices.py": prices, "tweets.py": tweets, "unknown.py": unknown})
+    calls = scan_calls(tmp_path, {"wallet.py": wallet, "prices.py": prices, "tweets.py": tweets, "unknown.py": unknown})
     assert calls == {
         ("wallet.py", 8): ("invoke", "required", ("R2",)),  # native_transfer sends the wallet's funds
         ("prices.py", 8): ("invoke", "sampled", ("R9",)),  # price feeds only
@@ -82,7 +77,7 @@ def main():
 def test_an_agent_handed_back_in_a_tuple_and_unpacked_keeps_its_tools(tmp_path: Path) -> None:
     # The agent a helper builds (tools named in the helper) reaches the run through two unpackings
     # and a parameter: its shell tool is what the run can do.
-    calls = _calls(tmp_path, {"app.py": BUILT_AND_UNPACKED})
+    calls = scan_calls(tmp_path, {"app.py": BUILT_AND_UNPACKED})
     assert calls == {("app.py", 25): ("stream", "required", ("R1",))}
 
 
@@ -118,7 +113,7 @@ async def main() -> None:
 def test_a_parameter_typed_as_the_agent_it_is_given_has_that_agents_tools(tmp_path: Path) -> None:
     # "-> AssistantAgent" and "agent: AssistantAgent" say what kind of object it is; the agent built
     # and passed says what it can do.
-    calls = _calls(tmp_path, {"app.py": TYPED_AGENT})
+    calls = scan_calls(tmp_path, {"app.py": TYPED_AGENT})
     assert calls == {("app.py", 19): ("run_stream", "required", ("R1",))}
 
 
@@ -148,7 +143,7 @@ print(agent.invoke({"messages": [("user", input())]}))
 
 def test_the_tools_a_helper_names_are_read_in_the_helper(tmp_path: Path) -> None:
     # tools=tools is the helper's own name, not one of the module where the agent runs.
-    calls = _calls(tmp_path, {"app.py": HELPER_NAMES_THE_TOOLS})
+    calls = scan_calls(tmp_path, {"app.py": HELPER_NAMES_THE_TOOLS})
     assert calls == {("app.py", 20): ("invoke", "required", ("R1",))}
 
 
@@ -181,7 +176,7 @@ async def chat(task: str) -> None:
 
 def test_a_team_a_typed_helper_builds_runs_its_members_tools(tmp_path: Path) -> None:
     # "-> RoundRobinGroupChat" and the team it builds: the members are the helper's names.
-    calls = _calls(tmp_path, {"app.py": TEAM_FROM_A_HELPER})
+    calls = scan_calls(tmp_path, {"app.py": TEAM_FROM_A_HELPER})
     assert calls == {("app.py", 22): ("run_stream", "required", ("R1",))}
 
 
@@ -230,7 +225,7 @@ def clean(conversation: str) -> None:
 def test_a_check_whose_arms_only_trim_return_or_reject_the_answer_chooses_nothing(tmp_path: Path) -> None:
     # title(): each check only trims the answer, hands it (or None) back, logs or raises: free text.
     # route() hands back a route name of its own, clean() deletes in its branch: both are choices.
-    calls = _calls(tmp_path, {"app.py": TITLE})
+    calls = scan_calls(tmp_path, {"app.py": TITLE})
     assert calls == {
         ("app.py", 11): ("chat.completions.create", "autonomous", ("R11",)),
         ("app.py", 27): ("chat.completions.create", "sampled", ("R10",)),
@@ -263,7 +258,7 @@ def ask(question: str, output_format: type):
 def test_a_class_parsing_the_answer_does_not_carry_it(tmp_path: Path) -> None:
     # output_format.model_validate_json(answer) builds a new object; the class (and the schema built
     # from it before the request) does not carry the answer, so the schema's branches decide nothing.
-    calls = _calls(tmp_path, {"app.py": PARSED_BY_ITS_SCHEMA})
+    calls = scan_calls(tmp_path, {"app.py": PARSED_BY_ITS_SCHEMA})
     assert calls == {("app.py", 15): ("chat.completions.create", "autonomous", ("R11",))}
 
 
@@ -293,13 +288,13 @@ artist(input())
 
 def test_tools_appended_one_by_one_from_a_loop_are_the_loops_tools(tmp_path: Path) -> None:
     # for each in kit_tools: tools.append(each): tools holds what kit_tools holds (money, here).
-    calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
+    calls = scan_calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
     assert calls[("app.py", 18)] == ("__call__", "required", ("R2",))
 
 
 def test_strands_generate_image_makes_the_programs_output(tmp_path: Path) -> None:
     # Strands' generate_image makes pictures saved under output/ as the program's output: nothing read or changed.
-    calls = _calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
+    calls = scan_calls(tmp_path, {"app.py": COPIED_IN_A_LOOP})
     assert calls[("app.py", 20)] == ("__call__", "autonomous", ("R11",))
 
 
@@ -322,7 +317,7 @@ def check(model: str) -> None:
 
 def test_tools_none_is_no_tools(tmp_path: Path) -> None:
     # tools=None at the wrapper's call site offers nothing: not "tools only known at run time".
-    calls = _calls(tmp_path, {"app.py": NO_TOOLS})
+    calls = scan_calls(tmp_path, {"app.py": NO_TOOLS})
     assert calls[("app.py", 13)] == ("complete", "autonomous", ("R11",))
 
 
@@ -366,7 +361,7 @@ class Analyst:
 
 def test_code_put_in_a_notebook_cell_a_jupyter_kernel_runs_is_executed(tmp_path: Path) -> None:
     # MetaGPT's Data Interpreter: the code becomes an nbformat code cell that nbclient executes.
-    calls = _calls(tmp_path, {"executor.py": NOTEBOOK_EXECUTOR, "analyst.py": ANALYST})
+    calls = scan_calls(tmp_path, {"executor.py": NOTEBOOK_EXECUTOR, "analyst.py": ANALYST})
     assert calls == {("analyst.py", 13): ("chat.completions.create", "required", ("R1",))}
 
 
@@ -399,7 +394,7 @@ class Operator(BaseModel):
 
 def test_a_field_declared_with_its_class_holds_that_class(tmp_path: Path) -> None:
     # "runner: ShellRunner = Field(default_factory=ShellRunner)": the annotation says what self.runner is.
-    calls = _calls(tmp_path, {"runner.py": SHELL_RUNNER, "operator_role.py": PYDANTIC_ROLE})
+    calls = scan_calls(tmp_path, {"runner.py": SHELL_RUNNER, "operator_role.py": PYDANTIC_ROLE})
     assert calls == {("operator_role.py", 13): ("chat.completions.create", "required", ("R1",))}
 
 
@@ -446,7 +441,7 @@ def main(task):
 def test_an_answer_put_into_the_next_request_is_that_requests_prompt(tmp_path: Path) -> None:
     # devika's planner and researcher, MetaGPT's plans: the plan becomes the coder's prompt; what runs is the
     # coder's answer, judged at the coder's call. The plan's own call reaches nothing.
-    calls = _calls(tmp_path, {"agent.py": PLAN_THEN_CODE})
+    calls = scan_calls(tmp_path, {"agent.py": PLAN_THEN_CODE})
     assert calls[("agent.py", 13)][1] == "autonomous"
     assert calls[("agent.py", 14)][1:] == ("required", ("R1",))
     assert calls[("agent.py", 9)][1] == "required"  # the request itself serves the coder
@@ -503,7 +498,7 @@ class Agent:
 def test_the_agents_own_state_and_messages_are_no_system_of_record(tmp_path: Path) -> None:
     # devika's add_to_current_state and add_message_from_devika: the agent's state stack and chat log,
     # kept in its own database; a note added to a ticket is still a write to a record.
-    calls = _calls(tmp_path, STATE_AND_MESSAGES)
+    calls = scan_calls(tmp_path, STATE_AND_MESSAGES)
     assert calls[("agent.py", 14)][1:] == ("autonomous", ("R11",))
     assert calls[("agent.py", 18)][1:] == ("reviewed", ("R6",))
 
@@ -537,7 +532,7 @@ def should_stop(question):
 def test_a_validator_returning_false_or_the_answer_chooses_nothing(tmp_path: Path) -> None:
     # devika's validate_response: False refuses the answer (the retry decorator asks again), else the
     # answer's field is handed back; an answer turned into True or False is still a choice.
-    calls = _calls(tmp_path, {"agent.py": VALIDATED})
+    calls = scan_calls(tmp_path, {"agent.py": VALIDATED})
     assert calls[("agent.py", 14)][1] == "autonomous"
     assert calls[("agent.py", 19)][1:] == ("sampled", ("R10",))
 
@@ -567,6 +562,6 @@ def route(question):
 def test_the_answer_or_nothing_of_it_handed_back_chooses_nothing(tmp_path: Path) -> None:
     # gpt-researcher's sub-queries: [parsed] if parsed.strip() else [] hands back the answer or nothing;
     # a route name written in the code is still a choice.
-    calls = _calls(tmp_path, {"agent.py": NORMALISED})
+    calls = scan_calls(tmp_path, {"agent.py": NORMALISED})
     assert calls[("agent.py", 12)][1] == "autonomous"
     assert calls[("agent.py", 17)][1:] == ("sampled", ("R10",))

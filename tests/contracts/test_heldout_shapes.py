@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_files
-
-
-def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str, tuple[str, ...]]]:
-    result = scan_files(tmp_path, files)
-    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode, c.recommendation.rules) for c in result.calls}
+from tests.contracts.projects import scan_calls
 
 
 RUNNER_OBJECT = """\
@@ -34,7 +29,7 @@ async def main(prompt):
 
 
 def test_a_runner_object_runs_its_agent_like_runner_run(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": RUNNER_OBJECT})
+    calls = scan_calls(tmp_path, {"app.py": RUNNER_OBJECT})
     assert calls == {("app.py", 10): ("agents.Runner.run", "required", ("R2",))}
 
 
@@ -51,7 +46,7 @@ print(agent.run("Where is my order?"))
 
 
 def test_a_toolkit_configured_to_read_only_reads(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": READ_ONLY_KIT})
+    calls = scan_calls(tmp_path, {"app.py": READ_ONLY_KIT})
     assert calls == {("app.py", 8): ("run", "sampled", ("R9",))}
 
 
@@ -76,7 +71,7 @@ def other(session):
 
 
 def test_bedrock_converse_is_a_model_call_and_the_toolkit_running_its_tool_moves_money(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": BEDROCK})
+    calls = scan_calls(tmp_path, {"app.py": BEDROCK})
     assert calls == {("app.py", 8): ("converse", "required", ("R2", "R10"))}
 
 
@@ -100,7 +95,7 @@ def run_agent(thread, assistant):
 
 
 def test_what_a_toolkit_hands_out_runs_its_tools_when_the_code_calls_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": ASSISTANT})
+    calls = scan_calls(tmp_path, {"app.py": ASSISTANT})
     assert calls[("app.py", 10)][:2] == ("beta.threads.runs.create", "required")
     assert "R2" in calls[("app.py", 10)][2]
 
@@ -140,7 +135,7 @@ def ask(messages):
 
 
 def test_a_swarm_run_reaches_the_tools_of_the_agents_its_functions_hand_off_to(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": SWARM})
+    calls = scan_calls(tmp_path, {"app.py": SWARM})
     assert calls[("app.py", 26)] == ("run_demo_loop", "required", ("R2",))
     assert calls[("app.py", 30)][:2] == ("run", "autonomous")
 
@@ -192,7 +187,7 @@ async def main():
 def test_a_wrapper_call_site_found_late_follows_a_callback_into_a_module_that_names_no_sdk(tmp_path: Path) -> None:
     # main.py names no SDK (found only as a caller of support_agent.run), nor does emailer.py:
     # the module main.py imports is parsed then, and the answer is mailed there.
-    calls = _calls(tmp_path, {"support_agent.py": WRAPPED_AGENT, "emailer.py": MAILER, "main.py": MAIN})
+    calls = scan_calls(tmp_path, {"support_agent.py": WRAPPED_AGENT, "emailer.py": MAILER, "main.py": MAIN})
     assert calls[("main.py", 8)][:2] == ("run", "required")
     assert "R5" in calls[("main.py", 8)][2]
 
@@ -228,7 +223,7 @@ print(private.run("My balance?").content)
 
 
 def test_a_get_of_a_host_in_the_code_without_credentials_reads_public_pages(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": PUBLIC_GET})
+    calls = scan_calls(tmp_path, {"app.py": PUBLIC_GET})
     assert calls[("app.py", 25)][1:] == ("autonomous", ("R11",))
     assert calls[("app.py", 26)][1:] == ("sampled", ("R9",))
 
@@ -288,7 +283,7 @@ if answer.content == "refund":
 
 
 def test_a_paused_runs_form_and_the_sessions_own_state_choose_and_write_nothing(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": PAUSED_RUN})
+    calls = scan_calls(tmp_path, {"app.py": PAUSED_RUN})
     assert calls[("app.py", 27)][1:] == ("autonomous", ("R11",))  # session state, pause status
     assert calls[("app.py", 34)][1:] == ("reviewed", ("R6",))  # the same words, a stand-in: its description decides
     assert calls[("app.py", 36)][1:] == ("autonomous", ("R11",))  # branches filling the human's form
@@ -334,7 +329,7 @@ while turns.is_paused:
 
 
 def test_an_external_execution_tool_is_judged_where_the_program_runs_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": EXTERNAL_EXECUTION})
+    calls = scan_calls(tmp_path, {"app.py": EXTERNAL_EXECUTION})
     # The first run's call is executed by the program; the run continued after it is only printed.
     assert calls[("app.py", 21)][1:] == ("required", ("R1",))
     assert calls[("app.py", 27)][1:] == ("autonomous", ("R11",))
@@ -377,7 +372,7 @@ def upload(data):
 
 def test_a_post_to_a_model_api_address_is_a_model_call(tmp_path: Path) -> None:
     # No SDK is imported: the endpoint's address in the text is what gets the file read.
-    calls = _calls(tmp_path, {"models.py": RAW_HTTP})
+    calls = scan_calls(tmp_path, {"models.py": RAW_HTTP})
     assert {key: value[0] for key, value in calls.items()} == {
         ("models.py", 14): "http.post", ("models.py", 20): "http.post", ("models.py", 24): "http.post",
     }
@@ -412,7 +407,7 @@ unserved = create_swarm([hotels], default_active_agent="hotels").compile()
 
 def test_a_graph_named_in_langgraph_json_is_run_by_the_server_with_its_agents_tools(tmp_path: Path) -> None:
     (tmp_path / "langgraph.json").write_text('{"dependencies": ["."], "graphs": {"agent": "./src/agent/swarm.py:app"}}')
-    calls = _calls(tmp_path, {"src/agent/swarm.py": SERVED_SWARM})
+    calls = scan_calls(tmp_path, {"src/agent/swarm.py": SERVED_SWARM})
     assert calls == {("src/agent/swarm.py", 22): ("langgraph.json graph", "required", ("R2",))}
 
 
@@ -435,7 +430,7 @@ graph = builder.compile()
 
 def test_a_hand_built_graph_in_langgraph_json_is_reported_at_its_nodes_model_calls(tmp_path: Path) -> None:
     (tmp_path / "langgraph.json").write_text('{"graphs": {"main": "./graph.py:graph"}}')
-    calls = _calls(tmp_path, {"graph.py": HAND_BUILT_GRAPH})
+    calls = scan_calls(tmp_path, {"graph.py": HAND_BUILT_GRAPH})
     assert [key for key in calls] == [("graph.py", 8)]
 
 
@@ -503,7 +498,7 @@ async def orders(question):
 def test_a_stand_in_that_makes_its_answer_up_reads_nothing(tmp_path: Path) -> None:
     # A weather stand-in picking at random, a clock reading the framework's injected context, a tool adding
     # a pure tool to the run: nothing read (R11). A stand-in looking a table up by the model's argument reads (R9).
-    calls = _calls(tmp_path, {"app.py": MADE_UP_READS})
+    calls = scan_calls(tmp_path, {"app.py": MADE_UP_READS})
     assert calls == {
         ("app.py", 52): ("run", "autonomous", ("R11",)),
         ("app.py", 57): ("run", "sampled", ("R9",)),
@@ -547,7 +542,7 @@ async def main(question):
 def test_a_policy_answering_a_paused_runs_requests_chooses_nothing(tmp_path: Path) -> None:
     # The branch on the requested tool's name answers the framework's approval: no R10 at the
     # wrapper's call site, whose answer is only printed.
-    calls = _calls(tmp_path, {"app.py": PAUSED_POLICY})
+    calls = scan_calls(tmp_path, {"app.py": PAUSED_POLICY})
     assert calls[("app.py", 29)] == ("resolve", "autonomous", ("R11",))
 
 
@@ -574,7 +569,7 @@ async def main(task):
 def test_a_new_speaker_in_a_streamed_transcript_chooses_nothing(tmp_path: Path) -> None:
     # The value compared with the last one kept (and kept in the branch) says whether it changed;
     # compared with a value written in the code, it still chooses (R10).
-    calls = _calls(tmp_path, {"app.py": NEW_SPEAKER})
+    calls = scan_calls(tmp_path, {"app.py": NEW_SPEAKER})
     assert calls == {("app.py", 8): ("run", "autonomous", ("R11",)), ("app.py", 14): ("run", "sampled", ("R10",))}
 
 
@@ -613,7 +608,7 @@ async def main(question):
 def test_tools_writing_only_the_runs_own_state_and_a_named_public_search_do_nothing(tmp_path: Path) -> None:
     # The session's state and the workflow's state are the run's own: what store_findings and
     # record_notes say they store goes there (no R6 by their names); a web search bound to a name reads public pages.
-    calls = _calls(tmp_path, {"app.py": OWN_STATE})
+    calls = scan_calls(tmp_path, {"app.py": OWN_STATE})
     assert calls == {("app.py", 26): ("run", "autonomous", ("R11",)), ("app.py", 28): ("run", "autonomous", ("R11",))}
 
 
@@ -642,7 +637,7 @@ async def main(question):
 
 
 def test_a_function_tool_from_a_dict_runs_the_function_it_is_given(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": FROM_DICT})
+    calls = scan_calls(tmp_path, {"app.py": FROM_DICT})
     assert calls[("app.py", 18)][1:] == ("autonomous", ("R11",))
     assert calls[("app.py", 20)][1:] == ("required", ("R1",))
 
@@ -701,7 +696,7 @@ class DefaultAgent:
 
 def test_a_model_and_an_environment_given_by_protocol_reach_the_shell(tmp_path: Path) -> None:
     package = tmp_path / "coder"
-    calls = _calls(package, {
+    calls = scan_calls(package, {
         "__init__.py": CODER_PROTOCOLS, "models/__init__.py": "", "models/litellm_model.py": CODER_MODEL,
         "environments/__init__.py": "", "environments/local.py": CODER_ENV, "agents/__init__.py": "", "agents/default.py": CODER_AGENT,
     })  # fmt: skip
@@ -740,7 +735,7 @@ class Completion:
 
 
 def test_a_caller_typed_by_its_class_is_a_wrapper_call_site(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app/__init__.py": "", "app/ai_caller.py": CALLER, "app/completion.py": COMPLETION})
+    calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/ai_caller.py": CALLER, "app/completion.py": COMPLETION})
     assert calls[("app/completion.py", 11)][:2] == ("AICaller.call_model", "required")
     assert calls[("app/ai_caller.py", 6)][1] == "required"
 
@@ -769,7 +764,7 @@ def shout(model, text):
 def test_a_smolagents_model_given_as_a_typed_parameter_is_called(tmp_path: Path) -> None:
     # model: Model is the base class of every smolagents model: calling it asks the model, also when
     # kept as self.model; an untyped parameter called is any callable.
-    calls = _calls(tmp_path, {"app.py": TYPED_SMOL_MODEL})
+    calls = scan_calls(tmp_path, {"app.py": TYPED_SMOL_MODEL})
     assert {key: value[0] for key, value in calls.items()} == {("app.py", 5): "__call__", ("app.py", 13): "__call__"}
 
 
@@ -798,7 +793,7 @@ def run(prompt):
 
 
 def test_a_model_call_bound_to_a_name_is_called_through_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": BOUND_COMPLETION})
+    calls = scan_calls(tmp_path, {"app.py": BOUND_COMPLETION})
     assert calls == {("app.py", 17): ("completion", "required", ("R1",))}
 
 
@@ -825,7 +820,7 @@ def main():
 
 
 def test_a_post_to_a_model_address_held_in_a_local_variable_is_a_model_call(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": POSTED_FROM_A_VARIABLE})
+    calls = scan_calls(tmp_path, {"app.py": POSTED_FROM_A_VARIABLE})
     assert calls[("app.py", 10)][:2] == ("http.post", "required")
     assert calls[("app.py", 15)][:2] == ("create_response", "required")
 
@@ -851,7 +846,7 @@ class Agent:
 
 
 def test_tools_added_with_plus_equals_are_the_agents_tools(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": TOOLS_ADDED_IN_INIT})
+    calls = scan_calls(tmp_path, {"app.py": TOOLS_ADDED_IN_INIT})
     assert calls[("app.py", 13)][:2] == ("responses.create", "required")
     assert "R1" in calls[("app.py", 13)][2]
 
@@ -879,7 +874,7 @@ class Handler:
 
 
 def test_a_generator_yielding_the_streamed_chunks_is_a_wrapper(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": STREAMING_WRAPPER})
+    calls = scan_calls(tmp_path, {"app.py": STREAMING_WRAPPER})
     assert calls[("app.py", 15)][:2] == ("Handler.get_completion", "required")
     assert calls[("app.py", 10)][:2] == ("chat.completions.create", "required")
 
@@ -916,7 +911,7 @@ if __name__ == "__main__":
 
 
 def test_an_agent_imported_with_a_star_runs_its_tools(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"configs/__init__.py": "", "configs/tools.py": STAR_TOOLS, "configs/agents.py": STAR_AGENTS, "main.py": STAR_MAIN})
+    calls = scan_calls(tmp_path, {"configs/__init__.py": "", "configs/tools.py": STAR_TOOLS, "configs/agents.py": STAR_AGENTS, "main.py": STAR_MAIN})
     assert calls[("main.py", 5)][:2] == ("run_demo_loop", "required")
 
 
@@ -949,7 +944,7 @@ async def respond(state, items):
 
 
 def test_an_agent_picked_by_name_from_a_table_may_be_any_of_them(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": AGENT_BY_NAME})
+    calls = scan_calls(tmp_path, {"app.py": AGENT_BY_NAME})
     assert calls[("app.py", 21)][:2] == ("agents.Runner.run", "required")
 
 
@@ -990,7 +985,7 @@ def step(model: LitellmModel, messages):
 
 
 def test_an_override_of_a_base_classs_private_call_takes_the_bases_callers_evidence(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app/__init__.py": "", "app/base.py": BASE_MODEL, "app/text.py": TEXT_MODEL, "app/runner.py": RUNNER})
+    calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/base.py": BASE_MODEL, "app/text.py": TEXT_MODEL, "app/runner.py": RUNNER})
     assert calls[("app/runner.py", 7)][1] == "required"
     assert calls[("app/base.py", 6)][1] == "required"
     assert calls[("app/text.py", 8)][1] == "required"
@@ -1034,7 +1029,7 @@ class RouletteModel:
 
 
 def test_a_model_returned_by_a_method_typed_with_the_protocol_is_queried(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app/__init__.py": PROTOCOL, "app/chosen.py": CHOSEN, "app/roulette.py": ROULETTE})
+    calls = scan_calls(tmp_path, {"app/__init__.py": PROTOCOL, "app/chosen.py": CHOSEN, "app/roulette.py": ROULETTE})
     assert calls[("app/roulette.py", 16)][:2] == ("Model.query", "required")
 
 
@@ -1063,7 +1058,7 @@ def main(items):
 
 
 def test_a_list_started_empty_collecting_the_output_is_the_output(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": COLLECTED})
+    calls = scan_calls(tmp_path, {"app.py": COLLECTED})
     assert calls[("app.py", 17)][:2] == ("Agent.run_full_turn", "required")
 
 
@@ -1093,7 +1088,7 @@ print(agent.run("Weather in Paris?"))
 
 
 def test_a_name_rebound_to_another_agent_runs_the_later_one_after_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": REBOUND_AGENT})
+    calls = scan_calls(tmp_path, {"app.py": REBOUND_AGENT})
     assert calls[("app.py", 16)][1] != "required"
     assert calls[("app.py", 18)][1] == "required"
 
@@ -1116,7 +1111,7 @@ def chat(messages):
 
 
 def test_the_prompt_caching_beta_is_a_model_call(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": PROMPT_CACHING})
+    calls = scan_calls(tmp_path, {"app.py": PROMPT_CACHING})
     assert calls == {("app.py", 12): ("beta.prompt_caching.messages.create", "required", ("R1",))}
 
 
@@ -1149,7 +1144,7 @@ def broken(messages):
 
 
 def test_ollama_clients_and_module_are_model_calls(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": OLLAMA})
+    calls = scan_calls(tmp_path, {"app.py": OLLAMA})
     assert calls == {
         ("app.py", 9): ("chat", "required", ("R1",)),
         ("app.py", 14): ("generate", "autonomous", ("R11",)),
@@ -1187,7 +1182,7 @@ def unrelated(store):
 
 
 def test_an_ollama_client_built_in_another_module_is_still_asked(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, OLLAMA_FACTORY)
+    calls = scan_calls(tmp_path, OLLAMA_FACTORY)
     assert set(calls) == {("apis.py", 10)}
     assert calls["apis.py", 10][0] == "chat"
 
@@ -1254,7 +1249,7 @@ def operate(operations):
 
 
 def test_operations_typed_and_clicked_on_the_desktop_are_required(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, DESKTOP)
+    calls = scan_calls(tmp_path, DESKTOP)
     assert {key: value[1] for key, value in calls.items()} == {
         ("apis.py", 8): "required", ("apis.py", 15): "required", ("operate.py", 9): "required",
     }
@@ -1304,7 +1299,7 @@ def main(messages):
 
 
 def test_a_list_started_empty_collecting_the_outputs_own_pieces_is_the_output(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, PIECES)
+    calls = scan_calls(tmp_path, PIECES)
     # call_model returns the parsed operations again (a wrapper: its call site reported, its evidence
     # given back); ask_all returns a list of whole answers (built from outputs: not a wrapper).
     assert {key: value[1] for key, value in calls.items()} == {
@@ -1336,7 +1331,7 @@ def main():
 
 
 def test_a_wrapper_calling_itself_again_is_a_call_site_too(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": RECURSIVE})
+    calls = scan_calls(tmp_path, {"app.py": RECURSIVE})
     assert {key: value[1] for key, value in calls.items()} == {
         ("app.py", 11): "required", ("app.py", 14): "required", ("app.py", 19): "required",
     }
@@ -1385,7 +1380,7 @@ def debug(error, globals):
 
 
 def test_a_receiver_named_after_a_wrapper_class_calls_its_wrapper(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, NAMED_AFTER_CLASS)
+    calls = scan_calls(tmp_path, NAMED_AFTER_CLASS)
     assert {key: (value[0], value[1]) for key, value in calls.items()} == {
         ("ai.py", 10): ("completion", "required"),
         ("utils.py", 9): ("AI.run", "required"),
@@ -1422,7 +1417,7 @@ def main(prompt, directory):
 
 
 def test_a_modal_functions_remote_call_is_a_call_site_of_it(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"app.py": MODAL})
+    calls = scan_calls(tmp_path, {"app.py": MODAL})
     assert set(calls) == {("app.py", 11), ("app.py", 16), ("app.py", 21), ("app.py", 22)}
     assert calls["app.py", 22][0] == "generate_file"
 
@@ -1469,7 +1464,7 @@ while True:
 
 
 def test_an_instance_of_a_module_class_driving_a_browser_page_is_followed_into(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"bot.py": BROWSER_AGENT})
+    calls = scan_calls(tmp_path, {"bot.py": BROWSER_AGENT})
     # The model's command types and clicks on a live page: the method's body is the evidence.
     assert calls["bot.py", 24][1] == "required"
     assert calls["bot.py", 37][1] == "required"
@@ -1482,7 +1477,7 @@ SCROLL_ONLY = BROWSER_AGENT.replace('elif command.startswith("TYPE")', 'elif com
 
 
 def test_a_browser_page_that_is_only_scrolled_is_not_code_execution(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"bot.py": SCROLL_ONLY})
+    calls = scan_calls(tmp_path, {"bot.py": SCROLL_ONLY})
     assert "R1" not in calls["bot.py", 24][2]
 
 
@@ -1524,7 +1519,7 @@ def goals(items):
 
 
 def test_a_stop_phrase_that_only_ends_the_loop_chooses_nothing(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"eng.py": AUTOMODE})
+    calls = scan_calls(tmp_path, {"eng.py": AUTOMODE})
     assert calls["eng.py", 10][1] == "autonomous"
     assert calls["eng.py", 18][1] == "autonomous"
     assert calls["eng.py", 29][1] == "autonomous"
@@ -1533,7 +1528,7 @@ def test_a_stop_phrase_that_only_ends_the_loop_chooses_nothing(tmp_path: Path) -
 def test_a_branch_that_ends_the_loop_and_does_something_else_is_still_a_choice(tmp_path: Path) -> None:
     text = AUTOMODE.replace('            running = False\n', '            running = False\n            save(response)\n')
     text += "\n\ndef save(text):\n    pass\n"
-    calls = _calls(tmp_path, {"eng.py": text})
+    calls = scan_calls(tmp_path, {"eng.py": text})
     assert calls["eng.py", 18][1] == "sampled"
 
 
@@ -1569,7 +1564,7 @@ def main(error):
 
 
 def test_a_call_of_a_modules_own_function_is_not_a_call_site_of_another_modules_namesake(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, SAME_NAME_ELSEWHERE)
+    calls = scan_calls(tmp_path, SAME_NAME_ELSEWHERE)
     assert calls["main.py", 6][1] == "reviewed"  # its own caller writes the file
     assert calls["debugger.py", 5][1] == "autonomous"  # printed: main.py's write is another function's
 
@@ -1609,7 +1604,7 @@ class Nodes:
 def test_a_chain_bound_by_a_class_of_another_module_is_asked_through_its_instance(tmp_path: Path) -> None:
     # self.agents = Agents(), Agents.__init__ binding self.categorize = prompt | llm: the email
     # agent's nodes ask each chain as self.agents.categorize.invoke(...); its plain attributes are no model.
-    calls = _calls(tmp_path, CHAINS_OF_ANOTHER_CLASS)
+    calls = scan_calls(tmp_path, CHAINS_OF_ANOTHER_CLASS)
     assert calls == {("src/nodes.py", 9): ("invoke", "autonomous", ("R11",))}
 
 
@@ -1657,7 +1652,7 @@ def test_the_answer_collected_in_a_list_and_joined_is_still_the_answer(tmp_path:
     # gptme's provider chat(): result = []; result.append(choice.message.content); return "\n".join(result), usage.
     # The joined text is the answer, so the caller's shell command is the call's; a list returned as it is
     # is a list of answers, not a wrapper.
-    calls = _calls(tmp_path, PIECES_JOINED)
+    calls = scan_calls(tmp_path, PIECES_JOINED)
     assert calls[("llm/provider.py", 7)][1:] == ("required", ("R1",))
     assert calls[("llm/run.py", 7)] == ("chat", "required", ("R1",))
     assert ("llm/run.py", 12) not in calls
@@ -1692,7 +1687,7 @@ def ask(api_key, question):
 def test_a_request_whose_messages_are_written_empty_asks_the_model_nothing(tmp_path: Path) -> None:
     # gptme's API-key check posts {"messages": []} to the Anthropic endpoint and reads only the status:
     # no question, no answer to act on. The same endpoint asked a question stays a model call.
-    calls = _calls(tmp_path, KEY_PROBE)
+    calls = scan_calls(tmp_path, KEY_PROBE)
     assert set(calls) == {("keys.py", 14)}
     assert calls[("keys.py", 14)][0] == "http.post"
 
@@ -1739,7 +1734,7 @@ def test_a_record_built_around_the_answer_and_returned_is_still_the_answer(tmp_p
     # gptme's reply(): return Message("assistant", response, metadata=metadata); step() in another
     # module runs the message's tool uses. The record holds the answer, so reply is a wrapper: its
     # call site is reported, and the shell command there is the provider call's evidence too.
-    calls = _calls(tmp_path, RECORD_RETURNED)
+    calls = scan_calls(tmp_path, RECORD_RETURNED)
     assert calls[("agent/chat.py", 7)] == ("reply", "required", ("R1",))
     assert calls[("agent/llm.py", 9)][1:] == ("required", ("R1",))
 
@@ -1801,7 +1796,7 @@ def test_a_base_class_call_of_a_method_a_subclass_implements_with_the_model_is_a
     # the SDK; actions ask self.llm.aask(...) through a property of a mixin the scan cannot type. The base's
     # call is a call site of the subclass's wrapper, aask a wrapper in turn, and a receiver named after the
     # last word of the class (llm, BaseLLM) calls it: the shell command reaches the provider call.
-    calls = _calls(tmp_path, BASE_DISPATCH)
+    calls = scan_calls(tmp_path, BASE_DISPATCH)
     assert calls[("agent/provider/base_llm.py", 6)][0] == "BaseLLM.acompletion_text"
     assert calls[("agent/run_code.py", 8)] == ("BaseLLM.aask", "required", ("R1",))
     assert calls[("agent/provider/openai_llm.py", 11)][1:] == ("required", ("R1",))
@@ -1828,7 +1823,7 @@ def fix(error):
 def test_keys_typed_by_pynput_from_the_answer_drive_the_desktop(tmp_path: Path) -> None:
     # open-interpreter's wtf: the suggested command is typed into the user's terminal with pynput's
     # keyboard Controller; Enter alone runs it. Like pyautogui, anything a person at the keyboard can do.
-    calls = _calls(tmp_path, TYPED_INTO_TERMINAL)
+    calls = scan_calls(tmp_path, TYPED_INTO_TERMINAL)
     assert calls[("wtf.py", 8)][1:] == ("required", ("R1",))
 
 
@@ -1866,7 +1861,7 @@ def test_a_generator_yielding_from_the_stream_bound_to_an_attribute_is_a_wrapper
     # open-interpreter: fixed_litellm_completions yields from litellm.completion; Llm.__init__ binds it as
     # self.completions; run_text_llm(llm, params), in a module importing nothing of it, iterates
     # llm.completions(**params). The receiver is named after the class: a call site of Llm.completions.
-    calls = _calls(tmp_path, BOUND_GENERATOR)
+    calls = scan_calls(tmp_path, BOUND_GENERATOR)
     assert calls[("oi/run_text.py", 5)] == ("Llm.completions", "required", ("R1",))
     assert calls[("oi/llm.py", 7)][1:] == ("required", ("R1",))
 
@@ -1894,7 +1889,7 @@ class GeminiLLM:
 def test_a_subclass_of_gemini_generative_model_imported_from_its_module_is_the_model(tmp_path: Path) -> None:
     # MetaGPT derives GeminiGenerativeModel from google.generativeai.generative_models.GenerativeModel,
     # the module that defines the class the package re-exports: the same model.
-    calls = _calls(tmp_path, GEMINI_SUBCLASS)
+    calls = scan_calls(tmp_path, GEMINI_SUBCLASS)
     assert calls[("gemini_llm.py", 13)][0] == "generate_content_async"
 
 
@@ -1983,7 +1978,7 @@ def test_generators_yielding_dicts_built_from_the_stream_are_wrappers_all_the_wa
     # run_text_llm, yielded on by Llm.run, re-yielded as {"role": "assistant", **chunk} by respond and
     # run by the chat loop in core.py; the terminal iterates chat(). A dict written around the answer is
     # a record of it, and a chain of five modules is followed to its end: every call site is reported.
-    calls = _calls(tmp_path, STREAMED_DICTS)
+    calls = scan_calls(tmp_path, STREAMED_DICTS)
     assert calls[("oi/run_text.py", 3)][:2] == ("Llm.completions", "required")
     assert calls[("oi/llm.py", 16)][:2] == ("run_text_llm", "required")
     assert calls[("oi/respond.py", 6)][:2] == ("Llm.run", "required")
@@ -2036,7 +2031,7 @@ def test_a_nested_functions_own_variable_is_not_the_enclosing_ones(tmp_path: Pat
     # open-interpreter's computer-use server: main iterates the sampling loop's chunks, and a callback
     # nested in it binds a chunk of its own, which it yields. That yield is the callback's, of its own
     # string: main returns nothing of the model's, so asyncio.run(main()) is not a call site.
-    calls = _calls(tmp_path, NESTED_CALLBACK)
+    calls = scan_calls(tmp_path, NESTED_CALLBACK)
     assert ("server.py", 23) in calls and ("server.py", 27) in calls
     assert ("server.py", 33) not in calls
 
@@ -2069,7 +2064,7 @@ def test_code_after_a_return_never_runs_and_does_not_unmake_the_answer_collected
     # open-interpreter's Ai.chat returns the streamed text and keeps its old body below the return: the
     # call there never runs (not reported), and its rebinding of response does not change what the
     # response += ... collected into a string started empty: chat is a wrapper still, summarize its caller.
-    calls = _calls(tmp_path, DEAD_OLD_WAY)
+    calls = scan_calls(tmp_path, DEAD_OLD_WAY)
     assert set(calls) == {("computer_ai.py", 7), ("computer_ai.py", 18)}
     assert calls[("computer_ai.py", 18)][0] == "Ai.chat"
 
@@ -2137,7 +2132,7 @@ def test_the_conversation_returned_with_the_answers_record_appended_carries_the_
     # {"role": "assistant", "content": ...} added (+= or append): the steps read messages[-1]["content"].
     # The conversation carries the answer: next and start are wrappers, and the steps' calls are
     # call sites (the entry point's commands run in a shell).
-    calls = _calls(tmp_path, CONVERSATION_RETURNED)
+    calls = scan_calls(tmp_path, CONVERSATION_RETURNED)
     assert calls[("eng/steps.py", 7)] == ("AI.start", "required", ("R1",))
     assert calls[("eng/steps.py", 12)][:2] == ("AI.next", "autonomous")
     assert calls[("eng/ai.py", 9)][0] == "AI.next"
@@ -2194,7 +2189,7 @@ def test_the_answer_handed_to_a_parser_of_another_module_and_returned_is_still_t
     # parsing.py; the caller runs the script. The parser returns parts of its parameter, so get_script is a
     # wrapper and its call site is reported. A function returning a count computed from the answer is
     # no parser of it: measure's call site is not a model call.
-    calls = _calls(tmp_path, PARSED_IN_ANOTHER_MODULE)
+    calls = scan_calls(tmp_path, PARSED_IN_ANOTHER_MODULE)
     assert calls[("dog/main.py", 8)] == ("LLMClient.get_script", "required", ("R1",))
     assert calls[("dog/llm_client.py", 8)][1] == "required"
     assert ("dog/main.py", 11) not in calls
@@ -2244,6 +2239,6 @@ def test_a_subclass_in_another_module_calls_the_wrapper_methods_it_inherits(tmp_
     # module), though the class defines get_completion itself; open-interpreter's AsyncInterpreter calls
     # self._respond_and_store(), which it inherits from OpenInterpreter. Each is a call site of the base's
     # wrapper.
-    calls = _calls(tmp_path, INHERITED_WRAPPERS)
+    calls = scan_calls(tmp_path, INHERITED_WRAPPERS)
     assert calls[("sh/chat_handler.py", 8)][0] == "Handler.get_completion"
     assert calls[("sh/chat_handler.py", 11)][:2] == ("Handler._respond", "required")

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_files
-
-
-def _calls(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
-    result = scan_files(tmp_path, files)
-    return {(c.location.path, c.location.line): (c.api, c.recommendation.mode) for c in result.calls}
+from tests.contracts.projects import scan_modes
 
 
 PROVIDERS = {
@@ -65,7 +60,7 @@ class StepHandler:
 
 
 def test_an_untyped_receiver_named_for_a_model_holds_one_of_the_project_providers(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {**PROVIDERS, "agent/step.py": STEP})
+    calls = scan_modes(tmp_path, {**PROVIDERS, "agent/step.py": STEP})
     # self.model, given to the constructor untyped, calls the method two provider classes implement:
     # the call site is a model call, and its shell command makes both provider calls required.
     assert calls[("agent/step.py", 10)] == ("model.chat_completion", "required")
@@ -76,7 +71,7 @@ def test_an_untyped_receiver_named_for_a_model_holds_one_of_the_project_provider
 
 
 def test_one_provider_class_alone_is_no_family(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"llms/openai_llm.py": PROVIDERS["llms/openai_llm.py"], "agent/step.py": STEP})
+    calls = scan_modes(tmp_path, {"llms/openai_llm.py": PROVIDERS["llms/openai_llm.py"], "agent/step.py": STEP})
     assert ("agent/step.py", 10) not in calls
 
 
@@ -114,7 +109,7 @@ class Coder:
 
 
 def test_a_provider_picked_from_a_table_and_run_in_a_thread_pool_is_asked_there(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {**PROVIDERS, "llms/dispatch.py": DISPATCH, "agents/coder.py": CODER})
+    calls = scan_modes(tmp_path, {**PROVIDERS, "llms/dispatch.py": DISPATCH, "agents/coder.py": CODER})
     # executor.submit(model.chat_completion, ...) runs the provider's call; its future's result is the
     # answer, so LLM.inference returns it and the coder's call of it is a model call too.
     assert calls[("llms/dispatch.py", 12)][0] == "model.chat_completion"
@@ -155,7 +150,7 @@ def step(prompt, past, question):
 
 
 def test_a_prompt_built_around_an_earlier_answer_is_not_the_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"builder.py": SUMMARY_PROMPT})
+    calls = scan_modes(tmp_path, {"builder.py": SUMMARY_PROMPT})
     # The summary goes into the next prompt, a user's question after it: build_messages returns a
     # prompt, so its call site is no model call. The conversation returned with the answer appended
     # last still holds the answer: its call site is one.
@@ -188,7 +183,7 @@ def stream(prompt):
 
 
 def test_a_wrapper_nested_in_a_function_is_called_by_its_siblings(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, {"stream.py": NESTED})
+    calls = scan_modes(tmp_path, {"stream.py": NESTED})
     # _open_response, nested in stream(), returns the model's response: _events' call of it is a
     # model call, and the commands its lines become make both required.
     assert calls[("stream.py", 14)] == ("_open_response", "required")
@@ -255,7 +250,7 @@ class ToolExecutor:
 
 
 def test_one_tool_in_three_asking_a_model_does_not_make_every_tool_a_model_call(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, TOOLS)
+    calls = scan_modes(tmp_path, TOOLS)
     # CodeTool's _execute asks a model, MailTool's and SearchTool's do not: BaseTool.execute is not a
     # wrapper for it, so the executor's tool.execute(args) (any of the three) is no model call.
     assert list(calls) == [("tools/code_tool.py", 10)]
@@ -294,7 +289,7 @@ def create_router(async_interpreter):
 
 
 def test_a_subclass_instance_calls_the_wrapper_methods_its_base_of_another_module_has(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, INHERITED)
+    calls = scan_modes(tmp_path, INHERITED)
     # async_interpreter, named after AsyncInterpreter, calls chat() it inherits from OpenInterpreter:
     # a call site of the base's wrapper.
     assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")
@@ -302,7 +297,7 @@ def test_a_subclass_instance_calls_the_wrapper_methods_its_base_of_another_modul
 
 def test_a_subclass_name_two_modules_define_still_inherits_its_base_s_wrappers(tmp_path: Path) -> None:
     archived = {"interp/archived_async.py": INHERITED["interp/async_core.py"].replace("self.output", "self.last")}
-    calls = _calls(tmp_path, {**INHERITED, **archived})
+    calls = scan_modes(tmp_path, {**INHERITED, **archived})
     # AsyncInterpreter is defined twice (an archived copy): each module's class still inherits chat().
     assert calls[("interp/server.py", 6)] == ("OpenInterpreter.chat", "required")
 
@@ -355,7 +350,7 @@ def main(prompt):
 
 
 def test_the_stream_handed_to_a_property_s_printer_that_joins_it_is_still_the_answer(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, PRINTED)
+    calls = scan_modes(tmp_path, PRINTED)
     # handle() returns self.printer(generator): printer is a property returning a Printer of another
     # module, whose __call__ joins the chunks and returns them. handle is a wrapper; main runs its answer.
     assert calls[("sg/app.py", 7)] == ("Handler.handle", "required")
@@ -388,6 +383,6 @@ def reply(messages, provider):
 
 
 def test_a_wrapper_imported_under_another_name_in_a_function_is_called_by_that_name(tmp_path: Path) -> None:
-    calls = _calls(tmp_path, ALIASED)
+    calls = scan_modes(tmp_path, ALIASED)
     # main.py never writes chat( nor imports an SDK: its import of chat as chat_subscription brings it in.
     assert calls[("pkg/main.py", 8)] == ("chat", "required")

@@ -51,10 +51,7 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
             return Match(found[0], func.value.value, "medium", None)
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
-    found = local.get(qualname) if qualname is not None else None
-    if found is None or qualname is None:
-        return None
-    return Match(found[0], qualname, "medium", None)
+    return _wrapper_match(qualname, local)
 
 
 def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
@@ -87,10 +84,7 @@ def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: Local
         qualname = f"{owner}.{callback.attr.value}" if owner else None
     elif isinstance(callback, cst.Call) and isinstance(callback.func, cst.Name) and callback.func.value in resolver.index.class_nodes:
         qualname = f"{callback.func.value}.__call__"  # PredictionPreparator(handler, …): its __call__ runs
-    found = local.get(qualname) if qualname is not None else None
-    if found is None or qualname is None:
-        return None
-    return Match(found[0], qualname, "medium", None)
+    return _wrapper_match(qualname, local)
 
 
 def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
@@ -100,10 +94,7 @@ def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: Lo
         return None  # cls(...) builds an instance
     owner = _owner(resolver, func, scope)
     qualname = f"{owner}.__call__" if owner else None
-    found = local.get(qualname) if qualname is not None else None
-    if found is None or qualname is None:
-        return None
-    return Match(found[0], qualname, "medium", None)
+    return _wrapper_match(qualname, local)
 
 
 def _handed_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
@@ -130,8 +121,13 @@ def _handed_called(resolver: Resolver, func: cst.Name, scope: Scope, local: Loca
         key = f"{owner}.{callee.attr.value}()" if owner else ""
     else:
         return None
-    found = local.get(key)
-    return Match(found[0], key, "medium", None) if found is not None else None
+    return _wrapper_match(key, local)
+
+
+def _wrapper_match(qualname: str | None, local: LocalWrappers) -> Match | None:
+    """A call site of the module's wrapper ``qualname``, if it is one."""
+    found = local.get(qualname) if qualname is not None else None
+    return Match(found[0], qualname, "medium", None) if found is not None and qualname is not None else None
 
 
 def _nested(name: str, scope: Scope, local: LocalWrappers) -> str | None:
