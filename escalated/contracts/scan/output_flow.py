@@ -23,6 +23,7 @@ from escalated.contracts.calls import Finding
 from escalated.contracts.scan import graphs
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.scan.registries import Registries
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test
 from escalated.contracts.scan.tools import ToolResolver
@@ -69,6 +70,8 @@ class FlowState:
     paused: set[tuple[str, str]] = attrs.Factory(set)
     # Loop targets over the output itself (for chunk in stream): each a piece of the output, in its scope.
     pieces: set[tuple[str, str]] = attrs.Factory(set)
+    # Calls of a tool looked up by name the output reached (scan/registries.py), judged once.
+    dispatched: set[int] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -100,6 +103,7 @@ class OutputFlow:
         self._def_scopes: dict[int, Scope] | None = None
         self._passes: dict[int, bool] = {}
         self._declared: dict[int, frozenset[str]] = {}
+        self.registries = Registries(index, tools)
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -225,6 +229,8 @@ class OutputFlow:
             if flow.steps > MAX_STEPS:
                 flow.escapes = True
                 return
+            if isinstance(parent, cst.Call) and parent.func is child:
+                self._dispatch(parent, scope, flow)  # TOOLS[name](…), fn(…) with fn = TOOLS[name], tool.execute(…)
             if isinstance(parent, cst.Arg) and parent.value is child:
                 consumer = self._parents.get(id(parent))
                 if isinstance(consumer, cst.Call):
@@ -291,6 +297,8 @@ class OutputFlow:
         if routes is not None:
             flow.findings.append(rules.fact("output-drives-branch", routes, self.line_of(call)))
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
+        if id(call) not in self.llm_calls:
+            self._dispatch(call, scope, flow)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call):
             # message.set_content(output), payload.update(output): the receiver now carries it.
@@ -309,6 +317,34 @@ class OutputFlow:
         if param is not None:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True, paused=paused)
+
+    def _dispatch(self, call: cst.Call, scope: Scope, flow: FlowState) -> None:
+        """The output reached the name or the arguments of a tool looked up by name in a registry
+        (scan/registries.py): the run reaches every tool the registry holds."""
+        if id(call) in flow.dispatched:
+            return
+        flow.dispatched.add(id(call))
+        lookup = self.registries.dispatched(call, scope)
+        if lookup is None:
+            return
+        refs, entries, where = self.registries.members(lookup, scope)
+        found: list[Finding] = []
+        for entry in entries:
+            tools, findings = self.tools.resolve(entry, where)
+            refs = refs + [t for t in tools if t.body is not None or t.known is not None or t.where != "not resolved"]
+            found += findings
+        if not refs and all(f.rule == rules.FACT_RULES["tools-unresolved"] for f in found):
+            return  # nothing the project shows is in it (entries only known at run time change nothing)
+        for ref in refs:
+            if ref.line == 0 and ref.body is not None:
+                ref = attrs.evolve(ref, line=self.line_of(ref.body))
+            found += self.effects.classify_tool(ref)
+        if lookup.container is not None:
+            holder = dotted_name(lookup.container) or "a registry"
+        else:
+            holder = f"getattr({(dotted_name(lookup.owner) if lookup.owner is not None else None) or '…'}, …)"
+        label = f"looked up by name in {holder} at line {self.line_of(call)}"
+        flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
 
     def _returns_last(self, call: cst.Call, scope: Scope) -> bool:
         """``self.messages.append(record)`` in a function that returns ``self.messages[-1]`` (or a field of

@@ -1,0 +1,219 @@
+"""Tools looked up by name in a registry (the required round): the model's answer names the tool,
+so the run reaches every tool the registry can hold.
+
+Written from what real agent code does (gptme's, SuperAGI's, ChatDev's and MetaGPT's tool maps, the
+OpenAI cookbook's ``available_functions``); the repositories themselves stay out of this repository,
+only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+COOKBOOK = """\
+import json
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def run_shell(command):
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def get_time(zone):
+    return zone
+
+
+available_functions = {{"run_shell": run_shell, "get_time": get_time}}
+
+
+def step(messages):
+    response = client.chat.completions.create(model="gpt-4o", messages=messages)
+    call = response.choices[0].message.tool_calls[0]
+    {dispatch}
+"""
+
+
+def test_a_dict_of_functions_looked_up_by_the_answer_reaches_every_function(tmp_path: Path) -> None:
+    shapes = {
+        "subscript.py": 'return available_functions[call.function.name](**json.loads(call.function.arguments))',
+        "bound.py": 'fn = available_functions[call.function.name]\n    return fn(**json.loads(call.function.arguments))',
+        "get.py": 'fn = available_functions.get(call.function.name)\n    return fn(**json.loads(call.function.arguments))',
+    }
+    calls = scan_calls(tmp_path, {name: COOKBOOK.format(dispatch=code) for name, code in shapes.items()})
+    assert {where: (mode, rules) for where, (_api, mode, rules) in calls.items()} == {
+        (name, 21): ("required", ("R1",)) for name in shapes
+    }
+
+
+def test_a_registry_of_read_only_functions_changes_nothing(tmp_path: Path) -> None:
+    source = COOKBOOK.format(dispatch='return available_functions[call.function.name](**json.loads(call.function.arguments))')
+    read_only = source.replace('"run_shell": run_shell, ', "")
+    calls = scan_calls(tmp_path, {"agent.py": read_only})
+    assert calls[("agent.py", 21)][1] != "required"
+
+
+def test_a_literal_key_is_no_registry_look_up(tmp_path: Path) -> None:
+    """``available_functions["get_time"]`` is one known function: the answer does not pick it."""
+    source = COOKBOOK.format(dispatch='return available_functions["get_time"](call.function.arguments)')
+    calls = scan_calls(tmp_path, {"agent.py": source})
+    assert calls[("agent.py", 21)][1] != "required"
+
+
+DECORATED = """\
+import os
+
+import anthropic
+
+TOOLS = {}
+
+
+def register(name):
+    def add(fn):
+        TOOLS[name] = fn
+        return fn
+
+    return add
+
+
+@register("delete")
+def delete_file(path):
+    os.remove(path)
+
+
+@register("read")
+def read_file(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def run(prompt):
+    reply = anthropic.Anthropic().messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=[{"role": "user", "content": prompt}])
+    name, _, arg = reply.content[0].text.partition(" ")
+    return TOOLS[name](arg)
+"""
+
+
+def test_functions_a_decorator_registers_are_the_registry(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"agent.py": DECORATED})
+    _api, mode, rules = calls[("agent.py", 28)]
+    assert (mode, rules[0]) == ("required", "R3")  # delete_file; read_file reads files (R9)
+
+
+CLASS_MAP = """\
+import subprocess
+
+from openai import OpenAI
+
+
+class Terminal:
+    def run_command(self, cmd):
+        return subprocess.run(cmd, shell=True).returncode
+
+
+class Role:
+    def __init__(self):
+        self.terminal = Terminal()
+        self.client = OpenAI()
+        self.tool_map = {"Plan.note": self.note}
+
+    def note(self, text):
+        return text
+
+    def act(self, prompt):
+        reply = self.client.responses.create(model="gpt-4o", input=prompt)
+        commands = parse(reply.output_text)
+        return self.run_commands(commands)
+
+    def run_commands(self, commands):
+        outputs = []
+        for cmd in commands:
+            tool = self.tool_map[cmd["command_name"]]
+            outputs.append(tool(**cmd["args"]))
+        return outputs
+
+
+class Engineer(Role):
+    def __init__(self):
+        super().__init__()
+        self.tool_map.update({"Terminal.run_command": self.terminal.run_command})
+
+
+def parse(text):
+    return [{"command_name": line.split()[0], "args": {}} for line in text.splitlines()]
+"""
+
+
+def test_entries_a_subclass_adds_to_self_s_map_are_the_registry(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"role.py": CLASS_MAP})
+    assert calls[("role.py", 21)][1] == "required"
+    without = CLASS_MAP.replace('        self.tool_map.update({"Terminal.run_command": self.terminal.run_command})\n', "        pass\n")
+    assert scan_calls(tmp_path / "b", {"role.py": without})[("role.py", 21)][1] != "required"
+
+
+GETATTR = """\
+import smtplib
+
+from openai import OpenAI
+
+
+class Assistant:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def do_send_email(self, to, body):
+        smtplib.SMTP("localhost").sendmail("me@example.com", to, body)
+
+    def do_lookup(self, query):
+        return query
+
+    def reply(self, prompt):
+        answer = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+        action, _, argument = answer.choices[0].message.content.partition(":")
+        return getattr(self, f"do_{action}")(argument)
+"""
+
+
+def test_getattr_on_self_reaches_the_methods_the_key_can_name(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"assistant.py": GETATTR})
+    assert calls[("assistant.py", 17)][1:] == ("required", ("R5",))
+
+
+CONFIG_TOOLS = """\
+import subprocess
+
+
+def run_shell(command):
+    return subprocess.run(command, shell=True).returncode
+
+
+def echo(text):
+    return text
+
+
+TOOLS = [run_shell, echo]
+"""
+
+CONFIG_AGENT = """\
+from openai import OpenAI
+
+from tools_config import TOOLS
+
+BY_NAME = {tool.__name__: tool for tool in TOOLS}
+
+
+def step(prompt):
+    answer = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    name, _, argument = answer.choices[0].message.content.partition(" ")
+    return BY_NAME[name](argument)
+"""
+
+
+def test_a_registry_built_from_an_entry_list_of_a_config_module(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"tools_config.py": CONFIG_TOOLS, "agent.py": CONFIG_AGENT})
+    assert calls[("agent.py", 9)][1:] == ("required", ("R1",))
