@@ -217,3 +217,95 @@ def step(prompt):
 def test_a_registry_built_from_an_entry_list_of_a_config_module(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"tools_config.py": CONFIG_TOOLS, "agent.py": CONFIG_AGENT})
     assert calls[("agent.py", 9)][1:] == ("required", ("R1",))
+
+
+EXECUTOR = """\
+class ToolExecutor:
+    def __init__(self, tools):
+        self.tools = tools
+
+    def execute(self, tool_name, tool_args):
+        tools = {tool.name: tool for tool in self.tools}
+        tool = tools[tool_name]
+        return tool.execute(tool_args)
+"""
+
+TOOL_CLASSES = """\
+class BaseTool:
+    name = "base"
+
+    def execute(self, tool_input):
+        return self._execute(tool_input)
+
+    def _execute(self, tool_input):
+        raise NotImplementedError
+"""
+
+SEND_EMAIL = """\
+import smtplib
+
+from base_tool import BaseTool
+
+
+class SendEmailTool(BaseTool):
+    name = "send_email"
+
+    def _execute(self, tool_input):
+        server = smtplib.SMTP("localhost")
+        server.sendmail("agent@example.com", tool_input["to"], tool_input["body"])
+"""
+
+STEP = """\
+import json
+
+from openai import OpenAI
+
+from tool_executor import ToolExecutor
+
+
+def step(tools, prompt):
+    reply = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    action = json.loads(reply.choices[0].message.content)
+    return ToolExecutor(tools).execute(action["name"], action["args"])
+"""
+
+
+def test_tool_objects_the_module_does_not_show_run_whichever_project_class_has_the_method(tmp_path: Path) -> None:
+    """``tools = {t.name: t for t in self.tools}; tools[name].execute(args)`` (SuperAGI's executor): the tools
+    are handed in at run time, so ``execute`` is any project class's, down to its subclasses' ``_execute``."""
+    files = {"tool_executor.py": EXECUTOR, "base_tool.py": TOOL_CLASSES, "send_email.py": SEND_EMAIL, "step.py": STEP}
+    calls = scan_calls(tmp_path, files)
+    assert calls[("step.py", 9)][1:] == ("required", ("R5",))
+
+
+ABSTRACT_BASE = """\
+from abc import ABC, abstractmethod
+
+from openai import OpenAI
+
+
+class Action(ABC):
+    def perform(self, prompt):
+        reply = OpenAI().responses.create(model="gpt-4o", input=prompt)
+        return self.apply(reply.output_text)
+
+    @abstractmethod
+    def apply(self, text):
+        '''What the action does with the model's text.'''
+"""
+
+SHELL_ACTION = """\
+import subprocess
+
+from action import Action
+
+
+class ShellAction(Action):
+    def apply(self, text):
+        return subprocess.run(text, shell=True).returncode
+"""
+
+
+def test_an_abstract_method_the_answer_is_handed_to_runs_a_subclass_s(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"action.py": ABSTRACT_BASE, "shell_action.py": SHELL_ACTION})
+    assert calls[("action.py", 8)][1:] == ("required", ("R1",))

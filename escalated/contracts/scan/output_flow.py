@@ -70,8 +70,9 @@ class FlowState:
     paused: set[tuple[str, str]] = attrs.Factory(set)
     # Loop targets over the output itself (for chunk in stream): each a piece of the output, in its scope.
     pieces: set[tuple[str, str]] = attrs.Factory(set)
-    # Calls of a tool looked up by name the output reached (scan/registries.py), judged once.
-    dispatched: set[int] = attrs.Factory(set)
+    # Calls of a tool looked up by name the output reached (scan/registries.py), judged once for
+    # the name and once for the arguments: (id of the call, whether an argument carries the output).
+    dispatched: set[tuple[int, bool]] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -298,7 +299,7 @@ class OutputFlow:
             flow.findings.append(rules.fact("output-drives-branch", routes, self.line_of(call)))
         flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
         if id(call) not in self.llm_calls:
-            self._dispatch(call, scope, flow)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
+            self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call):
             # message.set_content(output), payload.update(output): the receiver now carries it.
@@ -313,17 +314,24 @@ class OutputFlow:
         target = self.tools.function(short_name(call.func), scope)
         if target is None or not isinstance(target.node, cst.FunctionDef):
             return
+        if isinstance(call.func, cst.Attribute) and _abstract(target.node) and self.project is not None and id(call) not in self.llm_calls:
+            # self._execute(tool_input) in a base class whose _execute only raises NotImplementedError: the
+            # subclasses' _execute run, any project class's (as on a protocol).
+            flow.findings.extend(self.project.param_findings(f"*.{call.func.attr.value}", call, arg) or ())
+            return
         param = param_for(target.node, call, arg)
         if param is not None:
             flow.passed_into.add(target.qualname)
             self._taint_key(param, target, flow, depth=depth + 1, derived=True, paused=paused)
 
-    def _dispatch(self, call: cst.Call, scope: Scope, flow: FlowState) -> None:
+    def _dispatch(self, call: cst.Call, scope: Scope, flow: FlowState, *, arg: cst.Arg | None = None) -> None:
         """The output reached the name or the arguments of a tool looked up by name in a registry
         (scan/registries.py): the run reaches every tool the registry holds."""
-        if id(call) in flow.dispatched:
+        # Judged once for the name, once more for the arguments (which a class's method may be followed with).
+        key = (id(call), arg is not None)
+        if key in flow.dispatched:
             return
-        flow.dispatched.add(id(call))
+        flow.dispatched.add(key)
         lookup = self.registries.dispatched(call, scope)
         if lookup is None:
             return
@@ -334,7 +342,16 @@ class OutputFlow:
             refs = refs + [t for t in tools if t.body is not None or t.known is not None or t.where != "not resolved"]
             found += findings
         if not refs and all(f.rule == rules.FACT_RULES["tools-unresolved"] for f in found):
-            return  # nothing the project shows is in it (entries only known at run time change nothing)
+            # Nothing the module shows is in it (tools = {t.name: t for t in self.tools}): tool.execute(args)
+            # runs whichever project class has that method, as on a protocol.
+            found = list(self._any_implementer(call, arg) or ())
+            if found:
+                method = call.func.attr.value if isinstance(call.func, cst.Attribute) else "it"
+                label = f"a tool looked up by name at line {self.line_of(call)}: any project class with {method}()"
+                flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
+            return
+        if (id(call), arg is None) in flow.dispatched:
+            return  # its tools already counted, for the name or the arguments
         for ref in refs:
             if ref.line == 0 and ref.body is not None:
                 ref = attrs.evolve(ref, line=self.line_of(ref.body))
@@ -345,6 +362,12 @@ class OutputFlow:
             holder = f"getattr({(dotted_name(lookup.owner) if lookup.owner is not None else None) or '…'}, …)"
         label = f"looked up by name in {holder} at line {self.line_of(call)}"
         flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
+
+    def _any_implementer(self, call: cst.Call, arg: cst.Arg | None) -> tuple[Finding, ...] | None:
+        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if method is None or arg is None or self.project is None:
+            return None
+        return self.project.param_findings(f"*.{method}", call, arg)
 
     def _returns_last(self, call: cst.Call, scope: Scope) -> bool:
         """``self.messages.append(record)`` in a function that returns ``self.messages[-1]`` (or a field of
@@ -780,6 +803,26 @@ _PAUSE_STATE = frozenset({
 
 # Text and notes: what a program writes there is read by a person, not loaded by another system.
 _NOTE_SUFFIXES = (".txt", ".md", ".log")
+
+
+def _abstract(node: cst.FunctionDef) -> bool:
+    """A method with no body of its own (``raise NotImplementedError``, ``pass``, ``...``, after a docstring),
+    or marked ``@abstractmethod``: what runs is a subclass's."""
+    if any(short_name_or_none(d.decorator) == "abstractmethod" for d in node.decorators):
+        return True
+    body = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
+    first = body[0].body[0] if body and isinstance(body[0], cst.SimpleStatementLine) else None
+    if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString | cst.ConcatenatedString):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return False
+    small = body[0].body[0]
+    if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)):
+        return True
+    if isinstance(small, cst.Raise) and small.exc is not None:
+        raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+        return short_name_or_none(raised) == "NotImplementedError"
+    return False
 
 
 def _opens_note(opened: cst.BaseExpression) -> bool:
