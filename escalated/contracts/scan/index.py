@@ -405,6 +405,12 @@ class ModuleIndex(Imports):
             return
         if node.value is not None:
             self._bind(node.target, node.value)
+            key = target_key(node.target)
+            if key is not None and not self._in_class_body():
+                # "self.service: CompletionService = self.injector.get(svc)": what the value builds is often
+                # not known (an injector, a registry, a factory); the annotation says what it holds. Later
+                # than the value, so a value whose kind is known still counts first.
+                self.assignments.append((self._scope, key, node.annotation))  # type: ignore[arg-type]
         elif isinstance(node.target, cst.Name):
             # "client: OpenAI" in a class body or function types the name.
             self._bind(node.target, node.annotation.annotation, annotation=True)
@@ -429,10 +435,7 @@ class ModuleIndex(Imports):
             return
         if annotation:
             value = cst.Annotation(annotation=value)  # type: ignore[assignment]
-        in_class_body = self._classes and self._scope.qualname != self._classes[-1] and (
-            ".".join(self._prefix) == self._classes[-1]
-        )
-        if in_class_body and "." not in key:
+        if self._in_class_body() and "." not in key:
             self.class_attrs[(self._classes[-1], f"self.{key}")] = value
             if not annotation:
                 self.values[(self._classes[-1], f"self.{key}")] = value
@@ -441,6 +444,9 @@ class ModuleIndex(Imports):
         if not annotation:
             owner = self._scope.class_name if key.startswith("self.") else self._scope.qualname
             self.values[(owner or self._scope.qualname, key)] = value
+
+    def _in_class_body(self) -> bool:
+        return bool(self._classes) and self._scope.qualname != self._classes[-1] and ".".join(self._prefix) == self._classes[-1]
 
     def visit_Dict(self, node: cst.Dict) -> None:
         self.dict_literals.append((self._scope, node))

@@ -1,0 +1,72 @@
+"""Shapes of model calls the recall 4 round's held-out repositories showed the scan missing, each a small project.
+
+Written from what real agent code does (a service kept under an annotated attribute and picked by a
+dependency injector, streamed pieces collected into a message record, a private record class around a
+stream, a retry method of the class running the call it is handed); the repositories themselves stay
+out of this repository, only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+SERVICE_BASE = """\
+import abc
+
+
+class CompletionService(abc.ABC):
+    @abc.abstractmethod
+    def chat_completion(self, messages):
+        raise NotImplementedError
+"""
+
+OPENAI_SERVICE = """\
+from openai import OpenAI
+
+from app.llm.base import CompletionService
+
+
+class OpenAIService(CompletionService):
+    def __init__(self):
+        self.client = OpenAI()
+
+    def chat_completion(self, messages):
+        res = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        yield {"role": "assistant", "content": res.choices[0].message.content}
+"""
+
+INJECTED_SERVICE = {
+    "app/__init__.py": "",
+    "app/llm/base.py": SERVICE_BASE,
+    "app/llm/openai.py": OPENAI_SERVICE,
+    "app/llm/__init__.py": """\
+from injector import Injector, inject
+
+from app.llm.base import CompletionService
+from app.llm.openai import OpenAIService
+
+
+class LLMApi:
+    @inject
+    def __init__(self, injector: Injector):
+        self.injector = injector
+        self._set_completion_service(OpenAIService)
+
+    def _set_completion_service(self, svc):
+        self.completion_service: CompletionService = self.injector.get(svc)
+
+    def chat_completion_stream(self, messages):
+        return self.completion_service.chat_completion(messages)
+""",
+}
+
+
+def test_an_attribute_annotated_with_an_interface_holds_what_the_annotation_says(tmp_path: Path) -> None:
+    # TaskWeaver: LLMApi keeps the provider service the injector builds under an annotated attribute
+    # (self.completion_service: CompletionService = self.injector.get(svc)); CompletionService is an
+    # abc.ABC whose subclasses (OpenAIService, ...) ask the model. What the injector returns is not
+    # known; the annotation says what the attribute holds, so its chat_completion is a model call.
+    calls = scan_calls(tmp_path, INJECTED_SERVICE)
+    assert calls[("app/llm/__init__.py", 17)][0] == "CompletionService.chat_completion"
