@@ -70,3 +70,73 @@ def test_an_attribute_annotated_with_an_interface_holds_what_the_annotation_says
     # known; the annotation says what the attribute holds, so its chat_completion is a model call.
     calls = scan_calls(tmp_path, INJECTED_SERVICE)
     assert calls[("app/llm/__init__.py", 17)][0] == "CompletionService.chat_completion"
+
+
+COLLECTED_INTO_A_RECORD = {
+    "app/__init__.py": "",
+    "app/llm/base.py": SERVICE_BASE,
+    "app/llm/openai.py": OPENAI_SERVICE,
+    "app/llm/util.py": """\
+def format_chat_message(role, message):
+    return {"role": role, "content": message}
+""",
+    "app/llm/__init__.py": """\
+from app.llm.base import CompletionService
+from app.llm.util import format_chat_message
+
+
+class LLMApi:
+    def __init__(self, service: CompletionService):
+        self.service = service
+
+    def chat_completion(self, messages):
+        msg = format_chat_message("assistant", "")
+        for chunk in self.service.chat_completion(messages):
+            msg["role"] = chunk["role"]
+            msg["content"] += chunk["content"]
+        return msg
+
+    def chat_record(self, messages):
+        record = {"role": "assistant", "content": ""}
+        for chunk in self.service.chat_completion(messages):
+            record["content"] += chunk["content"]
+        return record
+
+    def weekly_report(self, messages):
+        report = {"title": "Weekly", "summary": "Summary: "}
+        for chunk in self.service.chat_completion(messages):
+            report["summary"] += chunk["content"]
+        return report
+""",
+    "app/planner.py": """\
+import subprocess
+
+from app.llm import LLMApi
+
+
+class Planner:
+    def __init__(self, llm_api: LLMApi):
+        self.llm_api = llm_api
+
+    def reply(self, messages):
+        answer = self.llm_api.chat_completion(messages)
+        subprocess.run(answer["content"], shell=True)
+
+    def record(self, messages):
+        subprocess.run(self.llm_api.chat_record(messages)["content"], shell=True)
+
+    def report(self, messages):
+        print(self.llm_api.weekly_report(messages))
+""",
+}
+
+
+def test_pieces_collected_under_a_key_started_empty_make_the_dict_a_record_of_the_answer(tmp_path: Path) -> None:
+    # TaskWeaver's LLMApi.chat_completion starts msg = format_chat_message("assistant", "") and adds each
+    # streamed piece with msg["content"] += chunk["content"]: msg is the answer's record, so the method is a
+    # wrapper and the planner's call site a model call. A report whose summary starts with text of its own
+    # ("Summary: ") is built from the answer, not a record of it: its call site is no model call.
+    calls = scan_calls(tmp_path, COLLECTED_INTO_A_RECORD)
+    assert calls[("app/planner.py", 11)][:2] == ("LLMApi.chat_completion", "required")
+    assert calls[("app/planner.py", 15)][:2] == ("LLMApi.chat_record", "required")
+    assert ("app/planner.py", 18) not in calls

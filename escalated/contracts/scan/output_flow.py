@@ -245,6 +245,9 @@ class OutputFlow:
                     binding = target.target if isinstance(target.target, cst.Name) else None
                     self._taint_target(target.target, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
                 return
+            elif isinstance(parent, cst.AugAssign) and parent.value is child and (record := self._collects_into_record(parent, scope)):
+                self._taint_target(record, scope, flow, depth=depth, derived=derived, paused=paused)
+                return
             elif isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.value is child:
                 grown = isinstance(parent, cst.AugAssign) and not self._collects(parent, scope) and not _adds_record(parent)
                 self._taint_target(parent.target, scope, flow, depth=depth, derived=derived or grown, paused=paused)
@@ -489,6 +492,31 @@ class OutputFlow:
         if isinstance(start, cst.List):
             return not start.elements
         return isinstance(start, cst.SimpleString) and literal(start) == ""
+
+    def _collects_into_record(self, statement: cst.AugAssign, scope: Scope) -> cst.Name | None:
+        """``msg["content"] += chunk["content"]`` into ``msg = {"role": "assistant", "content": ""}``: the
+        streamed pieces collected under a key started empty make the dict a record of the answer, as
+        ``text += chunk`` into ``text = ""`` makes the text the answer. The record's name, or None."""
+        target = statement.target
+        if not (
+            isinstance(statement.operator, cst.AddAssign) and isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
+        ):  # fmt: skip
+            return None
+        key = literal(target.slice[0].slice.value)
+        start = self._value_before(target.value.value, scope, statement)
+        if key is None:
+            return None
+        if isinstance(start, cst.Call):
+            # msg = format_chat_message("assistant", ""), Message(role="assistant", content=""): a record made
+            # with an empty text, which the pieces then fill.
+            started_empty = any(_empty_text(arg.value) for arg in start.args)
+        else:
+            started_empty = isinstance(start, cst.Dict) and any(
+                isinstance(element, cst.DictElement) and literal(element.key) == key and _empty_text(element.value)
+                for element in start.elements
+            )
+        return target.value if started_empty else None
 
     def _collects_pieces(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, derived: bool) -> bool:
         """``for operation in content: processed.append(operation)`` into a list started empty: the list
@@ -1189,6 +1217,11 @@ def _projects(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
         return parent.test is not child
     # yield from out: the stream's pieces yielded one by one, the output still.
     return isinstance(parent, cst.Await | cst.BooleanOperation | cst.From)
+
+
+def _empty_text(node: cst.BaseExpression) -> bool:
+    """``""`` or ``[]``: a text or a list of pieces not started yet."""
+    return (isinstance(node, cst.SimpleString) and literal(node) == "") or (isinstance(node, cst.List) and not node.elements)
 
 
 def _is_minus_one(node: cst.BaseExpression) -> bool:
