@@ -140,3 +140,44 @@ def test_pieces_collected_under_a_key_started_empty_make_the_dict_a_record_of_th
     assert calls[("app/planner.py", 11)][:2] == ("LLMApi.chat_completion", "required")
     assert calls[("app/planner.py", 15)][:2] == ("LLMApi.chat_record", "required")
     assert ("app/planner.py", 18) not in calls
+
+
+PRIVATE_RECORD = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class _StreamWithMetadata:
+    def __init__(self, gen, model):
+        self.gen = gen
+        self.model = model
+
+    def __iter__(self):
+        return iter(self.gen)
+
+
+def _chunks(messages, model):
+    for chunk in client.chat.completions.create(model=model, messages=messages, stream=True):
+        yield chunk.choices[0].delta.content or ""
+
+
+def _stream(messages, model):
+    gen = _chunks(messages, model)
+    return _StreamWithMetadata(gen, model)
+
+
+def reply(messages, model):
+    stream = _stream(messages, model)
+    subprocess.run("".join(stream), shell=True)
+"""
+
+
+def test_a_private_record_class_around_the_stream_holds_the_answer(tmp_path: Path) -> None:
+    # gptme: _stream wraps the provider's generator in _StreamWithMetadata(gen, model), a class of the
+    # module whose name starts with an underscore; it holds the stream as Message(...) holds a text, so
+    # _stream is a wrapper and reply's call site a model call.
+    calls = scan_calls(tmp_path, {"chat.py": PRIVATE_RECORD})
+    assert calls[("chat.py", 28)][:2] == ("_stream", "required")

@@ -1153,10 +1153,10 @@ _VALIDATES = frozenset({
 
 
 def _records(func: cst.BaseExpression) -> bool:
-    """``Message("assistant", response)``, ``AIMessage(content=text)``: a record class built around the
-    output holds it as a field; whoever gets the record gets the answer (a function returning it is a
-    wrapper of the model still)."""
-    name = func.value if isinstance(func, cst.Name) else None
+    """``Message("assistant", response)``, ``AIMessage(content=text)``, a private ``_StreamWithMetadata(gen,
+    model)``: a record class built around the output holds it as a field; whoever gets the record gets the
+    answer (a function returning it is a wrapper of the model still)."""
+    name = func.value.lstrip("_") if isinstance(func, cst.Name) else None
     return name is not None and name[:1].isupper() and any(c.islower() for c in name) and name not in _NOT_RECORDS
 
 
