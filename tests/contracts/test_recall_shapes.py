@@ -181,3 +181,44 @@ def test_a_private_record_class_around_the_stream_holds_the_answer(tmp_path: Pat
     # _stream is a wrapper and reply's call site a model call.
     calls = scan_calls(tmp_path, {"chat.py": PRIVATE_RECORD})
     assert calls[("chat.py", 28)][:2] == ("_stream", "required")
+
+
+RETRY_METHOD = """\
+import subprocess
+
+from openai import OpenAI
+
+
+class Executor:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def _execute_with_retry(self, attempts, func):
+        if attempts <= 1:
+            return func()
+        for _ in range(attempts - 1):
+            try:
+                return func()
+            except TimeoutError:
+                continue
+        return func()
+
+    def _invoke(self, messages):
+        def _call_provider():
+            return self.client.chat.completions.create(model="gpt-4o", messages=messages)
+
+        response = self._execute_with_retry(3, _call_provider)
+        return response.choices[0].message.content
+
+    def run(self, messages):
+        subprocess.run(self._invoke(messages), shell=True)
+"""
+
+
+def test_a_method_returning_the_callback_it_is_handed_returns_that_wrappers_answer(tmp_path: Path) -> None:
+    # ChatDev: AgentNodeExecutor._invoke_provider hands its nested _call_provider (provider.call_model)
+    # to self._execute_with_retry, a method of the class that returns func() (or tenacity's retries of it):
+    # the retry method's call site is where the answer comes back, and _invoke_provider's callers use it.
+    calls = scan_calls(tmp_path, {"executor.py": RETRY_METHOD})
+    assert calls[("executor.py", 24)][0] == "Executor._invoke._call_provider"
+    assert calls[("executor.py", 28)][:2] == ("Executor._invoke", "required")

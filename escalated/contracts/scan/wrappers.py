@@ -63,6 +63,13 @@ def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: Local
     if isinstance(func, cst.Name) and not _shadowed(func.value, scope):
         own = next((s for s in resolver.index.functions_by_name.get(func.value, []) if s.class_name is None), None)
         runs = resolver.index.runs_callback(own) if own is not None else None
+    elif (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
+        and scope.class_name is not None
+    ):  # fmt: skip
+        # self._execute_with_retry(node, policy, _call_provider): a method of the class that returns func().
+        method = resolver.index.scopes.get(f"{scope.class_name}.{func.attr.value}")
+        runs = resolver.index.runs_callback(method) if method is not None else None
     if runs is None:
         qualified = resolver.qualified(func)
         kind = resolver.externals.get(f"{qualified}()") if qualified is not None else None
