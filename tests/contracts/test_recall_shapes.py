@@ -222,3 +222,37 @@ def test_a_method_returning_the_callback_it_is_handed_returns_that_wrappers_answ
     calls = scan_calls(tmp_path, {"executor.py": RETRY_METHOD})
     assert calls[("executor.py", 24)][0] == "Executor._invoke._call_provider"
     assert calls[("executor.py", 28)][:2] == ("Executor._invoke", "required")
+
+
+RECORD_FROM_FIELDS = {
+    "app/__init__.py": "",
+    "app/schemas.py": """\
+class ChatCompletionResponse:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+""",
+    "app/llm.py": """\
+import subprocess
+
+from openai import OpenAI
+
+from app.schemas import ChatCompletionResponse
+
+
+def chat_completions_request(data):
+    chat_completion = OpenAI().chat.completions.create(**data)
+    response = ChatCompletionResponse(**chat_completion.model_dump())
+    return response
+
+
+def run(data):
+    subprocess.run(chat_completions_request(data).choices[0].message.content, shell=True)
+""",
+}
+
+
+def test_a_record_built_from_the_answers_own_fields_is_the_answer(tmp_path: Path) -> None:
+    # letta: openai_chat_completions_request returns ChatCompletionResponse(**chat_completion.model_dump()),
+    # its own pydantic model filled with the SDK response's fields; whoever gets it gets the answer.
+    calls = scan_calls(tmp_path, RECORD_FROM_FIELDS)
+    assert calls[("app/llm.py", 15)][:2] == ("chat_completions_request", "required")

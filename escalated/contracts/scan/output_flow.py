@@ -468,7 +468,8 @@ class OutputFlow:
         ``dict(response.choices[0].message)``: a copy of it."""
         if isinstance(node, cst.Arg):
             copy = self._parents.get(id(node))
-            if isinstance(copy, cst.Call) and _records(copy.func) and not node.star and id(copy) not in self.llm_calls:
+            # ChatCompletionResponse(**completion.model_dump()): the record is built from the answer's own fields.
+            if isinstance(copy, cst.Call) and _records(copy.func) and node.star in {"", "**"} and id(copy) not in self.llm_calls:
                 return True
             if isinstance(copy, cst.Call) and _parses(copy.func) and not node.star and id(copy) not in self.llm_calls:
                 return True
