@@ -256,3 +256,48 @@ def test_a_record_built_from_the_answers_own_fields_is_the_answer(tmp_path: Path
     # its own pydantic model filled with the SDK response's fields; whoever gets it gets the answer.
     calls = scan_calls(tmp_path, RECORD_FROM_FIELDS)
     assert calls[("app/llm.py", 15)][:2] == ("chat_completions_request", "required")
+
+
+RAW_STREAM = """\
+import subprocess
+
+import httpx
+
+CODEX_ENDPOINT = "https://chatgpt.com/backend-api/codex/responses"
+
+
+async def request(config, request_data):
+    endpoint = config.model_endpoint or CODEX_ENDPOINT
+    async with httpx.AsyncClient() as client:
+        async with client.stream("POST", endpoint, json=request_data, timeout=120.0) as response:
+            async for line in response.aiter_lines():
+                subprocess.run(line, shell=True)
+
+
+async def stream(config, request_data):
+    endpoint = config.model_endpoint or CODEX_ENDPOINT
+
+    async def generator():
+        async with httpx.AsyncClient() as client:
+            async with client.stream("POST", endpoint, json=request_data) as response:
+                async for line in response.aiter_lines():
+                    yield line
+
+    return generator()
+
+
+async def models(config):
+    async with httpx.AsyncClient() as client:
+        async with client.stream("GET", CODEX_ENDPOINT) as response:
+            return await response.aread()
+"""
+
+
+def test_a_streamed_post_to_a_model_address_is_a_model_call(tmp_path: Path) -> None:
+    # letta's ChatGPT OAuth client: httpx's client.stream("POST", endpoint, json=...) to the Codex backend's
+    # /responses, the address configured or else a constant of the module (endpoint = config.model_endpoint
+    # or CHATGPT_CODEX_ENDPOINT), also from a generator nested in the function binding it. A GET asks nothing.
+    calls = scan_calls(tmp_path, {"chatgpt.py": RAW_STREAM})
+    assert calls[("chatgpt.py", 11)][:2] == ("http.post", "required")
+    assert calls[("chatgpt.py", 21)][0] == "http.post"
+    assert ("chatgpt.py", 30) not in calls

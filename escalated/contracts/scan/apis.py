@@ -533,7 +533,9 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
 # or session object (httpx.AsyncClient, aiohttp, a project's requestor), to an endpoint whose path is a
 # model API's (OpenAI-compatible chat completions and responses, Anthropic messages, Gemini).
 HTTP_POSTS = frozenset({"requests.post", "httpx.post"})
-HTTP_METHODS = frozenset({"post", "apost", "request", "arequest"})
+HTTP_METHODS = frozenset({"post", "apost", "request", "arequest", "stream"})
+# The HTTP method written first, the address second (only a "POST" is a question to a model).
+HTTP_VERB_FIRST = frozenset({"request", "arequest", "stream"})
 _MODEL_ENDPOINTS = (
     (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?/v1/messages\b"), "anthropic"),
     (re.compile(r"https?://[^\s/]+(?:/[^\s]*)?:(?:stream)?[gG]enerateContent\b"), "google-genai"),

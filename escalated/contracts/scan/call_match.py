@@ -321,10 +321,11 @@ class CallMatcher:
             return None
         url = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "url"), None)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if url is None and method in {"request", "arequest"} and len(positional) >= 2:
+        if url is None and method in apis.HTTP_VERB_FIRST and len(positional) >= 2:
+            # client.request("POST", url, ...), httpx's client.stream("POST", url, json=...) (a streamed answer).
             verb = _string_start(positional[0])
             url = positional[1] if verb is not None and verb.lower() == "post" else None
-        elif url is None and positional and method not in {"request", "arequest"}:
+        elif url is None and positional and method not in apis.HTTP_VERB_FIRST:
             url = positional[0]
         text = self._url_text(url, scope) if url is not None else None
         found = apis.model_endpoint(text) if text is not None else None
@@ -358,14 +359,20 @@ class CallMatcher:
         index = getattr(self, "index", None)
         if index is not None and isinstance(url, cst.Name | cst.Attribute) and depth < 3:
             key = target_key(url)
+            bound: cst.BaseExpression | None = None
             if key is not None and key.startswith("self."):
                 bound = index.values.get((scope.class_name, key)) if scope.class_name is not None else None
             elif key is not None:
-                # url = "https://…/v1/responses" in the function, or at the top of the module.
-                bound = index.values.get((scope.qualname, key), index.values.get((MODULE_SCOPE, key)))
-            else:
-                bound = None
+                # url = "https://…/v1/responses" in the function (or one it is nested in), or at the top of the module.
+                current: Scope | None = scope
+                while bound is None and current is not None:
+                    bound, current = index.values.get((current.qualname, key)), current.parent
+                bound = bound if bound is not None else index.values.get((MODULE_SCOPE, key))
             return self._url_text(bound, scope, depth + 1) if bound is not None else None
+        if isinstance(url, cst.BooleanOperation) and isinstance(url.operator, cst.Or) and depth < 3:
+            # llm_config.model_endpoint or CHATGPT_CODEX_ENDPOINT: the address configured, else the one written.
+            left = self._url_text(url.left, scope, depth + 1)
+            return left if left is not None and "\x00" not in left else self._url_text(url.right, scope, depth + 1)
         if isinstance(url, cst.FormattedString) and depth < 3:
             parts = []
             for part in url.parts:
