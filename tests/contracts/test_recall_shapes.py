@@ -301,3 +301,28 @@ def test_a_streamed_post_to_a_model_address_is_a_model_call(tmp_path: Path) -> N
     assert calls[("chatgpt.py", 11)][:2] == ("http.post", "required")
     assert calls[("chatgpt.py", 21)][0] == "http.post"
     assert ("chatgpt.py", 30) not in calls
+
+
+BATCH = """\
+import subprocess
+
+from anthropic import AsyncAnthropic
+
+client = AsyncAnthropic()
+
+
+async def submit(requests):
+    return await client.messages.batches.create(requests=requests)
+
+
+async def beta_submit(requests):
+    return await client.beta.messages.batches.create(requests=requests)
+"""
+
+
+def test_a_message_batch_submitted_is_a_model_call(tmp_path: Path) -> None:
+    # letta's batch agent sends every agent's step as one Anthropic Message Batch (messages.batches.create)
+    # and runs the answers' tool calls when the batch is read back.
+    calls = scan_calls(tmp_path, {"batch.py": BATCH})
+    assert calls[("batch.py", 9)][0] == "messages.batches.create"
+    assert calls[("batch.py", 13)][0] == "beta.messages.batches.create"

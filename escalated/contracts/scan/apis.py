@@ -225,6 +225,8 @@ ANTHROPIC_APIS = frozenset({
     "beta.messages.stream", "beta.messages.parse", "beta.messages.tool_runner", "completions.create",
     "messages.create_with_completion", "messages.create_partial", "messages.create_iterable",
     "create", "create_with_completion", "create_partial", "create_iterable",
+    # Message Batches: the requests are submitted together, their answers read back later by the batch's id.
+    "messages.batches.create", "beta.messages.batches.create",
 })  # fmt: skip
 GENAI_CLIENT_APIS = frozenset({
     "models.generate_content", "models.generate_content_stream",
