@@ -326,3 +326,76 @@ def test_a_message_batch_submitted_is_a_model_call(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"batch.py": BATCH})
     assert calls[("batch.py", 9)][0] == "messages.batches.create"
     assert calls[("batch.py", 13)][0] == "beta.messages.batches.create"
+
+
+ABSTRACT_BASE = {
+    "app/__init__.py": "",
+    "app/llm/__init__.py": "",
+    "app/llm/base.py": """\
+from abc import abstractmethod
+
+
+class LLMClientBase:
+    def __init__(self, config):
+        self.config = config
+
+    async def request_async_with_telemetry(self, request_data):
+        return await self.request_async(request_data)
+
+    @abstractmethod
+    async def request_async(self, request_data):
+        raise NotImplementedError
+
+    @abstractmethod
+    async def stream_async(self, request_data):
+        raise NotImplementedError
+""",
+    "app/llm/openai_client.py": """\
+from openai import AsyncOpenAI
+
+from app.llm.base import LLMClientBase
+
+
+class OpenAIClient(LLMClientBase):
+    async def request_async(self, request_data):
+        response = await AsyncOpenAI().chat.completions.create(**request_data)
+        return response.model_dump()
+
+    async def stream_async(self, request_data):
+        return await AsyncOpenAI().chat.completions.create(**request_data, stream=True)
+""",
+    "app/llm/anthropic_client.py": """\
+from anthropic import AsyncAnthropic
+
+from app.llm.base import LLMClientBase
+
+
+class AnthropicClient(LLMClientBase):
+    async def request_async(self, request_data):
+        response = await AsyncAnthropic().messages.create(**request_data)
+        return response.model_dump()
+
+    async def stream_async(self, request_data):
+        return await AsyncAnthropic().messages.create(**request_data, stream=True)
+""",
+    "app/agent.py": """\
+import subprocess
+
+from app.llm.base import LLMClientBase
+
+
+class Agent:
+    async def step(self, llm_client: LLMClientBase, request_data):
+        stream = await llm_client.stream_async(request_data)
+        async for chunk in stream:
+            subprocess.run(chunk.choices[0].delta.content, shell=True)
+""",
+}
+
+
+def test_a_base_method_its_subclasses_in_other_modules_implement_with_the_model_is_a_call_on_the_base(tmp_path: Path) -> None:
+    # letta: LLMClientBase.stream_async is abstract; every client deriving from it (another module each)
+    # implements it with its SDK. The agent's llm_client: LLMClientBase runs one of them, so its
+    # stream_async(...) is a model call, as request_async_with_telemetry (the base's own wrapper) already is.
+    calls = scan_calls(tmp_path, ABSTRACT_BASE)
+    assert calls[("app/agent.py", 8)][:2] == ("LLMClientBase.stream_async", "required")

@@ -540,7 +540,10 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
-                    now = crossref.wrapper_exports(found.returns_output)
+                    # LLMClientBase.stream_async, abstract, which the clients deriving from it in other modules
+                    # implement with the model: a call of it on an object typed by the base (llm_client:
+                    # LLMClientBase) elsewhere runs one of them.
+                    now = crossref.wrapper_exports({**given[entry.rel], **found.returns_output})
                     if now and now != exported.get(entry.rel):
                         exported[entry.rel] = now
                         grown.append((entry.rel, now))
