@@ -399,3 +399,46 @@ def test_a_base_method_its_subclasses_in_other_modules_implement_with_the_model_
     # stream_async(...) is a model call, as request_async_with_telemetry (the base's own wrapper) already is.
     calls = scan_calls(tmp_path, ABSTRACT_BASE)
     assert calls[("app/agent.py", 8)][:2] == ("LLMClientBase.stream_async", "required")
+
+
+LISTED_TO_JOIN = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def stream(messages):
+    for chunk in client.chat.completions.create(model="gpt-4o", messages=messages, stream=True):
+        yield chunk.choices[0].delta.content or ""
+
+
+def chat(messages):
+    content_parts = list(stream(messages))
+    return "".join(content_parts)
+
+
+def chat_at_once(messages):
+    return "".join(list(stream(messages)))
+
+
+def count(messages):
+    parts = list(stream(messages))
+    return len(parts)
+
+
+def run(messages):
+    subprocess.run(chat(messages), shell=True)
+    subprocess.run(chat_at_once(messages), shell=True)
+    subprocess.run(str(count(messages)), shell=True)
+"""
+
+
+def test_a_stream_listed_only_to_be_joined_is_the_answers_text(tmp_path: Path) -> None:
+    # gptme's subscription provider: chat() collects stream()'s pieces with list(...) and returns
+    # "".join(content_parts): the answer's text, so chat is a wrapper. A count of the pieces is not.
+    calls = scan_calls(tmp_path, {"sub.py": LISTED_TO_JOIN})
+    assert calls[("sub.py", 28)][:2] == ("chat", "required")
+    assert calls[("sub.py", 29)][:2] == ("chat_at_once", "required")
+    assert ("sub.py", 30) not in calls

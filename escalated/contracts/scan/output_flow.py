@@ -286,7 +286,7 @@ class OutputFlow:
             elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
                 return
             derived = derived or not (
-                _projects(parent, child) or _holds(parent, child) or self._still_output(parent) or self._passes_through(parent, child, scope)
+                _projects(parent, child) or _holds(parent, child) or self._still_output(parent, scope) or self._passes_through(parent, child, scope)
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
 
@@ -463,11 +463,14 @@ class OutputFlow:
             return None
         return self.resolver.qualified(node.returns.annotation)
 
-    def _still_output(self, node: cst.CSTNode) -> bool:
+    def _still_output(self, node: cst.CSTNode, scope: Scope) -> bool:
         """``return content, prompt_tokens``: the callers unpack the output itself (a wrapper still);
-        ``dict(response.choices[0].message)``: a copy of it."""
+        ``dict(response.choices[0].message)``: a copy of it; ``parts = list(stream(…))`` … ``"".join(parts)``:
+        the streamed pieces, joined back into the text."""
         if isinstance(node, cst.Arg):
             copy = self._parents.get(id(node))
+            if isinstance(copy, cst.Call) and len(copy.args) == 1 and not node.star and self._listed_to_join(copy, scope):
+                return True
             # ChatCompletionResponse(**completion.model_dump()): the record is built from the answer's own fields.
             if isinstance(copy, cst.Call) and _records(copy.func) and node.star in {"", "**"} and id(copy) not in self.llm_calls:
                 return True
@@ -478,7 +481,7 @@ class OutputFlow:
                 and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
             )  # fmt: skip
         if isinstance(node, cst.Call):  # walked up from its (one) argument, checked above
-            return (_copies(node.func) and len(node.args) == 1) or (
+            return (_copies(node.func) and len(node.args) == 1) or self._listed_to_join(node, scope) or (
                 (_records(node.func) or _parses(node.func)) and id(node) not in self.llm_calls
             )
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
@@ -565,6 +568,19 @@ class OutputFlow:
                 if found is None or self.index.order_of(value) > self.index.order_of(found):
                     found = value
         return found if found is not None else self.index.values.get((scope.qualname, name))
+
+    def _listed_to_join(self, call: cst.Call, scope: Scope) -> bool:
+        """``list(stream)`` whose list is only there to be joined into text: ``"".join(list(stream))``, or
+        ``parts = list(stream)`` with ``"".join(parts)`` in the function."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "list" and len(call.args) == 1):
+            return False
+        parent = self._parents.get(id(call))
+        if isinstance(parent, cst.Arg):
+            joining = self._parents.get(id(parent))
+            return isinstance(joining, cst.Call) and _joins(joining.func)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            return self._joined(parent.targets[0].target.value, scope)
+        return False
 
     def _joined(self, name: str, scope: Scope) -> bool:
         """``result.append(answer)`` … ``return "\\n".join(result)``: a list started empty that the
