@@ -442,3 +442,50 @@ def test_a_stream_listed_only_to_be_joined_is_the_answers_text(tmp_path: Path) -
     assert calls[("sub.py", 28)][:2] == ("chat", "required")
     assert calls[("sub.py", 29)][:2] == ("chat_at_once", "required")
     assert ("sub.py", 30) not in calls
+
+
+INJECTED_BY_NAME = {
+    "packs/__init__.py": "",
+    "packs/ai_functions.py": """\
+from litellm import completion
+
+from functionz.framework import func
+
+
+@func.register_function(metadata={"description": "GPT call"}, imports=["litellm"])
+def gpt_call(prompt):
+    response = completion(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    return response["choices"][0]["message"]["content"]
+""",
+    "packs/code_writing.py": """\
+import json
+
+from functionz.framework import func
+
+
+@func.register_function(metadata={"description": "Writes a function"}, dependencies=["gpt_call", "add_new_function"])
+def generate_function_code(description):
+    response = gpt_call(f"Write a Python function: {description}")
+    function_data = json.loads(response)
+    add_new_function(name=function_data["name"], code=function_data["code"])
+    exec(function_data["code"])
+
+
+@func.register_function(metadata={"description": "Counts words"})
+def count_words(text):
+    def gpt_call(prompt):
+        return prompt.split()
+
+    return len(gpt_call(text))
+""",
+}
+
+
+def test_a_wrapper_called_by_a_name_the_module_never_binds_is_the_projects_one_of_that_name(tmp_path: Path) -> None:
+    # BabyAGI's functionz runs each registered function with its dependencies put into its globals by name:
+    # generate_function_code calls gpt_call(...) without defining or importing it. The name can only be the
+    # one the loader injects; the project's one wrapper function of that name is it. A function of the same
+    # name defined where it is called is that function.
+    calls = scan_calls(tmp_path, INJECTED_BY_NAME)
+    assert calls[("packs/code_writing.py", 8)][:2] == ("gpt_call", "required")
+    assert ("packs/code_writing.py", 19) not in calls

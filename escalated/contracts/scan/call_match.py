@@ -9,6 +9,7 @@ confidence. A mixin of ``Resolver``, which provides what an expression is.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.scan import apis
-from escalated.contracts.scan.index import MODULE_SCOPE, Scope, dotted_name, target_key
+from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Scope, dotted_name, target_key
 from escalated.contracts.scan.kinds import Kind, Match, weaker
 from escalated.contracts.scan.syntax import dotted_tail
 
@@ -120,6 +121,10 @@ class CallMatcher:
         served = self._served_graph(node, scope)
         if served is not None:
             return served
+        if qualified is None and isinstance(callee, cst.Name):
+            injected = self._injected_wrapper(callee, scope)
+            if injected is not None:
+                return injected
         chain: list[str] = []
         func = callee
         while isinstance(func, cst.Attribute):
@@ -301,6 +306,34 @@ class CallMatcher:
         if found is None or self.kind_of(callee.value, scope) is not None:
             return None
         return Match(found[0], f"{receiver}.{callee.attr.value}", "medium", None)
+
+    def _injected_wrapper(self, callee: cst.Name, scope: Scope) -> Match | None:
+        """``gpt_call(prompt)`` in a module that neither defines, imports nor is given ``gpt_call`` (no star
+        import either): the name can only come from the module's globals, filled by whatever loads it
+        (BabyAGI's functionz executes each function with its dependencies bound by name; plugin loaders do
+        the same). It is the project's top-level wrapper function of that name when exactly one is."""
+        index = getattr(self, "index", None)
+        name = callee.value
+        if index is None or not self.wrappers or name in _BUILTIN_NAMES or index.binds(name):
+            return None
+        if name in index.imports or name in index.relative_imports or any(
+            key.startswith(STAR) for key in (*index.imports, *index.relative_imports)
+        ):
+            return None
+        current: Scope | None = scope
+        while current is not None:
+            if name in current.params or (current.qualname, name) in index.values or f"{current.qualname}.{name}" in index.scopes:
+                return None
+            current = current.parent
+        return self._named_wrapper(name)
+
+    def _named_wrapper(self, name: str) -> Match | None:
+        """The project's top-level wrapper function called ``name``, when exactly one is."""
+        found = {methods[""] for owner, methods in self.wrappers.items() if owner.rpartition(".")[2] == name and "" in methods}
+        if len(found) != 1:
+            return None
+        (answer,) = found
+        return Match(answer[0], name, "low", None)
 
     def _implemented(self, method: str) -> tuple[str, str] | None:
         """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""
@@ -539,6 +572,9 @@ def _on_self(node: cst.BaseExpression) -> bool:
 
 
 _QUESTIONS = frozenset({"messages", "input", "contents", "prompt"})
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def _asks_nothing(node: cst.Call) -> bool:

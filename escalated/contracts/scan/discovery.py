@@ -512,7 +512,10 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         context = attrs.evolve(context, wrappers=wrappers)
         unseen = _Unseen(wrappers, table, project)
         calling = {id(entry) for entry in found_callers}
-        named = _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
+        named = (
+            _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
+            | _injected_callers([*analysable, *callers], wrappers)
+        )
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         inherited = _inherited(owned, bases, defined, subclasses)
@@ -969,6 +972,25 @@ def _mixin_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
         return set()
     calling = re.compile(r"\bself\.(?:" + "|".join(re.escape(m) for m in handed) + r")\s*\(")
     return {entry.rel for entry in entries if calling.search(entry.source)}
+
+
+def _injected_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+    """Modules calling a wrapper function by a name they neither define nor import (``gpt_call(prompt)``
+    with ``gpt_call`` put into their globals by whatever loads them, see call_match._injected_wrapper)."""
+    names = sorted({owner.rpartition(".")[2] for owner, methods in wrappers.items() if "" in methods})
+    if not names:
+        return set()
+    alternatives = "|".join(re.escape(n) for n in names)
+    out: set[str] = set()
+    calling = re.compile(r"(?<![\w.])(" + alternatives + r")\s*\(")
+    for entry in entries:
+        for name in {m.group(1) for m in calling.finditer(entry.source)}:
+            # Defined or imported at the top of the module: its own (one nested in a function is told apart there).
+            bound = re.compile(rf"^(?:async[ \t]+)?def[ \t]+{name}\b|\bimport\b[^\n]*\b{name}\b|^{name}[ \t]*=", re.M)
+            if not bound.search(entry.source):
+                out.add(entry.rel)
+                break
+    return out
 
 
 def _named_after(class_name: str) -> list[str]:
