@@ -489,3 +489,66 @@ def test_a_wrapper_called_by_a_name_the_module_never_binds_is_the_projects_one_o
     calls = scan_calls(tmp_path, INJECTED_BY_NAME)
     assert calls[("packs/code_writing.py", 8)][:2] == ("gpt_call", "required")
     assert ("packs/code_writing.py", 19) not in calls
+
+
+REGISTRY_BY_NAME = {
+    "functionz/__init__.py": "",
+    "functionz/framework.py": """\
+class Functionz:
+    def __init__(self):
+        self.functions = {}
+
+    def register_function(self, **metadata):
+        def decorate(f):
+            self.functions[f.__name__] = f
+            return f
+
+        return decorate
+
+    def __getattr__(self, name):
+        if name in self.functions:
+            return self.functions[name]
+        raise AttributeError(name)
+
+
+func = Functionz()
+""",
+    "packs/__init__.py": "",
+    "packs/ai_functions.py": """\
+import subprocess
+
+from litellm import completion
+
+from functionz.framework import func
+
+
+@func.register_function(imports=["litellm"])
+def gpt_call(prompt):
+    response = completion(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    return response["choices"][0]["message"]["content"]
+
+
+@func.register_function(dependencies=["gpt_call"])
+def run_command(task):
+    subprocess.run(func.gpt_call(f"A shell command for: {task}"), shell=True)
+""",
+    "packs/other.py": """\
+import subprocess
+
+from functionz.framework import func
+
+
+def ask_and_run(task):
+    subprocess.run(func.gpt_call(task), shell=True)
+    func.register_function(imports=[])
+""",
+}
+
+
+def test_a_wrapper_asked_for_by_name_from_a_registry_looking_attributes_up_by_name(tmp_path: Path) -> None:
+    # BabyAGI's func (a Functionz instance) finds a registered function by name in __getattr__:
+    # func.gpt_call(prompt) runs the project's gpt_call, in its own module or another.
+    calls = scan_calls(tmp_path, REGISTRY_BY_NAME)
+    assert calls[("packs/ai_functions.py", 16)][:2] == ("gpt_call", "required")
+    assert calls[("packs/other.py", 7)][:2] == ("gpt_call", "required")
+    assert ("packs/other.py", 8) not in calls

@@ -19,7 +19,7 @@ import libcst as cst
 
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Scope, dotted_name, target_key
-from escalated.contracts.scan.kinds import Kind, Match, weaker
+from escalated.contracts.scan.kinds import BY_NAME, Kind, Match, weaker
 from escalated.contracts.scan.syntax import dotted_tail
 
 _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
@@ -136,6 +136,10 @@ class CallMatcher:
                 inner = self.bindings.get((kind.kind.partition(":")[2], f"self.{chain[0]}"))
                 if inner is not None:
                     kind, chain = inner, chain[1:]
+            if kind is not None and kind.kind.startswith("object:") and len(chain) == 1 and self.looks_up_by_name(kind.kind.partition(":")[2]):
+                # func.gpt_call(prompt) with func = Functionz() of another module, whose __getattr__ finds the
+                # registered function of that name: the project's one wrapper function so named, if any.
+                return self._named_wrapper(chain[0])
             if kind is not None and kind.kind.startswith("wrapper:"):
                 # self.llm.completion(...) with self.llm = LLM() from another module of the project.
                 owner = kind.kind.partition(":")[2]
@@ -334,6 +338,15 @@ class CallMatcher:
             return None
         (answer,) = found
         return Match(answer[0], name, "low", None)
+
+    def looks_up_by_name(self, owner: str) -> bool:
+        """``owner`` (``object:Functionz``'s class) is a project class of another module defining ``__getattr__``."""
+        owners: frozenset[str] | None = getattr(self, "_by_name_owners", None)
+        if owners is None:
+            externals: Mapping[str, Kind] = getattr(self, "externals", {})
+            owners = frozenset(key.removesuffix(".__getattr__").rpartition(".")[2] for key, found in externals.items() if found == BY_NAME)
+            self._by_name_owners = owners
+        return owner.rpartition(".")[2] in owners
 
     def _implemented(self, method: str) -> tuple[str, str] | None:
         """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""

@@ -25,7 +25,7 @@ from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.kinds import PROJECT_CLASS, PROJECT_INTERFACE, Kind
+from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, ToolRef, ToolResolver
@@ -112,6 +112,9 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
         if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
             # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
             found[qualname] = PROJECT_INTERFACE if _declares_only(resolver, index, qualname) else PROJECT_CLASS
+            if f"{qualname}.__getattr__" in index.scopes:
+                # func = Functionz(); func.gpt_call(...) elsewhere: attributes looked up by name at run time.
+                found[f"{qualname}.__getattr__"] = BY_NAME
     # Syntax nodes belong to the defining module: keep only what the kind is.
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
 

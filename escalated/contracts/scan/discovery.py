@@ -64,7 +64,7 @@ from escalated.contracts.scan.index import (
 )  # fmt: skip
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
-from escalated.contracts.scan.kinds import PROJECT_INTERFACE, Kind
+from escalated.contracts.scan.kinds import BY_NAME, PROJECT_INTERFACE, Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
 _Parsed = tuple[str, cst.Module, ModuleIndex]
@@ -514,7 +514,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         calling = {id(entry) for entry in found_callers}
         named = (
             _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
-            | _injected_callers([*analysable, *callers], wrappers)
+            | _injected_callers([*analysable, *callers], wrappers, registries=any(kind == BY_NAME for kind in table.values()))
         )
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
@@ -974,16 +974,22 @@ def _mixin_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
     return {entry.rel for entry in entries if calling.search(entry.source)}
 
 
-def _injected_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+def _injected_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]], *, registries: bool) -> set[str]:
     """Modules calling a wrapper function by a name they neither define nor import (``gpt_call(prompt)``
-    with ``gpt_call`` put into their globals by whatever loads them, see call_match._injected_wrapper)."""
+    with ``gpt_call`` put into their globals by whatever loads them, see call_match._injected_wrapper), or,
+    when a project class looks its attributes up by name (``registries``), as an attribute (``func.gpt_call(``)."""
     names = sorted({owner.rpartition(".")[2] for owner, methods in wrappers.items() if "" in methods})
     if not names:
         return set()
     alternatives = "|".join(re.escape(n) for n in names)
     out: set[str] = set()
+    if registries:
+        called = re.compile(r"\.(?:" + alternatives + r")\s*\(")
+        out = {entry.rel for entry in entries if called.search(entry.source)}
     calling = re.compile(r"(?<![\w.])(" + alternatives + r")\s*\(")
     for entry in entries:
+        if entry.rel in out:
+            continue
         for name in {m.group(1) for m in calling.finditer(entry.source)}:
             # Defined or imported at the top of the module: its own (one nested in a function is told apart there).
             bound = re.compile(rf"^(?:async[ \t]+)?def[ \t]+{name}\b|\bimport\b[^\n]*\b{name}\b|^{name}[ \t]*=", re.M)

@@ -30,6 +30,8 @@ class Match:
 PROJECT_CLASS = Kind("project", "class")
 # ... and for one that only declares methods (a typing.Protocol, an abc.ABC): any class may stand behind it.
 PROJECT_INTERFACE = Kind("project", "interface")
+# ... and, under "Class.__getattr__", for one whose instances look their attributes up by name at run time.
+BY_NAME = Kind("project", "by-name")
 
 _CONFIDENCES = ("low", "medium", "high")
 

@@ -51,6 +51,10 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
             return Match(found[0], func.value.value, "medium", None)
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
+    if owner and qualname not in local and func.attr.value in local and resolver.looks_up_by_name(owner):
+        # func.gpt_call(prompt): a registry of another module looking its attributes up by name, asked for this
+        # module's wrapper function of that name.
+        return Match(local[func.attr.value][0], func.attr.value, "low", None)
     return _wrapper_match(qualname, local)
 
 
