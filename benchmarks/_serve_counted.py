@@ -48,12 +48,13 @@ if os.environ.get("BENCH_STUB_SERVICE"):
 
     _stub: list[creation.Created] = []
 
-    async def _stub_create(self, principal, body, *, idempotency=None):
+    async def _stub_create(self, principal, body, *, idempotency=None, valid=None):
         # One escalation, built from the first body: what the route renders,
         # without validating, reading or writing anything per request.
         if not _stub:
-            policy = Policy(workspace_id=principal.workspace_id, key=body["policy"], sla_s=3600.0, default_choice="deny")
-            esc = creation.new_escalation(principal, validate_create(body), policy, at_ms=now_ms())
+            request = valid if valid is not None else validate_create(body)
+            policy = Policy(workspace_id=principal.workspace_id, key=request.policy, sla_s=3600.0, default_choice="deny")
+            esc = creation.new_escalation(principal, request, policy, at_ms=now_ms())
             _stub.append(creation.Created(esc, content_to_json(esc.content)))
         return _stub[0]
 

@@ -39,7 +39,7 @@ from escalated.domain.models import (
 )
 from escalated.domain.records import Change, IdempotencyRecord, ListQuery
 from escalated.domain.scopes import DECIDE
-from escalated.domain.validation import validate_cancel, validate_create, validate_decide
+from escalated.domain.validation import CreateRequest, decode_create, validate_cancel, validate_create, validate_decide
 from escalated.core.bus import EventBus
 from escalated.core.callbacks import callback_body, callback_delivery, cancelled_callback_body
 from escalated.core.creation import (
@@ -126,9 +126,22 @@ class Service(EscalationReview, RuleDecisions):
 
     # -- create -------------------------------------------------------------
 
+    def valid_create(self, raw: bytes) -> CreateRequest | None:
+        """The create a JSON body holds when it is valid and has no response
+        fields (``decode_create``); None otherwise, and ``create`` validates it."""
+        return decode_create(raw, check_url=self._callback_url_problem)
+
     async def create(
-        self, principal: Principal, body: dict[str, Any], *, idempotency: Idempotency | None = None
+        self,
+        principal: Principal,
+        body: dict[str, Any] | None,
+        *,
+        idempotency: Idempotency | None = None,
+        valid: CreateRequest | None = None,
     ) -> Created | Replayed:
+        """``valid``: the body as ``valid_create`` read it, not validated again;
+        ``body`` is then needed only with an ``idempotency`` key (its record
+        keeps the body's hash)."""
         at_ms = self.clock()
         body_sha = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest() if idempotency else ""
         not_before_ms = at_ms - IDEMPOTENCY_WINDOW_MS
@@ -138,7 +151,11 @@ class Service(EscalationReview, RuleDecisions):
             )
             if replay is not None:
                 return replayed(replay, body_sha)
-        request = validate_create(body, check_url=self._callback_url_problem)
+        if valid is not None:
+            request = valid
+        else:
+            assert body is not None, "a create needs its body or the request valid_create read from it"
+            request = validate_create(body, check_url=self._callback_url_problem)
         policy = await self.policy(principal.workspace_id, request.policy)
         if policy.sla_s is not None and policy.default_choice not in {c.id for c in request.content.choices}:
             raise DefaultChoiceNotOffered(

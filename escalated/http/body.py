@@ -22,18 +22,30 @@ async def read_bytes(request: web.Request) -> bytes:
 
 
 async def read_json(request: web.Request, *, optional: bool = False) -> dict:
-    """The body as a JSON object. ``optional``: an empty body reads as ``{}``."""
+    """The body as a JSON object. ``optional``: an empty body reads as ``{}``
+    (a body over the limit is one, so its 413 comes first all the same)."""
+    if optional and not request.body_exists:
+        return {}
+    raw = await read_json_bytes(request)
+    if optional and not raw.strip():
+        return {}
+    return json_object(raw)
+
+
+async def read_json_bytes(request: web.Request) -> bytes:
+    """The body of a JSON request, unparsed: ``read_json``'s 413, 415 and
+    unreadable-body 400, in its order. ``json_object`` parses it."""
     limit = request.app[SETTINGS].max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"body over the limit of {limit} bytes")
-    if optional and not request.body_exists:
-        return {}
     # What clients send, compared as it came before aiohttp parses it (parameters, case).
     if request.headers.get("Content-Type") != "application/json" and not is_json(request.content_type):
         raise UnsupportedMediaType("send the body as application/json")
-    raw = await _read(request)
-    if optional and not raw.strip():
-        return {}
+    return await _read(request)
+
+
+def json_object(raw: bytes) -> dict:
+    """``raw`` as a JSON object; 400 when it is not JSON or not an object."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -16,7 +16,7 @@ from escalated.domain.resource import escalation_json, escalation_resource
 from escalated.errors import ValidationFailed, field_error
 from escalated.http.appkeys import SERVICE
 from escalated.http.auth import require
-from escalated.http.body import read_json
+from escalated.http.body import json_object, read_json, read_json_bytes
 
 MAX_PAGE = 200
 LIST_PARAMETERS = ("status", "policy", "agentId", "runId", "assignee", "limit", "cursor", "order")
@@ -37,8 +37,13 @@ def created_answer(esc: Escalation, content_json: dict[str, Any]) -> Answer:
 
 async def create(request: web.Request) -> web.Response:
     principal = await require(request, scopes.WRITE)
-    body = await read_json(request)
+    service = request.app[SERVICE]
+    raw = await read_json_bytes(request)
     key = request.headers.get("Idempotency-Key")
+    # The usual body, valid, read once by the typed decoder; any other is
+    # parsed and validated as always, which writes its 400 or 422.
+    valid = service.valid_create(raw)
+    body = json_object(raw) if valid is None or key is not None else None
     # Printable ASCII only: other header bytes arrive as surrogates that SQLite cannot store.
     if key is not None and not (1 <= len(key) <= MAX_IDEMPOTENCY_KEY and key.isascii() and key.isprintable()):
         raise ValidationFailed(
@@ -46,7 +51,7 @@ async def create(request: web.Request) -> web.Response:
             errors=[field_error("Idempotency-Key", "must be 1 to 255 printable ASCII characters")],
         )
     idempotency = Idempotency(key, answer=created_answer) if key is not None else None
-    outcome = await request.app[SERVICE].create(principal, body, idempotency=idempotency)
+    outcome = await service.create(principal, body, idempotency=idempotency, valid=valid)
     if isinstance(outcome, Replayed):  # the first answer, byte for byte
         answer = outcome.answer
         headers = {"Location": f"/escalations/{orjson.loads(answer.body)['id']}", "Idempotent-Replayed": "true"}
