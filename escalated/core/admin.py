@@ -39,6 +39,7 @@ from escalated.store.base import Store
 from escalated.timeutil import Clock, now_ms
 
 BOOTSTRAP_KEY_NAME = "bootstrap"
+MAX_KEPT_PRINCIPALS = 4096  # as many as the store keeps rows
 
 
 @attrs.frozen
@@ -100,6 +101,7 @@ class AdminService:
     def __init__(self, store: Store, *, clock: Clock = now_ms) -> None:
         self.store = store
         self.clock = clock  # epoch ms: key expiry is judged by it
+        self._principals: dict[str, tuple[ApiKeyInfo, Principal]] = {}  # key id -> (its row, its principal)
 
     # -- who is asking ---------------------------------------------------------
 
@@ -121,11 +123,35 @@ class AdminService:
                 raise Unauthenticated("unknown or revoked API key")
             if key.expires_ms is not None and key.expires_ms <= self.clock():
                 raise Unauthenticated("expired API key")
-            return key_principal(key)
+            return self._key_principal(key)
         user = await self.store.user_by_hash(token_hash=digest)
         if user is None:
             raise Unauthenticated("unknown user token")
         return user_principal(user)
+
+    def kept_principal(self, token: str) -> Principal | None:
+        """``principal_for``'s answer for a live API key the store keeps now,
+        without a read or a wait; None otherwise (``principal_for`` answers,
+        or refuses the token)."""
+        if not token.startswith(tokens.API_KEY_PREFIX):
+            return None
+        digest = tokens.checked_hash(token)
+        key = None if digest is None else self.store.kept_api_key(token_hash=digest)
+        if key is None or key.revoked_ms is not None or (key.expires_ms is not None and key.expires_ms <= self.clock()):
+            return None
+        return self._key_principal(key)
+
+    def _key_principal(self, key: ApiKeyInfo) -> Principal:
+        """The key's principal, built once per key row the store hands out
+        (a row read again after a change is another object: built again)."""
+        hit = self._principals.get(key.id)
+        if hit is not None and hit[0] is key:
+            return hit[1]
+        principal = key_principal(key)
+        if len(self._principals) >= MAX_KEPT_PRINCIPALS:
+            self._principals.clear()
+        self._principals[key.id] = (key, principal)
+        return principal
 
     async def workspace_of(self, principal: Principal) -> Workspace:
         """The principal's own workspace (``GET /me`` names it)."""

@@ -156,10 +156,14 @@ class ReviewerOps:
     def _routed_policy(principal: Principal, policy: Policy) -> bool:
         return principal.routes is None or not set(routes_for(policy)).isdisjoint(principal.routes)
 
-    def answer_new(self, esc: Escalation, policy: Policy) -> Coroutine[Any, Any, Escalation | None]:
+    def answer_new(self, esc: Escalation, policy: Policy) -> Coroutine[Any, Any, Escalation | None] | None:
         """After a create committed: the newest active rule that applies decides it (``_answer``'s
-        coroutine itself, awaited by the caller: one layer less on every create)."""
-        return self._answer(esc, policy, at_ms=self._service.clock())
+        coroutine itself, awaited by the caller: one layer less on every create). None, nothing
+        to await, when the store's kept rules say the policy has no active one."""
+        at_ms = self._service.clock()
+        if self._store.kept_no_rules(workspace_id=esc.workspace_id, policy=esc.policy, at_ms=at_ms):
+            return None
+        return self._answer(esc, policy, at_ms=at_ms)
 
     async def _answer(self, esc: Escalation, policy: Policy, *, at_ms: int) -> Escalation | None:
         """The newest rule active at ``at_ms`` (and made by then) that applies decides ``esc``."""

@@ -156,7 +156,10 @@ class Service(EscalationReview, RuleDecisions):
         else:
             assert body is not None, "a create needs its body or the request valid_create read from it"
             request = validate_create(body, check_url=self._callback_url_problem)
-        policy = await self.policy(principal.workspace_id, request.policy)
+        # Kept by the store: no read and no wait (a policy it does not keep is read).
+        policy = self.store.kept_policy(workspace_id=principal.workspace_id, key=request.policy) or await self.policy(
+            principal.workspace_id, request.policy
+        )
         if policy.sla_s is not None and policy.default_choice not in {c.id for c in request.content.choices}:
             raise DefaultChoiceNotOffered(
                 f"policy {policy.key} times out to {policy.default_choice!r}, which is not among the choices",
@@ -196,7 +199,9 @@ class Service(EscalationReview, RuleDecisions):
         # SLA clock's leader's to make again (``ReviewerOps.answer_missed``),
         # not an error that would send the agent to create it twice.
         try:
-            await self.reviewer_ops.answer_new(esc, policy)
+            answering = self.reviewer_ops.answer_new(esc, policy)
+            if answering is not None:
+                await answering
         except Exception as exc:
             log_failure(log, "the remembered decision for %s failed after its create; the SLA clock will make it", exc, esc.id)
         return Created(esc, content_json, answer)

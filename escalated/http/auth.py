@@ -25,10 +25,25 @@ def bearer_token(header: str | None) -> str:
 
 
 async def principal_of(request: web.Request) -> Principal:
+    return _known_principal(request) or await _read_principal(request)
+
+
+def _known_principal(request: web.Request) -> Principal | None:
+    """The caller when known without waiting: found earlier in this request,
+    or an API key the store keeps (``AdminService.kept_principal``)."""
     cached = request.get(PRINCIPAL)
     if cached is not None:
         return cached
+    principal = request.app[ADMIN].kept_principal(bearer_token(request.headers.get("Authorization")))
+    return None if principal is None else _admitted(request, principal)
+
+
+async def _read_principal(request: web.Request) -> Principal:
     principal = await request.app[ADMIN].principal_for(bearer_token(request.headers.get("Authorization")))
+    return _admitted(request, principal)
+
+
+def _admitted(request: web.Request, principal: Principal) -> Principal:
     limiter = request.app.get(RATE_LIMITER)
     if limiter is not None:
         limiter.check(principal.id)
@@ -37,7 +52,7 @@ async def principal_of(request: web.Request) -> Principal:
 
 
 async def require(request: web.Request, scope: str) -> Principal:
-    principal = await principal_of(request)
+    principal = _known_principal(request) or await _read_principal(request)
     if scope not in principal.scopes:
         raise InsufficientScope(f"this route needs the scope {scope}", scope=scope)
     return principal

@@ -40,6 +40,14 @@ class AdminPart:
         params = {"token_hash": token_hash}
         return await self._c.kept(("key", token_hash), self._c.q["key_by_hash"], params, key_from_row)
 
+    def kept_policy(self, *, workspace_id: str, key: str) -> Policy | None:
+        policy = self._c.kept_now(("policy", workspace_id, key))
+        return policy if isinstance(policy, Policy) else None
+
+    def kept_api_key(self, *, token_hash: str) -> ApiKeyInfo | None:
+        key = self._c.kept_now(("key", token_hash))
+        return key if isinstance(key, ApiKeyInfo) else None
+
     async def user_by_hash(self, *, token_hash: str) -> UserInfo | None:
         params = {"token_hash": token_hash}
         return await self._c.kept(("user", token_hash), self._c.q["user_by_hash"], params, user_from_row)

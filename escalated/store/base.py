@@ -19,6 +19,8 @@ What every implementation owes, beyond the signatures:
   request and must see a change made by another process at once; a
   shared store may keep them per process only within a stated bound
   (PostgreSQL: 1 s, forgotten at once on the process that made the change).
+  ``kept_policy``, ``kept_api_key`` and ``kept_no_rules`` answer from what
+  is kept so, without waiting; they may always answer "not known".
 """
 
 from __future__ import annotations
@@ -115,6 +117,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def active_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> list[Rule]:
         """Unrevoked, unexpired rules of a policy, newest first (without their uses): read on every create."""
+
+    @abc.abstractmethod
+    def kept_no_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> bool:
+        """True when what is kept now, without a read, says ``active_rules``
+        would answer none; False when it would answer some, or is not known."""
 
     @abc.abstractmethod
     async def unanswered_by_rules(self, *, since_ms: int, before_ms: int, limit: int) -> list[tuple[int, str]]:
@@ -221,6 +228,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def policy(self, *, workspace_id: str, key: str) -> Policy | None: ...
+
+    @abc.abstractmethod
+    def kept_policy(self, *, workspace_id: str, key: str) -> Policy | None:
+        """``policy``'s answer if it is kept now, without a read; None when no
+        policy is kept (absent, or not known: ``policy`` says which)."""
+
+    @abc.abstractmethod
+    def kept_api_key(self, *, token_hash: str) -> ApiKeyInfo | None:
+        """``api_key_by_hash``'s key if it is kept now, without a read; else None."""
 
     @abc.abstractmethod
     async def api_key_by_hash(self, *, token_hash: str) -> ApiKeyInfo | None: ...

@@ -29,6 +29,7 @@ T = TypeVar("T")
 Row = tuple[Any, ...]
 Params = Mapping[str, Any]
 NO_PARAMS: Params = {}
+NOT_KEPT = object()  # ``kept_now``: nothing kept for that key now
 
 
 class Tx(Protocol):
@@ -71,6 +72,11 @@ class Connector(abc.ABC):
     async def kept(self, key: Hashable, sql: str, params: Params, convert: Callable[[Row], T]) -> T | None:
         """``convert(row)`` of a row read on every request (a key, a user, a
         policy), kept as the dialect allows (Store's docstring states the bounds)."""
+
+    def kept_now(self, key: Hashable) -> object:
+        """What ``kept`` holds for ``key`` at this moment, without reading or
+        waiting: ``NOT_KEPT`` when it holds nothing usable (``kept`` reads it)."""
+        return NOT_KEPT
 
     @abc.abstractmethod
     async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:

@@ -110,6 +110,13 @@ class ReadsPart:
             return [rule_from_row(r) for r in await self._c.hot_all(sql, params)]
         return [r for r in rules if r.expires_ms > at_ms]
 
+    def kept_no_rules(self, *, workspace_id: str, policy: str, at_ms: int) -> bool:
+        kept = self._c.kept_now(("rules", workspace_id, policy))
+        if not isinstance(kept, tuple):  # NOT_KEPT
+            return False
+        read_at_ms, rules = kept
+        return at_ms >= read_at_ms and not any(r.expires_ms > at_ms for r in rules)
+
     async def unanswered_by_rules(self, *, since_ms: int, before_ms: int, limit: int) -> list[tuple[int, str]]:
         params = {"since_ms": since_ms, "before_ms": before_ms, "limit": limit}
         return [(int(r[0]), str(r[1])) for r in await self._c.all(self._c.q["unanswered_by_rules"], params)]

@@ -47,6 +47,40 @@ async def test_a_key_revoked_by_another_process_is_refused_by_the_next_request(t
         await admin.principal_for(token)
 
 
+async def test_a_key_revoked_by_another_process_is_no_longer_known_without_a_read(two_stores):
+    server, cli, ws = two_stores
+    token = tokens.mint(tokens.API_KEY_PREFIX)
+    key = await cli.add_api_key(
+        workspace_id=ws, token_hash=tokens.hash_token(token), name="k", scopes=frozenset({"escalations:read"}), expires_ms=None
+    )
+    admin = AdminService(server)
+    assert admin.kept_principal(token) is None  # not read yet: principal_for reads it
+    principal = await admin.principal_for(token)
+    assert admin.kept_principal(token) is principal  # kept, and its principal built once
+    await cli.revoke_api_key(key_id=key.id, workspace_id=ws)
+    assert admin.kept_principal(token) is None
+    with pytest.raises(Unauthenticated):
+        await admin.principal_for(token)
+
+
+async def test_an_expired_key_is_not_known_without_a_read(two_stores):
+    server, cli, ws = two_stores
+    token = tokens.mint(tokens.API_KEY_PREFIX)
+    expires_ms = now_ms() + 60_000
+    await cli.add_api_key(
+        workspace_id=ws, token_hash=tokens.hash_token(token), name="k", scopes=frozenset({"escalations:read"}),
+        expires_ms=expires_ms,
+    )  # fmt: skip
+    clock = [expires_ms - 1]
+    admin = AdminService(server, clock=lambda: clock[0])
+    await admin.principal_for(token)
+    assert admin.kept_principal(token) is not None
+    clock[0] = expires_ms
+    assert admin.kept_principal(token) is None
+    with pytest.raises(Unauthenticated):
+        await admin.principal_for(token)
+
+
 async def test_a_rotated_user_token_is_refused_and_the_new_one_taken_at_once(two_stores):
     server, cli, ws = two_stores
     old, new = tokens.mint(tokens.USER_TOKEN_PREFIX), tokens.mint(tokens.USER_TOKEN_PREFIX)
@@ -91,6 +125,21 @@ async def test_active_rules_follow_additions_revocations_and_time(two_stores):
     assert [r.id for r in await server.active_rules(workspace_id=ws, policy="refunds", at_ms=at - 1)] == [rule.id]
     assert await cli.revoke_rule(rule_id=rule.id, workspace_id=ws, by="rita", at_ms=at)
     assert await server.active_rules(workspace_id=ws, policy="refunds", at_ms=at) == []
+
+
+async def test_no_rules_is_known_without_a_read_until_one_is_added(two_stores):
+    server, cli, ws = two_stores
+    at = now_ms()
+    assert not server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at)  # not read yet
+    assert await server.active_rules(workspace_id=ws, policy="refunds", at_ms=at) == []
+    assert server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at)
+    assert not server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at - 1)  # before the kept read
+    rule = _rule(ws, expires_ms=at + 60_000)
+    await cli.add_rule(rule=rule)
+    assert not server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at)
+    await server.active_rules(workspace_id=ws, policy="refunds", at_ms=at)
+    assert not server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at)  # one is active
+    assert server.kept_no_rules(workspace_id=ws, policy="refunds", at_ms=at + 60_000)  # expired by then
 
 
 async def test_its_own_writes_apply_to_its_next_look_up(two_stores):

@@ -67,6 +67,16 @@ async def test_a_revoked_key_reads_back_revoked_at_once(store, ws):
     assert (await store.api_key_by_hash(token_hash="hash-1")).revoked_ms is not None
 
 
+async def test_a_kept_key_is_the_row_read_and_never_outlives_a_revocation(store, ws):
+    key = await add_key(store, ws)
+    read = await store.api_key_by_hash(token_hash="hash-1")
+    assert store.kept_api_key(token_hash="hash-1") is read  # no read, no wait
+    assert store.kept_api_key(token_hash="hash-2") is None
+    await store.revoke_api_key(key_id=key.id, workspace_id=ws)
+    kept = store.kept_api_key(token_hash="hash-1")
+    assert kept is None or kept.revoked_ms is not None  # "not known", or the revoked row: never the live one
+
+
 async def test_revoking_a_key_no_workspace_has_is_not_found(store, ws):
     with pytest.raises(NotFound):
         await store.revoke_api_key(key_id="key_missing", workspace_id=None)
@@ -180,6 +190,18 @@ async def test_put_policy_replaces_and_is_seen_at_once(store, ws):
     await store.policy(workspace_id=ws, key="refunds.large")  # read once: a store that keeps it must forget it
     await store.put_policy(policy=policy(ws, sla_s=5.0))
     assert (await store.policy(workspace_id=ws, key="refunds.large")).sla_s == 5.0
+
+
+async def test_a_kept_policy_is_the_one_read_and_never_outlives_a_change(store, ws):
+    await store.put_policy(policy=policy(ws))
+    read = await store.policy(workspace_id=ws, key="refunds.large")
+    assert store.kept_policy(workspace_id=ws, key="refunds.large") is read
+    assert store.kept_policy(workspace_id=ws, key="other") is None
+    await store.put_policy(policy=policy(ws, sla_s=5.0))
+    kept = store.kept_policy(workspace_id=ws, key="refunds.large")
+    assert kept is None or kept.sla_s == 5.0
+    await store.delete_policy(workspace_id=ws, key="refunds.large")
+    assert store.kept_policy(workspace_id=ws, key="refunds.large") is None
 
 
 async def test_put_policies_with_prune_deletes_the_others_and_names_them(store, ws):

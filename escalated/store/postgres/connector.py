@@ -96,6 +96,9 @@ class PostgresConnector(Connector):
 
         return await self.lookups.get(key, read)
 
+    def kept_now(self, key: Hashable) -> object:
+        return self.lookups.peek(key)
+
     async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:
         return await self.all(sql, params)
 

@@ -29,6 +29,8 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
+from escalated.store.connector import NOT_KEPT
+
 T = TypeVar("T")
 TTL_S = 1.0  # the bound stated in docs/CONTRACT.md (#14)
 MAX_ENTRIES = 4096  # tokens are random: an attacker's misses are not kept, live rows are few
@@ -54,6 +56,14 @@ class Lookups:
             shared.add_done_callback(_retrieved)  # its error was handed to whoever still waited
         # shielded: a caller that goes away (its client hung up) leaves the read to the others
         return await asyncio.shield(shared)
+
+    def peek(self, key: Hashable) -> object:
+        """The entry ``get`` would answer at once, without reading: ``NOT_KEPT``
+        when there is none younger than ``TTL_S``."""
+        hit = self._entries.get(key)
+        if hit is not None and time.monotonic() - hit[0] < self._ttl_s:
+            return hit[1]
+        return NOT_KEPT
 
     async def _read(
         self, key: Hashable, read: Callable[[], Awaitable[T | None]], *, started: float, generation: int

@@ -102,6 +102,9 @@ class SqliteConnector(Connector):
 
         return self.until_changed.get(key, read)
 
+    def kept_now(self, key: Hashable) -> object:
+        return self.until_changed.peek(key)
+
     async def hot_all(self, sql: str, params: Params = NO_PARAMS) -> list[Row]:
         return self.db.lookup_rows(sql, params)
 

@@ -31,6 +31,8 @@ import asyncio
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
+from escalated.store.connector import NOT_KEPT
+
 T = TypeVar("T")
 MAX_ENTRIES = 4096
 _ABSENT = object()
@@ -57,6 +59,13 @@ class UntilChanged:
                 self._entries.clear()
             self._entries[key] = value
         return value  # type: ignore[return-value]
+
+    def peek(self, key: Hashable) -> object:
+        """What ``get`` would answer for ``key`` without reading: ``NOT_KEPT``
+        when it would read (nothing kept, or the database changed since)."""
+        if not self._asked:
+            self._ask()
+        return self._entries.get(key, NOT_KEPT)
 
     def _ask(self) -> None:
         self._asked = True
