@@ -17,10 +17,12 @@ _RANDOM_BITS = 80
 _RANDOM_BYTES = _RANDOM_BITS // 8
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # Every 10-bit value as its two base32 digits: 13 look-ups write the 26
-# characters (130 bits, the top two always 0) of a 128-bit ULID.
+# characters (130 bits, the top two always 0) of a 128-bit ULID, 5 for its
+# millisecond (the first 10 characters), 8 for its random part (the other 16).
 _PAIRS = [high + low for high in _CROCKFORD for low in _CROCKFORD]
-_PAIR_SHIFTS = tuple(range(120, -1, -10))
 _ULID_LIMIT = 1 << 128
+_RANDOM_MASK = (1 << _RANDOM_BITS) - 1
+_MS_LIMIT = 1 << (128 - _RANDOM_BITS)
 # Random bytes are read from the OS a page at a time (one getrandom call per
 # ~400 ids instead of one per id); a forked child drops what it inherited.
 _POOL_BYTES = 4096
@@ -60,7 +62,9 @@ def new_id(prefix: str) -> str:
         else:
             random = _random80()
         _last_ms, _last_random = now_ms, random
-    return f"{prefix}_{ulid_text((now_ms << _RANDOM_BITS) | random)}"
+    if now_ms >= _MS_LIMIT:
+        raise OverflowError("a ULID's time is 48 bits")
+    return f"{prefix}_{_ms_text(now_ms)}{_random_text(random)}"
 
 
 def ulid_text(value: int) -> str:
@@ -68,4 +72,30 @@ def ulid_text(value: int) -> str:
     ``str(ulid.ULID.from_int(value))`` writes, without building the object."""
     if not 0 <= value < _ULID_LIMIT:
         raise OverflowError("a ULID is an unsigned 128-bit integer")
-    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _PAIR_SHIFTS])
+    return _ms_text(value >> _RANDOM_BITS) + _random_text(value & _RANDOM_MASK)
+
+
+_ms_texts: tuple[int, str] = (-1, "")  # the last millisecond written: ids made in one share it
+
+
+def _ms_text(ms: int) -> str:
+    """The first 10 characters: a 48-bit millisecond (50 bits, the top two 0)."""
+    global _ms_texts
+    kept = _ms_texts
+    if kept[0] == ms:
+        return kept[1]
+    p = _PAIRS
+    high = ms >> 20  # 28 bits; every part is a one-digit int, far cheaper to shift than the 128-bit value
+    text = f"{p[high >> 20]}{p[(high >> 10) & 1023]}{p[high & 1023]}{p[(ms >> 10) & 1023]}{p[ms & 1023]}"
+    _ms_texts = (ms, text)  # one assignment: a thread reads the old pair or the new, whole
+    return text
+
+
+def _random_text(random: int) -> str:
+    """The other 16 characters: the 80-bit random part."""
+    p = _PAIRS
+    high, mid, low = random >> 50, (random >> 20) & 0x3FFFFFFF, random & 0xFFFFF  # 30, 30 and 20 bits
+    return (
+        f"{p[high >> 20]}{p[(high >> 10) & 1023]}{p[high & 1023]}{p[mid >> 20]}{p[(mid >> 10) & 1023]}"
+        f"{p[mid & 1023]}{p[low >> 10]}{p[low & 1023]}"
+    )
