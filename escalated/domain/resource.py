@@ -84,22 +84,24 @@ def escalation_json(esc: Escalation, *, content_json: dict[str, Any]) -> bytes:
     first = history[0]
     resume = esc.resume
     deadline_ms = esc.deadline_ms
+    created_at = format_ms(esc.created_ms).encode()
     return b"".join((
         b'{"id":', _dumps(esc.id),
         b',"status":"open","policy":', _dumps(esc.policy),
         b',"agentId":', _dumps(esc.agent_id),
         b',"runId":', _dumps(esc.run_id),
         b",", _dumps(content_json)[1:-1],
-        b',"resume":', b"null" if resume is None else _dumps(
-            {"mode": resume.mode, "url": resume.url, "signed": resume.secret is not None}
-        ),
-        b',"createdAt":"', format_ms(esc.created_ms).encode(),
+        b',"resume":', b"null" if resume is None else b"".join((
+            b'{"mode":', _dumps(resume.mode), b',"url":', _dumps(resume.url),
+            b',"signed":true}' if resume.secret is not None else b',"signed":false}',
+        )),
+        b',"createdAt":"', created_at,
         b'","deadlineAt":', b"null" if deadline_ms is None else b'"%s"' % format_ms(deadline_ms).encode(),
         b',"defaultChoice":', _dumps(esc.default_choice),
         b',"acknowledgedBy":null,"acknowledgedAt":null,"assignee":null,"resolution":null,"cancellation":null,'
         b'"level":0,"approvals":[],"history":[{"event":', _dumps(first.event),
         b',"by":', _dumps(first.by),
-        b',"at":"', format_ms(first.at_ms).encode(),
+        b',"at":"', created_at if first.at_ms == esc.created_ms else format_ms(first.at_ms).encode(),
         b'"}]}',
     ))  # fmt: skip
 
