@@ -18,7 +18,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import SplitResult, urlsplit
 
 import attrs
@@ -165,24 +165,27 @@ def validate_create(body: dict[str, Any], *, check_url: Callable[[str], str | No
     return CreateRequest(policy, agent_id, run_id, Content(subject, question, evidence, choices, fields), resume)
 
 
-# What decode_create reads: the shape of a create, types and field names
-# only (their messages are validate_create's). gc=False: nothing in them
+# What decode_create reads: the shape of a create, types, field names and
+# lengths (their messages are validate_create's). gc=False: nothing in them
 # refers back to itself.
+_Text = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT)]  # blank and NUL: decode_create
+
+
 class _SubjectIn(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    type: str
-    id: str
-    label: str
+    type: _Text
+    id: _Text
+    label: _Text
 
 
 class _ChoiceIn(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str
-    label: str
+    id: _Text
+    label: _Text
 
 
 class _ResumeIn(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    url: str
+    url: _Text
     mode: str = "webhook"
-    secret: str | None = None
+    secret: _Text | None = None
 
 
 class _CreateIn(
@@ -191,13 +194,13 @@ class _CreateIn(
     gc=False,
     rename={"agent_id": "agentId", "run_id": "runId", "response_fields": "responseFields"},
 ):
-    policy: str
-    agent_id: str
-    run_id: str
+    policy: _Text
+    agent_id: _Text
+    run_id: _Text
     subject: _SubjectIn
-    question: str
-    evidence: list[str]
-    choices: list[_ChoiceIn]
+    question: _Text
+    evidence: Annotated[list[Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]], msgspec.Meta(max_length=MAX_EVIDENCE)]
+    choices: Annotated[list[_ChoiceIn], msgspec.Meta(min_length=1, max_length=MAX_CHOICES)]
     # Response fields go the usual way: only none (absent, null or []) is read here.
     response_fields: list[msgspec.Raw] | None = None
     resume: _ResumeIn | None = None
@@ -230,17 +233,11 @@ def decode_create(raw: bytes, *, check_url: Callable[[str], str | None] | None =
         texts.append(resume.url)
         if resume.secret is not None:
             texts.append(resume.secret)
-    for text in texts:  # _Problems.string's checks
-        if not text or text.isspace() or len(text) > MAX_TEXT or "\x00" in text:
+    for text in texts:  # the rest of _Problems.string's checks (the decoder checked the lengths)
+        if text.isspace() or "\x00" in text:
             return None
-    if b.response_fields or not _is_policy_key(b.policy) or not 1 <= len(choices) <= MAX_CHOICES:
+    if b.response_fields or not _is_policy_key(b.policy):
         return None
-    evidence = b.evidence
-    if len(evidence) > MAX_EVIDENCE:
-        return None
-    for item in evidence:
-        if len(item) > MAX_TEXT:
-            return None
     ids = set()
     for c in choices:
         if c.id in ids or not _is_choice_id(c.id):
@@ -252,7 +249,7 @@ def decode_create(raw: bytes, *, check_url: Callable[[str], str | None] | None =
         if resume.mode != "webhook" or url_problem(url) or (check_url and check_url(url)):
             return None
         valid_resume = Resume(url, "webhook", resume.secret)
-    content = Content(Subject(s.type, s.id, s.label), b.question, tuple(evidence), tuple([Choice(c.id, c.label) for c in choices]))
+    content = Content(Subject(s.type, s.id, s.label), b.question, tuple(b.evidence), tuple([Choice(c.id, c.label) for c in choices]))
     return CreateRequest(b.policy, b.agent_id, b.run_id, content, valid_resume)
 
 
