@@ -66,6 +66,14 @@ class WorkMeter:
         self.steps = 0
 
 
+def _dots(name: str) -> Iterator[int]:
+    """Where each ``.`` of a dotted name is."""
+    at = name.find(".")
+    while at >= 0:
+        yield at
+        at = name.find(".", at + 1)
+
+
 # ``from configs.agents import *`` is kept as the import of the module under the local name
 # ``*configs.agents`` (never a name the code writes): its target makes the module one other
 # modules read, and once the tables are known each name it exports is imported by name.
@@ -79,10 +87,23 @@ class Imports:
     def __init__(self) -> None:
         self.imports: dict[str, str] = {}
         self.relative_imports: dict[str, tuple[int, str]] = {}
+        # Every package the imports come from (each dotted prefix of each target), for ``imports_from``,
+        # and the table they were read from (which dict, how many names): asked of every call the
+        # analysis classifies, the imports change only by names added (``absolutise``, star imports) or
+        # by a new table, once ``ModuleIndex.build`` is done.
+        self._packages: frozenset[str] = frozenset()
+        self._packages_of: tuple[dict[str, str] | None, int] = (None, -1)
 
     def imports_from(self, package: str) -> bool:
         """Whether anything the module imports comes from ``package`` (``ollama``, ``playwright.async_api``)."""
-        return any(target == package or target.startswith(package + ".") for target in self.imports.values())
+        table = self.imports
+        read, size = self._packages_of
+        if read is not table or size != len(table):
+            self._packages = frozenset(
+                target[:end] for target in table.values() for end in (*_dots(target), len(target))
+            )  # fmt: skip
+            self._packages_of = (table, len(table))
+        return package in self._packages
 
     @classmethod
     def of(cls, tree: ast.Module) -> Imports:
@@ -479,15 +500,19 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     for name in names:
         value = getattr(node, name)
         kind = type(value)
-        if is_node.get(kind) or _is_node(kind):
+        found = is_node.get(kind)
+        if found is None:
+            found = _is_node(kind)
+        if found:
             out.append(value)
         elif isinstance(value, tuple | list):
-            out.extend([v for v in value if is_node.get(type(v)) or _is_node(type(v))])
+            out.extend([v for v in value if is_node.get(type(v)) or (type(v) not in is_node and _is_node(type(v)))])
     return out
 
 
-# Whether a type is a libcst node, by type: ``isinstance`` against libcst's abstract base class
-# goes through ``ABCMeta.__instancecheck__`` for every field of every node.
+# Whether a type is a libcst node, by type (a miss remembered too: a string, None or a tuple is
+# asked about in every node): ``isinstance`` and ``issubclass`` against libcst's abstract base
+# class go through ``ABCMeta`` for every field of every node.
 _IS_NODE: dict[type, bool] = {}
 
 
