@@ -96,15 +96,13 @@ class _Module:
     held: bool = False
 
     def load(self, errors: list[ParseProblem]) -> _Parsed | None:
-        """libcst's tree and index, parsed now if they are not kept; None (the error
-        recorded once) when libcst cannot parse what Python's parser took."""
+        """libcst's tree and index, parsed now if they are not kept (a held tree gets a new index);
+        None (the error recorded once) when libcst cannot parse what Python's parser took."""
         if self.failed:
             return None
-        if self.held and self.module is not None and self.index is not None:
-            self._fresh(self.index)  # as a new parse would give it
-        elif self.module is None or self.index is None:
+        if self.module is None or self.index is None:
             try:
-                _rel, self.module, self.index = self._parse()
+                _rel, self.module, self.index = self._parse(self.module if self.held else None)
             except cst.ParserSyntaxError as exc:
                 self.failed = True
                 errors.append(ParseProblem(self.rel, _syntax_error(exc)))
@@ -116,13 +114,13 @@ class _Module:
         return self.rel, self.module, self.index
 
     def release(self, *, agents: bool | None = None) -> None:
-        """Done with the tree for now: dropped, unless held (see _HeldTrees). Its tables just made
-        (``agents``: whether it binds an agent), it is held if the budget allows."""
-        if self.held:
-            return
-        if agents is not None and not self.failed and self.module is not None and self.held_in is not None:
+        """Done with the tree for now: dropped, unless held (see _HeldTrees): then only its index is.
+        Its tables just made (``agents``: whether it binds an agent), it is held if the budget allows."""
+        if not self.held and agents is not None and not self.failed and self.module is not None and self.held_in is not None:
             self.held = self.held_in.take(self, agents=agents)
-        if not self.held:
+        if self.held:
+            self.index = None  # as large as the tree, and a tenth of the parse's time to build again
+        else:
             self.drop()
 
     def drop(self) -> None:
@@ -150,8 +148,8 @@ class _Module:
         return self.rel, module, index
 
     def _fresh(self, index: ModuleIndex) -> None:
-        """What a round may have set on a held index, back to what a new parse has (its spans
-        stay: they are the module's text's); the star imports' names once they are known."""
+        """The module's text and outline, a meter of its own, no served graph; the star imports'
+        names once they are known."""
         index.source, index.outline = self.source, self.outline
         index.meter, index.served = WorkMeter(), frozenset()
         for name, target in self.star_names.items():
@@ -161,10 +159,11 @@ class _Module:
 
 # What a scan may hold in libcst trees (see _HeldTrees): what is left of this allowance once the scan's own
 # peak is counted, estimated from the source it parses (about 24 bytes a character, measured on two real
-# trees of 3.3 and 13 million characters); a held tree and its index take about 48 bytes a character.
+# trees of 3.3 and 13 million characters); a held tree takes about 24 bytes a character (23 by tracemalloc on
+# the Agents SDK's largest modules), its index as much again: the index is not held, it is built again.
 _HELD_ALLOWANCE = 200_000_000
 _SCAN_BYTES_PER_CHAR = 24
-_HELD_BYTES_PER_CHAR = 48
+_HELD_BYTES_PER_CHAR = 24
 
 
 def _held_budget(parsed: Iterable[_Module]) -> int:
@@ -180,8 +179,10 @@ class _HeldTrees:
     parsed for its tables, its agents' two tool rounds (a module binding an agent someone imports), its
     own analysis and taint by parameter following into it (which builds an index of its own on a held
     tree). Held, in the order the first tables are made: a module with agents (loaded four times or
-    more) while the budget allows, any other while half of it does. Each is dropped when its own
-    analysis is done (the wrapper rounds parse the modules they re-analyse again). The memory a held
+    more) while the budget allows, any other while half of it does. Only the tree is held: its index,
+    about as large, is built on it again at each load (a tenth of a parse's time), so each round reads
+    an index as a new parse gives it. Each is dropped when its own analysis is done (the wrapper rounds
+    parse the modules they re-analyse again). The memory a held
     tree took is not all given back to the system (the allocator's arenas stay fragmented), so holding
     raises the scan's later peak as well: hence a budget left over from the scan's own estimated peak."""
 
