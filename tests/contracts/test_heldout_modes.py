@@ -565,3 +565,42 @@ def test_the_answer_or_nothing_of_it_handed_back_chooses_nothing(tmp_path: Path)
     calls = scan_calls(tmp_path, {"agent.py": NORMALISED})
     assert calls[("agent.py", 12)][1] == "autonomous"
     assert calls[("agent.py", 17)][1:] == ("sampled", ("R10",))
+
+
+SENT_EVENTS = """\
+import subprocess
+
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def event_generator(query, command):
+    async def send_event(kind, data):
+        yield f"{kind}: {data}"
+
+    async for status in send_event("status", command):
+        subprocess.run(status, shell=True)
+    stream = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": query}], stream=True)
+    async for chunk in stream:
+        async for event in send_event("message", chunk.choices[0].delta.content):
+            yield event
+
+
+async def fix(code):
+    async def fenced(text):
+        return text.strip("`")
+
+    answer = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": code}])
+    script = await fenced(answer.choices[0].message.content)
+    subprocess.run(script, shell=True)
+"""
+
+
+def test_a_function_handing_back_what_it_was_given_hands_it_back_to_that_call_only(tmp_path: Path) -> None:
+    # khoj's chat stream: each chunk goes through send_event, whose other call sites carry the
+    # operator's and the code tool's events; what send_event hands back goes back to the call that
+    # passed the chunk, not to every call of send_event. Handed back to the call that passed it, it still counts.
+    calls = scan_calls(tmp_path, {"app.py": SENT_EVENTS})
+    assert calls[("app.py", 14)][1] == "autonomous"
+    assert calls[("app.py", 24)][1:] == ("required", ("R1",))

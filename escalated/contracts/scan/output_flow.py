@@ -52,6 +52,8 @@ class FlowState:
     returned: set[str] = attrs.Factory(set)
     # Functions the output was passed into: returning it there is a pass-through (truncate), not a wrapper.
     passed_into: set[str] = attrs.Factory(set)
+    # The function holding the model call the trace started from (follow_output).
+    origin: str | None = None
     # False when the output came in through a parameter from another module: returned, it goes back there.
     follow_returns: bool = True
     seen: set[tuple[str, str]] = attrs.Factory(set)
@@ -108,6 +110,8 @@ class OutputFlow:
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
+        if flow.origin is None:
+            flow.origin = scope.qualname
         self._follow(origin, scope, flow, depth=0)
         self._drain(flow)
         self.index.meter.steps += flow.steps
@@ -649,6 +653,10 @@ class OutputFlow:
             flow.returned.add(scope.qualname)
         if not flow.follow_returns:
             return  # the output came in as an argument: where it returns to, the caller follows
+        if scope.qualname in flow.passed_into and scope.qualname != flow.origin:
+            # send_event(kind, answer) handing back what it was given: the call that passed it carries
+            # it on (_follow walks up from that call); its other callers passed something else.
+            return
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
             flow.escapes = True
             return
