@@ -604,3 +604,66 @@ def test_a_function_handing_back_what_it_was_given_hands_it_back_to_that_call_on
     calls = scan_calls(tmp_path, {"app.py": SENT_EVENTS})
     assert calls[("app.py", 14)][1] == "autonomous"
     assert calls[("app.py", 24)][1:] == ("required", ("R1",))
+
+
+ACTIONS = {
+    "pkg/__init__.py": "",
+    "pkg/action.py": """\
+from openai import AsyncOpenAI
+
+
+class Action:
+    def __init__(self):
+        self.llm = AsyncOpenAI()
+
+    async def _aask(self, prompt):
+        rsp = await self.llm.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+        return rsp.choices[0].message.content
+""",
+    "pkg/execute.py": """\
+import subprocess
+
+from pkg.action import Action
+
+
+class ExecuteCode(Action):
+    async def run(self, code):
+        return subprocess.run(["python", "-c", code], capture_output=True).stdout
+""",
+    "pkg/write.py": """\
+from pkg.action import Action
+
+
+class WriteCode(Action):
+    async def run(self, goal):
+        return await self._aask(goal)
+""",
+    "pkg/role.py": """\
+from pkg.execute import ExecuteCode
+from pkg.write import WriteCode
+
+
+class Analyst:
+    def __init__(self):
+        self.write_code = WriteCode()
+        self.execute_code = ExecuteCode()
+
+    async def act(self, goal):
+        code = await self.write_code.run(goal)
+        return await self.execute_code.run(code)
+
+    async def review(self, goal):
+        code = await self.write_code.run(goal)
+        return await self.write_code.run(code)
+""",
+}
+
+
+def test_a_method_of_a_model_wrapper_that_asks_no_model_is_followed_into(tmp_path: Path) -> None:
+    # MetaGPT's DataAnalyst: ExecuteNbCode is an Action (it has an llm, so its objects are model
+    # wrappers), but its run(code) runs the code in a Jupyter kernel and asks no model: the answer
+    # handed to it is followed in. A method that asks the model (WriteCode.run) is the next request.
+    calls = scan_calls(tmp_path, ACTIONS)
+    assert calls[("pkg/role.py", 11)][:2] == ("WriteCode.run", "required")
+    assert calls[("pkg/role.py", 15)][:2] == ("WriteCode.run", "autonomous")  # the next request's prompt
+    assert calls[("pkg/action.py", 9)][1] == "required"

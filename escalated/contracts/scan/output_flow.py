@@ -174,7 +174,11 @@ class OutputFlow:
             owner = self.resolver.kind_of(call.func.value, scope)
             if owner is not None and owner.kind.startswith("interface:"):
                 return f"*.{call.func.attr.value}"  # env.execute(action), env: Environment: every class with execute
-            cls = owner.kind.partition(":")[2] if owner is not None and owner.kind.startswith("object:") else ""
+            # A model wrapper's own object (ExecuteNbCode, an Action with an llm): a method of it that asks
+            # no model (run(code) runs the code) is followed like any project object's; one that does is a
+            # model call, where the walk stops (_passed_on).
+            project_object = owner is not None and owner.kind.startswith(("object:", "wrapper:"))
+            cls = owner.kind.partition(":")[2] if owner is not None and project_object else ""
             qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
         return qualified
 
