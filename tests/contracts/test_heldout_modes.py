@@ -667,3 +667,40 @@ def test_a_method_of_a_model_wrapper_that_asks_no_model_is_followed_into(tmp_pat
     assert calls[("pkg/role.py", 11)][:2] == ("WriteCode.run", "required")
     assert calls[("pkg/role.py", 15)][:2] == ("WriteCode.run", "autonomous")  # the next request's prompt
     assert calls[("pkg/action.py", 9)][1] == "required"
+
+
+DOCSTRING = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def shorten(self, result, max_tokens):
+        \"\"\"
+        Truncate the result string to max_tokens tokens.
+        \"\"\"
+        return result[: max_tokens * 4]
+
+    def wipe(self, db):
+        db.execute("TRUNCATE TABLE results")
+
+    def answer(self, question):
+        reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+        return self.shorten(reply, 100)
+
+    def answer_and_wipe(self, question, db):
+        reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}]).choices[0].message.content
+        if reply == "wipe":
+            self.wipe(db)
+"""
+
+
+def test_a_docstring_is_no_sql(tmp_path: Path) -> None:
+    # langroid's _maybe_truncate_result: its docstring begins "Truncate the result string", which read as
+    # SQL TRUNCATE (an irreversible deletion) on every answer a tool result passed through; SQL a call
+    # is given still counts.
+    calls = scan_calls(tmp_path, {"agent.py": DOCSTRING})
+    assert calls[("agent.py", 17)][1] == "autonomous"
+    assert calls[("agent.py", 21)][1:] == ("required", ("R3", "R10"))
+

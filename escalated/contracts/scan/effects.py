@@ -132,7 +132,7 @@ class CallEffects:
                 if isinstance(node, cst.Call):
                     ran = self._agent_run(node, via=via)
                     out.extend(ran if ran is not None else self.classify_call(node, tainted=False, via=via))
-                elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+                elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString) and not _is_prose(node, self.index):
                     out.extend(attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in rules.classify_sql(string_text(node), line=self.line_of(node)))
             return out
         finally:
@@ -491,3 +491,9 @@ def _names_context(node: cst.BaseExpression) -> bool:
 
 def _stands_for(found: Finding, tool: str) -> Finding:
     return attrs.evolve(found, basis="declared", detail=f"tool {tool} (its body is a stand-in: it stands for what its name says)")
+
+
+def _is_prose(node: cst.CSTNode, index: ModuleIndex) -> bool:
+    """A string standing alone as a statement, a docstring ("Truncate the result string to max_tokens
+    tokens."), is read by people, never run: no SQL, whatever its first word."""
+    return isinstance(index.parents.get(id(node)), cst.Expr)
