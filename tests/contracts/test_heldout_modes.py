@@ -704,3 +704,31 @@ def test_a_docstring_is_no_sql(tmp_path: Path) -> None:
     assert calls[("agent.py", 17)][1] == "autonomous"
     assert calls[("agent.py", 21)][1:] == ("required", ("R3", "R10"))
 
+
+E2B = """\
+import os
+
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def execute_e2b(code):
+    from e2b_code_interpreter import AsyncSandbox
+
+    sandbox = await AsyncSandbox.create(api_key=os.getenv("E2B_API_KEY"))
+    execution = await sandbox.run_code(code=code, timeout=60)
+    return execution.logs
+
+
+async def run(task):
+    answer = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    return await execute_e2b(answer.choices[0].message.content)
+"""
+
+
+def test_code_run_in_an_e2b_sandbox_is_code_run(tmp_path: Path) -> None:
+    # khoj's code tool: the generated Python runs in an E2B sandbox (network on by default); the name
+    # run_code alone counted only as reviewed.
+    calls = scan_calls(tmp_path, {"runner.py": E2B})
+    assert calls[("runner.py", 17)][1:] == ("required", ("R1",))

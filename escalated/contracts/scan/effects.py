@@ -372,6 +372,10 @@ class CallEffects:
         if browser is not None and self.index.imports_from("playwright"):
             # page.mouse.click, page.keyboard.type in a module driving Playwright
             return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
+        if _sandbox_run(dotted) and (self.index.imports_from("e2b_code_interpreter") or self.index.imports_from("e2b")):
+            # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
+            why = f"{dotted}(): code run in an E2B sandbox"
+            return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
         if tainted and qualified in _NOTEBOOK_CELLS and (self.index.imports_from("nbclient") or self.index.imports_from("jupyter_client")):
             # self.nb.cells.append(new_code_cell(source=code)) in a module running its notebook in a Jupyter kernel
             why = f"{dotted}(): the output becomes a notebook code cell the module executes in a Jupyter kernel"
@@ -497,3 +501,10 @@ def _is_prose(node: cst.CSTNode, index: ModuleIndex) -> bool:
     """A string standing alone as a statement, a docstring ("Truncate the result string to max_tokens
     tokens."), is read by people, never run: no SQL, whatever its first word."""
     return isinstance(index.parents.get(id(node)), cst.Expr)
+
+
+def _sandbox_run(dotted: str) -> bool:
+    """``sandbox.run_code(code)``, ``sandbox.commands.run(cmd)``, ``sandbox.notebook.exec_cell(code)``: what
+    an E2B sandbox runs (checked with the module's imports by the caller)."""
+    parts = dotted.split(".")
+    return len(parts) >= 2 and (parts[-1] in {"run_code", "exec_cell"} or parts[-2:] == ["commands", "run"])
