@@ -732,3 +732,42 @@ def test_code_run_in_an_e2b_sandbox_is_code_run(tmp_path: Path) -> None:
     # run_code alone counted only as reviewed.
     calls = scan_calls(tmp_path, {"runner.py": E2B})
     assert calls[("runner.py", 17)][1:] == ("required", ("R1",))
+
+
+FILES_WRITTEN = """\
+import ast
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def generate_response(system, user):
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content
+
+
+def generate_file(filename, filepaths_string=None):
+    filecode = generate_response("Write the file.", f"{filename} among {filepaths_string}")
+    return filename, filecode
+
+
+def write_file(filename, filecode):
+    with open(filename, "w") as f:
+        f.write(filecode)
+
+
+def main(prompt):
+    filepaths_string = generate_response("List the files to write.", prompt)
+    for name in ast.literal_eval(filepaths_string):
+        filename, filecode = generate_file(name, filepaths_string=filepaths_string)
+        write_file(filename, filecode)
+"""
+
+
+def test_a_model_wrapper_handing_back_its_argument_hands_it_back_to_its_callers(tmp_path: Path) -> None:
+    # smol-developer: generate_file(name) asks the model for the file's code and hands back the name
+    # beside it; the walk stops at that call (the next request), so the name the first answer chose
+    # goes on from generate_file's callers, to the file written.
+    calls = scan_calls(tmp_path, {"dev.py": FILES_WRITTEN})
+    assert calls[("dev.py", 24)][1] == "reviewed"

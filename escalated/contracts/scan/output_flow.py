@@ -657,10 +657,6 @@ class OutputFlow:
             flow.returned.add(scope.qualname)
         if not flow.follow_returns:
             return  # the output came in as an argument: where it returns to, the caller follows
-        if scope.qualname in flow.passed_into and scope.qualname != flow.origin:
-            # send_event(kind, answer) handing back what it was given: the call that passed it carries
-            # it on (_follow walks up from that call); its other callers passed something else.
-            return
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
             flow.escapes = True
             return
@@ -677,6 +673,13 @@ class OutputFlow:
             for call, caller in self.wrapper_sites.get(scope.qualname, ())
             if id(call) not in named and caller is not scope and id(call) not in flow.seen_calls
         ]  # fmt: skip
+        entered = scope.qualname in flow.passed_into and scope.qualname != flow.origin
+        if entered and not any(id(call) in self.llm_calls for call, _caller in callers):
+            # send_event(kind, answer) handing back what it was given: the call that passed it carries
+            # it on (_follow walks up from that call); its other callers passed something else. A model
+            # wrapper's call (generate_file(name) handing back the name beside the code it asked for)
+            # stops the walk there, so what it hands back goes on from its callers as before.
+            return
         if not callers and not self._callback_sites(scope, flow):
             flow.escapes = True
         for call, caller in callers:
