@@ -1,0 +1,83 @@
+"""What a callback's answer makes of its delivery, as a client and an
+operator see it (CONTRACT §5): any 2xx is success at once; a delivery that
+spends its retries is ``failed`` in ``deliveries`` and in the metrics.
+The real app over real HTTP, a real receiver, short retry flags."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from escalated.core.admin import PolicyRequest
+from escalated.core.settings import Settings, parse_db
+from escalated.server import create_app
+from tests.conftest import fresh_db
+from tests.support import setup
+from tests.support.api import escalation_body
+from tests.support.wait import eventually
+
+
+@pytest.fixture
+async def client(aiohttp_client, request, fn_backend, tmp_path):
+    with fresh_db(request, fn_backend, tmp_path) as db:
+        settings = Settings(db_path=parse_db(db), retry_schedule_s=(0.05,), retry_for_s=0.3)
+        c = await aiohttp_client(create_app(settings))
+        c.key = await setup.add_key(c.app, name="agent")
+        await setup.set_policy(c.app, PolicyRequest(key="refunds.large"))
+        yield c
+        await c.close()  # before its database is dropped
+
+
+def _auth(client) -> dict:
+    return {"Authorization": f"Bearer {client.key}"}
+
+
+async def _decided_with_callback(client, receiver) -> str:
+    body = escalation_body(resume={"mode": "webhook", "url": receiver.url, "secret": "s"})
+    r = await client.post("/escalations", json=body, headers=_auth(client))
+    assert r.status == 201, await r.text()
+    esc_id = (await r.json())["id"]
+    r = await client.post(f"/escalations/{esc_id}/decide", json={"choice": "approve"}, headers=_auth(client))
+    assert r.status == 200, await r.text()
+    return esc_id
+
+
+async def _callback(client, esc_id: str) -> dict:
+    r = await client.get(f"/escalations/{esc_id}/deliveries", headers=_auth(client))
+    assert r.status == 200
+    [callback] = [d for d in (await r.json())["data"] if d["kind"] == "callback"]
+    return callback
+
+
+async def _settled(client, esc_id: str) -> dict | None:
+    callback = await _callback(client, esc_id)
+    return callback if callback["status"] != "pending" else None
+
+
+@pytest.mark.parametrize("status", [201, 202, 204])
+async def test_any_2xx_answer_delivers_the_callback_at_the_first_attempt(client, receiver, status):
+    receiver.status = status
+    esc_id = await _decided_with_callback(client, receiver)
+    callback = await eventually(lambda: _settled(client, esc_id), what="the callback settled")
+    assert callback["status"] == "delivered"
+    assert [a["statusCode"] for a in callback["attempts"]] == [status]
+    assert callback["attempts"][0]["error"] is None and callback["nextAttemptAt"] is None
+    assert len(receiver.received) == 1
+
+
+async def test_an_exhausted_callback_is_failed_in_deliveries_and_counted_in_the_metrics(client, receiver):
+    receiver.status = 503
+    esc_id = await _decided_with_callback(client, receiver)
+    callback = await eventually(lambda: _settled(client, esc_id), what="the callback's retries spent")
+    assert callback["status"] == "failed" and callback["nextAttemptAt"] is None
+    assert len(callback["attempts"]) >= 2
+    assert all(a["statusCode"] == 503 and a["error"] == "HTTP 503" for a in callback["attempts"])
+    r = await client.get("/metrics")
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(await r.text())
+        for s in family.samples
+    }
+    assert samples[("escalated_deliveries_failed", ())] == 1
+    failed_attempts = ("escalated_delivery_attempts_total", (("kind", "callback"), ("outcome", "failed")))
+    assert samples[failed_attempts] == len(callback["attempts"])
