@@ -276,3 +276,31 @@ async def test_the_running_clock_breaches_when_its_injected_time_reaches_the_dea
         with contextlib.suppress(asyncio.CancelledError):
             await running
     assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
+
+
+async def test_an_acknowledged_escalation_is_breached_when_a_later_refill_loads_its_deadline(service):
+    """Acknowledging does not stop the clock (CONTRACT §3, §6): a deadline the
+    first window did not reach is loaded by a later refill (the
+    ``deadlines_between`` read), acknowledged or not. No sweep runs here, so
+    nothing but that refill can find it."""
+    clock = SlaClock(service, window_ms=1_000, sweep_ms=10**9)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    await clock.tick(esc.created_ms)  # the first window ends 1 s on; the 10 s deadline is beyond it
+    assert clock.armed == 0
+    await service.acknowledge(service.test_principal, esc)
+    assert await clock.tick(esc.deadline_ms) == 1
+    assert (await service.get(service.test_principal, esc_id)).resolution.resolved_by == "timeout"
+
+
+async def test_a_deadline_at_the_far_end_of_a_refill_is_loaded_by_it(service):
+    """A refill reads (horizon, target], target included: the next one starts
+    after it, so a deadline exactly at the target would otherwise wait for
+    the periodic sweep (a minute) instead of breaching at its time."""
+    clock = SlaClock(service, window_ms=1_000, sweep_ms=10**9)
+    esc_id = await _create(service)
+    esc = await service.get(service.test_principal, esc_id)
+    await clock.tick(esc.created_ms)
+    await clock.tick(esc.deadline_ms - 1_000)  # this refill's target is the deadline itself
+    assert clock.armed == 1
+    assert await clock.tick(esc.deadline_ms) == 1
