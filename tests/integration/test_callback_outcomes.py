@@ -1,9 +1,12 @@
 """What a callback's answer makes of its delivery, as a client and an
-operator see it (CONTRACT §5): any 2xx is success at once; a delivery that
-spends its retries is ``failed`` in ``deliveries`` and in the metrics.
-The real app over real HTTP, a real receiver, short retry flags."""
+operator see it (CONTRACT §5): any 2xx is success at once; no answer within
+the delivery timeout is a failed attempt; a delivery that spends its retries
+is ``failed`` in ``deliveries`` and in the metrics. The real app over real
+HTTP, a real receiver, short retry flags."""
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -18,9 +21,16 @@ from tests.support.wait import eventually
 
 
 @pytest.fixture
-async def client(aiohttp_client, request, fn_backend, tmp_path):
+def delivery_timeout_s() -> float:
+    return 10.0
+
+
+@pytest.fixture
+async def client(aiohttp_client, request, fn_backend, tmp_path, delivery_timeout_s):
+    """Retries 50 ms apart for 300 ms; a test's ``delivery_timeout_s`` fixture sets the attempt's timeout."""
+    timeout_s = delivery_timeout_s
     with fresh_db(request, fn_backend, tmp_path) as db:
-        settings = Settings(db_path=parse_db(db), retry_schedule_s=(0.05,), retry_for_s=0.3)
+        settings = Settings(db_path=parse_db(db), retry_schedule_s=(0.05,), retry_for_s=0.3, delivery_timeout_s=timeout_s)
         c = await aiohttp_client(create_app(settings))
         c.key = await setup.add_key(c.app, name="agent")
         await setup.set_policy(c.app, PolicyRequest(key="refunds.large"))
@@ -81,3 +91,15 @@ async def test_an_exhausted_callback_is_failed_in_deliveries_and_counted_in_the_
     assert samples[("escalated_deliveries_failed", ())] == 1
     failed_attempts = ("escalated_delivery_attempts_total", (("kind", "callback"), ("outcome", "failed")))
     assert samples[failed_attempts] == len(callback["attempts"])
+
+
+@pytest.mark.parametrize("delivery_timeout_s", [0.5])
+async def test_a_receiver_that_does_not_answer_within_the_delivery_timeout_is_a_failed_attempt(client, receiver):
+    receiver.hold = asyncio.Event()
+    esc_id = await _decided_with_callback(client, receiver)
+    asyncio.get_running_loop().call_later(1.0, receiver.hold.set)  # a 200, but only after twice the timeout
+    callback = await eventually(lambda: _settled(client, esc_id), what="the held attempt timed out")
+    [attempt] = callback["attempts"]  # the 300 ms window is spent by then
+    assert callback["status"] == "failed"
+    assert attempt["statusCode"] is None and attempt["error"] == "timed out after 0.5s"
+    assert attempt["durationMs"] >= 450
