@@ -61,6 +61,11 @@ def test_verify_rejects_an_empty_secret_even_with_its_signature():
     assert not verify(BODY, sign(BODY, ""), "")
 
 
+def test_verify_is_false_for_a_secret_that_cannot_be_encoded():
+    """A str with a lone surrogate is still a str: False, never UnicodeEncodeError."""
+    assert verify(BODY, "v1=" + "0" * 64, "\ud800") is False
+
+
 garbage = st.one_of(
     st.none(), st.text(), st.binary(), st.integers(), st.floats(), st.lists(st.text()), st.dictionaries(st.text(), st.text())
 )
