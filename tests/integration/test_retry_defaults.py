@@ -81,6 +81,15 @@ async def test_a_receivers_retry_after_in_seconds_is_a_floor(api, receiver):
     assert await _first_wait_s(api, receiver) == pytest.approx(120.0, abs=0.002)
 
 
+async def test_a_receivers_retry_after_shorter_than_the_schedule_does_not_shorten_the_wait(api, receiver):
+    """A floor, not a replacement: a receiver answering ``Retry-After: 0`` to
+    every attempt still gets the schedule's backoff, not a retry at once."""
+    receiver.status = 503
+    receiver.headers = {"Retry-After": "0"}
+    first = CONTRACT_SCHEDULE_S[0]
+    assert first * (1 - JITTER) <= await _first_wait_s(api, receiver) <= first * (1 + JITTER)
+
+
 async def test_a_receivers_retry_after_is_honoured_up_to_an_hour(api, receiver):
     receiver.status = 503
     receiver.headers = {"Retry-After": "7200"}
