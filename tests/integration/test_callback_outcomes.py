@@ -103,3 +103,17 @@ async def test_a_receiver_that_does_not_answer_within_the_delivery_timeout_is_a_
     assert callback["status"] == "failed"
     assert attempt["statusCode"] is None and attempt["error"] == "timed out after 0.5s"
     assert attempt["durationMs"] >= 450
+
+
+async def test_a_retry_by_hand_of_an_exhausted_callback_gets_a_fresh_retry_window(client, receiver):
+    """Not one last attempt: the callback is retried on the schedule again,
+    for the whole window, and fails again only when that is spent."""
+    receiver.status = 503
+    esc_id = await _decided_with_callback(client, receiver)
+    failed = await eventually(lambda: _settled(client, esc_id), what="the callback's retries spent")
+    before = len(failed["attempts"])
+    r = await client.post(f"/escalations/{esc_id}/deliveries/retry", headers=_auth(client))
+    assert r.status == 202 and (await r.json())["id"] == failed["id"]
+    again = await eventually(lambda: _settled(client, esc_id), what="the second window spent")
+    assert again["status"] == "failed" and again["id"] == failed["id"]
+    assert len(again["attempts"]) >= before + 2
