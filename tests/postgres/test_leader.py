@@ -102,3 +102,41 @@ async def test_a_leader_whose_session_is_ended_stops_leading_and_the_clock_is_le
     assert sum(c.leading for c in candidates) == 1
     stop.set()
     await asyncio.gather(*tasks)
+
+
+async def test_a_replica_with_the_default_poll_takes_over_within_5_s_even_if_the_leader_dies_just_after_its_try(postgres_url):
+    """The worst case of CONTRACT §10's failover: the leader dies right after
+    a candidate (built as the store builds it, default poll) last found the
+    lock taken. Its next try must still come within the 5 s."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres_url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "leading"
+        await asyncio.sleep(0.5)  # past the holder's first SELECT 1 check (every 0.2 s)
+        stop, led = asyncio.Event(), asyncio.Event()
+
+        async def lead():
+            led.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.create_task(Leadership(postgres_url).run(stop, lead))
+        async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as watcher:
+
+            async def candidate_tried() -> bool:
+                cur = await watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND state = 'idle' AND query LIKE 'SELECT pg_try_advisory_lock%'"
+                )
+                return (await cur.fetchone())[0] == 1  # the holder's last query is its SELECT 1 check
+
+            await eventually(candidate_tried, timeout_s=10, interval_s=0.01, what="the candidate's first try")
+        holder.kill()  # just after that try: the candidate waits a whole poll before the next
+        killed_at = time.monotonic()
+        await asyncio.wait_for(led.wait(), 10.0)
+        failover_s = time.monotonic() - killed_at
+        stop.set()
+        await task
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert failover_s < 5.0
