@@ -1,6 +1,7 @@
-"""What a client sees of an SLA breach on ``/events`` (CONTRACT §6): the event
+"""What a client sees of an SLA breach (CONTRACT §6): on ``/events`` the event
 is ``escalation.breached``, and breaches due together come in deadline order,
-not creation order. The real app over real HTTP, its clock moved past the
+not creation order; the library's ``wait_for_outcome`` (§8) names the same
+event as the callback. The real app over real HTTP, its clock moved past the
 deadlines (tests/support/clock.py): no test waits for an SLA."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import json
 
 import pytest
 
+from escalated.agent.client import EscalatedClient
+from escalated.agent.outcome import Callback
 from escalated.core.admin import PolicyRequest
 from escalated.core.settings import Settings, parse_db
 from escalated.http.appkeys import CLOCK
@@ -76,3 +79,17 @@ async def test_a_breach_is_an_escalation_breached_event_and_breaches_come_in_dea
     r = await client.get(f"/escalations/{sooner}", headers=_auth(client))
     resolution = (await r.json())["resolution"]
     assert (resolution["resolvedBy"], resolution["answeredBy"], resolution["choice"]) == ("timeout", "system", "deny")
+
+
+async def test_wait_for_outcome_of_a_breach_names_the_event_the_callback_carried(client, receiver):
+    body = escalation_body(policy="fast.sla", resume={"mode": "webhook", "url": receiver.url})
+    r = await client.post("/escalations", json=body, headers=_auth(client))
+    esc_id = (await r.json())["id"]
+    client.clock.advance(3600)
+    client.app[CLOCK].wake()
+    [got] = await receiver.wait_for(1)
+    async with EscalatedClient(str(client.make_url("")), client.key) as agent:
+        outcome = await agent.wait_for_outcome(esc_id, timeout_s=5)
+    assert isinstance(outcome, Callback) and outcome.resolved_by == "timeout"
+    assert outcome.event == got.headers["x-service-event"] == "escalation.breached"
+    assert outcome.body == json.loads(got.body)
