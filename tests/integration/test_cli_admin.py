@@ -231,6 +231,13 @@ def test_default_database_lives_under_xdg_data_home(runner, tmp_path):
     assert (tmp_path / "escalated" / "escalated.db").exists()
 
 
+def test_without_xdg_data_home_the_default_database_lives_under_the_home_directory(runner, tmp_path):
+    """The contract's default when XDG_DATA_HOME is unset: ~/.local/share/escalated/escalated.db."""
+    result = runner.invoke(main, ["workspaces", "list"], env={"XDG_DATA_HOME": None, "HOME": str(tmp_path), "ESCALATED_DB": None})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".local" / "share" / "escalated" / "escalated.db").exists()
+
+
 # -- policy --------------------------------------------------------------------
 
 
