@@ -114,6 +114,13 @@ def test_serve_defaults_are_the_contracts_schedule_window_and_timeout():
     assert parse_duration_s(_default("delivery-timeout")) == CONTRACT_TIMEOUT_S
 
 
+def test_serve_listens_on_loopback_port_8470_with_full_durability_by_default():
+    """CONTRACT §1's defaults, for both serve's flags and the library's Settings."""
+    assert (_default("host"), _default("port"), _default("durability")) == ("127.0.0.1", 8470, "full")
+    settings = Settings(db_path=Path("unused.db"))
+    assert (settings.host, settings.port, settings.durability) == ("127.0.0.1", 8470, "full")
+
+
 def test_the_library_settings_default_to_the_same():
     settings = Settings(db_path=Path("unused.db"))
     assert settings.retry_schedule_s == CONTRACT_SCHEDULE_S
