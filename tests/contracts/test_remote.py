@@ -151,6 +151,13 @@ def test_non_interactive_without_consent_sends_nothing(project, analyser):
     assert analyser.bodies == []
 
 
+def test_enter_at_the_consent_prompt_is_a_no(project, analyser):
+    """Consent is an explicit yes (CONTRACT §9): the prompt's default sends nothing."""
+    result = run_init(project, "--remote", analyser.url, answers="\ns\n")
+    assert "Nothing was sent; drafting locally." in result.output
+    assert analyser.bodies == []
+
+
 def test_an_explicit_yes_at_the_prompt_sends(project, analyser):
     run_init(project, "--remote", analyser.url, answers="y\ns\n")
     assert len(analyser.bodies) == 1
