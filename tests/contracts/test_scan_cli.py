@@ -175,6 +175,18 @@ def test_json_carries_mode_rules_confidence_and_coverage_per_call(tmp_path: Path
     assert document["summary"]["calls"] == 1 and document["schemaVersion"] == 1
 
 
+@pytest.mark.parametrize(("source", "covered"), [(GUARDED, True), (UNGUARDED, False)], ids=["covered", "uncovered"])
+def test_sarif_and_json_carry_the_same_mode_rules_and_coverage_per_call(tmp_path: Path, source: str, covered: bool) -> None:
+    """CONTRACT §9: each SARIF result's properties and each JSON call say the
+    same, for a covered call and an uncovered one (mode autonomous, not the default required)."""
+    root = project(tmp_path, source=source)
+    (call,) = json.loads(scan(str(root), "--format", "json", "--exit-zero")[1])["calls"]
+    (result,) = json.loads(scan(str(root), "--format", "sarif", "--exit-zero")[1])["runs"][0]["results"]
+    props = result["properties"]
+    assert (call["mode"], call["rules"], call["covered"]) == ("autonomous", ["R11"], covered)
+    assert (props["mode"], props["rules"], props["confidence"], props["covered"]) == ("autonomous", ["R11"], call["confidence"], covered)
+
+
 @pytest.mark.parametrize("output_format", ["text", "json", "sarif"])
 def test_output_is_byte_identical_across_runs_and_locations(tmp_path: Path, output_format: str) -> None:
     corpus = Path(__file__).parent / "corpus"
