@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,19 @@ def test_a_slower_machine_cuts_the_file_at_the_same_call(project: Path) -> None:
         threading.setprofile(None)  # type: ignore[arg-type]
         sys.setprofile(None)
     assert slow == fast and 0 < cut_at(slow) < CALLS
+
+
+def test_the_clock_behind_the_steps_is_the_threads_cpu_not_the_wall() -> None:
+    """The clock that stops work the steps do not count reads this thread's CPU time, so a
+    scan on a machine busy with other work (wall time running far ahead) is cut nowhere."""
+    from escalated.contracts.scan.index import WorkMeter
+    from escalated.contracts.scan.module import BUDGET_CLOCK, FileBudget
+
+    meter = WorkMeter()
+    budget = FileBudget(meter, until_steps=meter.steps + 10**9, until_s=BUDGET_CLOCK() + 0.05)
+    time.sleep(0.2)  # four times the budget's clock passes on the wall, none on this thread's CPU
+    assert budget.ran_out() is None
+    spin_until = time.thread_time() + 0.1
+    while time.thread_time() < spin_until:
+        pass
+    assert budget.ran_out() == "not analysed: the file's analysis time limit ran out (on the CPU clock, for work the steps do not count)"
