@@ -389,6 +389,10 @@ class Service(EscalationReview, RuleDecisions):
         esc = await self.get(principal, escalation_id)
         return esc, await self.store.deliveries_of(escalation_id=esc.id)
 
+    async def count_pending_deliveries(self) -> int:
+        """Deliveries waiting for an attempt, the outbox's backlog (for /metrics)."""
+        return await self.store.count_pending_deliveries()
+
     async def retry_delivery(self, principal: Principal, escalation_id: str) -> Delivery:
         """Queue the escalation's callback again, failed or delivered (same id, same
         bytes, CONTRACT §5), and wake the sender."""

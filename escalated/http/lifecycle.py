@@ -52,6 +52,7 @@ async def engine_ctx(app: web.Application):
     health = app[ENGINE_HEALTH] = EngineHealth()
     stop_when_dead = partial(_stop_process_when_dead, health)
     clock = SlaClock(service, now=service.clock)
+    app[METRICS].deadlines_armed.set_function(lambda: clock.armed)  # read at each scrape
     stop = asyncio.Event()
     async with Sender(service, metrics=app[METRICS], links=app[DECISION_LINKS], now=service.clock) as sender:
         app[CLOCK] = clock

@@ -197,6 +197,10 @@ class Store(abc.ABC):
     # -- the outbox -------------------------------------------------------------
 
     @abc.abstractmethod
+    async def count_pending_deliveries(self) -> int:
+        """How many deliveries wait for an attempt, on every replica's behalf."""
+
+    @abc.abstractmethod
     async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
         """Pending deliveries in due order, skipping ``exclude``."""
 

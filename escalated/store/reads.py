@@ -77,6 +77,10 @@ class ReadsPart:
 
     # -- the outbox -------------------------------------------------------------------
 
+    async def count_pending_deliveries(self) -> int:
+        row = await self._c.one(self._c.q["count_pending_deliveries"])
+        return int(row[0]) if row is not None else 0
+
     async def pending_deliveries(self, *, limit: int, exclude: set[str]) -> list[Delivery]:
         """Pending deliveries in due order, skipping ``exclude`` (those in flight).
 

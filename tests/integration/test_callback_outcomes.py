@@ -117,3 +117,39 @@ async def test_a_retry_by_hand_of_an_exhausted_callback_gets_a_fresh_retry_windo
     again = await eventually(lambda: _settled(client, esc_id), what="the second window spent")
     assert again["status"] == "failed" and again["id"] == failed["id"]
     assert len(again["attempts"]) >= before + 2
+
+
+async def _samples(client) -> dict:
+    r = await client.get("/metrics")
+    assert r.status == 200
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(await r.text())
+        for s in family.samples
+    }
+
+
+async def test_the_metrics_show_the_outbox_backlog_and_the_deadlines_armed(client, receiver):
+    """``escalated_deliveries_pending`` is the outbox's backlog as the database holds it, and
+    ``escalated_deadlines_armed`` the SLA deadlines the clock holds in memory: both were
+    declared and never set, so they read 0 whatever happened."""
+    await setup.set_policy(client.app, PolicyRequest(key="refunds.timed", sla="1m", default_choice="deny"))
+    before = await _samples(client)
+    assert before[("escalated_deliveries_pending", ())] == 0
+    assert before[("escalated_deadlines_armed", ())] == 0
+
+    r = await client.post("/escalations", json=escalation_body(policy="refunds.timed"), headers=_auth(client))
+    assert r.status == 201, await r.text()
+
+    async def armed() -> bool:
+        return (await _samples(client))[("escalated_deadlines_armed", ())] == 1
+
+    await eventually(armed, what="the new escalation's deadline armed in the metrics")
+
+    receiver.hold = asyncio.Event()  # the callback's attempt waits: its delivery stays pending meanwhile
+    esc_id = await _decided_with_callback(client, receiver)
+    assert (await _samples(client))[("escalated_deliveries_pending", ())] == 1
+    receiver.hold.set()
+    callback = await eventually(lambda: _settled(client, esc_id), what="the callback delivered")
+    assert callback["status"] == "delivered"
+    assert (await _samples(client))[("escalated_deliveries_pending", ())] == 0

@@ -189,6 +189,11 @@ ORDER BY deadline_ms LIMIT :limit
 
 -- Pending deliveries in due order, skipping those in flight here. A row
 -- another replica has claimed is due, for this one, when the claim lapses.
+-- How many deliveries wait for an attempt: /metrics' escalated_deliveries_pending
+-- (read through the partial index deliveries_due).
+-- name: count_pending_deliveries
+SELECT COUNT(*) FROM deliveries WHERE status = 'pending'
+
 -- name: pending_deliveries
 SELECT id, escalation_id, kind, target, event, status, body, secret, attempts_json,
        greatest(next_attempt_ms, claimed_until_ms), created_ms

@@ -161,6 +161,11 @@ ORDER BY deadline_ms LIMIT :limit
 -- == the outbox ===============================================================
 
 -- Pending deliveries in due order, skipping those in flight (a JSON array of ids).
+-- How many deliveries wait for an attempt: /metrics' escalated_deliveries_pending
+-- (read through the partial index deliveries_due).
+-- name: count_pending_deliveries
+SELECT COUNT(*) FROM deliveries WHERE status = 'pending'
+
 -- name: pending_deliveries
 SELECT {delivery_columns} FROM deliveries
 WHERE status = 'pending' AND id NOT IN (SELECT value FROM json_each(:exclude))
