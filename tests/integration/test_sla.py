@@ -304,3 +304,31 @@ async def test_a_deadline_at_the_far_end_of_a_refill_is_loaded_by_it(service):
     await clock.tick(esc.deadline_ms - 1_000)  # this refill's target is the deadline itself
     assert clock.armed == 1
     assert await clock.tick(esc.deadline_ms) == 1
+
+
+async def test_a_clock_that_leads_again_reads_every_live_deadline_afresh(service):
+    """``lead`` forgets the window a process held when it led before: while another
+    replica led, deadlines can have come and gone unheard (created elsewhere, its
+    feed away), and only a fresh first pass reads them from the index. Without
+    the reset the old horizon says they were loaded, the heap never held them,
+    and they would wait for the sweep (none runs here)."""
+    time_ms = [now_ms()]
+    clock = SlaClock(service, sweep_ms=10**9, now=lambda: time_ms[0])
+    await clock.tick(time_ms[0])  # it led once: its window reaches two minutes on
+    esc_id = await _create(service)  # unheard: nothing tells this clock of it
+    time_ms[0] = (await service.get(service.test_principal, esc_id)).deadline_ms
+    assert await clock.tick(time_ms[0]) == 0  # the old window says it was loaded
+
+    stop = asyncio.Event()
+    leading = asyncio.create_task(clock.lead(stop))  # leading again, at the deadline
+    try:
+
+        async def breached() -> bool:
+            return (await service.get(service.test_principal, esc_id)).status == "resolved"
+
+        await eventually(breached, timeout_s=5, what="the unheard deadline breached on leading again")
+    finally:
+        stop.set()
+        leading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await leading
