@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
@@ -30,6 +31,27 @@ asyncio.run(main())
 """
 
 
+@contextlib.contextmanager
+def leading_holder(postgres_url: str):
+    """HOLDER in a process of its own, once it says it leads; killed at the end whatever happened."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres_url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "leading"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+async def failover_s(holder: subprocess.Popen, led: asyncio.Event, *, wait_s: float) -> float:
+    """SIGKILL the holder (no clean-up code runs); seconds until the candidate leads."""
+    holder.kill()
+    killed_at = time.monotonic()
+    await asyncio.wait_for(led.wait(), wait_s)
+    return time.monotonic() - killed_at
+
+
 async def test_of_two_candidates_exactly_one_leads(postgres_url):
     stop = asyncio.Event()
     leading: list[str] = []
@@ -51,9 +73,7 @@ async def test_of_two_candidates_exactly_one_leads(postgres_url):
 
 
 async def test_a_killed_leader_process_is_replaced_within_5_s(postgres_url):
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres_url], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "leading"
+    with leading_holder(postgres_url) as holder:
         stop = asyncio.Event()
         candidate = Leadership(postgres_url, poll_s=0.2)
         led = asyncio.Event()
@@ -65,17 +85,10 @@ async def test_a_killed_leader_process_is_replaced_within_5_s(postgres_url):
         task = asyncio.create_task(candidate.run(stop, lead))
         await asyncio.sleep(0.6)
         assert not led.is_set()  # the lock is held elsewhere
-        holder.kill()  # SIGKILL: no clean-up code runs
-        killed_at = time.monotonic()
-        await asyncio.wait_for(led.wait(), 5.0)
-        failover_s = time.monotonic() - killed_at
+        took_s = await failover_s(holder, led, wait_s=5.0)
         stop.set()
         await task
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
-    assert failover_s < 5.0
+    assert took_s < 5.0
 
 
 async def test_a_leader_whose_session_is_ended_stops_leading_and_the_clock_is_led_again(postgres_url):
@@ -108,9 +121,7 @@ async def test_a_replica_with_the_default_poll_takes_over_within_5_s_even_if_the
     """The worst case of CONTRACT §10's failover: the leader dies right after
     a candidate (built as the store builds it, default poll) last found the
     lock taken. Its next try must still come within the 5 s."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres_url], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "leading"
+    with leading_holder(postgres_url) as holder:
         await asyncio.sleep(0.5)  # past the holder's first SELECT 1 check (every 0.2 s)
         stop, led = asyncio.Event(), asyncio.Event()
 
@@ -129,14 +140,8 @@ async def test_a_replica_with_the_default_poll_takes_over_within_5_s_even_if_the
                 return (await cur.fetchone())[0] == 1  # the holder's last query is its SELECT 1 check
 
             await eventually(candidate_tried, timeout_s=10, interval_s=0.01, what="the candidate's first try")
-        holder.kill()  # just after that try: the candidate waits a whole poll before the next
-        killed_at = time.monotonic()
-        await asyncio.wait_for(led.wait(), 10.0)
-        failover_s = time.monotonic() - killed_at
+        # just after that try: the candidate waits a whole poll before the next
+        took_s = await failover_s(holder, led, wait_s=10.0)
         stop.set()
         await task
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
-    assert failover_s < 5.0
+    assert took_s < 5.0

@@ -327,7 +327,7 @@ class CallMatcher:
 
     def _named_wrapper(self, name: str) -> Match | None:
         """The project's top-level wrapper function called ``name``, when exactly one is."""
-        found = {methods[""] for owner, methods in self.wrappers.items() if owner.rpartition(".")[2] == name and "" in methods}
+        found = {answer for owner, answer in self._wrapper_methods.get("", ()) if owner == name}
         if len(found) != 1:
             return None
         (answer,) = found
@@ -335,12 +335,12 @@ class CallMatcher:
 
     def looks_up_by_name(self, owner: str) -> bool:
         """``owner`` (``object:Functionz``'s class) is a project class of another module defining ``__getattr__``."""
-        owners: frozenset[str] | None = getattr(self, "_by_name_owners", None)
-        if owners is None:
-            externals: Mapping[str, Kind] = getattr(self, "externals", {})
-            owners = frozenset(key.removesuffix(".__getattr__").rpartition(".")[2] for key, found in externals.items() if found == BY_NAME)
-            self._by_name_owners = owners
-        return owner.rpartition(".")[2] in owners
+        return owner.rpartition(".")[2] in self._by_name_owners
+
+    @functools.cached_property
+    def _by_name_owners(self) -> frozenset[str]:
+        externals: Mapping[str, Kind] = getattr(self, "externals", {})
+        return frozenset(key.removesuffix(".__getattr__").rpartition(".")[2] for key, found in externals.items() if found == BY_NAME)
 
     def _implemented(self, method: str) -> tuple[str, str] | None:
         """(provider, api) of a project class's wrapper method of that name (the first by name), if any."""
