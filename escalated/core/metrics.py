@@ -35,7 +35,9 @@ class Metrics:
         self.delivery_attempts = Counter(
             "escalated_delivery_attempts", "Delivery attempts", ["kind", "outcome"], registry=self.registry
         )
-        self.deliveries_failed = Gauge(
+        # Counted as it happens, like the other counters: a replica's count
+        # restarts at 0 with it, which rate() and increase() read as a reset.
+        self.deliveries_failed = Counter(
             "escalated_deliveries_failed", "Deliveries that exhausted their retries", registry=self.registry
         )
         self.deliveries_pending = Gauge(

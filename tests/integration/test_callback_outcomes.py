@@ -88,7 +88,7 @@ async def test_an_exhausted_callback_is_failed_in_deliveries_and_counted_in_the_
         for family in text_string_to_metric_families(await r.text())
         for s in family.samples
     }
-    assert samples[("escalated_deliveries_failed", ())] == 1
+    assert samples[("escalated_deliveries_failed_total", ())] == 1
     failed_attempts = ("escalated_delivery_attempts_total", (("kind", "callback"), ("outcome", "failed")))
     assert samples[failed_attempts] == len(callback["attempts"])
 
