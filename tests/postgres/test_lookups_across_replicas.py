@@ -68,9 +68,7 @@ async def test_a_key_revoked_behind_the_doorbells_back_is_refused_within_1_s_all
     on_b = Api(b.url, minted["key"], b.session)
     assert (await on_b.call("GET", "/escalations"))[0] == 200  # B now holds the key
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        await conn.execute(
-            "UPDATE api_keys SET revoked_ms = %s WHERE id = %s", (int(time.time() * 1000), minted["id"])
-        )
+        await conn.execute("UPDATE api_keys SET revoked_ms = %s WHERE id = %s", (int(time.time() * 1000), minted["id"]))
 
     async def refused() -> bool:
         return (await on_b.call("GET", "/escalations"))[0] == 401

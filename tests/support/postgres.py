@@ -86,11 +86,8 @@ def reap_orphans(tmpdir: str | None = None) -> list[Path]:
         if not root.is_dir() or not _owner_gone(root):
             continue
         if (root / "data" / "postmaster.pid").exists():
-            orphan = PostgresServer.__new__(PostgresServer)
-            orphan.bindir, orphan.root, orphan.data = find_bindir(), root, root / "data"
-            orphan._as_postgres = os.geteuid() == 0
             try:
-                orphan._run(str(orphan.bindir / "pg_ctl"), "-D", str(orphan.data), "-m", "immediate", "-w", "stop")
+                PostgresServer(root).stop()
             except RuntimeError:
                 pass  # not running after all (a stale postmaster.pid): the files go all the same
         shutil.rmtree(root, ignore_errors=True)
@@ -107,10 +104,14 @@ def free_port() -> int:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory; ``url(db)`` to connect."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
+        """A cluster in a new temporary directory, or the one already in ``root``
+        (an orphan ``reap_orphans`` stops)."""
         self.bindir = find_bindir()
-        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
-        (self.root / _OWNER).write_text(_owner_mark())
+        if root is None:
+            root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+            (root / _OWNER).write_text(_owner_mark())
+        self.root = root
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.port = 0
