@@ -396,12 +396,12 @@ class Resolver(CallMatcher):
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
             if helper is not None:
                 return self.returned_kind(helper)
-        if (
-            isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
-            and scope.class_name is not None
-        ):  # fmt: skip
-            # model = self.select_model() with "def select_model(self) -> Model": what the annotation names.
-            own = self.index.scopes.get(f"{scope.class_name}.{node.func.attr.value}")
+        owner = _own_class(node.func, scope, self.index.class_nodes)
+        if owner is not None and isinstance(node.func, cst.Attribute):
+            # model = self.select_model() with "def select_model(self) -> Model": what the annotation names;
+            # executor = ExecutorFactory.get_executor(kind) (a classmethod of a class of this module,
+            # "-> ToolExecutor"): likewise, an abstract class's whichever subclass the table picks.
+            own = self.index.scopes.get(f"{owner}.{node.func.attr.value}")
             returns = getattr(own.node, "returns", None) if own is not None else None
             annotated = self._annotation(returns.annotation) if returns is not None else None
             if annotated is not None:
@@ -590,3 +590,13 @@ def _maf_derived(inner: Kind, method: str, node: cst.Call) -> Kind | None:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in {"self", "cls"}
+
+
+def _own_class(func: cst.BaseExpression, scope: Scope, classes: Mapping[str, cst.ClassDef]) -> str | None:
+    """The class of this module whose method ``func`` calls: ``self.m``/``cls.m`` in one of its methods,
+    or ``Factory.m`` on the class itself (a classmethod or staticmethod)."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    if _is_self(func.value):
+        return scope.class_name
+    return func.value.value if func.value.value in classes else None
