@@ -85,3 +85,61 @@ def test_an_executor_a_factory_method_hands_out_as_an_abstract_class_runs_its_su
     files = {"app/__init__.py": "", "app/agent.py": AGENT, "app/manager.py": MANAGER, "app/executors.py": EXECUTORS}
     calls = scan_calls(tmp_path, files)
     assert calls[("app/agent.py", 10)][1:] == ("required", ("R1",))
+
+
+SESSION_CONTEXT = """\
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+import attr
+
+if TYPE_CHECKING:
+    from app.conversation import Conversation
+
+SESSION_CONTEXT: ContextVar[SessionContext] = ContextVar("app:session_context")
+
+
+@attr.define()
+class SessionContext:
+    conversation: Conversation = attr.field()
+"""
+
+CONVERSATION = """\
+import subprocess
+
+
+class Conversation:
+    def run_command(self, command):
+        return subprocess.run(command, capture_output=True, text=True).stdout
+"""
+
+AGENT_HANDLER = """\
+import shlex
+
+from openai import OpenAI
+
+from app.session_context import SESSION_CONTEXT
+
+client = OpenAI()
+
+
+def add_agent_context(messages):
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content
+    ctx = SESSION_CONTEXT.get()
+    for command in reply.splitlines():
+        ctx.conversation.run_command(shlex.split(command))
+"""
+
+
+def test_an_object_a_context_variable_holds_is_typed_by_its_annotation_and_its_fields_by_theirs(tmp_path: Path) -> None:
+    # mentat: the session's objects live in a ContextVar[SessionContext], whose attrs fields are annotated
+    # with the project's classes (imported for type checking only); the reply's lines are run as shell
+    # commands by ctx.conversation.run_command. The receiver was untyped: the name alone said reviewed.
+    files = {
+        "app/__init__.py": "", "app/session_context.py": SESSION_CONTEXT, "app/conversation.py": CONVERSATION,
+        "app/agent_handler.py": AGENT_HANDLER,
+    }
+    calls = scan_calls(tmp_path, files)
+    assert calls[("app/agent_handler.py", 11)][1:] == ("required", ("R1",))

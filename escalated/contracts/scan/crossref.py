@@ -77,9 +77,10 @@ def absolutise(index: Imports, rel: str) -> None:
         index.imports.setdefault(local, ".".join([*base, target]) if base else target)
 
 
-def exports(index: ModuleIndex) -> dict[str, Kind]:
+def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
     """Name -> kind for every model object the module binds at top level
-    (``client``) or its module-level functions return (``get_client()``)."""
+    (``client``) or its module-level functions return (``get_client()``), and the project class a
+    top-level name or a top-level class's field is annotated with (``conversation: Conversation``)."""
     resolver = Resolver(index)
     found: dict[str, Kind] = {}
     for (owner, name), kind in resolver.bindings.items():
@@ -115,8 +116,60 @@ def exports(index: ModuleIndex) -> dict[str, Kind]:
             if f"{qualname}.__getattr__" in index.scopes:
                 # func = Functionz(); func.gpt_call(...) elsewhere: attributes looked up by name at run time.
                 found[f"{qualname}.__getattr__"] = BY_NAME
+    for name, held in _annotated(index, module_name(rel) if rel else ""):
+        found.setdefault(name, Kind("project", held))
     # Syntax nodes belong to the defining module: keep only what the kind is.
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
+
+
+_CONTEXT_VARS = frozenset({"contextvars.ContextVar"})
+
+
+def _annotated(index: ModuleIndex, module: str) -> Iterable[tuple[str, str]]:
+    """``SESSION_CONTEXT: ContextVar[SessionContext]`` at top level, ``conversation: Conversation`` in a
+    top-level class's body: (name, ``annotated:<class>`` or ``contextvar:<class>``) for a class another
+    module may turn out to be the project's (an import, or a class of this module). Whether it is one is
+    known only once every module's table is (``Resolver``): nothing is a model object for it."""
+    bodies: list[tuple[str, Sequence[cst.CSTNode]]] = []
+    if isinstance(index.module_scope.node, cst.Module):
+        bodies.append(("", index.module_scope.node.body))
+    for qualname, node in index.class_nodes.items():
+        if "." not in qualname and isinstance(node.body, cst.IndentedBlock):
+            bodies.append((f"{qualname}.", node.body.body))
+    for prefix, body in bodies:
+        for statement in body:
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
+                continue
+            held = _held_class(index, small.annotation.annotation, module)
+            if held is not None:
+                yield prefix + small.target.value, held
+
+
+def _held_class(index: ModuleIndex, node: cst.BaseExpression, module: str, *, depth: int = 0) -> str | None:
+    if isinstance(node, cst.SimpleString) and depth < 2:
+        try:
+            parsed = cst.parse_expression(literal(node) or "")
+        except (cst.ParserSyntaxError, TypeError):
+            return None
+        return _held_class(index, parsed, module, depth=depth + 1)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        inner = _held_class(index, node.slice[0].slice.value, module, depth=depth + 1)
+        outer = index.qualified(node.value)
+        if inner is None or not inner.startswith("annotated:"):
+            return None
+        if outer in _CONTEXT_VARS:
+            return "contextvar:" + inner.partition(":")[2]  # SESSION_CONTEXT.get() is one
+        return inner if outer in {"typing.Optional"} else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):  # Conversation | None
+        left, right = node.left, node.right
+        if isinstance(right, cst.Name) and right.value == "None":
+            return _held_class(index, left, module, depth=depth + 1)
+        return None
+    if isinstance(node, cst.Name) and node.value in index.class_nodes and module:
+        return f"annotated:{module}.{node.value}"
+    qualified = index.qualified(node) if isinstance(node, cst.Name | cst.Attribute) else None
+    return f"annotated:{qualified}" if qualified is not None and "." in qualified else None
 
 
 _INTERFACE_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})

@@ -796,7 +796,7 @@ class _Tables:
         rel, module, index = loaded
         agents = False
         try:
-            kinds, tools = crossref.exports(index), crossref.tool_exports(rel, module, index, wanted=wanted)
+            kinds, tools = crossref.exports(index, rel), crossref.tool_exports(rel, module, index, wanted=wanted)
             agents = crossref.imports_tools_for_others(kinds, tools)
             sites = crossref.tool_site_exports(rel, module, index)
             entry.shadowed = not _tool_lists(index).isdisjoint(index.functions_by_name)

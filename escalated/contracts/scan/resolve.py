@@ -275,8 +275,10 @@ class Resolver(CallMatcher):
                 return inner
             if inner is not None and inner.kind.startswith("object:"):
                 # self.agents = Agents() (a class of another module): self.agents.writer is
-                # what Agents binds to self.writer.
+                # what Agents binds to self.writer; ctx.conversation, what its class annotates it as.
                 owned = self.externals.get(f"{inner.kind.partition(':')[2]}.{node.attr.value}")
+                if owned is not None and owned.kind.startswith(_HELD):
+                    return self._held(owned, node)
                 if owned is not None and owned.provider != "project":
                     return owned
         qualified = self.qualified(node)
@@ -294,6 +296,9 @@ class Resolver(CallMatcher):
             return Kind(clients[qualified], "module", origin=node)
         if qualified is not None and qualified in self.externals:
             found = self.externals[qualified]
+            if found.kind.startswith(_HELD):
+                # conversation: Conversation (another module's annotated name): an object of that class.
+                return self._held(found, node)
             name = qualified.rpartition(".")[2]
             if found.provider == "project" and name in clients:
                 # from aider.llm import litellm: a lazy proxy named like the SDK is used like the SDK.
@@ -396,6 +401,10 @@ class Resolver(CallMatcher):
             helper = next((s for s in self.index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
             if helper is not None:
                 return self.returned_kind(helper)
+        held = self.externals.get(f"{qualified.removesuffix('.get')}") if qualified is not None and qualified.endswith(".get") else None
+        if held is not None and held.kind.startswith("contextvar:") and not node.args:
+            # ctx = SESSION_CONTEXT.get() with SESSION_CONTEXT: ContextVar[SessionContext] in another module.
+            return self._held(attrs.evolve(held, kind="annotated:" + held.kind.partition(":")[2]), node)
         owner = _own_class(node.func, scope, self.index.class_nodes)
         if owner is not None and isinstance(node.func, cst.Attribute):
             # model = self.select_model() with "def select_model(self) -> Model": what the annotation names;
@@ -452,6 +461,21 @@ class Resolver(CallMatcher):
         if found is None:
             return None
         return Kind(found.provider, f"callable:{found.api}", "medium", origin=node)
+
+    def _held(self, annotated: Kind, node: cst.CSTNode) -> Kind | None:
+        """An object of the project class another module annotates a name or a field with (``annotated:``):
+        whichever subclass when it is an interface; nothing known when the class is no project class."""
+        held = annotated.kind.partition(":")[2]
+        if not annotated.kind.startswith("annotated:"):
+            return None
+        if held in self.wrappers and "" not in self.wrappers[held]:
+            provider = next(iter(sorted(self.wrappers[held].values())))[0]  # as a parameter annotated so is
+            return Kind(provider, f"wrapper:{held}", "medium", origin=node)
+        if self.externals.get(held) == PROJECT_CLASS:
+            return Kind("project", f"object:{held}", "medium", origin=node)
+        if self.externals.get(held) == PROJECT_INTERFACE:
+            return Kind("project", f"interface:{held}", "medium", origin=node)
+        return None
 
     def _class_of(self, name: str, helper: str, node: cst.Call) -> Kind:
         """The class ``name`` that ``helper`` (a function or method of another module, ``-> type[name]``)
@@ -590,6 +614,10 @@ def _maf_derived(inner: Kind, method: str, node: cst.Call) -> Kind | None:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in {"self", "cls"}
+
+
+# What another module annotates a name or a field with (crossref.exports): not an object of its own.
+_HELD = ("annotated:", "contextvar:")
 
 
 def _own_class(func: cst.BaseExpression, scope: Scope, classes: Mapping[str, cst.ClassDef]) -> str | None:
