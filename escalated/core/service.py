@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import orjson
 
-from escalated.domain.convert import content_to_json
+from escalated.domain.convert import content_bytes, content_to_json
 from escalated.domain.models import (
     ACKNOWLEDGED,
     ACTIVE_STATUSES,
@@ -166,18 +166,21 @@ class Service(EscalationReview, RuleDecisions):
                 errors=[{"field": "choices", "message": f"must include the policy's default choice {policy.default_choice!r}"}],
             )
         esc = new_escalation(principal, request, policy, at_ms=at_ms)
-        content_json = content_to_json(esc.content)
         answer, idem = None, None
         if idempotency:  # remembered with the escalation, in its transaction
-            answer = idempotency.answer(esc, content_json)
+            answer = idempotency.answer(esc)
             idem = IdempotencyRecord(principal.workspace_id, idempotency.key, body_sha, answer.status, answer.body)
-        notices = notification_deliveries(
-            esc,
-            policy.notify,
-            at_ms=at_ms,
-            content_json=content_json,
-            slack_buttons=self.settings.slack_signing_secret is not None,
-            base_url=self.web_url,
+        notices = (
+            notification_deliveries(
+                esc,
+                policy.notify,
+                at_ms=at_ms,
+                content_json=content_to_json(esc.content),
+                slack_buttons=self.settings.slack_signing_secret is not None,
+                base_url=self.web_url,
+            )
+            if policy.notify
+            else []
         )
         replay = await self.store.create_escalation(
             escalation=esc,
@@ -185,7 +188,7 @@ class Service(EscalationReview, RuleDecisions):
             notifications=notices,
             idempotency=idem,
             not_before_ms=not_before_ms,
-            content_json=content_json,
+            content_json=content_bytes(esc.content),
         )
         if replay is not None:  # lost a race with an identical retry
             return replayed(replay, body_sha)
@@ -204,7 +207,7 @@ class Service(EscalationReview, RuleDecisions):
                 await answering
         except Exception as exc:
             log_failure(log, "the remembered decision for %s failed after its create; the SLA clock will make it", exc, esc.id)
-        return Created(esc, content_json, answer)
+        return Created(esc, answer)
 
     def _callback_url_problem(self, url: str) -> str | None:
         return literal_problem(url, self.settings.callback_rules)

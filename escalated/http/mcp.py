@@ -60,7 +60,7 @@ class CoreBackend:
         if isinstance(outcome, Replayed):  # perhaps first answered by the API: the same key, the same answer
             answer: dict[str, Any] = orjson.loads(outcome.answer.body)
             return answer
-        return escalation_resource(outcome.escalation, content_json=outcome.content_json)
+        return escalation_resource(outcome.escalation)
 
     async def wait(self, escalation_id: str, *, timeout_s: float) -> dict[str, Any]:
         return escalation_resource(await until_done(self.service, self.principal, escalation_id, timeout_s=lambda: timeout_s))

@@ -69,11 +69,13 @@ class Store(abc.ABC):
         notifications: list[Delivery],
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
-        content_json: dict[str, Any],
+        content_json: bytes | dict[str, Any] | None,
     ) -> Replay | None:
         """Insert it with its routes, history and notifications; with an
         Idempotency-Key already used since ``not_before_ms``, insert nothing
-        and return the earlier answer."""
+        and return the earlier answer. ``content_json``: its content as
+        stored, encoded (``content_bytes``) or as a dict, or None to
+        convert ``escalation.content`` here."""
 
     @abc.abstractmethod
     async def acknowledge(self, *, escalation_id: str, by: str, at_ms: int) -> bool:

@@ -195,14 +195,20 @@ def rule_from_row(row: tuple[Any, ...]) -> Rule:
     )
 
 
-def escalation_params(esc: Escalation, *, content_json: dict[str, Any] | None) -> dict[str, Any]:
-    """The values of ``create_escalation`` (``content_json``: the content the
-    core already converted, or None to convert it here)."""
-    content = content_json if content_json is not None else content_to_json(esc.content)
+def content_text(esc: Escalation, content_json: bytes | dict[str, Any] | None) -> str:
+    """The content column's text: ``content_json`` as the core encoded
+    (``content_bytes``) or converted it, or ``esc.content`` encoded here."""
+    if isinstance(content_json, bytes):
+        return content_json.decode()
+    return orjson.dumps(content_json if content_json is not None else content_to_json(esc.content)).decode()
+
+
+def escalation_params(esc: Escalation, *, content_json: bytes | dict[str, Any] | None) -> dict[str, Any]:
+    """The values of ``create_escalation`` (``content_json``: see ``content_text``)."""
     resume = esc.resume
     return {
         "id": esc.id, "workspace_id": esc.workspace_id, "status": esc.status, "policy": esc.policy,
-        "agent_id": esc.agent_id, "run_id": esc.run_id, "content_json": orjson.dumps(content).decode(),
+        "agent_id": esc.agent_id, "run_id": esc.run_id, "content_json": content_text(esc, content_json),
         "resume_url": resume.url if resume else None, "resume_secret": resume.secret if resume else None,
         "created_ms": esc.created_ms, "created_by": esc.created_by, "deadline_ms": esc.deadline_ms,
         "default_choice": esc.default_choice, "review_json": review_to_json(esc.review),

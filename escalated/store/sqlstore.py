@@ -39,7 +39,7 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
         notifications: list[Delivery],
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
-        content_json: dict[str, Any],
+        content_json: bytes | dict[str, Any] | None,
     ) -> Replay | None:
         """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run by its writer."""
         return await self._c.create_escalation(

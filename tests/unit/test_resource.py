@@ -1,4 +1,5 @@
-"""``escalation_json`` writes what ``orjson.dumps(escalation_resource(...))`` writes, byte for byte."""
+"""``escalation_json`` writes what ``orjson.dumps(escalation_resource(...))`` writes, byte for byte, and
+``content_bytes`` what ``orjson.dumps(content_to_json(...))`` writes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import attrs
 import orjson
 import pytest
 
-from escalated.domain.convert import content_to_json
+from escalated.domain.convert import content_bytes, content_to_json
 from escalated.domain.models import (
     Approval,
     Cancellation,
@@ -71,8 +72,8 @@ RESUMES = (None, Resume(url="http://127.0.0.1:9/r?a=\"b\""), Resume(url="https:/
 )
 def test_a_new_escalation_is_written_as_its_resource(text, fields, resume, deadline, default):
     esc = _created(text, fields=fields, resume=resume, deadline=deadline, default=default)
-    content_json = content_to_json(esc.content)
-    assert escalation_json(esc, content_json=content_json) == orjson.dumps(escalation_resource(esc, content_json=content_json))
+    assert escalation_json(esc) == orjson.dumps(escalation_resource(esc))
+    assert content_bytes(esc.content) == orjson.dumps(content_to_json(esc.content))
 
 
 @pytest.mark.parametrize(
@@ -88,12 +89,16 @@ def test_a_new_escalation_is_written_as_its_resource(text, fields, resume, deadl
     ],
 )
 def test_any_other_escalation_is_written_as_its_resource(change):
-    esc = attrs.evolve(_created(ODD, fields=True, resume=RESUMES[2], deadline=True, default="deny"), **change)
-    content_json = content_to_json(esc.content)
-    assert escalation_json(esc, content_json=content_json) == orjson.dumps(escalation_resource(esc, content_json=content_json))
+    for fields in (True, False):
+        esc = attrs.evolve(_created(ODD, fields=fields, resume=RESUMES[2], deadline=True, default="deny"), **change)
+        assert escalation_json(esc) == orjson.dumps(escalation_resource(esc))
 
 
-def test_content_stored_without_response_fields_is_written_as_its_resource():
-    esc = _created("plain", fields=False, resume=None, deadline=False, default=None)
-    content_json = {k: v for k, v in content_to_json(esc.content).items() if k != "responseFields"}
-    assert escalation_json(esc, content_json=content_json) == orjson.dumps(escalation_resource(esc, content_json=content_json))
+
+@pytest.mark.parametrize("code_points", [range(0, 0x800), range(0x800, 0xD800), range(0xE000, 0x110000)])
+def test_content_text_is_escaped_as_orjson_escapes_it(code_points):
+    # msgspec writes the fast paths' text: every code point a body can hold, as orjson writes it.
+    text = "".join(map(chr, code_points))
+    esc = _created(text, fields=False, resume=Resume(url=text, secret=text), deadline=True, default=text)
+    assert escalation_json(esc) == orjson.dumps(escalation_resource(esc))
+    assert content_bytes(esc.content) == orjson.dumps(content_to_json(esc.content))

@@ -28,7 +28,7 @@ async def create_escalation(
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
     not_before_ms: int,
-    content_json: dict[str, Any] | None,
+    content_json: bytes | dict[str, Any] | None,
 ) -> Replay | None:
     """Insert an escalation with its routes, history and notifications; a
     live Idempotency-Key (from any replica) wins and is returned instead."""

@@ -12,17 +12,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import orjson
 
 from escalated.domain.models import Delivery, Escalation
 from escalated.domain.records import IdempotencyRecord, Replay
 from escalated.store import queries
-from escalated.store.rows import delivery_params, escalation_params, idempotency_params, replay_from_row, review_to_json
+from escalated.store.rows import content_text, delivery_params, idempotency_params, replay_from_row, review_to_json
 
 Q = queries.load("sqlite")
 # Bound by position: SQLite's binding by name makes a string per parameter
 # (~3 us for the insert's 16 on every create); the SQL stays named.
-_CREATE_SQL, _create_values = queries.positional(Q["create_escalation"])
+_CREATE_SQL = queries.positional(Q["create_escalation"])[0]
 _REMEMBER_SQL, _remember_values = queries.positional(Q["remember_idempotency_key"])
 _ROUTE_SQL = queries.positional(Q["add_route"])[0]
 # The order ``_escalation_values`` writes the insert's values in, and the
@@ -47,7 +46,7 @@ def create_escalation(
     notifications: list[Delivery],
     idempotency: IdempotencyRecord | None,
     not_before_ms: int,
-    content_json: dict[str, Any] | None = None,
+    content_json: bytes | dict[str, Any] | None = None,
 ) -> Replay | None:
     """Insert an escalation, its routes and notifications. Its history's
     first entry, 'created', is the row's own created_by and created_ms (the
@@ -74,13 +73,11 @@ def create_escalation(
     return None
 
 
-def _escalation_values(esc: Escalation, content_json: dict[str, Any] | None) -> tuple[Any, ...]:
+def _escalation_values(esc: Escalation, content_json: bytes | dict[str, Any] | None) -> tuple[Any, ...]:
     """``escalation_params``' values in ``_CREATE_ORDER``, without the dict between."""
-    if content_json is None:
-        return _create_values(escalation_params(esc, content_json=None))
     resume = esc.resume
     return (
-        esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, orjson.dumps(content_json).decode(),
+        esc.id, esc.workspace_id, esc.status, esc.policy, esc.agent_id, esc.run_id, content_text(esc, content_json),
         resume.url if resume else None, resume.secret if resume else None, esc.created_ms, esc.created_by,
         esc.deadline_ms, esc.default_choice, review_to_json(esc.review), esc.remind_ms, esc.nudge_ms,
     )  # fmt: skip
