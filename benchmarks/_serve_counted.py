@@ -41,7 +41,6 @@ atexit.register(_report)
 
 if os.environ.get("BENCH_STUB_SERVICE"):
     from escalated.core import creation, service
-    from escalated.domain.convert import content_to_json
     from escalated.domain.models import Policy
     from escalated.domain.validation import validate_create
     from escalated.timeutil import now_ms
@@ -55,7 +54,7 @@ if os.environ.get("BENCH_STUB_SERVICE"):
             request = valid if valid is not None else validate_create(body)
             policy = Policy(workspace_id=principal.workspace_id, key=request.policy, sla_s=3600.0, default_choice="deny")
             esc = creation.new_escalation(principal, request, policy, at_ms=now_ms())
-            _stub.append(creation.Created(esc, content_to_json(esc.content)))
+            _stub.append(creation.Created(esc))
         return _stub[0]
 
     service.Service.create = _stub_create

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
+import msgspec
 
 from escalated.core.notifications import notification_deliveries
 from escalated.core.serviceparts import ServiceParts
@@ -58,11 +58,11 @@ class EscalationReview(ServiceParts):
             callback=self._callback(esc, resolution, EVENT_DECIDED),
         )
         # As of this vote's commit (a later read could show a later vote's ending as ours).
-        esc = attrs.evolve(esc, approvals=approvals)
+        esc = msgspec.structs.replace(esc, approvals=approvals)
         if sum(a.choice == approval.choice for a in approvals) >= esc.review.quorum:
             return self._resolved(esc, resolution, EVENT_DECIDED)
         entry = HistoryEntry(event="approved", by=approval.by, at_ms=approval.at_ms)
-        esc = attrs.evolve(esc, history=(*esc.history, entry))
+        esc = msgspec.structs.replace(esc, history=(*esc.history, entry))
         self._publish(EVENT_APPROVED, esc, approval.at_ms)
         return esc
 
@@ -97,7 +97,7 @@ class EscalationReview(ServiceParts):
         rules = esc.review
         owed = due(rules, created_ms=esc.created_ms, level=esc.level, remind_ms=esc.remind_ms, at_ms=at_ms)
         history = tuple(HistoryEntry(event="escalated", by=SYSTEM, at_ms=at_ms, level=n) for n in owed.levels)
-        after = attrs.evolve(
+        after = msgspec.structs.replace(
             esc,
             level=owed.levels[-1] if owed.levels else esc.level,
             remind_ms=owed.remind_ms,

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import attrs
+import msgspec
 import orjson
 
 from escalated.domain.convert import content_bytes, content_to_json
@@ -289,7 +289,7 @@ class Service(EscalationReview, RuleDecisions):
         changed = await self.store.acknowledge(escalation_id=esc.id, by=principal.actor, at_ms=at_ms)
         if not changed:
             return await self.get(principal, esc.id)
-        esc = attrs.evolve(
+        esc = msgspec.structs.replace(
             esc,
             status=ACKNOWLEDGED,
             acknowledged_by=principal.actor,
@@ -360,7 +360,7 @@ class Service(EscalationReview, RuleDecisions):
     def _resolved(self, esc: Escalation, resolution: Resolution, event: str) -> Escalation:
         """After the commit: the new state, published to the bus."""
         entry = HistoryEntry(event=event.removeprefix("escalation."), by=resolution.answered_by, at_ms=resolution.answered_at_ms)
-        esc = attrs.evolve(esc, status=RESOLVED, resolution=resolution, history=(*esc.history, entry))
+        esc = msgspec.structs.replace(esc, status=RESOLVED, resolution=resolution, history=(*esc.history, entry))
         self._publish(event, esc, resolution.answered_at_ms, deliveries=int(esc.resume is not None))
         if esc.resume is not None:
             self.wake_sender()
@@ -374,7 +374,7 @@ class Service(EscalationReview, RuleDecisions):
         cancellation = Cancellation(cancelled_by=principal.actor, cancelled_at_ms=at_ms, reason=reason)
         callback = await self._cancel_callback(esc, cancellation)
         await self.store.cancel(escalation_id=esc.id, cancellation=cancellation, callback=callback)
-        esc = attrs.evolve(
+        esc = msgspec.structs.replace(
             esc,
             status=CANCELLED,
             cancellation=cancellation,

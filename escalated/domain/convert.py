@@ -1,4 +1,5 @@
-"""The one cattrs converter: value objects <-> JSON-shaped dicts, camelCase.
+"""The one cattrs converter: value objects <-> JSON-shaped dicts, camelCase
+(a content, whose classes are msgspec Structs, is converted by hand here).
 
 Built once at import; generated (un)structure functions are cached by
 cattrs, so the hot paths pay only for the dict building.
@@ -15,7 +16,7 @@ import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
-from escalated.domain.models import Content, NumberField, SelectField
+from escalated.domain.models import Choice, Content, NumberField, ResponseField, SelectField, Subject
 
 
 def camel(name: str) -> str:
@@ -43,18 +44,14 @@ configure_tagged_union(
 
 
 def content_to_json(content: Content) -> dict[str, Any]:
-    if content.response_fields:  # the tagged union: cattrs writes those
-        data: dict[str, Any] = converter.unstructure(content, Content)
-        return data
-    # Every create and every resource renders its content: without response
-    # fields, the same dict as cattrs gives, written out (a quarter of its cost).
+    """The content as the API writes it (camelCase; response fields as their tagged union, by cattrs)."""
     s = content.subject
     return {
         "subject": {"type": s.type, "id": s.id, "label": s.label},
         "question": content.question,
         "evidence": list(content.evidence),
         "choices": [{"id": c.id, "label": c.label} for c in content.choices],
-        "responseFields": [],
+        "responseFields": [converter.unstructure(f, ResponseField) for f in content.response_fields],
     }
 
 
@@ -83,4 +80,12 @@ def content_bytes(content: Content) -> bytes:
 
 
 def content_from_json(data: dict[str, Any]) -> Content:
-    return converter.structure(data, Content)
+    """``content_to_json``'s inverse (``responseFields`` may be absent: none)."""
+    s = data["subject"]
+    return Content(
+        Subject(s["type"], s["id"], s["label"]),
+        data["question"],
+        tuple(data["evidence"]),
+        tuple([Choice(c["id"], c["label"]) for c in data["choices"]]),
+        tuple([converter.structure(f, ResponseField) for f in data.get("responseFields", ())]),  # type: ignore[arg-type]
+    )

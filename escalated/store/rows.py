@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import attrs
+import msgspec
 import orjson
 
 from escalated.domain.convert import content_from_json, content_to_json, converter
@@ -84,7 +84,7 @@ def _number_levels(history: tuple[HistoryEntry, ...]) -> tuple[HistoryEntry, ...
     for entry in history:
         if entry.event == "escalated":
             level += 1
-            entry = attrs.evolve(entry, level=level)
+            entry = msgspec.structs.replace(entry, level=level)
         out.append(entry)
     return tuple(out)
 

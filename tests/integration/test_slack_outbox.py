@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-import attrs
+import msgspec
 import orjson
 import pytest
 
@@ -62,7 +62,7 @@ async def _queue(db, *, new_webhook: str, old_webhook: str) -> tuple[str, str]:
         agent = Principal(kind="key", id="key_test", name="test", workspace_id=operator.workspace_id, scopes=frozenset(ALL_SCOPES))
         created = await service.create(agent, escalation_body(question="Refund 1,200 EUR?"))
         esc = created.escalation
-        earlier = attrs.evolve(esc, id=new_id("esc"))
+        earlier = msgspec.structs.replace(esc, id=new_id("esc"))
         queued = Delivery(
             id=new_id("dlv"),
             escalation_id=earlier.id,

@@ -6,6 +6,7 @@ on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import attrs
+import msgspec
 import pytest
 
 from escalated.domain.models import (
@@ -49,7 +50,7 @@ async def test_a_created_escalation_reads_back_whole_with_its_created_history(st
 
 
 async def test_every_field_of_a_created_escalation_reads_back_equal(store, ws):
-    content = attrs.evolve(
+    content = msgspec.structs.replace(
         make.CONTENT,
         response_fields=(
             NumberField(name="amount", label="Amount", min=0.5, step=0.25),
@@ -60,13 +61,13 @@ async def test_every_field_of_a_created_escalation_reads_back_equal(store, ws):
         remind_every_s=90.5, levels=(Level(after_s=600.0, reviewers=("group:leads",), notify=("email:x@example.com",)),),
         quorum=2, quorum_choices=("approve",),
     )  # fmt: skip
-    esc = attrs.evolve(
+    esc = msgspec.structs.replace(
         escalation(ws), content=content, resume=Resume(url="http://127.0.0.1:9/resume", secret="whsec_x"),
         review=review, remind_ms=91_500, nudge_ms=91_500,
     )  # fmt: skip
     await create(store, esc)
     got = await store.get_escalation(escalation_id=esc.id, workspace_id=ws, routes=None)
-    assert got == attrs.evolve(esc, history=got.history)
+    assert got == msgspec.structs.replace(esc, history=got.history)
 
 
 async def test_a_second_create_with_the_same_idempotency_key_inserts_nothing_and_replays_the_first(store, ws):

@@ -5,7 +5,7 @@ Every test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import attrs
+import msgspec
 import pytest
 
 from escalated.domain.ids import new_id
@@ -102,7 +102,7 @@ async def test_unanswered_by_rules_are_live_escalations_created_while_a_rule_of_
     first = await created(store, ws, at_ms=2_000)
     second = await created(store, ws, at_ms=3_000, status=ACKNOWLEDGED)
     other_agent = escalation(ws, at_ms=3_000)
-    await create(store, attrs.evolve(other_agent, agent_id="someone-else"))
+    await create(store, msgspec.structs.replace(other_agent, agent_id="someone-else"))
     after_expiry = await created(store, ws, at_ms=9_000)
     ended = await created(store, ws, at_ms=4_000)
     await store.resolve(escalation_id=ended.id, resolution=human(), history_event="decided", callback=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-import attrs
+import msgspec
 import orjson
 import pytest
 
@@ -90,7 +90,7 @@ def test_a_new_escalation_is_written_as_its_resource(text, fields, resume, deadl
 )
 def test_any_other_escalation_is_written_as_its_resource(change):
     for fields in (True, False):
-        esc = attrs.evolve(_created(ODD, fields=fields, resume=RESUMES[2], deadline=True, default="deny"), **change)
+        esc = msgspec.structs.replace(_created(ODD, fields=fields, resume=RESUMES[2], deadline=True, default="deny"), **change)
         assert escalation_json(esc) == orjson.dumps(escalation_resource(esc))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -47,7 +46,7 @@ def test_valid_body_becomes_value_objects():
 
 def test_value_objects_are_frozen():
     req = validate_create(BODY)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    with pytest.raises(AttributeError):  # attrs' FrozenInstanceError is one too
         req.policy = "other"  # type: ignore[misc]
 
 
