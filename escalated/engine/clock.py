@@ -129,8 +129,9 @@ class SlaClock:
     def arm(self, escalation_id: str, deadline_ms: int) -> None:
         # While a refill is reading, its target counts as covered too: a create
         # that commits after the refill's query must not fall between the two.
-        covered = [h for h in (self._horizon_ms, self._loading_to_ms) if h is not None]
-        if covered and deadline_ms <= max(covered):
+        # (No list of the two: arm runs on every create.)
+        horizon, loading = self._horizon_ms, self._loading_to_ms
+        if (horizon is not None and deadline_ms <= horizon) or (loading is not None and deadline_ms <= loading):
             earliest = _deadline_ms(self._heap[0]) if self._heap else None
             heapq.heappush(self._heap, _entry(deadline_ms, escalation_id))
             if earliest is None or deadline_ms < earliest:
