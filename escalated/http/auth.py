@@ -52,7 +52,18 @@ def _admitted(request: web.Request, principal: Principal) -> Principal:
 
 
 async def require(request: web.Request, scope: str) -> Principal:
-    principal = _known_principal(request) or await _read_principal(request)
+    return _scoped(_known_principal(request) or await _read_principal(request), scope)
+
+
+def require_known(request: web.Request, scope: str) -> Principal | None:
+    """``require``'s answer when the caller is known without waiting (an API
+    key the store keeps), with no coroutine: None otherwise, and the caller
+    awaits ``require``. Its 401s and 403s are ``require``'s, in its order."""
+    principal = _known_principal(request)
+    return None if principal is None else _scoped(principal, scope)
+
+
+def _scoped(principal: Principal, scope: str) -> Principal:
     if scope not in principal.scopes:
         raise InsufficientScope(f"this route needs the scope {scope}", scope=scope)
     return principal

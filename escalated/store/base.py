@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from escalated.domain.models import (
@@ -61,7 +61,7 @@ class Store(abc.ABC):
     # -- escalations: writes --------------------------------------------------
 
     @abc.abstractmethod
-    async def create_escalation(
+    def create_escalation(
         self,
         *,
         escalation: Escalation,
@@ -70,7 +70,7 @@ class Store(abc.ABC):
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
         content_json: bytes | dict[str, Any] | None,
-    ) -> Replay | None:
+    ) -> Awaitable[Replay | None]:
         """Insert it with its routes, history and notifications; with an
         Idempotency-Key already used since ``not_before_ms``, insert nothing
         and return the earlier answer. ``content_json``: its content as

@@ -92,7 +92,7 @@ class Connector(abc.ABC):
         """``await job(tx, **kwargs)`` in the writer's transaction; returns after its COMMIT."""
 
     @abc.abstractmethod
-    async def create_escalation(self, **fields: Any) -> Replay | None:
+    def create_escalation(self, **fields: Any) -> Awaitable[Replay | None]:
         """Store.create_escalation, its keywords passed on (typed there and
         in the dialect's job): the one write whose steps differ by dialect
         on purpose (the hot path: each dialect's cheapest statements, and on

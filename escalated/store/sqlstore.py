@@ -13,7 +13,7 @@ postgres/jobs.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from escalated.domain.models import Delivery, Escalation
@@ -31,7 +31,7 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
         self._c = connector
         self.shared = connector.shared
 
-    async def create_escalation(
+    def create_escalation(
         self,
         *,
         escalation: Escalation,
@@ -40,9 +40,11 @@ class SqlStore(AdminPart, ReadsPart, SessionsPart, WritesPart, Store):
         idempotency: IdempotencyRecord | None,
         not_before_ms: int,
         content_json: bytes | dict[str, Any] | None,
-    ) -> Replay | None:
-        """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run by its writer."""
-        return await self._c.create_escalation(
+    ) -> Awaitable[Replay | None]:
+        """Each dialect's own job (sqlite/escalations.py, postgres/jobs.py), run
+        by its writer: what the connector hands back, awaited by the caller (no
+        coroutine of its own in between on every create)."""
+        return self._c.create_escalation(
             escalation=escalation, routes=routes, notifications=notifications, idempotency=idempotency,
             not_before_ms=not_before_ms, content_json=content_json,
         )  # fmt: skip

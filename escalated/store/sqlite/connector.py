@@ -114,8 +114,8 @@ class SqliteConnector(Connector):
     async def write(self, job: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         return await self.db.write(run_job, job=job, kwargs=kwargs)
 
-    def create_escalation(self, **fields: Any) -> Coroutine[Any, Any, Replay | None]:
-        # The writer's own coroutine, awaited by the store: no layer between on every create.
+    def create_escalation(self, **fields: Any) -> Awaitable[Replay | None]:
+        # The writer's own future, awaited by the service: no layer between on every create.
         return self.db.writer.submit(escalations.create_escalation, **fields)
 
     async def close(self) -> None:
