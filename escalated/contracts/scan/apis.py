@@ -122,6 +122,12 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     )},
     "vertexai.agent_engines.create": ("google-genai", "adk-app"),
     "vertexai.preview.agent_engines.create": ("google-genai", "adk-app"),
+    # CAMEL (camel-ai): a ChatAgent's step / astep asks the model and runs the tool calls it answers
+    # with (tools=: toolkits' get_tools(), FunctionTool(f)); a RolePlaying society's step runs its user
+    # and assistant agents; a Workforce's process_task runs the workers added to it. OpenAI is the default model.
+    **{f"camel.agents.{m}ChatAgent": ("openai", "camel-agent") for m in ("", "chat_agent.")},
+    **{f"camel.societies.{m}RolePlaying": ("openai", "camel-society") for m in ("", "role_playing.")},
+    **{f"camel.societies.{m}Workforce": ("openai", "camel-workforce") for m in ("", "workforce.", "workforce.workforce.")},
     # OpenAI Swarm: Swarm().run(agent=...) runs the agent's functions and whatever agent they hand off to.
     **{f"swarm.{n}": ("openai", "swarm") for n in ("Swarm", "core.Swarm")},
     **{f"swarm.{n}": ("openai", "swarm-agent") for n in ("Agent", "types.Agent", "agents.create_triage_agent")},
@@ -317,7 +323,7 @@ GUARD_TOOL_NAMES = frozenset({"escalated.guard.guard_tool", "escalated.guard.too
 RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "agno-agent", "agno-team", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
-    "swarm", "ag2-agent", "ag2-chat", "maf-agent", "maf-workflow",
+    "swarm", "ag2-agent", "ag2-chat", "maf-agent", "maf-workflow", "camel-agent", "camel-society", "camel-workforce",
 })  # fmt: skip
 # AG2's group chats: initiate_group_chat(pattern=DefaultPattern(agents=[...]), ...) and the older swarm
 # chat run every agent's tools inside the call; the module's own functions, no receiver.
@@ -498,6 +504,10 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"run", "run_async", "run_live"})
     if kind == "swarm":
         return frozenset({"run"})
+    if kind in {"camel-agent", "camel-society"}:
+        return frozenset({"step", "astep"})
+    if kind == "camel-workforce":
+        return frozenset({"process_task", "process_task_async"})
     if kind == "qianfan":
         return frozenset({"do", "ado", "batch_do", "abatch_do"})
     if kind == "dashscope":

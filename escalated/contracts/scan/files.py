@@ -33,12 +33,13 @@ SKIP_DIRS = frozenset(
 _SDK_NAMES = re.compile(
     rb"agent_framework|openai|anthropic|litellm|ollama|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
     rb"|dashscope|qianfan|zhipuai|sparkai|\breplicate\.|import replicate|llama_cpp|mistralai|generative_ai_inference|cerebras|\bgroq\b|modelId"
-    rb"|\bspice\b"
+    rb"|\bspice\b|\bcamel\.(?:agents|societies|toolkits|models)"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
     rb"|\b\w*(?:completion|llm|model|chain|agent|partial|getattr|to_thread|run_in_executor)\w*\s*\("
-    rb"|\b(?:OpenAI|AsyncOpenAI|Anthropic|AsyncAnthropic|Client)\s*\(|\.(?:get|stream)_response\s*\(",
+    rb"|\b(?:OpenAI|AsyncOpenAI|Anthropic|AsyncAnthropic|Client)\s*\(|\.(?:get|stream)_response\s*\("
+    rb"|\.a?step\s*\(|\.process_task\w*\s*\(",
     re.IGNORECASE,
 )
 _API_SHAPE = re.compile(
@@ -53,7 +54,7 @@ _API_SHAPE = re.compile(
 _IMPORTS_SDK = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|ollama|google\.genai|google\.generativeai|vertexai|langchain\w*"
     rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm|agent_framework"
-    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|groq|cerebras|together|oci\.generative_ai_inference|spice)\b",
+    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|groq|cerebras|together|oci\.generative_ai_inference|spice|camel)\b",
     re.MULTILINE,
 )
 

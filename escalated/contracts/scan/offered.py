@@ -269,6 +269,10 @@ class OfferedTools:
                 listed = self.tools.value_of(given, scope) if isinstance(given, cst.Name) else given
                 for element in listed.elements if isinstance(listed, cst.List | cst.Tuple) else ():
                     yield AgentOf(element.value)
+        if kind is not None and kind.kind == "camel-workforce":
+            yield from self._camel_workers(kind.origin, call, scope)
+        if kind is not None and kind.kind == "camel-society":
+            yield from self._camel_society(kind.origin, scope)
         if kind is not None and kind.kind == "ag2-chat" and isinstance(kind.origin, cst.Call):
             # initiate_group_chat(pattern=DefaultPattern(agents=[...])), initiate_swarm_chat(agent, agents=[...]).
             for arg in kind.origin.args:
@@ -427,6 +431,77 @@ class OfferedTools:
                 yield from tools_in_args(agent.origin.args)
         for agent_call in agents_of(self.index, crew):  # Crew(agents=self.agents) in a @CrewBase class
             yield from tools_in_args(agent_call.args)
+
+    def _camel_workers(self, built: cst.CSTNode | None, call: cst.Call, scope: Scope) -> Iterator[AgentOf | McpServers]:
+        """A CAMEL Workforce's workers: ``workforce.add_single_agent_worker(description, worker=agent)`` on the
+        name the ``Workforce(...)`` was bound to, in the scope that binds it (a helper building and returning
+        it included); each worker's run runs its tools. A worker the scan cannot follow (``worker=d["agent"]``
+        from a list of dictionaries) is taken to be one of the ``ChatAgent``s the module builds with ``tools=``;
+        a role-playing worker's agents come from keyword dictionaries: not analysed."""
+        bound = [(where, key) for where, key, value in self.index.assignments if value is built]
+        if not bound and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            bound = [(scope, call.func.value.value)]
+        workers = 0
+        for binder, name in bound:
+            for added, where in self.index.calls:
+                func = added.func
+                if not (
+                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name
+                    and where.qualname == binder.qualname
+                ):  # fmt: skip
+                    continue
+                if func.attr.value == "add_single_agent_worker":
+                    worker = next((a.value for a in added.args if a.keyword is not None and a.keyword.value == "worker"), None)
+                    positional = [a.value for a in added.args if a.keyword is None]
+                    worker = worker if worker is not None else (positional[1] if len(positional) > 1 else None)
+                    workers += 1
+                    followed = self.resolver.kind_of(worker, where) if worker is not None else None
+                    if followed is not None and followed.kind == "camel-agent":
+                        yield AgentOf(worker)  # type: ignore[arg-type]
+                    else:
+                        yield from self._camel_agents_with_tools(added)
+                elif func.attr.value == "add_role_playing_worker":
+                    workers += 1
+                    written = _short_code(self.tools.code_of(added))
+                    yield McpServers(added, f"not analysed: a role-playing worker ({written!r}) whose agents' tools the scan does not follow")
+        if not workers:
+            written = _short_code(self.tools.code_of(call))
+            yield McpServers(call, f"not analysed: the scan could not see which workers {written!r} runs, so their tools are unknown")
+
+    def _camel_agents_with_tools(self, added: cst.Call) -> Iterator[AgentOf | McpServers]:
+        """The ``ChatAgent(..., tools=...)`` this module builds: the workers a worker the scan cannot follow can be."""
+        agents = [
+            node for node in self.index.walk(self.index.module_scope.node)
+            if isinstance(node, cst.Call) and (self.index.qualified(node.func) or "").startswith("camel.agents.")
+            and any(a.keyword is not None and a.keyword.value == "tools" for a in node.args)
+        ]  # fmt: skip
+        if not agents:
+            written = _short_code(self.tools.code_of(added))
+            yield McpServers(added, f"not analysed: the worker of {written!r} is not followed, so its tools are unknown")
+        yield from (AgentOf(agent) for agent in agents)
+
+    def _camel_society(self, built: cst.CSTNode | None, scope: Scope) -> Iterator[cst.BaseExpression | AgentOf | McpServers]:
+        """A CAMEL RolePlaying society: the tools of its assistant and user agents (``assistant_agent_kwargs=
+        {"tools": [...]}``, or agents given whole); a society given from elsewhere: not analysed."""
+        if not isinstance(built, cst.Call):
+            written = _short_code(self.tools.code_of(built)) if built is not None else "the society"
+            why = f"not analysed: the society ({written!r}) is built elsewhere, so its agents' tools are unknown"
+            yield McpServers(built or cst.Name("society"), why)
+            return
+        for arg in built.args:
+            if arg.keyword is None:
+                continue
+            if arg.keyword.value in {"assistant_agent_kwargs", "user_agent_kwargs"}:
+                dicts = self._dicts_of(arg.value, scope)
+                if not dicts:
+                    written = _short_code(self.tools.code_of(arg.value))
+                    yield McpServers(arg.value, f"not analysed: the agents' keywords ({written!r}) are not followed, so their tools are unknown")
+                for found in dicts:
+                    for element in found.elements:
+                        if isinstance(element, cst.DictElement) and literal(element.key) == "tools":
+                            yield element.value
+            elif arg.keyword.value in {"assistant_agent", "user_agent"}:
+                yield AgentOf(arg.value)
 
     def _ag2_registered(self) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression | None]]:
         """AG2's ``register_function(f, caller=assistant, executor=user_proxy, ...)`` in this module: the

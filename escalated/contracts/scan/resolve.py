@@ -231,6 +231,11 @@ class Resolver(CallMatcher):
                 node = cst.parse_expression(literal(node) or "")
             except (cst.ParserSyntaxError, TypeError):
                 return None
+        if isinstance(node, cst.Name) and node.value in self.index.class_nodes:
+            sdk_base = self._sdk_base(node.value, None)
+            if sdk_base is not None and sdk_base.kind in apis.RUNNER_KINDS:
+                # society: OwlRolePlaying, a class of the module deriving from CAMEL's RolePlaying: still a society.
+                return attrs.evolve(sdk_base, origin=node)
         qualified = self.qualified(node)
         if qualified is not None and qualified in self.wrappers and "" not in self.wrappers[qualified]:
             # caller: AICaller, a class of another module whose methods return a model's output.
@@ -540,12 +545,18 @@ class Resolver(CallMatcher):
             return None
         return Kind(found.provider, f"callable:{found.api}", found.confidence, origin=node, base=found.receiver)
 
-    def _sdk_base(self, class_name: str, scope: Scope) -> Kind | None:
+    def _sdk_base(self, class_name: str, scope: Scope | None, *, depth: int = 0) -> Kind | None:
+        """The SDK class ``class_name`` derives from, through the module's own classes
+        (``class GAIASociety(Society)`` with ``class Society(RolePlaying)``)."""
         for base in self.index.class_bases.get(class_name, ()):
             qualified = self.qualified(base.value)
             found = apis.constructor(qualified) if qualified else None
             if found is not None:
                 return Kind(found[0], found[1], "medium")
+            if isinstance(base.value, cst.Name) and base.value.value in self.index.class_nodes and base.value.value != class_name and depth < 4:
+                inherited = self._sdk_base(base.value.value, scope, depth=depth + 1)
+                if inherited is not None:
+                    return inherited
         return None
 
     def _provider_of(self, node: cst.Call, scope: Scope, *, default: str, kind: str) -> str:

@@ -60,6 +60,43 @@ _AGNO_TOOLS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     ),
     "agno.tools.local_file_system.": (("write_file", "file-edit-tool", True),),
 }  # fmt: skip
+# CAMEL (camel-ai) toolkits' risky tools by name, from each toolkit's get_tools() (camel-ai 0.2.90): a
+# ChatAgent(tools=[*kit.get_tools()]) offers them all, FunctionTool(kit.method) the one. A CAMEL toolkit
+# not here leaves its tools "known at run time" (public readers are in tools.py's _PUBLIC_READ_TOOLS).
+_CAMEL_CODE = "code-tool"
+_CAMEL_TOOLS: dict[str, tuple[tuple[str, str], ...]] = {
+    "CodeExecutionToolkit": (("execute_code", _CAMEL_CODE), ("execute_command", _CAMEL_CODE)),
+    "TerminalToolkit": (
+        ("shell_exec", _CAMEL_CODE), ("shell_write_to_process", _CAMEL_CODE), ("shell_write_content_to_file", "file-edit-tool"),
+    ),
+    # browse_url hands the task to the toolkit's own planning and web agents, which click, type and
+    # submit forms on a live browser page (as Playwright's keyboard and mouse, R1).
+    "BrowserToolkit": (("browse_url", _CAMEL_CODE),),
+    "AsyncBrowserToolkit": (("browse_url", _CAMEL_CODE),),
+    "PyAutoGUIToolkit": (
+        ("mouse_click", _CAMEL_CODE), ("keyboard_type", _CAMEL_CODE), ("hotkey", _CAMEL_CODE), ("press_key", _CAMEL_CODE),
+        ("mouse_drag", _CAMEL_CODE),
+    ),
+    "FileToolkit": (("write_to_file", "file-edit-tool"), ("edit_file", "file-edit-tool"), ("notebook_edit_cell", "file-edit-tool")),
+    "FileWriteToolkit": (("write_to_file", "file-edit-tool"),),  # the toolkit's name before FileToolkit
+    "GmailToolkit": (
+        ("gmail_send_email", "message-tool"), ("gmail_reply_to_email", "message-tool"), ("gmail_forward_email", "message-tool"),
+        ("gmail_send_draft", "message-tool"), ("gmail_move_to_trash", "deletion-tool"), ("gmail_delete_label", "deletion-tool"),
+    ),
+    "OutlookMailToolkit": (
+        ("outlook_send_email", "message-tool"), ("outlook_reply_to_email", "message-tool"), ("outlook_send_draft_email", "message-tool"),
+        ("outlook_delete_email", "deletion-tool"),
+    ),
+    "IMAPMailToolkit": (("send_email", "message-tool"), ("reply_to_email", "message-tool"), ("delete_email", "deletion-tool")),
+    "ResendToolkit": (("send_email", "message-tool"),),
+    "SlackToolkit": (("send_slack_message", "message-tool"), ("delete_slack_message", "deletion-tool")),
+    "WhatsAppToolkit": (("send_message", "message-tool"),),
+    "LinkedInToolkit": (("create_post", "message-tool"), ("delete_post", "deletion-tool")),
+    "GithubToolkit": (("github_create_pull_request", "message-tool"),),
+    "SQLToolkit": (("execute_query", "sql-from-output"),),
+    # Reads only (balances, payments, refunds listed; nothing created).
+    "StripeToolkit": (),
+}  # fmt: skip
 # Single tools a library ships, imported by name (from strands_tools import shell): what they do.
 # A tool of such a package missing here is judged by its name, as any tool whose body is unseen.
 LIBRARY_TOOLS: dict[str, tuple[str, str] | None] = {
@@ -156,7 +193,7 @@ def toolkit_of(
         return None
     if qualified.startswith("coinbase_agentkit_") and qualified.rpartition(".")[2] in AGENTKIT_GETTERS:
         return _agentkit_tools(index, built, value_of, line=line)
-    named = _agno_tools(qualified, built, line=line)
+    named = _agno_tools(qualified, built, line=line) or _camel_tools(index, qualified, call, built, value_of, line=line)
     if named is not None:
         return named
     found = toolkit_finding(qualified, built, line=line)
@@ -300,6 +337,50 @@ def _agno_tools(qualified: str, built: cst.Call, *, line: int) -> Toolkit | None
         rules.fact(fact, f"{name} {', '.join(t for t, f in offered if f == fact)} ({qualified})", line) for fact in facts
     )
     return Toolkit(name, found, qualified, gated=all(t in confirmed for t, _f in offered))
+
+
+def _camel_toolkit(qualified: str) -> str | None:
+    """``camel.toolkits.CodeExecutionToolkit`` (or its defining module's path): the toolkit's name if the table knows it."""
+    name = qualified.rpartition(".")[2]
+    return name if qualified.startswith("camel.toolkits.") and name in _CAMEL_TOOLS else None
+
+
+def _camel_tools(
+    index: ModuleIndex,
+    qualified: str,
+    call: cst.Call,
+    built: cst.Call,
+    value_of: Callable[[cst.BaseExpression], cst.BaseExpression | None],
+    *,
+    line: int,
+) -> Toolkit | None:
+    """A CAMEL toolkit's tools: ``kit.get_tools()`` all of them, ``FunctionTool(kit.method)`` that method."""
+    offered: tuple[tuple[str, str], ...]
+    if qualified.startswith("camel.toolkits.") and qualified.endswith(".FunctionTool"):
+        given = next((a.value for a in built.args if a.keyword is None or a.keyword.value == "func"), None)
+        if not isinstance(given, cst.Attribute):
+            return None
+        kit = value_of(given.value) if isinstance(given.value, cst.Name | cst.Attribute) else given.value
+        name = _camel_toolkit(index.qualified(kit.func) or "") if isinstance(kit, cst.Call) else None
+        if name is None:
+            return None
+        method = given.attr.value
+        offered = tuple(t for t in _CAMEL_TOOLS[name] if t[0] == method)
+        if not offered:
+            why = f"{name}.{method} sends, deletes, writes and runs nothing ({qualified})"
+            return Toolkit(f"{name}.{method}", (rules.fact("tool-reads-only", why, line),), qualified)
+    else:
+        name = _camel_toolkit(qualified)
+        if name is None or built is call:
+            return None  # the toolkit object itself is no tool; its get_tools() is
+        offered = _CAMEL_TOOLS[name]
+    if not offered:
+        why = f"{name} tools: none of them sends, deletes, writes or runs anything ({qualified})"
+        return Toolkit(f"{name} tools", (rules.fact("tool-reads-only", why, line),), qualified)
+    facts = dict.fromkeys(fact for _tool, fact in offered)
+    label = f"CAMEL {name}"
+    found = tuple(rules.fact(fact, f"{label} {', '.join(t for t, f in offered if f == fact)} ({qualified})", line) for fact in facts)
+    return Toolkit(f"{name} tools", found, qualified)
 
 
 def _names(node: cst.BaseExpression | None) -> set[str] | None:

@@ -35,6 +35,9 @@ _PUBLIC_READ_TOOLS = frozenset({
     "UserFeedbackTools", "UserControlFlowTools", "ReasoningTools", "ThinkingTools",
     # LlamaIndex tool specs over public data (their to_tool_list()).
     "YahooFinanceToolSpec", "TavilyToolSpec", "WikipediaToolSpec", "DuckDuckGoSearchToolSpec", "ArxivToolSpec",
+    # CAMEL toolkits over public data (their get_tools()).
+    "SearchToolkit", "ArxivToolkit", "MathToolkit", "WeatherToolkit", "ThinkingToolkit", "GoogleScholarToolkit",
+    "SemanticScholarToolkit", "PubMedToolkit", "WolframAlphaToolkit", "SymPyToolkit",
 })  # fmt: skip
 _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
@@ -120,6 +123,8 @@ class ToolResolver:
         if isinstance(expr, cst.Call) and expr.args and (dotted_name(expr.func) or "").endswith("handoff"):
             expr = expr.args[0].value  # handoff(billing_agent)
         built = expr if isinstance(expr, cst.Call) else self.value_of(expr, scope)
+        if isinstance(expr, cst.Call) and (home_of := enclosing_scope(self.index, expr)) is not None:
+            scope = home_of  # an agent built in a helper (a CAMEL worker): its arguments' names are the helper's
         if built is None and isinstance(expr, cst.Name):
             home = enclosing_scope(self.index, expr)
             if home is not None and home is not scope and (bound := self.value_of(expr, home)) is not None:
@@ -502,7 +507,7 @@ class ToolResolver:
             expr = self.value_of(expr, scope) or expr  # search_web = tavily.to_tool_list()[0]
         if isinstance(expr, cst.Subscript):
             expr = expr.value
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to_tool_list"):
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in {"to_tool_list", "get_tools"}):
             return False
         spec = expr.func.value
         built = self.value_of(spec, scope) if isinstance(spec, cst.Name) else spec
