@@ -81,3 +81,17 @@ def test_a_society_of_a_project_class_deriving_from_role_playing_is_a_run() -> N
     )
     (call,) = scan_source(source, "app.py")
     assert call.api.endswith("step") and call.recommendation.rules == ("R7",)  # its agents are built elsewhere: not analysed
+
+
+def test_an_agent_a_base_class_of_the_module_keeps_is_the_subclass_agent() -> None:
+    source = _IMPORTS + (
+        "class Society:\n"
+        "    def __init__(self):\n"
+        "        self.user_agent = ChatAgent('You instruct.')\n"
+        "class GAIASociety(Society):\n"
+        "    def ask(self, msg):\n"
+        "        reply = self.user_agent.step(msg)\n"
+        "        return reply.msg.content\n"
+    )
+    (call,) = scan_source(source, "app.py")
+    assert call.api.endswith("step") and call.function.endswith("ask")

@@ -202,7 +202,7 @@ class Resolver(CallMatcher):
         if key.startswith("self."):
             if scope.class_name is None:
                 return None
-            return self.bindings.get((scope.class_name, key))
+            return self._inherited(scope.class_name, key, depth=0)
         current: Scope | None = scope
         while current is not None:
             found = self.bindings.get((current.qualname, key))
@@ -544,6 +544,19 @@ class Resolver(CallMatcher):
         if found is None:
             return None
         return Kind(found.provider, f"callable:{found.api}", found.confidence, origin=node, base=found.receiver)
+
+    def _inherited(self, class_name: str, key: str, *, depth: int) -> Kind | None:
+        """``self.user_agent`` in a class of the module, or as a base class of the module bound it
+        (``class GAIASociety(Society)``, ``Society._init_agents`` setting ``self.user_agent = ChatAgent(...)``)."""
+        found = self.bindings.get((class_name, key))
+        if found is not None or depth > 3:
+            return found
+        for base in self.index.class_bases.get(class_name, ()):
+            if isinstance(base.value, cst.Name) and base.value.value in self.index.class_nodes and base.value.value != class_name:
+                inherited = self._inherited(base.value.value, key, depth=depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
 
     def _sdk_base(self, class_name: str, scope: Scope | None, *, depth: int = 0) -> Kind | None:
         """The SDK class ``class_name`` derives from, through the module's own classes
