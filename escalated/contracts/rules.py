@@ -270,13 +270,23 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
         out.append(finding("R1", f"{dotted}()", line))
     if tainted and _is_sql_sink(parts, full):
         out.append(finding("R8", f"SQL: {dotted}()", line))
-    if tainted and last in _HTML_SINKS:
+    if tainted and last in _HTML_SINKS and not _class_constructor(parts):
         out.append(finding("R8", f"HTML: {dotted}()", line))
     if last in _TRIPWIRES:  # reached by the output (a tool body never builds one)
         out.append(finding("R10", f"the output decides a guardrail's tripwire: {dotted}() (the SDK stops the run on it)", line))
         return out
     out.extend(classify_name(dotted, line=line, qualified=qualified))
     return out
+
+
+def _class_constructor(parts: list[str]) -> bool:
+    """``Snippets.from_string(text)``: a class's alternate constructor (like ``from_json``) parses the
+    text into the class's object; only a Jinja environment's ``from_string`` (``env.from_string``,
+    ``Environment().from_string``, ``jinja2.Environment.from_string``) makes it a template."""
+    if parts[-1] != "from_string" or len(parts) < 2:
+        return False
+    owner = parts[-2]
+    return owner[:1].isupper() and not owner.endswith("Environment")
 
 
 def _is_sql_sink(parts: list[str], full: str) -> bool:

@@ -1,0 +1,58 @@
+"""Over-ratings the held-out repositories showed (the overrate round): the scan recommending a
+stricter mode than a careful engineer would sign, each shape a small project.
+
+Written from what real agent code does (an answer parsed by a class's ``from_string``
+constructor, ...); the repositories themselves stay out of this repository, only their hand
+labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+PARSED_BY_CLASS = """\
+import re
+
+from jinja2 import Environment
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Snippets:
+    def __init__(self, indices):
+        self.indices = indices
+
+    @classmethod
+    def from_string(cls, text):
+        return cls([int(i) for i in re.findall(r"\\d+", text)])
+
+
+def pick(question):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    return Snippets.from_string(answer.choices[0].message.content).indices
+
+
+def page(question):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    return Environment().from_string(answer.choices[0].message.content).render()
+
+
+def page_from(env, question):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    return env.from_string(answer.choices[0].message.content).render()
+"""
+
+
+def test_a_class_constructor_from_string_parses_the_answer_and_renders_no_template(tmp_path: Path) -> None:
+    # Snippets.from_string(text), the alternate-constructor idiom (like from_json, from_dict), parses the
+    # answer into the project's object: no markup is rendered. A Jinja environment's from_string still
+    # makes the answer a template (R8).
+    calls = scan_calls(tmp_path, {"app.py": PARSED_BY_CLASS})
+    assert calls == {
+        ("app.py", 19): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 24): ("chat.completions.create", "reviewed", ("R8",)),
+        ("app.py", 29): ("chat.completions.create", "reviewed", ("R8",)),
+    }
