@@ -56,3 +56,41 @@ def test_a_class_constructor_from_string_parses_the_answer_and_renders_no_templa
         ("app.py", 24): ("chat.completions.create", "reviewed", ("R8",)),
         ("app.py", 29): ("chat.completions.create", "reviewed", ("R8",)),
     }
+
+
+LOOP_NAME_REUSED = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(question, tool_events):
+    for result in tool_events():
+        command = result
+    subprocess.run(command, shell=True)
+    stream = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}], stream=True)
+    for result in stream:
+        print(result.choices[0].delta.content)
+
+
+def agent(question):
+    stream = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}], stream=True)
+    for result in stream:
+        print(result.choices[0].delta.content)
+    command = result.choices[0].delta.content
+    subprocess.run(command, shell=True)
+"""
+
+
+def test_a_loop_variable_holds_the_answer_only_from_its_loop_on(tmp_path: Path) -> None:
+    # khoj's chat: ``async for result in send_event(...)`` carries events, then the streamed reply; a name
+    # bound again by a later loop over the answer does not reach what the earlier loop's value reached.
+    # Used after the loop over the answer, it still carries it.
+    calls = scan_calls(tmp_path, {"app.py": LOOP_NAME_REUSED})
+    assert calls == {
+        ("app.py", 12): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 18): ("chat.completions.create", "required", ("R1",)),
+    }
+

@@ -270,7 +270,10 @@ class OutputFlow:
                 pieces = derived or not isinstance(parent, cst.For)
                 if not pieces and isinstance(parent.target, cst.Name):
                     flow.pieces.add((scope.qualname, parent.target.value))
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, paused=requests)
+                # for result in stream: the name holds the answer from this loop on (and on the loop's later
+                # turns), not where an earlier loop bound it to something else.
+                binding = parent.target if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) else None
+                self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, binding=binding, paused=requests)
                 if isinstance(parent, cst.For):
                     return
             elif isinstance(parent, cst.WithItem) and parent.item is child:
