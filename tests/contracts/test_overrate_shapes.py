@@ -94,3 +94,38 @@ def test_a_loop_variable_holds_the_answer_only_from_its_loop_on(tmp_path: Path) 
         ("app.py", 18): ("chat.completions.create", "required", ("R1",)),
     }
 
+
+
+COMPREHENSION_NAME = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def summarize(question, script):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    lines = [line.strip() for line in answer.choices[0].message.content.splitlines()]
+    print(lines)
+    for line in open(script):
+        subprocess.run(line, shell=True)
+
+
+def run_all(question):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    commands = [line.strip() for line in answer.choices[0].message.content.splitlines()]
+    for command in commands:
+        subprocess.run(command, shell=True)
+"""
+
+
+def test_a_comprehension_variable_is_not_the_function_variable_of_the_same_name(tmp_path: Path) -> None:
+    # ``[line.strip() for line in answer...]`` binds its own ``line``: the function's ``line`` read from a
+    # script is another variable. What the comprehension builds still carries the answer.
+    calls = scan_calls(tmp_path, {"app.py": COMPREHENSION_NAME})
+    assert calls == {
+        ("app.py", 9): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 17): ("chat.completions.create", "required", ("R1",)),
+    }
+

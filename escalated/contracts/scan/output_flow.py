@@ -272,9 +272,12 @@ class OutputFlow:
                     flow.pieces.add((scope.qualname, parent.target.value))
                 # for result in stream: the name holds the answer from this loop on (and on the loop's later
                 # turns), not where an earlier loop bound it to something else.
-                binding = parent.target if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) else None
-                self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, binding=binding, paused=requests)
-                if isinstance(parent, cst.For):
+                if isinstance(parent, cst.CompFor):
+                    # [line.strip() for line in answer]: the comprehension's own variable, read only inside it.
+                    self._follow_comprehension(parent, scope, flow, depth=depth, paused=requests)
+                else:
+                    binding = parent.target if isinstance(parent.target, cst.Name) else None
+                    self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, binding=binding, paused=requests)
                     return
             elif isinstance(parent, cst.WithItem) and parent.item is child:
                 if parent.asname is not None:
@@ -300,6 +303,18 @@ class OutputFlow:
                 _projects(parent, child) or _holds(parent, child) or self._still_output(parent, scope) or self._passes_through(parent, child, scope)
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
+
+    def _follow_comprehension(self, loop: cst.CompFor, scope: Scope, flow: FlowState, *, depth: int, paused: bool) -> None:
+        """The references, inside the comprehension, of the names ``loop`` binds (what is built of them)."""
+        bound = _bound_names(loop.target)
+        comprehension = self._parents.get(id(loop))
+        while comprehension is not None and not isinstance(comprehension, _COMPREHENSIONS):
+            comprehension = self._parents.get(id(comprehension))
+        if comprehension is None:
+            return
+        for node in self.index.walk(comprehension):
+            if isinstance(node, cst.Name) and node.value in bound and not self._is_binding(node) and not self._is_label(node):
+                self._follow(node, scope, flow, depth=depth, derived=True, paused=paused)
 
     def _consume(
         self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False, derived: bool = True
@@ -805,7 +820,9 @@ class OutputFlow:
         names: dict[str, list[cst.CSTNode]] = {}
         for node in self.index.walk(scope.node, skip_defs=scope.qualname == MODULE_SCOPE):
             key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
-            if key is not None and not self._is_label(node) and not self._nested_local(node, key, scope):
+            if key is None or self._is_label(node):
+                continue
+            if not self._nested_local(node, key, scope) and not self._comprehension_local(node, key, scope):
                 names.setdefault(key, []).append(node)
         self._names[id(scope)] = names
         return names
@@ -821,6 +838,29 @@ class OutputFlow:
                 nested = self._scope_of_def(current)
                 if nested is not None and (key in nested.params or (nested.qualname, key) in self.index.values):
                     return key not in self._nonlocals(current)
+            current = self._parents.get(id(current))
+        return False
+
+    def _comprehension_local(self, node: cst.CSTNode, key: str, scope: Scope) -> bool:
+        """``line`` inside ``[line.strip() for line in text]``: the comprehension's own variable, another than
+        the function's ``line`` (but for the first ``for``'s iterable, read outside the comprehension)."""
+        if "." in key:
+            return False
+        path: set[int] = set()
+        current: cst.CSTNode | None = node
+        while current is not None and current is not scope.node:
+            if isinstance(current, cst.FunctionDef | cst.Lambda):
+                return False
+            if isinstance(current, _COMPREHENSIONS):
+                loop: cst.CompFor | None = current.for_in
+                outside = current.for_in.iter
+                bound: set[str] = set()
+                while loop is not None:
+                    bound |= _bound_names(loop.target)
+                    loop = loop.inner_for_in
+                if key in bound and id(outside) not in path:
+                    return True
+            path.add(id(current))
             current = self._parents.get(id(current))
         return False
 
@@ -866,6 +906,18 @@ _PAUSE_STATE = frozenset({
 
 # Text and notes: what a program writes there is read by a person, not loaded by another system.
 _NOTE_SUFFIXES = (".txt", ".md", ".log")
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    """The names a ``for`` target binds: ``line``, ``(key, value)``."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {name for element in target.elements for name in _bound_names(element.value)}
+    return set()
 
 
 def _abstract(node: cst.FunctionDef) -> bool:
