@@ -129,3 +129,37 @@ def test_a_comprehension_variable_is_not_the_function_variable_of_the_same_name(
         ("app.py", 17): ("chat.completions.create", "required", ("R1",)),
     }
 
+
+
+SWITCHED_OFF = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def check(output):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": output}])
+    if True or answer.choices[0].message.content == "success":
+        return "done"
+    subprocess.run(["make", "debug"])
+    return "failed"
+
+
+def check_again(output, retries):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": output}])
+    if answer.choices[0].message.content == "success" or retries > 3:
+        return "done"
+    return "failed"
+"""
+
+
+def test_a_check_switched_off_by_a_constant_chooses_nothing(tmp_path: Path) -> None:
+    # gpt-pilot's executor: ``if True or llm_response.success: return done``: the answer is never read for
+    # the choice, the other arm never runs. Beside another test, the answer still chooses.
+    calls = scan_calls(tmp_path, {"app.py": SWITCHED_OFF})
+    assert calls == {
+        ("app.py", 9): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 17): ("chat.completions.create", "sampled", ("R10",)),
+    }

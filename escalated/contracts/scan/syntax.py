@@ -86,6 +86,9 @@ def trivial_test(test: cst.CSTNode) -> bool:
         text = literal(value) if isinstance(value, cst.SimpleString) else None
         return text is None or text in _PAYLOAD_NAMES
     if isinstance(test, cst.BooleanOperation):
+        constant = {("True", cst.Or), ("False", cst.And)}
+        if any(isinstance(side, cst.Name) and (side.value, type(test.operator)) in constant for side in (test.left, test.right)):
+            return True  # if True or result.success: a check switched off, always the same arm
         return trivial_test(test.left) and trivial_test(test.right)
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in {"hasattr", "bool", "len", "getattr"}:
         return True
