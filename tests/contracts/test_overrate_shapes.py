@@ -163,3 +163,48 @@ def test_a_check_switched_off_by_a_constant_chooses_nothing(tmp_path: Path) -> N
         ("app.py", 9): ("chat.completions.create", "autonomous", ("R11",)),
         ("app.py", 17): ("chat.completions.create", "sampled", ("R10",)),
     }
+
+
+KEPT_IF_ANY = """\
+from openai import OpenAI
+from pydantic import BaseModel
+
+client = OpenAI()
+
+
+class Queries(BaseModel):
+    queries: list[str]
+    urgent: bool
+
+
+def queries_for(docs):
+    found = {}
+    for key in docs:
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": key}])
+        parsed = Queries.model_validate_json(answer.choices[0].message.content)
+        if parsed.queries:
+            found[key] = parsed.queries
+    return found
+
+
+def triage(docs):
+    found = {}
+    for key in docs:
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": key}])
+        parsed = Queries.model_validate_json(answer.choices[0].message.content)
+        if parsed.urgent:
+            found[key] = "escalate"
+    return found
+"""
+
+
+def test_an_answer_kept_only_when_it_has_something_chooses_nothing(tmp_path: Path) -> None:
+    # gpt-pilot's external docs: ``if llm_response.queries: queries[k] = llm_response.queries``: the check
+    # decides whether the answer is kept, not what happens; where it goes is judged there. A constant
+    # kept on the answer's say (a route, a flag) is still a choice.
+    calls = scan_calls(tmp_path, {"app.py": KEPT_IF_ANY})
+    assert calls == {
+        ("app.py", 15): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 25): ("chat.completions.create", "sampled", ("R10",)),
+    }
+

@@ -999,8 +999,8 @@ def _only_filters(statement: cst.CSTNode) -> bool:
     ``if name not in existing: return name``, ``if " " in name: raise ValueError(name)``: a check of the answer
     whose arms only trim it, hand it (or nothing) back, log or fail. It decides whether and which part of the
     answer is returned, not what happens: that is judged where the answer goes. Any arm doing more (a call
-    beyond computing a value, a write to an attribute or an item, a literal or constant handed back or kept:
-    a route, a flag) makes it a choice."""
+    beyond computing a value, a write to an attribute or an item of anything but the answer tested, a
+    literal or constant handed back or kept: a route, a flag) makes it a choice."""
     if isinstance(statement, cst.IfExp):
         tested = _names(statement.test)
         return all(_handed_back(value, tested) for value in (statement.body, statement.orelse))
@@ -1081,7 +1081,12 @@ def _filters(small: cst.BaseSmallStatement, tested: set[str], *, rejects: bool =
     if isinstance(small, cst.AugAssign):  # attempt += 1
         return isinstance(small.target, cst.Name) and _pure(small.value)
     if isinstance(small, cst.Assign):  # response = response[end:]: the answer trimmed, kept under a local name
-        return all(isinstance(t.target, cst.Name) for t in small.targets) and bool(_names(small.value)) and _pure(small.value)
+        if all(isinstance(t.target, cst.Name) for t in small.targets):
+            return bool(_names(small.value)) and _pure(small.value)
+        # queries[k] = llm_response.queries: the answer tested, kept as it is in an item or a field (its
+        # flow is followed from the assignment); a constant kept there (a route, a flag) is a choice.
+        kept = all(isinstance(t.target, cst.Subscript | cst.Attribute) for t in small.targets)
+        return kept and bool(_names(small.value) & tested) and _pure(small.value)
     return False
 
 
