@@ -208,3 +208,41 @@ def test_an_answer_kept_only_when_it_has_something_chooses_nothing(tmp_path: Pat
         ("app.py", 25): ("chat.completions.create", "sampled", ("R10",)),
     }
 
+
+LOOP_OBJECT_WRITTEN = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def describe(files, current):
+    to_describe = {f.path: f.content for f in current}
+    for file in files:
+        content = to_describe.get(file.path)
+        if content == "":
+            file.meta = "empty"
+            continue
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": content}])
+        file.meta = answer.choices[0].message.content
+
+
+def fix(files):
+    for file in files:
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": file.path}])
+        file.command = answer.choices[0].message.content
+        subprocess.run(file.command, shell=True)
+"""
+
+
+def test_a_loop_variable_written_with_the_answer_carries_it_only_in_that_turn(tmp_path: Path) -> None:
+    # gpt-pilot's describe_files: ``for file in next_state.files: ... file.meta = {... llm_response ...}``:
+    # the next turn's ``file`` is another object, so the check at the top of the loop reads no answer.
+    # After the write, in the same turn, the object carries it.
+    calls = scan_calls(tmp_path, {"app.py": LOOP_OBJECT_WRITTEN})
+    assert calls == {
+        ("app.py", 15): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 21): ("chat.completions.create", "required", ("R1",)),
+    }
+

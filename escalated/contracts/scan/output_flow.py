@@ -212,7 +212,8 @@ class OutputFlow:
         loops: set[int] = set()
         node = self._parents.get(id(binding)) if binding is not None else None
         while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
-            if isinstance(node, cst.For | cst.While):
+            rebinds = isinstance(node, cst.For) and binding is not None and binding.value in _bound_names(node.target)
+            if isinstance(node, cst.For | cst.While) and not rebinds:  # a loop binding the name anew each turn does not
                 loops.add(id(node))
             node = self._parents.get(id(node))
         node = self._parents.get(id(reference))
@@ -638,8 +639,10 @@ class OutputFlow:
                 self._taint_target(element.value, scope, flow, depth=depth, derived=derived, paused=paused)
             return
         if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
-            # out["x"] = output / obj.field = output: the container now carries it.
-            self._taint_target(target.value, scope, flow, depth=depth, derived=True, paused=paused)
+            # out["x"] = output / obj.field = output: the container now carries it. A loop's own variable
+            # (for file in files: file.meta = answer) carries it from there on; the next turn holds another.
+            written = target.value if isinstance(target.value, cst.Name) and self._loop_variable(target.value) else None
+            self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written, paused=paused)
             return
         key = target_key(target)
         if key is not None:
@@ -839,6 +842,15 @@ class OutputFlow:
                 if nested is not None and (key in nested.params or (nested.qualname, key) in self.index.values):
                     return key not in self._nonlocals(current)
             current = self._parents.get(id(current))
+        return False
+
+    def _loop_variable(self, name: cst.Name) -> bool:
+        """``name`` is bound by a ``for`` enclosing it (``for file in files: file.meta = ...``)."""
+        node = self._parents.get(id(name))
+        while node is not None and not isinstance(node, cst.FunctionDef | cst.Module):
+            if isinstance(node, cst.For) and name.value in _bound_names(node.target):
+                return True
+            node = self._parents.get(id(node))
         return False
 
     def _comprehension_local(self, node: cst.CSTNode, key: str, scope: Scope) -> bool:
