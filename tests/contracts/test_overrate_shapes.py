@@ -246,3 +246,32 @@ def test_a_loop_variable_written_with_the_answer_carries_it_only_in_that_turn(tm
         ("app.py", 21): ("chat.completions.create", "required", ("R1",)),
     }
 
+
+NESTED_LOOP_NAME = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(question, events):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    for line in answer.choices[0].message.content.splitlines():
+        print(line)
+
+    def replay():
+        for line in events:
+            subprocess.run(line, shell=True)
+
+    replay()
+"""
+
+
+def test_a_nested_function_loop_variable_is_its_own(tmp_path: Path) -> None:
+    # khoj's event_generator nests send_llm_response, whose ``async for result in send_event(...)`` binds its
+    # own ``result``: a loop in a nested function makes the name local there, as a parameter or an
+    # assignment already did.
+    calls = scan_calls(tmp_path, {"app.py": NESTED_LOOP_NAME})
+    assert calls == {("app.py", 9): ("chat.completions.create", "autonomous", ("R11",))}
+

@@ -106,6 +106,7 @@ class OutputFlow:
         self._def_scopes: dict[int, Scope] | None = None
         self._passes: dict[int, bool] = {}
         self._declared: dict[int, frozenset[str]] = {}
+        self._looped: dict[int, frozenset[str]] = {}
         self.registries = Registries(index, tools)
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
@@ -839,7 +840,7 @@ class OutputFlow:
         while current is not None and current is not scope.node:
             if isinstance(current, cst.FunctionDef):
                 nested = self._scope_of_def(current)
-                if nested is not None and (key in nested.params or (nested.qualname, key) in self.index.values):
+                if nested is not None and (key in nested.params or (nested.qualname, key) in self.index.values or key in self._loop_names(current)):
                     return key not in self._nonlocals(current)
             current = self._parents.get(id(current))
         return False
@@ -880,6 +881,16 @@ class OutputFlow:
         if self._def_scopes is None:
             self._def_scopes = {id(s.node): s for s in self.index.scopes.values()}
         return self._def_scopes.get(id(node))
+
+    def _loop_names(self, node: cst.FunctionDef) -> frozenset[str]:
+        """The names a function's own ``for`` loops bind (local to it, like its assignments)."""
+        found = self._looped.get(id(node))
+        if found is None:
+            found = self._looped[id(node)] = frozenset(
+                name for statement in self.index.walk(node, skip_defs=True) if isinstance(statement, cst.For)
+                for name in _bound_names(statement.target)
+            )  # fmt: skip
+        return found
 
     def _nonlocals(self, node: cst.FunctionDef) -> frozenset[str]:
         found = self._declared.get(id(node))
