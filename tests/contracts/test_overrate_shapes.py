@@ -275,3 +275,45 @@ def test_a_nested_function_loop_variable_is_its_own(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"app.py": NESTED_LOOP_NAME})
     assert calls == {("app.py", 9): ("chat.completions.create", "autonomous", ("R11",))}
 
+
+ASKS_A_PERSON = """\
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Writer:
+    def __init__(self, ui):
+        self.ui = ui
+
+    async def ask_question(self, question, buttons=None):
+        return await self.ui.ask_question(question, buttons=buttons)
+
+    async def spec(self, description):
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": description}])
+        reply = await self.ask_question(answer.choices[0].message.content, buttons={"skip": "Skip"})
+        if reply.button == "skip":
+            return description
+        return reply.text
+
+    async def fix(self, description):
+        answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": description}])
+        command = answer.choices[0].message.content
+        reply = await self.ask_question(f"Run {command}?", buttons={"yes": "Yes"})
+        if reply.button == "yes":
+            subprocess.run(command, shell=True)
+"""
+
+
+def test_what_a_person_answers_to_a_question_showing_the_answer_is_the_person_s(tmp_path: Path) -> None:
+    # gpt-pilot's spec writer asks the user the model's question (ask_question) and branches on the button
+    # the user pressed: the person chose, not the model. The answer's own flow still counts: the command
+    # shown for a yes still runs.
+    calls = scan_calls(tmp_path, {"app.py": ASKS_A_PERSON})
+    assert calls == {
+        ("app.py", 16): ("chat.completions.create", "autonomous", ("R11",)),
+        ("app.py", 23): ("chat.completions.create", "required", ("R1",)),
+    }
+

@@ -250,6 +250,10 @@ class OutputFlow:
                         # coder.execute(step_by_step_plan=plan): the answer is part of the next request's
                         # prompt; what that request returns is its own answer, judged at that call.
                         return
+                    if _last_name(consumer.func) in _ASKS_A_PERSON:
+                        # reply = await self.ask_question(question): the answer is shown to a person; what
+                        # comes back is the person's reply (a button, their text), not the model's.
+                        return
             elif isinstance(parent, cst.Assign) and parent.value is child:
                 for target in parent.targets:
                     binding = target.target if isinstance(target.target, cst.Name) else None
@@ -932,6 +936,13 @@ _NOTE_SUFFIXES = (".txt", ".md", ".log")
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# A question put to a person (not a model wrapper, whose call is the next request): the reply is theirs.
+_ASKS_A_PERSON = frozenset({"ask_question", "ask_user", "ask_human"})
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    """``ask_question`` of ``ask_question(...)``, ``self.ask_question(...)``, ``self.ui.ask_question(...)``."""
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
