@@ -317,3 +317,33 @@ def test_what_a_person_answers_to_a_question_showing_the_answer_is_the_person_s(
         ("app.py", 23): ("chat.completions.create", "required", ("R1",)),
     }
 
+
+LOGGED_THEN_PASSED = """\
+import logging
+import subprocess
+
+from openai import OpenAI
+
+client = OpenAI()
+logger = logging.getLogger(__name__)
+
+
+def run_all(commands, log):
+    for command in commands:
+        log.info("running %s", command)
+        subprocess.run(command, shell=True)
+
+
+def chat(question, commands):
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    logger.info("answer: %s", answer.choices[0].message.content)
+    run_all(commands, logger)
+"""
+
+
+def test_a_logger_that_logged_the_answer_does_not_carry_it(tmp_path: Path) -> None:
+    # khoj: ``logger.warning(f"... {item}")`` made the module's logger carry the answer into every later use
+    # of it. Logging only shows the text; the logger handed on holds none of it.
+    calls = scan_calls(tmp_path, {"app.py": LOGGED_THEN_PASSED})
+    assert calls == {("app.py", 17): ("chat.completions.create", "autonomous", ("R11",))}
+

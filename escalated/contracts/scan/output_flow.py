@@ -336,7 +336,8 @@ class OutputFlow:
         if id(call) not in self.llm_calls:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call):
+        keeps = not rules.only_displays(dotted_name(call.func) or "")  # logger.warning(output): the logger carries nothing
+        if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call) and keeps:
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
         if receiver is not None and not derived and id(call) not in self.llm_calls and self._returns_last(call, scope):
