@@ -347,3 +347,31 @@ def test_a_logger_that_logged_the_answer_does_not_carry_it(tmp_path: Path) -> No
     calls = scan_calls(tmp_path, {"app.py": LOGGED_THEN_PASSED})
     assert calls == {("app.py", 17): ("chat.completions.create", "autonomous", ("R11",))}
 
+
+SENT_ON_A_SOCKET = """\
+import subprocess
+
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def run_all(websocket, commands):
+    for command in commands:
+        subprocess.run(command, shell=True)
+        await websocket.send_text(f"ran {command}")
+
+
+async def chat(websocket, question, commands):
+    answer = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    await websocket.send_text(answer.choices[0].message.content)
+    await run_all(websocket, commands)
+"""
+
+
+def test_a_socket_the_answer_was_sent_on_does_not_carry_it(tmp_path: Path) -> None:
+    # khoj's chat over a WebSocket: ``websocket.send_text(event)`` made the socket carry the reply, and the
+    # socket handed to event_generator carried it into every tool. A channel the answer is sent on
+    # (send, emit, publish, notify) delivers it; it does not hold it for the channel's later uses.
+    calls = scan_calls(tmp_path, {"app.py": SENT_ON_A_SOCKET})
+    assert calls == {("app.py", 15): ("chat.completions.create", "autonomous", ("R11",))}

@@ -337,6 +337,8 @@ class OutputFlow:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         keeps = not rules.only_displays(dotted_name(call.func) or "")  # logger.warning(output): the logger carries nothing
+        # websocket.send_text(output), bus.publish(output): a channel delivers it, it does not hold it.
+        keeps = keeps and not (isinstance(call.func, cst.Attribute) and rules.words(call.func.attr.value)[:1] in _SENDS)
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call) and keeps:
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
@@ -937,6 +939,8 @@ _NOTE_SUFFIXES = (".txt", ".md", ".log")
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# A channel's delivering methods (first word): what is sent on it leaves, the channel does not keep it.
+_SENDS = frozenset({("send",), ("emit",), ("publish",), ("broadcast",), ("notify",)})
 # A question put to a person (not a model wrapper, whose call is the next request): the reply is theirs.
 _ASKS_A_PERSON = frozenset({"ask_question", "ask_user", "ask_human"})
 
