@@ -317,3 +317,65 @@ def test_an_analysis_reads_the_same_of_taint_by_parameter_until_a_module_it_look
     assert project.unchanged(again)
     project.add([loadable("other/db.py", "def save(x):\n    pass\n")])  # db: now two modules, so no longer followed
     assert project.unchanged(again) and "db" not in again.names
+
+
+def test_a_module_writing_a_wrapper_class_but_none_of_its_new_methods_is_not_analysed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Caller.ask asks the model; Caller.summarise becomes a wrapper one round later (it returns relay(), a
+    # wrapper of helper.py). app.py writes Caller and calls only ask: once summarise is known, the class's
+    # instances are of the same kind and app.py names none of its new methods, so it is not parsed again;
+    # report.py calls summarise and is.
+    write(
+        tmp_path, "helper.py",
+        "import litellm\n\ndef relay(text):\n"
+        "    return litellm.completion(model='m', messages=[{'role': 'user', 'content': text}]).choices[0].message.content\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "llm.py",
+        "import litellm\nfrom helper import relay\n\nclass Caller:\n    def ask(self, prompt):\n"
+        "        return litellm.completion(model='m', messages=[{'role': 'user', 'content': prompt}]).choices[0].message.content\n\n"
+        "    def summarise(self, text):\n        return relay(text)\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "app.py",
+        "import subprocess\nfrom openai import OpenAIError\nfrom llm import Caller\n\n"
+        "def fix(c: Caller, command):\n    subprocess.run(c.ask(command), shell=True)\n",
+    )  # fmt: skip
+    write(
+        tmp_path, "report.py",
+        "import subprocess\nfrom openai import OpenAIError\nfrom llm import Caller\n\n"
+        "def mail(c: Caller, text):\n    subprocess.run(['mail', c.summarise(text)])\n",
+    )  # fmt: skip
+    parses: list[str] = []
+    parse, delta = discovery.parse_module, discovery._wrappers_delta
+
+    def counted(source: str) -> cst.Module:
+        parses.append(source)
+        return parse(source)
+
+    monkeypatch.setattr(discovery, "parse_module", counted)
+    skipping = scan_tree(tmp_path)
+    app, report = (tmp_path / "app.py").read_text(), (tmp_path / "report.py").read_text()
+    assert (parses.count(app), parses.count(report)) == (2, 3)  # its own, then the round finding Caller.ask
+    parses.clear()
+    # Every class whose methods changed counted whole, as before: app.py writes Caller, so it is parsed again.
+    monkeypatch.setattr(
+        discovery, "_wrappers_delta",
+        lambda before, now: ({owner: now.get(owner, before.get(owner)) for owner in {*now, *before} if now.get(owner) != before.get(owner)}, set()),
+    )  # fmt: skip
+    whole = scan_tree(tmp_path)
+    assert (parses.count(app), parses.count(report)) == (3, 3)
+    assert skipping.calls == whole.calls and (skipping.errors, skipping.context) == (whole.errors, whole.context)
+    found = {(c.location.path, c.api) for c in skipping.calls}
+    assert {("app.py", "Caller.ask"), ("report.py", "Caller.summarise")} <= found
+    assert delta(
+        {"llm.Caller": {"ask": ("litellm", "completion")}, "llm.ask": {"": ("openai", "create")}},
+        {"llm.Caller": {"ask": ("litellm", "completion"), "summarise": ("litellm", "completion")}, "llm.ask": {"": ("openai", "create")}},
+    ) == ({}, {"summarise"})
+    # A class whose instances' kind changes (its first answer's provider) counts whole, as does a function's.
+    assert delta(
+        {"llm.Caller": {"ask": ("openai", "create")}, "llm.ask": {"": ("openai", "create")}},
+        {"llm.Caller": {"ask": ("openai", "create"), "a": ("anthropic", "create")}, "llm.ask": {"": ("openai", "responses")}},
+    )[0].keys() == {"llm.Caller", "llm.ask"}
+

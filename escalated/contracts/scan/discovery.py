@@ -598,7 +598,7 @@ class _WrapperWords:
 
     def __init__(
         self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]],
-        families: Collection[str] = (),
+        families: Collection[str] = (), called: Iterable[str] = (),
     ) -> None:
         # Functions and classes, and changed externals an attribute may find (a model object's, a crew's; a
         # project class is looked up only by qualified name): any one written may match.
@@ -606,6 +606,7 @@ class _WrapperWords:
             key.rpartition(".")[2].removesuffix("()")
             for key, kinds in changed.items() if any(kind.provider != "project" or kind.kind == "crew" for kind in kinds)
         }  # fmt: skip
+        self.names.update(called)  # a class's methods changed, its instances' kind not: called by their names (see _wrappers_delta)
         # Each changed externals key under each of its dotted prefixes, with the names after it: an import
         # target among them looks it up only through an attribute chain of those names written after it.
         self.below: dict[str, list[list[str]]] = {}
@@ -683,7 +684,8 @@ class _Unseen:
     With the same tables (externals, tools, tool sites, and the modules taint by parameter can follow
     into, which a protocol's implementers add to as well: ``version``) and the same inherited wrappers, only the wrappers differ, and the analysis
     reaches a wrapper only through a name written in the module (``_WrapperWords``): one that writes
-    no name of a wrapper added, changed or dropped since is analysed exactly as before. What taint by
+    no name of a wrapper added, changed or dropped since (of a class whose instances' kind is the same, no
+    name of its methods that changed: ``_wrappers_delta``) is analysed exactly as before. What taint by
     parameter follows into was memoised by that analysis, so the memo is not filled differently.
 
     The modules to follow into grow as other analyses follow a call on a protocol into its implementers
@@ -705,11 +707,45 @@ class _Unseen:
         words = self._words.get(id(last.wrappers))
         if words is None:
             before, now = last.wrappers, self.wrappers
-            delta = {owner: methods for owner, methods in now.items() if before.get(owner) != methods}
-            delta.update({owner: methods for owner, methods in before.items() if owner not in now})
+            delta, methods = _wrappers_delta(before, now)
             families = {*provider_families(before), *provider_families(now)}
-            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={}, families=families)
+            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={}, families=families, called=methods)
         return words.in_module(entry.source, _targets(entry))
+
+
+def _wrappers_delta(
+    before: Mapping[str, Mapping[str, tuple[str, str]]], now: Mapping[str, Mapping[str, tuple[str, str]]],
+) -> tuple[dict[str, Mapping[str, tuple[str, str]]], set[str]]:
+    """What differs between two wrappers tables, as the analysis can see it: the wrappers (functions and
+    classes) added, dropped, or whose instances' kind changed, whole; and, of a class whose instances'
+    kind is the same, the names of the methods added, changed or dropped.
+
+    The resolver reads a class's entry as a whole only for its instances' kind (``Resolver._instance_of``,
+    an annotation's kind: whether it is there, whether it is a function, its first answer's provider); every
+    other look-up is by the name of the method called, written in the module (``x.run(``, ``self.run(``,
+    ``self.get_llm()(``), except a function's (``""``) and an instance called (``__call__``), found through
+    the wrapper's own name. So a module that writes none of a class's changed methods matches through that
+    class exactly what it matched before."""
+    delta: dict[str, Mapping[str, tuple[str, str]]] = {}
+    methods: set[str] = set()
+    for owner in sorted(now.keys() | before.keys()):
+        was, is_ = before.get(owner), now.get(owner)
+        if was == is_:
+            continue
+        if was is None or is_ is None or _instance_kind(was) != _instance_kind(is_):
+            delta[owner] = now[owner] if owner in now else before[owner]
+            continue
+        differ = {method for method in was.keys() | is_.keys() if was.get(method) != is_.get(method)}
+        if differ & {"", "__call__"}:
+            delta[owner] = is_
+        else:
+            methods.update(method.removesuffix("()").rpartition(".")[2] for method in differ)
+    return delta, methods
+
+
+def _instance_kind(methods: Mapping[str, tuple[str, str]]) -> tuple[bool, bool, str | None]:
+    """What the resolver reads of a wrapper class's whole entry (``Resolver._instance_of``)."""
+    return bool(methods), "" in methods, min(methods.values())[0] if methods else None
 
 
 def _targets(entry: _Module) -> list[str]:
