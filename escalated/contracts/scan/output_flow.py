@@ -520,6 +520,15 @@ class OutputFlow:
                 (_records(node.func) or _parses(node.func)) and id(node) not in self.llm_calls
             )
         values = self._parents.get(id(node)) if isinstance(node, cst.Element) else node
+        if isinstance(values, cst.List) and len(values.elements) == 1:
+            # return [response.choices[0].message.content], cost: the answer alone in a list the function
+            # returns (the callers take responses[0]), as UFO's provider services do; a list of several
+            # things, or one kept to build on, is something else.
+            holder = self._parents.get(id(values))
+            if isinstance(holder, cst.Element):
+                holder = self._parents.get(id(holder))
+                return isinstance(holder, cst.Tuple) and isinstance(self._parents.get(id(holder)), cst.Return)
+            return isinstance(holder, cst.Return)
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
 
     def _collects(self, statement: cst.AugAssign, scope: Scope) -> bool:

@@ -1,0 +1,69 @@
+"""Shapes of model calls the recall 5 round found the scan missing in held-out repositories, each a small project.
+
+Written from what real agent code does (UFO's provider services returning the answer alone in a list beside
+its cost, a service class calling its same-module base class's request method through ``super()``); the
+repositories themselves stay out of this repository, only their hand labels are kept
+(tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+ANSWER_IN_A_LIST = {
+    "app/__init__.py": "",
+    "app/llm/__init__.py": "",
+    "app/llm/openai_service.py": """\
+from openai import OpenAI
+
+
+class OpenAIService:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def chat_completion(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        cost = response.usage.total_tokens * 0.00001
+        return [response.choices[0].message.content], cost
+
+    def first(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return [response.choices[0].message.content]
+
+    def with_prompt(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return [messages[-1], response.choices[0].message.content]
+""",
+    "app/agent.py": """\
+import subprocess
+
+from app.llm.openai_service import OpenAIService
+
+
+def step(messages):
+    responses, cost = OpenAIService().chat_completion(messages)
+    subprocess.run(responses[0], shell=True)
+
+
+def again(messages):
+    subprocess.run(OpenAIService().first(messages)[0], shell=True)
+
+
+def shown(messages):
+    print(OpenAIService().with_prompt(messages))
+""",
+}
+
+
+def test_the_answer_alone_in_a_returned_list_is_the_answer(tmp_path: Path) -> None:
+    # UFO's BaseOpenAIService._chat_completion (and each provider service) returns
+    # [response.choices[0].message.content], cost; its callers take responses[0]. The list holds the answer
+    # alone: the method is a wrapper, its call sites model calls (here run as a shell command). A list of the
+    # prompt and the answer is built from the answer, not the answer: its call site is no model call.
+    calls = scan_calls(tmp_path, ANSWER_IN_A_LIST)
+    assert calls[("app/agent.py", 7)][:2] == ("OpenAIService.chat_completion", "required")
+    assert calls[("app/agent.py", 12)][:2] == ("OpenAIService.first", "required")
+    assert ("app/agent.py", 16) not in calls
+
