@@ -67,3 +67,52 @@ def test_the_answer_alone_in_a_returned_list_is_the_answer(tmp_path: Path) -> No
     assert calls[("app/agent.py", 12)][:2] == ("OpenAIService.first", "required")
     assert ("app/agent.py", 16) not in calls
 
+
+SUPER_IN_THE_MODULE = {
+    "app/__init__.py": "",
+    "app/llm.py": """\
+from openai import OpenAI
+
+
+class BaseService:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def _chat_completion(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return response.choices[0].message.content
+
+
+class OpenAIService(BaseService):
+    def chat_completion(self, messages):
+        return super()._chat_completion(messages)
+
+
+class LoggedService(BaseService):
+    def chat_completion(self, messages):
+        return self._chat_completion(messages)
+""",
+    "app/agent.py": """\
+import subprocess
+
+from app.llm import LoggedService, OpenAIService
+
+
+def step(messages):
+    subprocess.run(OpenAIService().chat_completion(messages), shell=True)
+
+
+def logged(messages):
+    subprocess.run(LoggedService().chat_completion(messages), shell=True)
+""",
+}
+
+
+def test_a_base_class_wrapper_of_the_same_module_called_through_super_or_self(tmp_path: Path) -> None:
+    # UFO's OpenAIService.chat_completion returns super()._chat_completion(...), the request method of
+    # BaseOpenAIService in the same module: a call site of that wrapper, so chat_completion is one too and
+    # the agent's call of it a model call. self._chat_completion(...) inherited from that base likewise.
+    calls = scan_calls(tmp_path, SUPER_IN_THE_MODULE)
+    assert calls[("app/llm.py", 15)][0] == "BaseService._chat_completion"
+    assert calls[("app/llm.py", 20)][0] == "BaseService._chat_completion"
+    assert calls[("app/agent.py", 7)][:2] == ("OpenAIService.chat_completion", "required")

@@ -51,6 +51,10 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
             return Match(found[0], func.value.value, "medium", None)
     owner = _owner(resolver, func.value, scope)
     qualname = f"{owner}.{func.attr.value}" if owner else None
+    if scope.class_name is not None and (_is_super(func.value) or (qualname is not None and qualname not in local)):
+        inherited = _base_method(resolver, scope.class_name, func.attr.value, local, skip_own=_is_super(func.value))
+        if inherited is not None and (_is_super(func.value) or owner == scope.class_name):
+            return _wrapper_match(inherited, local)
     if owner and qualname not in local and func.attr.value in local and resolver.looks_up_by_name(owner):
         # func.gpt_call(prompt): a registry of another module looking its attributes up by name, asked for this
         # module's wrapper function of that name.
@@ -160,6 +164,28 @@ def _owner(resolver: Resolver, receiver: cst.BaseExpression, scope: Scope) -> st
     if kind is None or not kind.kind.startswith("object:"):
         return None
     return kind.kind.partition(":")[2] or None
+
+
+def _is_super(receiver: cst.BaseExpression) -> bool:
+    return isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+
+
+def _base_method(resolver: Resolver, class_name: str, method: str, local: LocalWrappers, *, skip_own: bool) -> str | None:
+    """``super()._chat_completion(…)`` in ``OpenAIService.chat_completion``, or ``self._chat_completion(…)``
+    it inherits, where ``BaseOpenAIService`` of the same module defines the wrapper: the nearest class of
+    the module, from the class up its bases, that defines ``method`` (another module's base is
+    call_match's ``_inherited_wrapper``). The class's own method first unless the call goes through super()."""
+    index = resolver.index
+    todo, seen = [class_name.split(".")[0]], set[str]()
+    while todo and len(seen) < 8:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        if f"{name}.{method}" in index.scopes and not (skip_own and name == class_name.split(".")[0]):
+            return f"{name}.{method}" if f"{name}.{method}" in local else None
+        todo += [b.value.value for b in index.class_bases.get(name, ()) if isinstance(b.value, cst.Name) and b.value.value in index.class_nodes]
+    return None
 
 
 def _shadowed(name: str, scope: Scope) -> bool:
