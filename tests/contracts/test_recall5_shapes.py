@@ -116,3 +116,41 @@ def test_a_base_class_wrapper_of_the_same_module_called_through_super_or_self(tm
     assert calls[("app/llm.py", 15)][0] == "BaseService._chat_completion"
     assert calls[("app/llm.py", 20)][0] == "BaseService._chat_completion"
     assert calls[("app/agent.py", 7)][:2] == ("OpenAIService.chat_completion", "required")
+
+
+POSTED_TO_A_JOINED_ADDRESS = {
+    "app/__init__.py": "",
+    "app/llava.py": """\
+import subprocess
+
+import requests
+
+
+class LlavaService:
+    def __init__(self, config):
+        self.config_llm = config
+
+    def chat_completion(self, messages):
+        payload = {"model": self.config_llm["API_MODEL"], "prompt": messages[-1]["content"]}
+        response = requests.post(self.config_llm["API_BASE"] + "/chat/completions", json=payload)
+        return response.json()["text"]
+
+    def health(self):
+        return requests.post(self.config_llm["API_BASE"] + "/health", json={})
+
+
+def step(service, messages):
+    subprocess.run(LlavaService(service).chat_completion(messages), shell=True)
+""",
+}
+
+
+def test_a_post_to_a_base_address_joined_with_a_model_path_by_plus(tmp_path: Path) -> None:
+    # UFO's LLaVA and CogAgent services post to self.config_llm["API_BASE"] + "/chat/completions", a body
+    # without "messages": the address joined with + is read as an f-string's would be (the base not spelled
+    # in the code, the path an OpenAI-compatible chat completion). A health check's path is no model's.
+    calls = scan_calls(tmp_path, POSTED_TO_A_JOINED_ADDRESS)
+    assert calls[("app/llava.py", 12)][0] == "http.post"
+    assert ("app/llava.py", 16) not in calls
+    assert calls[("app/llava.py", 20)][:2] == ("LlavaService.chat_completion", "required")
+

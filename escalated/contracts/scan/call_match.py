@@ -426,6 +426,11 @@ class CallMatcher:
             # llm_config.model_endpoint or CHATGPT_CODEX_ENDPOINT: the address configured, else the one written.
             left = self._url_text(url.left, scope, depth + 1)
             return left if left is not None and "\x00" not in left else self._url_text(url.right, scope, depth + 1)
+        if isinstance(url, cst.BinaryOperation) and isinstance(url.operator, cst.Add) and depth < 3:
+            # self.config_llm["API_BASE"] + "/chat/completions": joined as an f-string's parts are, a part
+            # the code does not spell standing for the placeholder.
+            pieces = [self._url_text(side, scope, depth + 1) for side in (url.left, url.right)]
+            return "".join(piece if piece is not None else "\x00" for piece in pieces)
         if isinstance(url, cst.FormattedString) and depth < 3:
             parts = []
             for part in url.parts:
