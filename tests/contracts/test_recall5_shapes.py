@@ -154,3 +154,64 @@ def test_a_post_to_a_base_address_joined_with_a_model_path_by_plus(tmp_path: Pat
     assert ("app/llava.py", 16) not in calls
     assert calls[("app/llava.py", 20)][:2] == ("LlavaService.chat_completion", "required")
 
+
+SERVICE_FROM_A_FACTORY = {
+    "app/__init__.py": "",
+    "app/llm/__init__.py": "",
+    "app/llm/base.py": """\
+import abc
+from importlib import import_module
+
+
+class BaseService(abc.ABC):
+    @abc.abstractmethod
+    def chat_completion(self, messages):
+        pass
+
+    @staticmethod
+    def get_service(name: str) -> "BaseService":
+        module = import_module("." + name, package="app.llm")
+        return getattr(module, name.title() + "Service")()
+""",
+    "app/llm/openai.py": """\
+from openai import OpenAI
+
+from app.llm.base import BaseService
+
+
+class OpenaiService(BaseService):
+    def __init__(self):
+        self.client = OpenAI()
+
+    def chat_completion(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        return response.choices[0].message.content
+""",
+    "app/llm/call.py": """\
+from app.llm.base import BaseService
+
+
+def get_completion(messages, api_type):
+    service = BaseService.get_service(api_type)
+    return service.chat_completion(messages)
+""",
+    "app/agent.py": """\
+import subprocess
+
+from app.llm.call import get_completion
+
+
+def step(messages):
+    subprocess.run(get_completion(messages, "openai"), shell=True)
+""",
+}
+
+
+def test_a_factory_annotated_to_return_an_interface_hands_out_an_instance_of_it(tmp_path: Path) -> None:
+    # UFO's get_completions: service = BaseService.get_service(api_type, ...), a static method annotated
+    # -> "BaseService" that imports the provider's module by name and builds its class; BaseService is an
+    # ABC whose subclasses' chat_completion ask the model. The annotation says what the name holds, so
+    # service.chat_completion(...) is a model call (whichever subclass), and get_completion a wrapper.
+    calls = scan_calls(tmp_path, SERVICE_FROM_A_FACTORY)
+    assert calls[("app/llm/call.py", 6)][0] == "BaseService.chat_completion"
+    assert calls[("app/agent.py", 7)][:2] == ("get_completion", "required")

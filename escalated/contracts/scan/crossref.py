@@ -109,6 +109,11 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
         )
         if handed is not None and top:
             found.setdefault(f"{qualname}()", Kind("project", f"class:{handed}"))
+        interface = _interface_returned(resolver, index, scope) if handed is None and top else None
+        if interface is not None:
+            # def get_service(name) -> "BaseService" (an ABC of the module): whichever subclass it builds,
+            # BaseService.get_service(...) elsewhere is an instance of that interface.
+            found.setdefault(f"{qualname}()", Kind("project", f"returns:{interface}"))
     for qualname in index.class_nodes:
         if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
             # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
@@ -189,6 +194,17 @@ def _class_returned(index: ModuleIndex, scope: Scope) -> str | None:
     inner = element.value if isinstance(element, cst.Index) else None
     name = inner.value if isinstance(inner, cst.Name) else (literal(inner) if isinstance(inner, cst.SimpleString) else None)
     return name if name is not None and name in index.class_nodes else None
+
+
+def _interface_returned(resolver: Resolver, index: ModuleIndex, scope: Scope) -> str | None:
+    """``-> "BaseService"``, ``-> BaseService``: a function or method annotated to return an instance of
+    one of the module's top-level interfaces (a Protocol or an ABC)."""
+    returns = getattr(scope.node, "returns", None)
+    annotation = returns.annotation if returns is not None else None
+    name = annotation.value if isinstance(annotation, cst.Name) else (literal(annotation) if isinstance(annotation, cst.SimpleString) else None)
+    if name is None or name not in index.class_nodes or "." in name:
+        return None
+    return name if _declares_only(resolver, index, name) else None
 
 
 def _declares_only(resolver: Resolver, index: ModuleIndex, qualname: str) -> bool:

@@ -374,6 +374,10 @@ class Resolver(CallMatcher):
             handed = self.externals[f"{qualified}()"]  # a helper in another module returns a client
             if handed.kind.startswith("class:"):
                 return self._class_of(handed.kind.partition(":")[2], qualified, node)
+            if handed.kind.startswith("returns:"):
+                # BaseService.get_service(name) -> "BaseService": an instance of that interface, whichever.
+                interface = self._class_of(handed.kind.partition(":")[2], qualified, node).kind.partition(":")[2]
+                return Kind("project", f"interface:{interface}", "medium", origin=node)
             return handed
         if isinstance(node.func, cst.Name) and self._depth < 3:
             # llm_client = client_class(config) with client_class = BaseLLMClient.for_provider(p): an instance.
