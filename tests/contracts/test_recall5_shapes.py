@@ -215,3 +215,30 @@ def test_a_factory_annotated_to_return_an_interface_hands_out_an_instance_of_it(
     calls = scan_calls(tmp_path, SERVICE_FROM_A_FACTORY)
     assert calls[("app/llm/call.py", 6)][0] == "BaseService.chat_completion"
     assert calls[("app/agent.py", 7)][:2] == ("get_completion", "required")
+
+
+LANGCHAIN_APREDICT_MESSAGES = {
+    "app/__init__.py": "",
+    "app/service.py": """\
+import subprocess
+
+from langchain.chat_models import ChatOpenAI
+from langchain.schema import HumanMessage
+
+
+class AgentService:
+    def __init__(self, model: ChatOpenAI):
+        self.model = model
+
+    async def analyze(self, task):
+        message = await self.model.apredict_messages([HumanMessage(content=task)])
+        subprocess.run(message.content, shell=True)
+""",
+}
+
+
+def test_langchains_apredict_messages_asks_the_model(tmp_path: Path) -> None:
+    # AgentGPT's analyze_task_agent asks its ChatOpenAI with apredict_messages, the async twin of
+    # predict_messages (LangChain's legacy chat-model API), which the vocabulary lacked.
+    calls = scan_calls(tmp_path, LANGCHAIN_APREDICT_MESSAGES)
+    assert calls[("app/service.py", 12)][:2] == ("apredict_messages", "required")

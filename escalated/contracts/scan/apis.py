@@ -245,7 +245,7 @@ OLLAMA_APIS = frozenset({"chat", "generate"})
 LITELLM_FUNCTIONS = frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
 LANGCHAIN_METHODS = frozenset({
     "invoke", "ainvoke", "stream", "astream", "batch", "abatch", "astream_events",
-    "predict", "apredict", "predict_messages", "generate", "agenerate", "run", "arun",
+    "predict", "apredict", "predict_messages", "apredict_messages", "generate", "agenerate", "run", "arun",
 })  # fmt: skip
 LLAMAINDEX_LLM_METHODS = frozenset({
     "complete", "acomplete", "chat", "achat", "stream_complete", "astream_complete", "stream_chat",
