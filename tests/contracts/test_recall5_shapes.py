@@ -242,3 +242,64 @@ def test_langchains_apredict_messages_asks_the_model(tmp_path: Path) -> None:
     # predict_messages (LangChain's legacy chat-model API), which the vocabulary lacked.
     calls = scan_calls(tmp_path, LANGCHAIN_APREDICT_MESSAGES)
     assert calls[("app/service.py", 12)][:2] == ("apredict_messages", "required")
+
+
+HANDED_TO_A_RUNNER = {
+    "app/__init__.py": "",
+    "app/helpers.py": """\
+from langchain import LLMChain
+from langchain.chat_models.base import BaseChatModel
+from openai.error import RateLimitError
+
+
+class ModelError(Exception):
+    pass
+
+
+async def openai_error_handler(func, *args, **kwargs):
+    try:
+        return await func(*args, **kwargs)
+    except RateLimitError as e:
+        raise ModelError("rate limited") from e
+
+
+async def call_model_with_handling(model: BaseChatModel, prompt, args):
+    chain = LLMChain(llm=model, prompt=prompt)
+    return await openai_error_handler(chain.arun, args)
+""",
+    "app/service.py": """\
+import subprocess
+
+from langchain.chat_models import ChatOpenAI
+
+from app.helpers import call_model_with_handling, openai_error_handler
+
+
+class AgentService:
+    def __init__(self, model: ChatOpenAI):
+        self.model = model
+
+    async def next_command(self, prompt):
+        command = await call_model_with_handling(self.model, prompt, {"goal": "x"})
+        subprocess.run(command, shell=True)
+
+    async def analyze(self, messages):
+        message = await openai_error_handler(func=self.model.invoke, input=messages)
+        subprocess.run(message.content, shell=True)
+
+    async def counted(self, text):
+        return await openai_error_handler(len, text)
+""",
+}
+
+
+def test_a_runner_handed_a_models_own_method_asks_the_model(tmp_path: Path) -> None:
+    # AgentGPT: openai_error_handler(func, *args, **kwargs) returns await func(*args, **kwargs) in a try that
+    # maps OpenAI's errors; it is handed LLMChain(...).arun (in its module) and the model's own method (by
+    # keyword, from another module). The runner's call asks the model, as asyncio.to_thread(fn, ...) does;
+    # handed len, it asks nothing.
+    calls = scan_calls(tmp_path, HANDED_TO_A_RUNNER)
+    assert calls[("app/helpers.py", 19)][0] == "arun"
+    assert calls[("app/service.py", 13)][:2] == ("call_model_with_handling", "required")
+    assert calls[("app/service.py", 17)][:2] == ("invoke", "required")
+    assert ("app/service.py", 21) not in calls

@@ -70,6 +70,9 @@ class CallMatcher:
         found = self._match_callee(node.func, node, scope)
         if found is not None:
             return found
+        handed = self._handed_to_runner(node, scope)
+        if handed is not None:
+            return handed
         # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...),
         # anyio's to_thread.run_sync(agent.run, ...) and loop.run_in_executor(None, fn, ...) run the
         # model call: the deferring call is the one to guard.
@@ -87,6 +90,37 @@ class CallMatcher:
         if not isinstance(deferred, cst.Attribute | cst.Name):
             return None
         inner = self._match_callee(deferred, asked, scope)
+        return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
+
+    def _handed_to_runner(self, node: cst.Call, scope: Scope) -> Match | None:
+        """``await openai_error_handler(chain.arun, args, settings=…)``: a project function that returns what
+        its parameter, called, returns (``return await func(*args, **kwargs)``, in a ``try`` mapping the SDK's
+        errors), handed a model's own method (``chain.arun``, ``self.model.apredict_messages``, a client's
+        ``chat.completions.create``): calling it asks the model, as ``asyncio.to_thread(fn, …)`` does. (Handed
+        one of the project's wrappers instead: a wrapper call site, see wrappers._callback_run.)"""
+        index = getattr(self, "index", None)
+        if index is None:
+            return None
+        runs: tuple[int, str] | None = None
+        if isinstance(node.func, cst.Name):
+            own = next((s for s in index.functions_by_name.get(node.func.value, []) if s.class_name is None), None)
+            runs = index.runs_callback(own) if own is not None else None
+        if runs is None:
+            qualified = self.qualified(node.func)
+            kind = getattr(self, "externals", {}).get(f"{qualified}()") if qualified is not None else None
+            if kind is not None and kind.kind.startswith("runs:"):
+                at, _, param = kind.kind.removeprefix("runs:").partition(":")
+                runs = int(at), param
+        if runs is None:
+            return None
+        position, name = runs
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        callback = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
+        if callback is None and 0 <= position < len(positional):
+            callback = positional[position]
+        if not isinstance(callback, cst.Attribute):
+            return None
+        inner = self._match_callee(callback, node, scope)
         return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
 
     def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:

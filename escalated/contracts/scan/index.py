@@ -212,6 +212,7 @@ class ModuleIndex(Imports):
         self.decorators: dict[str, tuple[cst.Decorator, ...]] = {}
         self.class_bases: dict[str, tuple[cst.Arg, ...]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
+        self._runs: dict[str, tuple[int, str] | None] = {}  # runs_callback's answers, by function
         # Module-level names a langgraph.json serves (the LangGraph server runs them).
         self.served: frozenset[str] = frozenset()
         module = cst.Module(body=())
@@ -304,6 +305,11 @@ class ModuleIndex(Imports):
     def runs_callback(self, scope: Scope) -> tuple[int, str] | None:
         """``async def retry(f, model_type=…): … return await f(model)``: the function hands back what one
         of its parameters, called, returns. That parameter's position (``self`` not counted) and name."""
+        if scope.qualname not in self._runs:
+            self._runs[scope.qualname] = self._runs_callback(scope)
+        return self._runs[scope.qualname]
+
+    def _runs_callback(self, scope: Scope) -> tuple[int, str] | None:
         node = scope.node
         if not isinstance(node, cst.FunctionDef):
             return None
