@@ -303,3 +303,30 @@ def test_a_runner_handed_a_models_own_method_asks_the_model(tmp_path: Path) -> N
     assert calls[("app/service.py", 13)][:2] == ("call_model_with_handling", "required")
     assert calls[("app/service.py", 17)][:2] == ("invoke", "required")
     assert ("app/service.py", 21) not in calls
+
+
+STREAMED_FROM_A_CHAIN = {
+    "app/__init__.py": "",
+    "app/tools.py": """\
+from langchain import LLMChain
+from langchain.chat_models.base import BaseChatModel
+from lanarky.responses import StreamingResponse
+
+
+def summarize(model: BaseChatModel, prompt, text):
+    chain = LLMChain(llm=model, prompt=prompt)
+    return StreamingResponse.from_chain(chain, {"text": text}, media_type="text/event-stream")
+
+
+def echo(text):
+    return StreamingResponse.from_chain(text, {"text": text})
+""",
+}
+
+
+def test_lanarkys_streaming_response_from_a_chain_runs_it(tmp_path: Path) -> None:
+    # AgentGPT's tools answer with lanarky's StreamingResponse.from_chain(chain, inputs): the FastAPI response
+    # runs the LangChain chain and streams its answer to the browser. Given no chain, it asks nothing.
+    calls = scan_calls(tmp_path, STREAMED_FROM_A_CHAIN)
+    assert calls[("app/tools.py", 8)][0] == "StreamingResponse.from_chain"
+    assert ("app/tools.py", 12) not in calls

@@ -349,6 +349,12 @@ LANGGRAPH_ADAPTER_RUNS = {
     "escalated.adapters.langgraph.invoke_with_approvals": "invoke",
     "escalated.adapters.langgraph.ainvoke_with_approvals": "ainvoke",
 }
+# Lanarky's StreamingResponse.from_chain(chain, inputs): a FastAPI response that runs the LangChain chain it is
+# given and streams its answer to the client (the chain its first argument).
+CHAIN_STREAMERS = {
+    "lanarky.responses.StreamingResponse.from_chain": "StreamingResponse.from_chain",
+    "lanarky.StreamingResponse.from_chain": "StreamingResponse.from_chain",
+}
 # @interrupt_for_approval on a LangChain tool: the tool interrupts for a reviewer before its body runs.
 LANGGRAPH_TOOL_GATE = "escalated.adapters.langgraph.interrupt_for_approval"
 # @approval_required(policy=...) on a CrewAI tool: CrewAI's before_tool_call hook holds each call for a reviewer.

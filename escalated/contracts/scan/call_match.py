@@ -139,6 +139,10 @@ class CallMatcher:
             graph = self.kind_of(node.args[0].value, scope)
             if graph is not None and graph.kind == "agent":
                 return Match(graph.provider, apis.LANGGRAPH_ADAPTER_RUNS[qualified], graph.confidence, graph)
+        if qualified in apis.CHAIN_STREAMERS and node.args:
+            streamed = self.kind_of(node.args[0].value, scope)
+            if streamed is not None and streamed.provider == "langchain":
+                return Match(streamed.provider, apis.CHAIN_STREAMERS[qualified], weaker(streamed.confidence, "medium"), streamed)
         if callee is node.func:
             posted = self._posted_to_model(qualified, node, scope)
             if posted is not None:
