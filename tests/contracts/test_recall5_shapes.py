@@ -330,3 +330,47 @@ def test_lanarkys_streaming_response_from_a_chain_runs_it(tmp_path: Path) -> Non
     calls = scan_calls(tmp_path, STREAMED_FROM_A_CHAIN)
     assert calls[("app/tools.py", 8)][0] == "StreamingResponse.from_chain"
     assert ("app/tools.py", 12) not in calls
+
+
+SDK_SUBCLASS_ELSEWHERE = {
+    "app/__init__.py": "",
+    "app/model_factory.py": """\
+from langchain.chat_models import ChatOpenAI
+
+
+class WrappedChatOpenAI(ChatOpenAI):
+    max_tokens: int
+""",
+    "app/helpers.py": HANDED_TO_A_RUNNER["app/helpers.py"],
+    "app/service.py": """\
+import subprocess
+
+from langchain.schema import HumanMessage
+
+from app.helpers import openai_error_handler
+from app.model_factory import WrappedChatOpenAI
+
+
+class AgentService:
+    def __init__(self, model: WrappedChatOpenAI):
+        self.model = model
+
+    async def analyze(self, task):
+        message = await openai_error_handler(func=self.model.apredict_messages, messages=[HumanMessage(content=task)])
+        subprocess.run(message.content, shell=True)
+
+
+def built(task):
+    model = WrappedChatOpenAI(max_tokens=100)
+    return model.predict_messages([HumanMessage(content=task)])
+""",
+}
+
+
+def test_a_class_deriving_from_an_sdk_class_in_another_module_is_the_sdks_object(tmp_path: Path) -> None:
+    # AgentGPT's model_factory defines WrappedChatOpenAI(ChatOpenAI); the agent service, another module, is
+    # given one (model: WrappedChatOpenAI) and hands self.model's method to its error handler. Annotated
+    # or built elsewhere, the class is the SDK's chat model, as it already was in its own module.
+    calls = scan_calls(tmp_path, SDK_SUBCLASS_ELSEWHERE)
+    assert calls[("app/service.py", 14)][:2] == ("apredict_messages", "required")
+    assert calls[("app/service.py", 20)][0] == "predict_messages"

@@ -115,7 +115,11 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
             # BaseService.get_service(...) elsewhere is an instance of that interface.
             found.setdefault(f"{qualname}()", Kind("project", f"returns:{interface}"))
     for qualname in index.class_nodes:
-        if "." not in qualname and qualname not in found and resolver._sdk_base(qualname, index.module_scope) is None:
+        sdk_base = resolver._sdk_base(qualname, index.module_scope) if "." not in qualname else None
+        if sdk_base is not None:
+            # class WrappedChatOpenAI(ChatOpenAI): built or annotated in another module, it is the SDK's object.
+            found.setdefault(f"{qualname}()", sdk_base)
+        if "." not in qualname and qualname not in found and sdk_base is None:
             # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
             found[qualname] = PROJECT_INTERFACE if _declares_only(resolver, index, qualname) else PROJECT_CLASS
             if f"{qualname}.__getattr__" in index.scopes:

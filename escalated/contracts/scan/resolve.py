@@ -246,6 +246,10 @@ class Resolver(CallMatcher):
             return Kind("project", f"interface:{qualified}", "medium", origin=node)
         if qualified is not None and self.externals.get(qualified) == PROJECT_CLASS:
             return Kind("project", f"object:{qualified}", origin=node)  # runner: Runner, a project class
+        built = self.externals.get(f"{qualified}()") if qualified is not None else None
+        if built is not None and qualified is not None and built.provider != "project" and qualified not in self.externals:
+            # model: WrappedChatOpenAI, a class of another module deriving from the SDK's ChatOpenAI.
+            return attrs.evolve(built, origin=node)
         annotated = apis.annotation_kind(qualified) if qualified else None
         return Kind(annotated[0], annotated[1], origin=node) if annotated else None
 
