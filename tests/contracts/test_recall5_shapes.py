@@ -374,3 +374,30 @@ def test_a_class_deriving_from_an_sdk_class_in_another_module_is_the_sdks_object
     calls = scan_calls(tmp_path, SDK_SUBCLASS_ELSEWHERE)
     assert calls[("app/service.py", 14)][:2] == ("apredict_messages", "required")
     assert calls[("app/service.py", 20)][0] == "predict_messages"
+
+
+MOCKED_COMPLETION = {
+    "app/__init__.py": "",
+    "app/adapter.py": """\
+import subprocess
+
+from litellm import completion
+
+
+def wrapped(text, messages):
+    return completion(model="azure_ml/fara", mock_response=text, messages=messages)
+
+
+def asked(messages):
+    subprocess.run(completion(model="gpt-4o", messages=messages).choices[0].message.content, shell=True)
+""",
+}
+
+
+def test_a_litellm_completion_given_its_mock_response_asks_no_model(tmp_path: Path) -> None:
+    # cua's Azure ML adapter posts to the endpoint itself, then returns
+    # completion(model=…, mock_response=answer, messages=…): litellm hands back the text it is given, sending
+    # nothing (its documented testing switch). No model call; the real completion beside it still is one.
+    calls = scan_calls(tmp_path, MOCKED_COMPLETION)
+    assert ("app/adapter.py", 7) not in calls
+    assert calls[("app/adapter.py", 11)][:2] == ("completion", "required")
