@@ -401,3 +401,39 @@ def test_a_litellm_completion_given_its_mock_response_asks_no_model(tmp_path: Pa
     calls = scan_calls(tmp_path, MOCKED_COMPLETION)
     assert ("app/adapter.py", 7) not in calls
     assert calls[("app/adapter.py", 11)][:2] == ("completion", "required")
+
+
+SDK_SUBCLASS_WITH_METHODS = {
+    "app/__init__.py": "",
+    "app/zhipu_api.py": """\
+from zhipuai import ZhipuAI
+
+
+class ZhiPuModelAPI(ZhipuAI):
+    async def acreate(self, **kwargs):
+        resp = self.chat.completions.create(**kwargs)
+        return resp.choices[0].message.content
+""",
+    "app/provider.py": """\
+import subprocess
+
+from zhipuai import ZhipuAI
+
+from app.zhipu_api import ZhiPuModelAPI
+
+
+class ZhiPuAILLM:
+    def __init__(self):
+        self.llm = ZhiPuModelAPI(api_key="k")
+
+    async def run(self, messages):
+        subprocess.run(await self.llm.acreate(messages=messages), shell=True)
+""",
+}
+
+
+def test_an_sdk_subclass_with_methods_of_its_own_stays_a_project_class_elsewhere(tmp_path: Path) -> None:
+    # MetaGPT's ZhiPuModelAPI(ZhipuAI) defines acreate, a wrapper of its own: in another module,
+    # self.llm.acreate(...) on one is a call of that wrapper, not an unknown method of the SDK's client.
+    calls = scan_calls(tmp_path, SDK_SUBCLASS_WITH_METHODS)
+    assert calls[("app/provider.py", 13)][:2] == ("ZhiPuModelAPI.acreate", "required")

@@ -116,8 +116,10 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
             found.setdefault(f"{qualname}()", Kind("project", f"returns:{interface}"))
     for qualname in index.class_nodes:
         sdk_base = resolver._sdk_base(qualname, index.module_scope) if "." not in qualname else None
-        if sdk_base is not None:
-            # class WrappedChatOpenAI(ChatOpenAI): built or annotated in another module, it is the SDK's object.
+        if sdk_base is not None and not _own_methods(index, qualname):
+            # class WrappedChatOpenAI(ChatOpenAI): built or annotated in another module, it is the SDK's object
+            # (a subclass with methods of its own, MetaGPT's ZhiPuModelAPI.acreate, stays a project class
+            # there: its methods are the project's wrappers).
             found.setdefault(f"{qualname}()", sdk_base)
         if "." not in qualname and qualname not in found and sdk_base is None:
             # Store(): a project object, whatever its attributes are called; Model(Protocol): any object.
@@ -198,6 +200,15 @@ def _class_returned(index: ModuleIndex, scope: Scope) -> str | None:
     inner = element.value if isinstance(element, cst.Index) else None
     name = inner.value if isinstance(inner, cst.Name) else (literal(inner) if isinstance(inner, cst.SimpleString) else None)
     return name if name is not None and name in index.class_nodes else None
+
+
+def _own_methods(index: ModuleIndex, qualname: str) -> bool:
+    """Whether the class defines a method other than ``__init__``."""
+    prefix = f"{qualname}."
+    return any(
+        name.startswith(prefix) and "." not in name[len(prefix):] and name != f"{qualname}.__init__"
+        for name in index.scopes
+    )
 
 
 def _interface_returned(resolver: Resolver, index: ModuleIndex, scope: Scope) -> str | None:
