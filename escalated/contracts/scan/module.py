@@ -181,6 +181,7 @@ def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
     answer. What it returns asks the model when called: ``llm = self.get_llm(); await llm(convo)``. Kept
     as ``BaseAgent.get_llm()`` (calling the function's result), a wrapper of its own for other modules."""
     handed: dict[str, tuple[str, str]] = {}
+    inner: dict[str, str] = {}  # what is handed out (``BaseAgent.get_llm()``) -> the function it is
     for qualname, scope in index.scopes.items():
         if not isinstance(scope.node, cst.FunctionDef) or f"{qualname}()" in result.returns_output:
             continue
@@ -188,15 +189,19 @@ def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
             if not (isinstance(node, cst.Return) and isinstance(node.value, cst.Name)):
                 continue
             name = node.value.value
-            found = result.returns_output.get(f"{qualname}.{name}")
+            function = f"{qualname}.{name}"
+            found = result.returns_output.get(function)
             if found is None and name not in scope.params and (qualname, name) not in index.values and (MODULE_SCOPE, name) not in index.values:
-                found = result.returns_output.get(name)  # return ask: the module's wrapper function itself
+                function, found = name, result.returns_output.get(name)  # return ask: the module's wrapper function itself
             if found is not None:
-                handed[f"{qualname}()"] = found
+                handed[f"{qualname}()"], inner[f"{qualname}()"] = found, function
                 break
     if not handed:
         return result
-    return attrs.evolve(result, returns_output={**result.returns_output, **handed})
+    # The calls the handed-out function returns, the calls of what is handed out return too: where another
+    # module calls ``llm = self.get_llm(); command = await llm(convo)`` and runs the command is their evidence.
+    returned_by = tuple(exits | {out for out, function in inner.items() if function in exits} for exits in result.returned_by)
+    return attrs.evolve(result, returns_output={**result.returns_output, **handed}, returned_by=returned_by)
 
 
 def _bound_wrappers(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
