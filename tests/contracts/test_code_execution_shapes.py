@@ -27,3 +27,45 @@ def test_what_is_handed_out_gives_its_callers_evidence_back_to_the_calls_inside(
     assert calls[("core/llm/anthropic_client.py", 9)] == ("messages.create", "required")
     # api_check's own call of the client is checked and dropped: nothing runs.
     assert calls[("core/llm/base.py", 15)] == ("BaseLLMClient.__call__", "autonomous")
+
+
+CODE_AGENT = {
+    "agents/__init__.py": "",
+    "agents/code_agent.py": """\
+from openai import OpenAI
+
+
+class CodeAgent:
+    def __init__(self, model):
+        self.client = OpenAI()
+        self.model = model
+
+    def execute(self, task, env_controller):
+        response = self.client.chat.completions.create(model=self.model, messages=[{"role": "user", "content": task}])
+        code = response.choices[0].message.content
+        return env_controller.run_bash_script(code)
+""",
+    "agents/local_env.py": """\
+import subprocess
+
+
+class LocalController:
+    def run_bash_script(self, code, timeout=30):
+        proc = subprocess.run(["/bin/bash", "-lc", code], capture_output=True, text=True, timeout=timeout)
+        return proc.stdout
+""",
+}
+
+
+def test_a_method_named_for_running_code_on_an_untyped_receiver_is_judged_by_the_project_s_methods_of_that_name(
+    tmp_path: Path,
+) -> None:
+    calls = scan_modes(tmp_path, CODE_AGENT)
+    # env_controller is a parameter nothing types: run_bash_script's name alone counted as reviewed; the
+    # project's one class with that method starts bash on it, so the code runs: required.
+    assert calls[("agents/code_agent.py", 10)] == ("chat.completions.create", "required")
+
+
+def test_a_method_named_for_running_code_that_no_project_class_defines_stays_a_name_only_signal(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, {"agents/__init__.py": "", "agents/code_agent.py": CODE_AGENT["agents/code_agent.py"]})
+    assert calls[("agents/code_agent.py", 10)] == ("chat.completions.create", "reviewed")

@@ -332,7 +332,10 @@ class OutputFlow:
         routes = graphs.routes_to(self.resolver.qualified(call.func), arg)
         if routes is not None:
             flow.findings.append(rules.fact("output-drives-branch", routes, self.line_of(call)))
-        flow.findings.extend(passed if passed is not None else self.effects.classify_call(call, tainted=is_primary(call, arg)))
+        if passed is None:
+            passed = self.effects.classify_call(call, tainted=is_primary(call, arg))
+            passed += self._named_act_implemented(call, arg, scope, passed)
+        flow.findings.extend(passed)
         if id(call) not in self.llm_calls:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -400,6 +403,23 @@ class OutputFlow:
             holder = f"getattr({(dotted_name(lookup.owner) if lookup.owner is not None else None) or '…'}, …)"
         label = f"looked up by name in {holder} at line {self.line_of(call)}"
         flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
+
+    def _named_act_implemented(self, call: cst.Call, arg: cst.Arg, scope: Scope, named: Sequence[Finding]) -> list[Finding]:
+        """``self.process_manager.run_command(cmd)``, ``env_controller.run_bash_script(code)``: a receiver the
+        scan cannot type, whose method's name alone says it runs code (or moves money, deletes, sends): what
+        the project's classes with that method do with the output, any of them may be the one given. Their
+        bodies confirm the name (a subprocess started) or add nothing; the name's signal stays either way."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute) and self.project is not None and id(call) not in self.llm_calls
+            and any(f.basis == "name" and rules.RULES_BY_ID[f.rule].mode == "required" for f in named)
+            and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"})
+            and self.resolver.kind_of(func.value, scope) is None
+        ):  # fmt: skip
+            return []
+        found = self.project.param_findings(f"*.{func.attr.value}", call, arg) or ()
+        label, line = f"{dotted_name(func) or func.attr.value}() (any project class with {func.attr.value}())", self.line_of(call)
+        return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found if f.basis == "code"]
 
     def _any_implementer(self, call: cst.Call, arg: cst.Arg | None) -> tuple[Finding, ...] | None:
         method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
