@@ -262,7 +262,8 @@ def classify_callee(dotted: str, *, line: int, tainted: bool, qualified: str | N
     if root == "pynput" and last in _PYNPUT_INPUT and "Controller" in parts:
         # keyboard = Controller(); keyboard.type(command): keys typed into whatever window has focus.
         return [finding("R1", f"{dotted}() drives the desktop's keyboard and mouse (pynput)", line)]
-    if root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted):
+    if (root in _DISPLAY | _CONCURRENCY or dotted.split(".")[0] in _DISPLAY | _CONCURRENCY or _displays(dotted)) and full not in _EXACT_CODE:
+        # Printing, logging and scheduling decide nothing; asyncio.create_subprocess_shell still starts a process.
         return []
     out: list[Finding] = []
     tainted_code = tainted and (full in _EXACT_CODE or root == "subprocess" or dotted in _EXACT_CODE)

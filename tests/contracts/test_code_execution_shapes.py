@@ -69,3 +69,39 @@ def test_a_method_named_for_running_code_on_an_untyped_receiver_is_judged_by_the
 def test_a_method_named_for_running_code_that_no_project_class_defines_stays_a_name_only_signal(tmp_path: Path) -> None:
     calls = scan_modes(tmp_path, {"agents/__init__.py": "", "agents/code_agent.py": CODE_AGENT["agents/code_agent.py"]})
     assert calls[("agents/code_agent.py", 10)] == ("chat.completions.create", "reviewed")
+
+
+ASYNC_RUNNER = {
+    "runner.py": """\
+import asyncio
+
+from openai import AsyncOpenAI
+
+
+async def fix(task):
+    client = AsyncOpenAI()
+    response = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    process = await asyncio.create_subprocess_shell(response.choices[0].message.content)
+    await process.wait()
+
+
+async def fix_exec(task):
+    client = AsyncOpenAI()
+    response = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    await asyncio.create_subprocess_exec("bash", "-c", response.choices[0].message.content)
+
+
+async def wait_a_bit(task):
+    client = AsyncOpenAI()
+    response = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    await asyncio.sleep(float(response.choices[0].message.content))
+""",
+}
+
+
+def test_asyncio_s_subprocess_functions_run_the_answer_as_a_command(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, ASYNC_RUNNER)
+    # asyncio's scheduling decides nothing, but create_subprocess_shell/exec start a process on the answer.
+    assert calls[("runner.py", 8)] == ("chat.completions.create", "required")
+    assert calls[("runner.py", 15)] == ("chat.completions.create", "required")
+    assert calls[("runner.py", 21)] == ("chat.completions.create", "autonomous")
