@@ -105,3 +105,63 @@ def test_asyncio_s_subprocess_functions_run_the_answer_as_a_command(tmp_path: Pa
     assert calls[("runner.py", 8)] == ("chat.completions.create", "required")
     assert calls[("runner.py", 15)] == ("chat.completions.create", "required")
     assert calls[("runner.py", 21)] == ("chat.completions.create", "autonomous")
+
+
+PROCESSES = {
+    "core/__init__.py": "",
+    "core/agents/__init__.py": "",
+    "core/agents/frontend.py": """\
+from openai import AsyncOpenAI
+
+
+class Frontend:
+    def __init__(self, process_manager):
+        self.process_manager = process_manager
+        self.client = AsyncOpenAI()
+
+    async def step(self, task):
+        response = await self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        await self.process_response(response.choices[0].message.content)
+
+    async def process_response(self, text):
+        for block in text.split("```"):
+            if block.startswith("command:"):
+                await self.process_manager.run_command(block.removeprefix("command:"))
+""",
+    "core/proc/__init__.py": "",
+    "core/proc/process_manager.py": """\
+import asyncio
+
+
+class LocalProcess:
+    def __init__(self, process):
+        self.process = process
+
+    @staticmethod
+    def describe(cmd):
+        return f"$ {cmd}"
+
+    @staticmethod
+    async def start(cmd, *, cwd="."):
+        _process = await asyncio.create_subprocess_shell(cmd, cwd=cwd)
+        return LocalProcess(_process)
+
+
+class ProcessManager:
+    async def start_process(self, cmd, *, cwd="."):
+        print(LocalProcess.describe(cmd))
+        return await LocalProcess.start(cmd, cwd=cwd)
+
+    async def run_command(self, cmd, *, cwd="."):
+        process = await self.start_process(cmd, cwd=cwd)
+        return await process.process.wait()
+""",
+}
+
+
+def test_a_static_method_called_by_its_class_s_name_is_followed_into(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, PROCESSES)
+    # run_command -> self.start_process -> LocalProcess.start, a static method called by its class's name in
+    # its own module, starts a shell on the command: the frontend's reply runs (LocalProcess.describe only
+    # formats it).
+    assert calls[("core/agents/frontend.py", 10)] == ("chat.completions.create", "required")

@@ -233,6 +233,8 @@ class CallEffects:
                 if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.index.class_nodes:
                     self._instances.setdefault(key, value.func.value)
         built = self._instances.get(func.value.value)
+        if built is None and func.value.value in self.index.class_nodes:
+            built = func.value.value  # LocalProcess.start(cmd): a static or class method called by its class's name
         scope = self.index.scopes.get(f"{built}.{func.attr.value}") if built is not None else None
         return scope.node if scope is not None and isinstance(scope.node, cst.FunctionDef) else None
 
