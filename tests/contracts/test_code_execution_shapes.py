@@ -165,3 +165,62 @@ def test_a_static_method_called_by_its_class_s_name_is_followed_into(tmp_path: P
     # its own module, starts a shell on the command: the frontend's reply runs (LocalProcess.describe only
     # formats it).
     assert calls[("core/agents/frontend.py", 10)] == ("chat.completions.create", "required")
+
+
+ENGINES = {
+    "core/__init__.py": "",
+    "core/engine.py": """\
+from anthropic import Anthropic
+from openai import OpenAI
+
+
+class LMMEngine:
+    pass
+
+
+class LMMEngineOpenAI(LMMEngine):
+    def generate(self, messages):
+        response = OpenAI().chat.completions.create(model="gpt-4o", messages=messages)
+        return response.choices[0].message.content
+
+
+class LMMEngineAnthropic(LMMEngine):
+    def generate(self, messages):
+        response = Anthropic().messages.create(model="claude-sonnet-4-0", max_tokens=1024, messages=messages)
+        return response.content[0].text
+""",
+    "core/mllm.py": """\
+from core.engine import LMMEngineAnthropic, LMMEngineOpenAI
+
+
+class LMMAgent:
+    def __init__(self, engine_type):
+        if engine_type == "openai":
+            self.engine = LMMEngineOpenAI()
+        elif engine_type == "anthropic":
+            self.engine = LMMEngineAnthropic()
+        self.messages = []
+
+    def get_response(self):
+        return self.engine.generate(self.messages)
+""",
+    "agent.py": """\
+from core.mllm import LMMAgent
+
+
+def act(engine_type):
+    plan = LMMAgent(engine_type).get_response()
+    exec(plan)
+""",
+}
+
+
+def test_an_attribute_bound_to_one_of_several_wrapper_classes_in_branches_calls_whichever_was_built(
+    tmp_path: Path,
+) -> None:
+    calls = scan_modes(tmp_path, ENGINES)
+    # The plan is exec()'d; self.engine is an OpenAI engine or an Anthropic one, so both engines' requests
+    # are where a guard can sit, not only the first one bound.
+    assert calls[("agent.py", 5)] == ("LMMAgent.get_response", "required")
+    assert calls[("core/engine.py", 11)] == ("chat.completions.create", "required")
+    assert calls[("core/engine.py", 17)] == ("messages.create", "required")

@@ -66,6 +66,8 @@ class CallMatcher:
 
         def other_kinds(self, node: cst.BaseExpression, scope: Scope, known: Kind) -> list[Kind]: ...
 
+        def bound_wrappers(self, node: cst.BaseExpression, scope: Scope) -> set[str]: ...
+
     def match_call(self, node: cst.Call, scope: Scope) -> Match | None:
         found = self._match_callee(node.func, node, scope)
         if found is not None and found.provider == "litellm" and _mocked(node):
@@ -187,6 +189,12 @@ class CallMatcher:
                 method = ".".join(chain)
                 if method not in self.wrappers.get(owner, {}):
                     return None
+                bound = {o for o in self.bound_wrappers(func, scope) if method in self.wrappers.get(o, {})}
+                receiver = _last_identifier(func)
+                if len(bound | {owner}) > 1 and receiver is not None and receiver not in {"self", "cls"}:
+                    # self.engine = LMMEngineOpenAI(...) in one branch, LMMEngineAnthropic(...) in another: the call
+                    # is whichever class's the branch built, so it stands for each class's method of that name.
+                    return Match(kind.provider, f"{receiver}.{method}", "medium", kind)
                 return Match(kind.provider, f"{_declared_by(owner.rpartition('.')[2], method)}.{method}", "medium", kind)
             if kind is not None and kind.kind.startswith("interface:"):
                 # self.model.query(...) with model: Model, a protocol some project wrapper class implements.

@@ -159,6 +159,45 @@ class Resolver(CallMatcher):
         if found is not None and owner is not None:
             self._bind(owner, key, found)
 
+    def bound_wrappers(self, node: cst.BaseExpression, scope: Scope) -> set[str]:
+        """The project wrapper classes the name is bound to an instance of, in any of its bindings in the
+        scope that binds it (or, for ``self.x``, in the class): ``self.engine = LMMEngineOpenAI(...)`` in one
+        branch and ``LMMEngineAnthropic(...)`` in another."""
+        out: set[str] = set()
+        if self._depth > 3:
+            return out
+        self._depth += 1
+        try:
+            for where, value in self._assignments_of(node, scope)[:16]:
+                if isinstance(value, cst.Call):
+                    kind = self.kind_of(value, where)
+                    if kind is not None and kind.kind.startswith("wrapper:"):
+                        out.add(kind.kind.partition(":")[2])
+        finally:
+            self._depth -= 1
+        return out
+
+    def _assignments_of(self, node: cst.BaseExpression, scope: Scope) -> list[tuple[Scope, cst.BaseExpression]]:
+        """The name's bindings in the scope that binds it (for ``self.x``, in the class)."""
+        key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
+        if key is None:
+            return []
+        if self._assigned is None:
+            self._assigned = {}
+            for where, name, value in self.index.assignments:
+                owner = where.class_name if name.startswith("self.") else where.qualname
+                if owner is not None:
+                    self._assigned.setdefault((owner, name), []).append((where, value))
+        if key.startswith("self."):
+            return self._assigned.get((scope.class_name, key), []) if scope.class_name else []
+        current: Scope | None = scope
+        while current is not None:
+            found = self._assigned.get((current.qualname, key), [])
+            if found or key in current.params:
+                return found
+            current = current.parent
+        return []
+
     def other_kinds(self, node: cst.BaseExpression, scope: Scope, known: Kind) -> list[Kind]:
         """What else the name may hold: its other bindings in the scope that binds it (or, for
         ``self.x``, in the class), each an SDK object of another kind than ``known``."""
