@@ -224,3 +224,38 @@ def test_an_attribute_bound_to_one_of_several_wrapper_classes_in_branches_calls_
     assert calls[("agent.py", 5)] == ("LMMAgent.get_response", "required")
     assert calls[("core/engine.py", 11)] == ("chat.completions.create", "required")
     assert calls[("core/engine.py", 17)] == ("messages.create", "required")
+
+
+PUBLISHER = {
+    "tools/__init__.py": "",
+    "tools/describe.py": """\
+from openai import OpenAI
+
+
+class Describer:
+    def __init__(self, git_provider):
+        self.git_provider = git_provider
+
+    def run(self, diff):
+        response = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": diff}])
+        self.git_provider.publish_comment(response.choices[0].message.content)
+""",
+    "providers/__init__.py": "",
+    "providers/gerrit.py": """\
+import subprocess
+
+
+class GerritProvider:
+    def publish_comment(self, text):
+        subprocess.run(["ssh", "gerrit.example", "gerrit", "review", "-m", text], check=True)
+""",
+}
+
+
+def test_a_method_named_for_sending_is_not_made_code_execution_by_a_fixed_command_it_passes_the_text_to(
+    tmp_path: Path,
+) -> None:
+    calls = scan_modes(tmp_path, PUBLISHER)
+    # publish_comment says a message is posted; one provider posts it through ssh with the text as an
+    # argument of a fixed command: that confirms nothing of the name, and the text is not run as code.
+    assert calls[("tools/describe.py", 9)][1] != "required"
