@@ -88,6 +88,44 @@ def test_chat_sdks_without_a_provider_of_their_own_are_model_calls(tmp_path: Pat
     }
 
 
+REPLICATE_MEDIA = """\
+import replicate
+
+
+async def draw(prompt):
+    client = replicate.Client("key")
+    output = client.run("stability-ai/stable-diffusion:db21e45d", input={"prompt": prompt})
+    return output[0]
+
+
+def sketch(prompt):
+    return replicate.run("black-forest-labs/flux-schnell", input={"prompt": prompt})
+
+
+def answer(prompt):
+    return "".join(replicate.run("meta/meta-llama-3-70b-instruct", input={"prompt": prompt}))
+
+
+def any_model(ref, prompt):
+    return replicate.run(ref, input={"prompt": prompt})
+
+
+async def image_tool(prompt):
+    return await draw(prompt)
+"""
+
+
+def test_a_replicate_run_of_an_image_model_named_in_the_call_is_no_model_call(tmp_path: Path) -> None:
+    """Replicate runs any model by name: an image generator's output is a file's URL, not an
+    answer (AgentGPT's image tool). A language model's name, or a name read from elsewhere,
+    is still a call; and the image run's wrapper has no call site either."""
+    calls = _calls(tmp_path, {"media.py": REPLICATE_MEDIA})
+    assert calls == {
+        ("media.py", 15): ("openai", "replicate.run", "autonomous"),
+        ("media.py", 19): ("openai", "replicate.run", "autonomous"),
+    }
+
+
 RAW_HTTP = """\
 import httpx
 import requests

@@ -72,6 +72,8 @@ class CallMatcher:
         found = self._match_callee(node.func, node, scope)
         if found is not None and found.provider == "litellm" and _mocked(node):
             return None
+        if found is not None and _runs_a_media_model(found, node):
+            return None
         if found is not None:
             return found
         handed = self._handed_to_runner(node, scope)
@@ -654,6 +656,28 @@ def _mocked(node: cst.Call) -> bool:
     """``completion(model=…, messages=…, mock_response=text)``: litellm returns ``text`` as the answer without
     sending anything (its documented testing switch; cua's Azure ML adapter wraps an answer it already has)."""
     return any(a.keyword is not None and a.keyword.value == "mock_response" for a in node.args)
+
+
+# Replicate runs any model by its name: these families make images, sound or video, and
+# their output is a file's URL, not an answer the code reads. Only a name written in the
+# call decides; any other (a language model's, or one read from elsewhere) is still a call.
+_MEDIA_MODEL = re.compile(
+    r"(?:^|[/_:.-])(?:stable-diffusion|sdxl|flux|kandinsky|dall-?e|midjourney|openjourney|imagen|ideogram"
+    r"|recraft|controlnet|real-esrgan|esrgan|gfpgan|codeformer|rembg|musicgen|riffusion|bark|whisper"
+    r"|zeroscope|video)(?:$|[/_:.-])",
+    re.IGNORECASE,
+)
+
+
+def _runs_a_media_model(found: Match, node: cst.Call) -> bool:
+    """``replicate.run("stability-ai/stable-diffusion:…", input=…)`` (or a ``Client``'s ``run``): an
+    image, sound or video model by the name written in the call, not a language model."""
+    on_replicate = found.api.startswith("replicate.") or (found.receiver is not None and found.receiver.kind == "replicate")
+    if not on_replicate:
+        return False
+    ref = next((a.value for a in node.args if a.keyword is None or a.keyword.value in {"ref", "model", "model_version"}), None)
+    name = _string_start(ref) if ref is not None else None
+    return name is not None and _MEDIA_MODEL.search(name.partition(":")[0]) is not None
 
 
 def _asks_nothing(node: cst.Call) -> bool:
