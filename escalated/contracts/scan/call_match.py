@@ -20,8 +20,8 @@ import libcst as cst
 
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Scope, dotted_name, target_key
-from escalated.contracts.scan.kinds import BY_NAME, Kind, Match, weaker
-from escalated.contracts.scan.syntax import dotted_tail
+from escalated.contracts.scan.kinds import BY_NAME, Kind, Match, runs_callback, weaker
+from escalated.contracts.scan.syntax import argument, dotted_tail
 
 _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
 # What a receiver holding one of a project's model providers is called (``self.llm``, ``model``,
@@ -113,17 +113,10 @@ class CallMatcher:
             runs = index.runs_callback(own) if own is not None else None
         if runs is None:
             qualified = self.qualified(node.func)
-            kind = getattr(self, "externals", {}).get(f"{qualified}()") if qualified is not None else None
-            if kind is not None and kind.kind.startswith("runs:"):
-                at, _, param = kind.kind.removeprefix("runs:").partition(":")
-                runs = int(at), param
+            runs = runs_callback(getattr(self, "externals", {}).get(f"{qualified}()")) if qualified is not None else None
         if runs is None:
             return None
-        position, name = runs
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        callback = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
-        if callback is None and 0 <= position < len(positional):
-            callback = positional[position]
+        callback = argument(node, *runs)
         if not isinstance(callback, cst.Attribute):
             return None
         inner = self._match_callee(callback, node, scope)

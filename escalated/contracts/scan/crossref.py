@@ -25,7 +25,7 @@ from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, Kind
+from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, Kind, runs_callback_kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, ToolRef, ToolResolver
@@ -97,7 +97,7 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
         runs = index.runs_callback(helper) if helper is not None and returned is None else None
         if runs is not None:
             # retry_with_fallback_models(f): returns await f(model), so handed a wrapper it asks the model.
-            found[f"{name}()"] = Kind("project", f"runs:{runs[0]}:{runs[1]}")
+            found[f"{name}()"] = runs_callback_kind(*runs)
     for owner, method, _built in crew_methods(index):
         found[f"{owner}.{method}()"] = Kind("litellm", "crew")  # SomeCrew().crew() in another module
     for qualname, scope in index.scopes.items():

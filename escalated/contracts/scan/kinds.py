@@ -18,6 +18,20 @@ class Kind:
     tools_key: str | None = attrs.field(default=None, eq=False)
 
 
+def runs_callback_kind(position: int, param: str) -> Kind:
+    """What a project function that returns a call of its parameter (``return await f(model)``) is
+    exported as, for the modules that call it: which argument it runs."""
+    return Kind("project", f"runs:{position}:{param}")
+
+
+def runs_callback(kind: Kind | None) -> tuple[int, str] | None:
+    """The (position, parameter name) ``runs_callback_kind`` wrote, or None for any other kind."""
+    if kind is None or not kind.kind.startswith("runs:"):
+        return None
+    at, _, param = kind.kind.removeprefix("runs:").partition(":")
+    return int(at), param
+
+
 @attrs.frozen
 class Match:
     provider: str

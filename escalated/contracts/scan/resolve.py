@@ -201,25 +201,9 @@ class Resolver(CallMatcher):
     def other_kinds(self, node: cst.BaseExpression, scope: Scope, known: Kind) -> list[Kind]:
         """What else the name may hold: its other bindings in the scope that binds it (or, for
         ``self.x``, in the class), each an SDK object of another kind than ``known``."""
-        key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
-        if key is None or self._depth > 3:
+        if self._depth > 3:
             return []
-        if self._assigned is None:
-            self._assigned = {}
-            for where, name, value in self.index.assignments:
-                owner = where.class_name if name.startswith("self.") else where.qualname
-                if owner is not None:
-                    self._assigned.setdefault((owner, name), []).append((where, value))
-        found: list[tuple[Scope, cst.BaseExpression]] = []
-        if key.startswith("self."):
-            found = self._assigned.get((scope.class_name, key), []) if scope.class_name else []
-        else:
-            current: Scope | None = scope
-            while current is not None and not found:
-                found = self._assigned.get((current.qualname, key), [])
-                if key in current.params:
-                    break
-                current = current.parent
+        found = self._assignments_of(node, scope)
         out: list[Kind] = []
         self._depth += 1
         try:

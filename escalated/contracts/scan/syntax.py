@@ -17,6 +17,15 @@ class McpServers:
     why: str = "MCP servers: tools are listed by the server at run time"
 
 
+def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """What ``call`` passes for the parameter ``name`` at ``position``: by keyword, else by position."""
+    by_keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    if by_keyword is not None:
+        return by_keyword
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if 0 <= position < len(positional) else None
+
+
 def tools_in_args(args: Sequence[cst.Arg]) -> Iterator[cst.BaseExpression | McpServers]:
     for arg in args:
         keyword = arg.keyword.value if arg.keyword else None

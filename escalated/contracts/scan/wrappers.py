@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import libcst as cst
 
 from escalated.contracts.scan.index import Scope
-from escalated.contracts.scan.kinds import Match
+from escalated.contracts.scan.kinds import Match, runs_callback
+from escalated.contracts.scan.syntax import argument
 from escalated.contracts.scan.resolve import Resolver
 
 # Running a function elsewhere: Modal's .call/.remote/.local/.map/.starmap, Ray's .remote
@@ -80,17 +81,10 @@ def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: Local
         runs = resolver.index.runs_callback(method) if method is not None else None
     if runs is None:
         qualified = resolver.qualified(func)
-        kind = resolver.externals.get(f"{qualified}()") if qualified is not None else None
-        if kind is not None and kind.kind.startswith("runs:"):
-            at, _, param = kind.kind.removeprefix("runs:").partition(":")
-            runs = int(at), param
+        runs = runs_callback(resolver.externals.get(f"{qualified}()")) if qualified is not None else None
     if runs is None:
         return None
-    position, name = runs
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    callback = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-    if callback is None and 0 <= position < len(positional):
-        callback = positional[position]
+    callback = argument(call, *runs)
     qualname: str | None = None
     if isinstance(callback, cst.Name):
         qualname = _nested(callback.value, scope, local) or (callback.value if callback.value in local else None)
