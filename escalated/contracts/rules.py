@@ -480,8 +480,8 @@ def first_sentence(docstring: str) -> str:
     return (head + dot).strip() if dot else text
 
 
-def classify_description(tool: str, docstring: str, *, line: int) -> list[Finding]:
-    """Side-effect rules from a stand-in tool's description: ``Write and send an email.`` is R5."""
+def classify_description(tool: str, docstring: str, *, line: int, body: str = "its body is a stand-in") -> list[Finding]:
+    """Side-effect rules from a stand-in or mock tool's description: ``Write and send an email.`` is R5."""
     sentence = first_sentence(docstring)
     ws = [_verb(w) for w in words(sentence) if w not in _STOP and len(w) > 1]
     if not ws:
@@ -491,7 +491,7 @@ def classify_description(tool: str, docstring: str, *, line: int) -> list[Findin
     # a description alone ("Refund policy: explains ...") is prose, not a declaration.
     named = {f.rule for f in classify_name(tool, line=line)}
     same_action = bool(words(tool)) and _verb(words(tool)[0]) == ws[0]
-    detail = f"tool {tool}, described as {sentence[:80]!r} (its body is a stand-in)"
+    detail = f"tool {tool}, described as {sentence[:80]!r} ({body})"
     return [attrs.evolve(f, basis="declared", detail=detail) for f in found if f.rule in named or same_action]
 
 

@@ -22,7 +22,7 @@ from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.toolkits import toolkit_called
 from escalated.contracts.scan.syntax import McpServers, dotted_tail, is_formatted, short_name, string_text, tools_in_args
-from escalated.contracts.scan.tools import ToolRef, ToolResolver
+from escalated.contracts.scan.tools import ToolRef, ToolResolver, declared_description
 
 _PURE_CALLS = frozenset({
     "str", "int", "float", "bool", "len", "abs", "round", "min", "max", "sum", "sorted", "range", "pow",
@@ -104,11 +104,21 @@ class CallEffects:
             return []  # run_context.session_state["watchlist"] = ...: the agent's own session (store_findings stores there)
         elif isinstance(tool.body, cst.FunctionDef) and self._is_stand_in(tool.body):
             # A placeholder body (return f"Email sent to {to}"): what the tool says it does decides.
-            body = body + rules.classify_description(tool.name, tool.body.get_docstring() or "", line=tool.line)
-            if not body and tool.body.get_docstring() is None:
+            description = declared_description(tool.body)
+            body = body + rules.classify_description(tool.name, description, line=tool.line)
+            if not body and not description:
                 # No description either (def initiate_refund(): return "Refund initiated"): the model is
                 # offered the tool by its name, and the stand-in stands for what the name says.
                 named = [_stands_for(f, tool.name) if rules.RULES_BY_ID[f.rule].mode == "required" else f for f in named]
+        elif isinstance(tool.body, cst.FunctionDef) and self._in_memory_only(tool.body):
+            # A mock (context.context.state.seat = ..., the module's demo itineraries, progress events to
+            # the chat): it changes only the run's in-memory state, so it stands for what the model is told
+            # it does. A declared irreversible action ("Book a new or replacement flight") decides; a
+            # write it declares is what the body does, in the run's state.
+            declared = rules.classify_description(
+                tool.name, declared_description(tool.body), line=tool.line, body="its body only changes the run's in-memory state"
+            )
+            body = body + [f for f in declared if rules.RULES_BY_ID[f.rule].mode == "required"]
         out = named + body + (self._added_tools(tool.body) if isinstance(tool.body, cst.FunctionDef) else [])
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
@@ -241,21 +251,64 @@ class CallEffects:
     def _is_stand_in(self, function: cst.FunctionDef) -> bool:
         """A body that only builds its answer (and logs): no call reaches anything outside it."""
         invocation = _invocation_contexts(function)
-        for node in self.index.walk(function.body):
-            if isinstance(node, cst.Call):
-                callee = dotted_name(node.func) or ""
-                last = callee.rpartition(".")[2] if callee else (node.func.attr.value if isinstance(node.func, cst.Attribute) else "")
-                root = callee.partition(".")[0]
-                if callee in _PURE_CALLS or root in _STAND_IN_MODULES or root in {"print", "logger", "logging", "log"}:
+        return all(self._stand_in_call(node, invocation) for node in self.index.walk(function.body) if isinstance(node, cst.Call))
+
+    def _stand_in_call(self, node: cst.Call, invocation: set[str]) -> bool:
+        """A call a stand-in may make: formatting, the clock, random numbers, logging."""
+        callee = dotted_name(node.func) or ""
+        last = callee.rpartition(".")[2] if callee else (node.func.attr.value if isinstance(node.func, cst.Attribute) else "")
+        root = callee.partition(".")[0]
+        if callee in _PURE_CALLS or root in _STAND_IN_MODULES or root in {"print", "logger", "logging", "log"}:
+            return True
+        if (self.resolver.qualified(node.func) or "").partition(".")[0] in _STAND_IN_MODULES:
+            return True  # from random import randrange; randrange(0, 5)
+        if root in invocation:
+            return True  # ctx.kwargs.get("user_id"), ctx.add_tools([...]): the framework's own invocation context
+        # f"{day}".strip(), preferred_day.strftime(...): not requests.get(...)
+        return isinstance(node.func, cst.Attribute) and last in _STRING_METHODS and root not in self.index.imports
+
+    def _in_memory_only(self, function: cst.FunctionDef, *, depth: int = 0) -> bool:
+        """A mock body: besides what a stand-in may call, its calls reach only the run's own context object
+        (``context.context.stream(ProgressUpdateEvent(...))`` on a ``RunContextWrapper`` parameter, and
+        what is built for it), copies, and project functions doing no more (``apply_itinerary_defaults(state)``;
+        another module's as classified there: no side effect the code shows). Writes to the context's state
+        or the module's tables are the process's memory, not a system of record."""
+        invocation = _invocation_contexts(function)
+        contexts = _run_contexts(function)
+        calls = [node for node in self.index.walk(function.body) if isinstance(node, cst.Call)]
+        handed = {
+            id(inner)
+            for call in calls if _context_method(call.func, contexts)
+            for arg in call.args for inner in self.index.walk(arg.value) if isinstance(inner, cst.Call)
+        }  # fmt: skip
+        for call in calls:
+            if id(call) in handed or _context_method(call.func, contexts) or self._stand_in_call(call, invocation):
+                continue
+            if (dotted_name(call.func) or "") in _MOCK_BUILTINS or (self.resolver.qualified(call.func) or "").partition(".")[0] == "copy":
+                continue
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _VALUE_METHODS and not self._imported_root(call.func):
+                continue  # seg.get("origin", "").startswith("New York"), options.setdefault(...)
+            local = self._project_function(call) or self._instance_method(call)
+            if local is not None:
+                if depth < 2 and self._in_memory_only(local, depth=depth + 1):
                     continue
-                if (self.resolver.qualified(node.func) or "").partition(".")[0] in _STAND_IN_MODULES:
-                    continue  # from random import randrange; randrange(0, 5)
-                if root in invocation:
-                    continue  # ctx.kwargs.get("user_id"), ctx.add_tools([...]): the framework's own invocation context
-                if isinstance(node.func, cst.Attribute) and last in _STRING_METHODS and root not in self.index.imports:
-                    continue  # f"{day}".strip(), preferred_day.strftime(...): not requests.get(...)
+                return False
+            if not self._project_import(call.func):
+                return False
+            qualified = self.resolver.qualified(call.func)
+            imported = self.tools.imported.get(qualified) if qualified is not None else None
+            if imported is not None and any(f.basis in rules.EVIDENCE and f.rule not in rules.NOT_SIDE_EFFECTS for f in imported):
                 return False
         return True
+
+    def _imported_root(self, func: cst.Attribute) -> bool:
+        root = (dotted_name(func) or "").partition(".")[0]
+        return bool(root) and root in self.index.imports
+
+    def _project_import(self, func: cst.BaseExpression) -> bool:
+        """``apply_itinerary_defaults`` after ``from .demo_data import apply_itinerary_defaults``: a function
+        of another module of the project (a relative import says so), not a library's."""
+        return isinstance(func, cst.Name) and func.value in self.index.relative_imports
 
     def _reads_public_web(self, function: cst.FunctionDef) -> bool:
         """A body whose only reach outside is an HTTP GET without credentials of an address whose
@@ -452,6 +505,45 @@ def _invocation_contexts(function: cst.FunctionDef) -> set[str]:
         and isinstance(param.annotation.annotation, cst.Name | cst.Attribute)
         and short_name(param.annotation.annotation) == "FunctionInvocationContext"
     }
+
+
+# The run context a framework hands a tool: the Agents SDK's RunContextWrapper, Pydantic AI's and
+# Agno's RunContext, Google ADK's ToolContext.
+_RUN_CONTEXTS = frozenset({"RunContextWrapper", "RunContext", "ToolContext"})
+# Builtins that only compute, beyond what a stand-in may call.
+_MOCK_BUILTINS = frozenset({
+    "next", "any", "all", "getattr", "hasattr", "iter", "reversed", "filter", "map", "repr", "frozenset", "deepcopy",
+})  # fmt: skip
+
+
+# Methods of strings, lists and dicts a mock calls on its values, beyond a stand-in's.
+_VALUE_METHODS = frozenset({
+    "startswith", "endswith", "count", "find", "rfind", "splitlines", "partition", "rpartition", "casefold",
+    "isdigit", "isalpha", "isalnum", "zfill", "extend", "setdefault", "pop", "sort",
+})  # fmt: skip
+
+
+def _run_contexts(function: cst.FunctionDef) -> set[str]:
+    """Parameters annotated with the framework's run context (``context: RunContextWrapper[AppContext]``)."""
+    out = set()
+    for param in (*function.params.params, *function.params.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        if isinstance(annotation, cst.Name | cst.Attribute) and short_name(annotation) in _RUN_CONTEXTS:
+            out.add(param.name.value)
+    return out
+
+
+def _context_method(func: cst.BaseExpression, contexts: set[str]) -> bool:
+    """``context.stream(...)``, ``context.context.stream(...)``: a method of the run's context object
+    itself, not of something it holds (``ctx.deps.http.post``, ``context.context.db.execute``)."""
+    if not (isinstance(func, cst.Attribute) and contexts):
+        return False
+    receiver = func.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "context":
+        receiver = receiver.value
+    return isinstance(receiver, cst.Name) and receiver.value in contexts
 
 
 def _public_get(call: cst.Call) -> bool:

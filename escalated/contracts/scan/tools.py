@@ -18,7 +18,7 @@ from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.params import enclosing_scope, extended, passed_to, unwrapped
-from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
+from escalated.contracts.scan.syntax import McpServers, literal, string_text, tools_in_args
 from escalated.contracts.scan.toolkits import library_tool, toolkit_of
 
 # Tool "type" values of hosted tools, and what they can do.
@@ -681,6 +681,25 @@ def _dict_strings(node: cst.Dict) -> dict[str, str]:
             elif isinstance(element.value, cst.Dict) and key in {"function", "tool"}:
                 stack.append(element.value)
     return out
+
+
+# What the framework tells the model a tool does, where the decorator says it: the Agents SDK's
+# @function_tool(description_override=...), @tool(description=...) (LangChain, Agno, Strands, the
+# Agent Framework), FastMCP's @mcp.tool(description=...). Without one, the docstring is the description.
+_DESCRIPTION_KEYWORDS = ("description_override", "description")
+
+
+def declared_description(function: cst.FunctionDef) -> str:
+    """The description a tool function declares to the model: its decorator's, else its docstring."""
+    for decorator in function.decorators:
+        if isinstance(decorator.decorator, cst.Call):
+            for arg in decorator.decorator.args:
+                if (
+                    arg.keyword is not None and arg.keyword.value in _DESCRIPTION_KEYWORDS
+                    and isinstance(arg.value, cst.SimpleString | cst.ConcatenatedString)
+                ):
+                    return string_text(arg.value)
+    return function.get_docstring() or ""
 
 
 def _keyword_string(call: cst.Call, keyword: str) -> str | None:
