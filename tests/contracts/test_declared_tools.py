@@ -171,3 +171,47 @@ def test_the_docstring_is_the_declaration_when_the_decorator_gives_none(tmp_path
         (tmp_path / name).write_text(text)
     run = next(c for c in scan_tree(tmp_path).calls if (c.location.path, c.location.line) == ("server.py", 7))
     assert run.recommendation.mode == "required"
+
+
+SCHEMAS = """\
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
+
+
+class SendInvoice(BaseModel):
+    \"\"\"Send the invoice to the customer by email.\"\"\"
+
+    to: str = Field(description="The customer's address")
+    amount: int
+
+
+class LookUpOrder(BaseModel):
+    \"\"\"Look up an order by its number.\"\"\"
+
+    number: str
+
+
+llm = ChatOpenAI(model="gpt-4o")
+
+
+def bill(messages):
+    response = llm.bind_tools([SendInvoice, LookUpOrder], tool_choice="any").invoke(messages)
+    return response.tool_calls[0]
+
+
+def find(messages):
+    response = llm.bind_tools([LookUpOrder], tool_choice="any").invoke(messages)
+    return response.tool_calls[0]
+"""
+
+
+def test_a_schema_offered_as_a_tool_is_what_its_docstring_declares(tmp_path: Path) -> None:
+    # The model fills in SendInvoice; the code that sends it is elsewhere (a graph's next node). What the
+    # model is told calling it does is the docstring: an email sent, required. A schema declared to look
+    # something up stays a read.
+    result = scan_files(tmp_path, {"billing.py": SCHEMAS})
+    modes = {c.location.line: c.recommendation.mode for c in result.calls}
+    assert modes[22] == "required"
+    assert modes[27] != "required"
+    bill = next(c for c in result.calls if c.location.line == 22)
+    assert {f.rule for f in bill.findings if f.basis == "declared"} == {"R2", "R5"}  # an invoice, by email

@@ -119,6 +119,13 @@ class CallEffects:
                 tool.name, declared_description(tool.body), line=tool.line, body="its body only changes the run's in-memory state"
             )
             body = body + [f for f in declared if rules.RULES_BY_ID[f.rule].mode == "required"]
+        elif isinstance(tool.body, cst.ClassDef) and _is_schema(tool.body):
+            # A schema the model fills in (bind_tools([SendCalendarInvite])): nothing runs in it, the code acts on
+            # its fields elsewhere, and its docstring is what the model is told calling it does.
+            declared = rules.classify_description(
+                tool.name, tool.body.get_docstring() or "", line=tool.line, body="a schema the model fills in: the code acts on it"
+            )
+            body = body + [f for f in declared if rules.RULES_BY_ID[f.rule].mode == "required"]
         out = named + body + (self._added_tools(tool.body) if isinstance(tool.body, cst.FunctionDef) else [])
         if any(rules.RULES_BY_ID[f.rule].mode != "sampled" for f in out):
             return out
@@ -521,6 +528,17 @@ _VALUE_METHODS = frozenset({
     "startswith", "endswith", "count", "find", "rfind", "splitlines", "partition", "rpartition", "casefold",
     "isdigit", "isalpha", "isalnum", "zfill", "extend", "setdefault", "pop", "sort",
 })  # fmt: skip
+
+
+# The bases of a schema class offered as a tool (Pydantic models, TypedDicts).
+_SCHEMA_BASES = frozenset({"BaseModel", "TypedDict"})
+
+
+def _is_schema(node: cst.ClassDef) -> bool:
+    """``class SendCalendarInvite(BaseModel)`` with fields and a docstring, no methods: a tool's arguments only."""
+    return any((dotted_name(base.value) or "").rpartition(".")[2] in _SCHEMA_BASES for base in node.bases) and not any(
+        isinstance(statement, cst.FunctionDef) for statement in node.body.body
+    )
 
 
 def _run_contexts(function: cst.FunctionDef) -> set[str]:
