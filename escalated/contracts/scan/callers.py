@@ -22,8 +22,10 @@ from escalated.contracts.calls import Finding, LlmCall
 from escalated.contracts.scan.module import analysis_confidence
 
 _GIVEN = "returned to "
-# Rounds of giving back: a wrapper of a wrapper of a wrapper, each in its own module.
-_ROUNDS = 4
+# Rounds of giving back, one module of a wrapper chain each, until nothing changes: at least as deep as
+# discovery finds wrappers of wrappers across modules (eight rounds, each wrapper's call inside one more).
+# Four stopped short: UFO's providers sit six wrappers below the agents that act on their answer.
+_ROUNDS = 12
 
 
 def with_callers_evidence(
