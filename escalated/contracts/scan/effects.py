@@ -438,6 +438,10 @@ class CallEffects:
             # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
             why = f"{dotted}(): code run in an E2B sandbox"
             return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
+        if tainted and _kernel_execute(dotted) and self.index.imports_from("jupyter_client"):
+            # kc.execute(code=code) on a jupyter_client KernelClient: the code runs in the kernel it is connected to
+            why = f"{dotted}(): code run in a Jupyter kernel"
+            return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
         if tainted and qualified in _NOTEBOOK_CELLS and (self.index.imports_from("nbclient") or self.index.imports_from("jupyter_client")):
             # self.nb.cells.append(new_code_cell(source=code)) in a module running its notebook in a Jupyter kernel
             why = f"{dotted}(): the output becomes a notebook code cell the module executes in a Jupyter kernel"
@@ -613,6 +617,13 @@ def _is_prose(node: cst.CSTNode, index: ModuleIndex) -> bool:
     """A string standing alone as a statement, a docstring ("Truncate the result string to max_tokens
     tokens."), is read by people, never run: no SQL, whatever its first word."""
     return isinstance(index.parents.get(id(node)), cst.Expr)
+
+
+def _kernel_execute(dotted: str) -> bool:
+    """``kc.execute(code)``, ``client.execute_interactive(code)``: a Jupyter kernel client running code
+    (checked with the module's imports of jupyter_client by the caller)."""
+    parts = dotted.split(".")
+    return len(parts) >= 2 and parts[-1] in {"execute", "execute_interactive"}
 
 
 def _sandbox_run(dotted: str) -> bool:
