@@ -31,6 +31,70 @@ class Environment:
         return kc.execute(code=code, silent=False)
 """
 
+POST = """\
+class Post:
+    def __init__(self):
+        self.attachments = []
+        self.message = ""
+
+
+class PostProxy:
+    def __init__(self):
+        self.post = Post()
+
+    def update_attachment(self, content, kind):
+        self.post.attachments.append((kind, content))
+"""
+
+GENERATOR = """\
+from openai import OpenAI
+
+from app.post import PostProxy
+
+
+class CodeGenerator:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def reply(self, task: str, post_proxy: PostProxy) -> None:
+        response = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        code = response.choices[0].message.content
+        post_proxy.update_attachment(code, "reply_content")
+"""
+
+INTERPRETER = """\
+from app.env import Environment
+from app.generator import CodeGenerator
+from app.post import PostProxy
+
+
+class CodeInterpreter:
+    def __init__(self, generator: CodeGenerator, env: Environment):
+        self.generator = generator
+        self.env = env
+
+    def reply(self, task: str) -> str:
+        post_proxy = PostProxy()
+        self.generator.reply(task, post_proxy)
+        code = next(content for kind, content in post_proxy.post.attachments if kind == "reply_content")
+        return self.env.execute_code("session", code)
+"""
+
+SHOWN = """\
+from app.generator import CodeGenerator
+from app.post import PostProxy
+
+
+class Viewer:
+    def __init__(self, generator: CodeGenerator):
+        self.generator = generator
+
+    def show(self, task: str) -> None:
+        post_proxy = PostProxy()
+        self.generator.reply(task, post_proxy)
+        print(post_proxy.post.attachments)
+"""
+
 
 def test_code_run_in_a_jupyter_kernel_client_is_code_execution(tmp_path: Path) -> None:
     agent = """\
@@ -45,3 +109,56 @@ def run(task: str) -> str:
 """
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/env.py": KERNEL, "app/agent.py": agent})
     assert calls[("app/agent.py", 7)] == ("chat.completions.create", "required")
+
+
+def test_an_answer_written_into_the_object_the_caller_passed_is_judged_by_what_the_caller_does_with_it(tmp_path: Path) -> None:
+    files = {"app/__init__.py": "", "app/env.py": KERNEL, "app/post.py": POST, "app/generator.py": GENERATOR}
+    # Nothing but the generator: the post proxy is written and nothing in the project reads it.
+    assert scan_modes(tmp_path / "alone", files)[("app/generator.py", 11)] == ("chat.completions.create", "autonomous")
+    # The interpreter passes its own post proxy, then runs the code attachment in a Jupyter kernel.
+    calls = scan_modes(tmp_path / "run", {**files, "app/interpreter.py": INTERPRETER})
+    assert calls[("app/generator.py", 11)] == ("chat.completions.create", "required")
+
+
+def test_an_object_the_caller_only_prints_after_the_call_stays_free_text(tmp_path: Path) -> None:
+    files = {"app/__init__.py": "", "app/post.py": POST, "app/generator.py": GENERATOR, "app/viewer.py": SHOWN}
+    assert scan_modes(tmp_path, files)[("app/generator.py", 11)] == ("chat.completions.create", "autonomous")
+
+
+TRANSLATOR = """\
+class PostTranslator:
+    def raw_text_to_post(self, llm_output, post_proxy):
+        for chunk in llm_output:
+            post_proxy.update_attachment(chunk, "reply_content")
+"""
+
+STREAMING_GENERATOR = """\
+from openai import OpenAI
+
+from app.post import PostProxy
+from app.role import PostTranslator
+
+
+class CodeGenerator:
+    def __init__(self, post_translator: PostTranslator):
+        self.client = OpenAI()
+        self.post_translator = post_translator
+
+    def reply(self, task: str, post_proxy: PostProxy) -> None:
+        self.post_translator.raw_text_to_post(
+            llm_output=self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}]),
+            post_proxy=post_proxy,
+        )
+"""
+
+
+def test_an_answer_a_function_of_a_re_exported_class_writes_into_the_caller_s_object_is_followed_out(tmp_path: Path) -> None:
+    files = {
+        "app/__init__.py": "", "app/env.py": KERNEL, "app/post.py": POST, "app/generator.py": STREAMING_GENERATOR,
+        "app/role/__init__.py": "from .translator import PostTranslator\n", "app/role/translator.py": TRANSLATOR,
+        "app/interpreter.py": INTERPRETER,
+    }  # fmt: skip
+    # raw_text_to_post (imported through the package that re-exports it) writes the answer into post_proxy,
+    # the generator's parameter; the interpreter passes its own and runs the code attachment.
+    calls = scan_modes(tmp_path, files)
+    assert calls[("app/generator.py", 14)] == ("chat.completions.create", "required")

@@ -450,6 +450,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
     project = ProjectFlow(
         tables.loadable(meter), externals=table, tools=tool_table, implementers=_Implementers(tree, base=base, meter=meter, options=options),
+        callers=_Callers(tree, base=base, meter=meter, options=options),
     )  # fmt: skip
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
@@ -801,6 +802,51 @@ class _Implementers:
             ]  # fmt: skip
             load = functools.partial(entry.parsed_apart, self.meter)
             out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load, entry.functions)) for name in classes]
+        return out
+
+
+@attrs.define
+class _Callers:
+    """The project modules calling a method of a given name on something (``.reply(``), for an output
+    written into a parameter of a method of that name (``ProjectFlow.filled_findings``). Found by the
+    call in the text; once per name."""
+
+    tree: _Tree
+    base: Path
+    meter: WorkMeter
+    options: ScanOptions
+    found: dict[str, list[Loadable]] = attrs.Factory(dict)
+
+    def __call__(self, method: str) -> list[Loadable]:
+        if method not in self.found:
+            self.found[method] = self._find(method)
+        return self.found[method]
+
+    def _find(self, method: str) -> list[Loadable]:
+        calling = re.compile(rb"\." + re.escape(method.encode()) + rb"\s*\(")
+        texts = {entry.rel: entry for entry in self.tree.parsed}
+        out: list[Loadable] = []
+        for rel in sorted({*texts, *self.tree.others.values()}):
+            if is_test_path(rel):
+                continue
+            entry = texts.get(rel)
+            if entry is None:
+                try:
+                    data = (self.base / rel).read_bytes()
+                except OSError:
+                    continue
+                if not calling.search(data) or _skip_note(rel, data, options=self.options) is not None:
+                    continue
+                decoded = _decode_or_none(data)
+                if decoded is None:
+                    continue
+                entry = _Module(rel, decoded, Imports())
+            elif not calling.search(entry.source.encode()):
+                continue
+            python = _python_tree(entry.source)
+            if python is not None and entry.outline is None:
+                entry.outline, entry.functions = outline(python), functions_of(python)
+            out.append((rel, functools.partial(entry.parsed_apart, self.meter), entry.functions))
         return out
 
 

@@ -70,9 +70,14 @@ class ProjectFlow:
         externals: Mapping[str, Kind],
         tools: Mapping[str, tuple[Finding, ...]],
         implementers: Callable[[str], Sequence[tuple[str, Loadable]]] | None = None,
+        callers: Callable[[str], Sequence[Loadable]] | None = None,
     ) -> None:
         self._modules: dict[str, Loadable | None] = {}
         self._implementers = implementers
+        self._callers = callers
+        self._fills: dict[tuple[str, str, tuple[str, ...], str], tuple[Finding, ...]] = {}
+        self._filled: dict[tuple[str, str, str], frozenset[str]] = {}
+        self._via: dict[str, str | None] = {}  # a package's re-export -> where it is defined
         # Parsed on first use and kept: only the modules followed into, not every one some module imports.
         self._parsed: OrderedDict[str, _Parsed | None] = OrderedDict()
         self.add(modules)
@@ -100,7 +105,7 @@ class ProjectFlow:
         modules = self._modules
         if any(modules.get(name, _ABSENT) is not found for name, found in reads.names.items()):
             return False
-        return not any(key in self._memo or key in self._returns for key in reads.cut)
+        return not any(key in self._memo or key in self._returns or key in self._filled for key in reads.cut)
 
     def add(self, modules: Sequence[Loadable]) -> None:
         """Modules to follow into (the scan adds those only its wrapper round's importers reach)."""
@@ -171,6 +176,57 @@ class ProjectFlow:
         self._returns[key] = result
         return result
 
+    def filled_findings(self, owner: str, method: str, positional: tuple[str, ...], param: str) -> tuple[Finding, ...]:
+        """``CodeGenerator.reply(memory, post_proxy)`` writing the output into ``post_proxy``: what the
+        modules calling ``reply`` on a ``CodeGenerator`` do with the object they passed, after the call
+        (the object is the answer's way back, as a return value is). Memoised; not followed further out."""
+        key = (owner, method, positional, param)
+        known = self._fills.get(key)
+        if known is not None:
+            return known
+        if self._callers is None or self._open:
+            return ()
+        self._fills[key] = ()  # a cycle finds nothing more
+        found: list[Finding] = []
+        for loadable in self._callers(method)[:MAX_IMPLEMENTATIONS]:
+            parsed = self._parse(loadable)
+            if parsed is None:
+                continue
+            rel, module, index = parsed
+            more = self._analyzer(rel, module, index).filled_findings(owner, method, positional, param)
+            found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
+        result = self._fills[key] = tuple(sorted(set(found)))
+        return result
+
+    def filled_args(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[cst.Arg, ...]:
+        """The arguments of ``call`` whose parameters project function ``qualified`` writes what ``arg``
+        passes it into (``raw_text_to_post(llm_output=answer, post_proxy=post_proxy)``: ``post_proxy``);
+        memoised, cycles cut."""
+        found = self._function(qualified)
+        bound = self._bound(qualified, call, arg)
+        if found is None or bound is None:
+            return ()
+        loadable, name, param = bound
+        key = (loadable[0], name, f"{param}=>")
+        filled = self._filled.get(key)
+        if filled is None:
+            if key in self._open or len(self._open) >= MAX_MODULES:
+                if self._reads is not None:
+                    self._reads.cut.add(key)
+                return ()
+            parsed = self._parse(loadable)
+            scope = parsed[2].scopes.get(name) if parsed is not None else None
+            if parsed is None or scope is None:
+                return ()
+            self._open.append(key)
+            try:
+                filled = frozenset(self._analyzer(*parsed).param_filled(scope, param))
+            finally:
+                self._open.pop()
+            self._filled[key] = filled
+        positional = found[2].positional
+        return tuple(a for a in call.args if a is not arg and not a.star and param_at(positional, call, a) in filled)
+
     def callback_findings(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
         """Findings for a function returning the output handed as ``arg`` of ``call`` to project function
         ``qualified``, which calls it: what that function does with what the callback returns."""
@@ -233,6 +289,35 @@ class ProjectFlow:
             name = ".".join(parts[1:])
             signature = functions.get(name)
             # A name without a dot is a function at the module's top level; Class.method, a method of that class.
+            if signature is not None and (cut == 1 or signature.class_name == parts[1]):
+                return loadable, name, signature
+        return self._reexported(qualified)
+
+    def _reexported(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
+        """``taskweaver.role.PostTranslator.raw_text_to_post`` where ``taskweaver/role/__init__.py`` only
+        imports ``PostTranslator`` from ``.translator``: the function where the package's import points."""
+        if qualified in self._via:
+            target = self._via[qualified]
+        else:
+            target = self._via[qualified] = None
+            for cut in (1, 2):
+                parts = qualified.rsplit(".", cut)
+                loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
+                parsed = self._parse(loadable) if loadable is not None else None
+                origin = parsed[2].imports.get(parts[1]) if parsed is not None else None
+                if origin is not None and origin != f"{parts[0]}.{parts[1]}":
+                    target = self._via[qualified] = ".".join([origin, *parts[2:]])
+                    break
+        if target is None:
+            return None
+        for cut in (1, 2):
+            parts = target.rsplit(".", cut)
+            loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
+            functions = self._functions(loadable) if loadable is not None else None
+            if loadable is None or functions is None:
+                continue
+            name = ".".join(parts[1:])
+            signature = functions.get(name)
             if signature is not None and (cut == 1 or signature.class_name == parts[1]):
                 return loadable, name, signature
         return None

@@ -41,6 +41,10 @@ class ParamFlow(Protocol):
 
     def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool: ...
 
+    def filled_findings(self, owner: str, method: str, positional: tuple[str, ...], param: str) -> tuple[Finding, ...]: ...
+
+    def filled_args(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[cst.Arg, ...]: ...
+
 
 @attrs.define
 class FlowState:
@@ -75,6 +79,9 @@ class FlowState:
     # Calls of a tool looked up by name the output reached (scan/registries.py), judged once for
     # the name and once for the arguments: (id of the call, whether an argument carries the output).
     dispatched: set[tuple[int, bool]] = attrs.Factory(set)
+    # Parameters of the function the trace started from that the output was written into
+    # (post_proxy.update_attachment(code), record["code"] = answer): what the caller passed there now holds it.
+    filled: set[str] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -131,6 +138,15 @@ class OutputFlow:
         self._drain(flow)
         self.index.meter.steps += flow.steps
         return scope.qualname in flow.returned
+
+    def param_filled(self, param: str, scope: Scope) -> set[str]:
+        """The other parameters of function ``scope`` that what its parameter ``param`` carries is written
+        into (``raw_text_to_post(llm_output, post_proxy)`` … ``post_proxy.update_attachment(value)``)."""
+        flow = FlowState(follow_returns=False, origin=scope.qualname)
+        self._taint_key(param, scope, flow, depth=1)
+        self._drain(flow)
+        self.index.meter.steps += flow.steps
+        return flow.filled - {param}
 
     def follow_callback(self, param: str, scope: Scope, flow: FlowState, *, depth: int = 0) -> None:
         """What function ``scope`` does with what its parameter ``param``, a callback, returns when that
@@ -326,7 +342,7 @@ class OutputFlow:
         self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False, derived: bool = True
     ) -> None:
         kit = self.effects.toolkit_effect(call) if id(call) not in self.llm_calls else None
-        passed = [kit] if kit is not None else self._passed_on(call, arg, scope)
+        passed = [kit] if kit is not None else self._passed_on(call, arg, scope, flow)
         if passed is None and self._writes_note(call, scope):
             passed = []  # file.write(email) into open("output.txt", "a"): text kept for a person, as printed
         routes = graphs.routes_to(self.resolver.qualified(call.func), arg)
@@ -344,6 +360,7 @@ class OutputFlow:
         keeps = keeps and not (isinstance(call.func, cst.Attribute) and rules.words(call.func.attr.value)[:1] in _SENDS)
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call) and keeps:
             # message.set_content(output), payload.update(output): the receiver now carries it.
+            self._fills(receiver, scope, flow)
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
         if receiver is not None and not derived and id(call) not in self.llm_calls and self._returns_last(call, scope):
             # self.messages.append(Message("assistant", answer)) … return self.messages[-1].content: the answer.
@@ -465,12 +482,19 @@ class OutputFlow:
                     return _opens_note(node.item)
         return False
 
-    def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+    def _passed_on(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState | None = None) -> list[Finding] | None:
         """The output passed to a function (or a method of a class) of another project module:
         what that function does with it."""
         if self.project is None or id(call) in self.llm_calls:
             return None
         qualified = self._callee(call, scope)
+        if qualified is not None and flow is not None and not qualified.startswith("*."):
+            # raw_text_to_post(llm_output=answer, post_proxy=post_proxy) writing the answer into post_proxy:
+            # what was passed there holds it now.
+            for filled in self.project.filled_args(qualified, call, arg):
+                self._fills(filled.value, scope, flow)
+                if self._is_local_object(filled.value):
+                    self._taint_target(filled.value, scope, flow, depth=MAX_DEPTH, derived=True)
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
         if found is None or qualified is None:
             return None
@@ -659,6 +683,16 @@ class OutputFlow:
                     return True
         return False
 
+    def _fills(self, holder: cst.BaseExpression, scope: Scope, flow: FlowState) -> None:
+        """The output written into ``holder``: a parameter of the function the trace started from
+        (``def reply(self, memory, post_proxy)`` … ``post_proxy.update_attachment(code)``) hands it to
+        whatever the caller passed there, which reads it after the call (scan/flows.py: fills)."""
+        if (
+            isinstance(holder, cst.Name) and flow.origin == scope.qualname
+            and holder.value in scope.params and holder.value not in {"self", "cls"}
+        ):  # fmt: skip
+            flow.filled.add(holder.value)
+
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
         return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
@@ -682,6 +716,7 @@ class OutputFlow:
             # out["x"] = output / obj.field = output: the container now carries it. A loop's own variable
             # (for file in files: file.meta = answer) carries it from there on; the next turn holds another.
             written = target.value if isinstance(target.value, cst.Name) and self._loop_variable(target.value) else None
+            self._fills(target.value, scope, flow)
             self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written, paused=paused)
             return
         key = target_key(target)

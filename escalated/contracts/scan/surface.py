@@ -20,11 +20,12 @@ import libcst as cst
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.effects import CallEffects
-from escalated.contracts.scan.index import ModuleIndex, Scope
+from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.kinds import Match
 from escalated.contracts.scan.offered import OfferedTools
 from escalated.contracts.scan.output_flow import FlowState, OutputFlow, ParamFlow
 from escalated.contracts.scan.resolve import Resolver
+from escalated.contracts.scan.syntax import param_at
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 
@@ -59,6 +60,7 @@ class SurfaceAnalyzer(OfferedTools):
         self.index = index
         self.resolver = resolver
         self.line_of = line_of
+        self.project = project
         self.tools = ToolResolver(index, line_of, code_of, imported_tools or {}, tool_sites or {})
         self.effects = CallEffects(index, resolver, self.tools, line_of=line_of, llm_calls=llm_calls)
         self.flow = OutputFlow(
@@ -80,6 +82,7 @@ class SurfaceAnalyzer(OfferedTools):
             if tool is not None and rules.effective_mode(finding) in {"required", "reviewed"}:
                 sites.add(self._site(tool))
         self.flow.follow_output(origin, scope, state)
+        state.findings += self._filled(scope, state)
         findings = tuple(sorted(set(state.findings)))
         # A tool gate covers the call only when every risky thing the call reaches sits behind it.
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
@@ -87,6 +90,70 @@ class SurfaceAnalyzer(OfferedTools):
         return Surface(
             findings, escapes=state.escapes, tools_gated=tools_gated, returned=frozenset(state.returned), risky_tools=tuple(sorted(sites))
         )  # fmt: skip
+
+    def _filled(self, scope: Scope, state: FlowState) -> list[Finding]:
+        """The output written into a parameter of its method (``post_proxy.update_attachment(code)`` in
+        ``CodeGenerator.reply(memory, post_proxy)``): what the method's callers in other modules do with
+        the object they passed, once the call returns (``execute_code(post_proxy.post...)``)."""
+        node = scope.node
+        if not state.filled or self.project is None or scope.class_name is None or not isinstance(node, cst.FunctionDef):
+            return []
+        positional = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
+        found: list[Finding] = []
+        for param in sorted(state.filled):
+            found += self.project.filled_findings(scope.class_name, node.name.value, positional, param)
+        return found
+
+    def filled_findings(self, owner: str, method: str, positional: tuple[str, ...], param: str) -> tuple[Finding, ...]:
+        """What this module does with the object it passes as ``param`` to ``owner.method`` (a method of a
+        class of another module, the receiver typed as that class), after the call: ``self.generator.reply(
+        memory, post_proxy)`` then ``code = post_proxy.post.get_attachment(...)`` run in a kernel."""
+        found: list[Finding] = []
+        for call, scope in self.index.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == method):
+                continue
+            kind = self.resolver.kind_of(func.value, scope)
+            typed = kind is not None and (kind.kind == f"object:{owner}" or kind.kind.endswith(f".{owner}"))
+            if not typed and not (kind is None and self._declared(func.value, scope) == owner):
+                continue
+            for arg in call.args:
+                if arg.star or not isinstance(arg.value, cst.Name) or param_at(positional, call, arg) != param:
+                    continue
+                state = FlowState(follow_returns=False)
+                # The call filling it is where it came from, not a use of it (as a model request's argument).
+                self.flow.llm_calls.add(id(call))
+                try:
+                    self.flow.follow_param(arg.value.value, scope, state)
+                finally:
+                    self.flow.llm_calls.discard(id(call))
+                label = f"{param} filled, read after {dotted_name(func) or method}()"
+                found += [attrs.evolve(f, detail=f"{label} -> {f.detail}") for f in state.findings]
+        return tuple(sorted(set(found)))
+
+    def _declared(self, receiver: cst.BaseExpression, scope: Scope) -> str | None:
+        """The class a receiver the resolver cannot type is declared as here, by name: ``self.generator``
+        set in ``__init__`` from ``generator: CodeGenerator`` or ``CodeGenerator(...)``; a parameter
+        ``generator: CodeGenerator``."""
+        if isinstance(receiver, cst.Name) and receiver.value in scope.params:
+            return _class_named(scope.params[receiver.value].annotation)
+        if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
+            return None
+        init = self.index.scopes.get(f"{scope.class_name}.__init__") if scope.class_name is not None else None
+        if init is None:
+            return None
+        for node in self.index.walk(init.node, skip_defs=True):
+            if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+                continue
+            target = node.targets[0].target
+            if not (isinstance(target, cst.Attribute) and target.attr.value == receiver.attr.value and dotted_name(target.value) == "self"):
+                continue
+            value = node.value
+            if isinstance(value, cst.Name) and value.value in init.params:
+                return _class_named(init.params[value.value].annotation)
+            if isinstance(value, cst.Call):
+                return (dotted_name(value.func) or "").rpartition(".")[2] or None
+        return None
 
     def param_findings(self, scope: Scope, param: str) -> tuple[Finding, ...]:
         """What this function does with parameter ``param`` when it holds a model's output.
@@ -97,6 +164,10 @@ class SurfaceAnalyzer(OfferedTools):
         state = FlowState(follow_returns=False)
         self.flow.follow_param(param, scope, state)
         return tuple(sorted(set(state.findings)))
+
+    def param_filled(self, scope: Scope, param: str) -> set[str]:
+        """The other parameters this function writes what parameter ``param`` carries into."""
+        return self.flow.param_filled(param, scope)
 
     def param_returns(self, scope: Scope, param: str) -> bool:
         """Whether this function returns what parameter ``param`` carries, or parts of it."""
@@ -111,3 +182,13 @@ class SurfaceAnalyzer(OfferedTools):
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         """What a tool does, by its name and its body."""
         return self.effects.classify_tool(tool)
+
+
+def _class_named(annotation: cst.Annotation | None) -> str | None:
+    """``CodeGenerator`` of ``generator: CodeGenerator`` (or ``module.CodeGenerator``, ``"CodeGenerator"``)."""
+    if annotation is None:
+        return None
+    node = annotation.annotation
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"").rpartition(".")[2] or None
+    return (dotted_name(node) or "").rpartition(".")[2] or None
