@@ -162,3 +162,85 @@ def test_an_answer_a_function_of_a_re_exported_class_writes_into_the_caller_s_ob
     # the generator's parameter; the interpreter passes its own and runs the code attachment.
     calls = scan_modes(tmp_path, files)
     assert calls[("app/generator.py", 14)] == ("chat.completions.create", "required")
+
+
+STORE = """\
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class DB:
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def __setitem__(self, key, val):
+        (self.path / key).write_text(val)
+
+
+@dataclass
+class DBs:
+    memory: DB
+    workspace: DB
+"""
+
+FILES = """\
+def to_files(chat, workspace):
+    workspace["all_output.txt"] = chat
+    for name, code in parse(chat):
+        workspace[name] = code
+
+
+def parse(chat):
+    return [(line.split(" ", 1)[0], line) for line in chat.splitlines()]
+"""
+
+STEPS = """\
+import subprocess
+
+from openai import OpenAI
+
+from app.files import to_files
+from app.store import DBs
+
+
+def ask(prompt):
+    reply = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    return reply.choices[0].message.content
+
+
+def gen_code(dbs: DBs):
+    code = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "code"}])
+    to_files(code.choices[0].message.content, dbs.workspace)
+
+
+def gen_entrypoint(dbs: DBs):
+    answer = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "run it"}])
+    dbs.workspace["run.sh"] = answer.choices[0].message.content
+
+
+def gen_notes(dbs: DBs):
+    answer = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "notes"}])
+    dbs.memory["notes.md"] = answer.choices[0].message.content
+"""
+
+RUN = """\
+
+def execute_entrypoint(dbs: DBs):
+    p = subprocess.Popen("bash run.sh", shell=True, cwd=dbs.workspace.path)
+    p.wait()
+"""
+
+
+def test_an_answer_written_into_a_store_whose_folder_a_fixed_command_runs_a_file_of_runs(tmp_path: Path) -> None:
+    files = {"app/__init__.py": "", "app/store.py": STORE, "app/files.py": FILES}
+    calls = scan_modes(tmp_path / "run", {**files, "app/steps.py": STEPS + RUN})
+    # bash run.sh runs in dbs.workspace's folder: the entry point written there, and the code to_files
+    # writes there, run.
+    assert calls[("app/steps.py", 20)] == ("chat.completions.create", "required")
+    assert calls[("app/steps.py", 15)] == ("chat.completions.create", "required")
+    # The notes go to dbs.memory, whose folder nothing runs.
+    assert calls[("app/steps.py", 25)][1] != "required"
+    # Nothing runs the workspace: the same writes are no code run.
+    kept = scan_modes(tmp_path / "kept", {**files, "app/steps.py": STEPS})
+    assert kept[("app/steps.py", 20)][1] != "required"
+    assert kept[("app/steps.py", 15)][1] != "required"

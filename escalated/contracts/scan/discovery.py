@@ -450,7 +450,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
     project = ProjectFlow(
         tables.loadable(meter), externals=table, tools=tool_table, implementers=_Implementers(tree, base=base, meter=meter, options=options),
-        callers=_Callers(tree, base=base, meter=meter, options=options),
+        callers=_Callers(tree, base=base, meter=meter, options=options), run_folders=_RunFolders(tree, base=base, options=options),
     )  # fmt: skip
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
@@ -848,6 +848,73 @@ class _Callers:
                 entry.outline, entry.functions = outline(python), functions_of(python)
             out.append((rel, functools.partial(entry.parsed_apart, self.meter), entry.functions))
         return out
+
+
+# A fixed command that runs a file of its working folder: ``bash run.sh``, ``python main.py``.
+_RUNS_A_FILE = re.compile(r"^\s*(?:bash|sh|zsh|python3?|node|ruby|perl)\s+[\w./-]+\.(?:sh|py|js|rb|pl)\b")
+_STARTS_PROCESS = frozenset({"Popen", "run", "call", "check_call", "check_output", "create_subprocess_shell", "create_subprocess_exec"})
+
+
+@attrs.define
+class _RunFolders:
+    """Stores whose folder a fixed command runs a file of (``subprocess.Popen("bash run.sh", shell=True,
+    cwd=dbs.workspace.path)`` with ``dbs: DBs``): (the class the store hangs off, the attribute), found
+    once in the project's text. An answer written into ``dbs.workspace`` elsewhere is code that runs."""
+
+    tree: _Tree
+    base: Path
+    options: ScanOptions
+    found: dict[tuple[str, str], str] | None = None
+
+    def __call__(self) -> dict[tuple[str, str], str]:
+        if self.found is None:
+            self.found = self._find()
+        return self.found
+
+    def _find(self) -> dict[tuple[str, str], str]:
+        texts = {entry.rel: entry.source for entry in self.tree.parsed}
+        out: dict[tuple[str, str], str] = {}
+        for rel in sorted({*texts, *self.tree.others.values()}):
+            if is_test_path(rel):
+                continue
+            source = texts.get(rel)
+            if source is None:
+                try:
+                    data = (self.base / rel).read_bytes()
+                except OSError:
+                    continue
+                if b"cwd" not in data or _skip_note(rel, data, options=self.options) is not None:
+                    continue
+                source = _decode_or_none(data)
+            if source is None or "cwd" not in source:
+                continue
+            python = _python_tree(source)
+            for function in (n for n in ast.walk(python) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if python else ():
+                declared = {a.arg: ast.unparse(a.annotation).rpartition(".")[2] for a in function.args.args if a.annotation is not None}
+                for node in ast.walk(function):
+                    store = _run_folder(node, declared)
+                    if store is not None and isinstance(node, ast.Call):
+                        out.setdefault(store, f"{rel}:{node.lineno}")
+        return out
+
+
+def _run_folder(node: ast.AST, declared: Mapping[str, str]) -> tuple[str, str] | None:
+    """(class, attribute) of ``cwd=dbs.workspace.path`` in a process started on a fixed command running a file."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute | ast.Name)):
+        return None
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+    first = node.args[0]
+    command = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    if isinstance(first, ast.List) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
+        command = " ".join(str(e.value) for e in first.elts if isinstance(e, ast.Constant))
+    if name not in _STARTS_PROCESS or command is None or not _RUNS_A_FILE.match(command):
+        return None
+    cwd = next((k.value for k in node.keywords if k.arg == "cwd"), None)
+    if isinstance(cwd, ast.Attribute) and cwd.attr in {"path", "root", "dir", "folder"}:
+        cwd = cwd.value  # dbs.workspace.path: the store's own folder
+    if isinstance(cwd, ast.Attribute) and isinstance(cwd.value, ast.Name) and cwd.value.id in declared:
+        return declared[cwd.value.id], cwd.attr
+    return None
 
 
 # Rounds of wrappers across modules: a wrapper of a wrapper of a wrapper, each in its own module.

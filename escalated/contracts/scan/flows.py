@@ -71,10 +71,12 @@ class ProjectFlow:
         tools: Mapping[str, tuple[Finding, ...]],
         implementers: Callable[[str], Sequence[tuple[str, Loadable]]] | None = None,
         callers: Callable[[str], Sequence[Loadable]] | None = None,
+        run_folders: Callable[[], Mapping[tuple[str, str], str]] | None = None,
     ) -> None:
         self._modules: dict[str, Loadable | None] = {}
         self._implementers = implementers
         self._callers = callers
+        self._run_folders = run_folders
         self._fills: dict[tuple[str, str, tuple[str, ...], str], tuple[Finding, ...]] = {}
         self._filled: dict[tuple[str, str, str], frozenset[str]] = {}
         self._via: dict[str, str | None] = {}  # a package's re-export -> where it is defined
@@ -197,6 +199,11 @@ class ProjectFlow:
             found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
         result = self._fills[key] = tuple(sorted(set(found)))
         return result
+
+    def run_folder(self, owner: str, attribute: str) -> str | None:
+        """Where a fixed command runs a file of the folder of store ``owner.attribute`` (``DBs.workspace``:
+        ``bash run.sh`` with ``cwd=dbs.workspace.path``), as ``path:line``; None when nothing does."""
+        return self._run_folders().get((owner, attribute)) if self._run_folders is not None else None
 
     def filled_args(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[cst.Arg, ...]:
         """The arguments of ``call`` whose parameters project function ``qualified`` writes what ``arg``

@@ -45,6 +45,8 @@ class ParamFlow(Protocol):
 
     def filled_args(self, qualified: str, call: cst.Call, arg: cst.Arg) -> tuple[cst.Arg, ...]: ...
 
+    def run_folder(self, owner: str, attribute: str) -> str | None: ...
+
 
 @attrs.define
 class FlowState:
@@ -493,6 +495,7 @@ class OutputFlow:
             # what was passed there holds it now.
             for filled in self.project.filled_args(qualified, call, arg):
                 self._fills(filled.value, scope, flow)
+                self._into_run_folder(filled.value, scope, flow, self.line_of(call))
                 if self._is_local_object(filled.value):
                     self._taint_target(filled.value, scope, flow, depth=MAX_DEPTH, derived=True)
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
@@ -693,6 +696,21 @@ class OutputFlow:
         ):  # fmt: skip
             flow.filled.add(holder.value)
 
+    def _into_run_folder(self, store: cst.BaseExpression, scope: Scope, flow: FlowState, line: int) -> None:
+        """``dbs.workspace["run.sh"] = answer`` (or ``to_files(answer, dbs.workspace)`` writing it there) with
+        ``dbs: DBs``, where a fixed command of the project runs a file of ``dbs.workspace``'s folder."""
+        if not (
+            self.project is not None and isinstance(store, cst.Attribute) and isinstance(store.value, cst.Name)
+            and store.value.value in scope.params
+        ):  # fmt: skip
+            return
+        annotation = scope.params[store.value.value].annotation
+        owner = (dotted_name(annotation.annotation) or "").rpartition(".")[2] if annotation is not None else ""
+        where = self.project.run_folder(owner, store.attr.value) if owner else None
+        if where is not None:
+            why = f"written into {dotted_name(store)}, whose folder a fixed command runs a file of ({where})"
+            flow.findings.append(rules.fact("runs-model-code", why, line))
+
     def _is_local_object(self, node: cst.BaseExpression) -> bool:
         # Only local variables: self.io.tool_output(text) must not taint every use of self.io.
         return isinstance(node, cst.Name) and node.value not in self.index.imports and node.value not in {"self", "cls"}
@@ -717,6 +735,8 @@ class OutputFlow:
             # (for file in files: file.meta = answer) carries it from there on; the next turn holds another.
             written = target.value if isinstance(target.value, cst.Name) and self._loop_variable(target.value) else None
             self._fills(target.value, scope, flow)
+            if isinstance(target, cst.Subscript):
+                self._into_run_folder(target.value, scope, flow, self.line_of(target))
             self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written, paused=paused)
             return
         key = target_key(target)
