@@ -209,11 +209,15 @@ class ProjectFlow:
         """The arguments of ``call`` whose parameters project function ``qualified`` writes what ``arg``
         passes it into (``raw_text_to_post(llm_output=answer, post_proxy=post_proxy)``: ``post_proxy``);
         memoised, cycles cut."""
-        found = self._function(qualified)
-        bound = self._bound(qualified, call, arg)
-        if found is None or bound is None:
+        # Only here is a package's re-export followed to its definition: param_findings does not yet (it
+        # would reach further into every project's own logs and records, a round of its own).
+        found = self._function(qualified) or self._reexported(qualified)
+        if found is None:
             return ()
-        loadable, name, param = bound
+        loadable, name, signature = found
+        param = param_at(signature.positional, call, arg)
+        if param is None or param not in signature.names:
+            return ()
         key = (loadable[0], name, f"{param}=>")
         filled = self._filled.get(key)
         if filled is None:
@@ -298,7 +302,7 @@ class ProjectFlow:
             # A name without a dot is a function at the module's top level; Class.method, a method of that class.
             if signature is not None and (cut == 1 or signature.class_name == parts[1]):
                 return loadable, name, signature
-        return self._reexported(qualified)
+        return None
 
     def _reexported(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
         """``taskweaver.role.PostTranslator.raw_text_to_post`` where ``taskweaver/role/__init__.py`` only
