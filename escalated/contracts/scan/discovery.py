@@ -438,15 +438,19 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     # the tools they import from other modules, for the modules that bind an agent someone imports.
     pairs = enumerate(zip(tables.kinds, tables.tools, strict=True))
     with_agents = [i for i, ((_rel, kinds_found), (_r, own)) in pairs if crossref.imports_tools_for_others(kinds_found, own)]
+    regrown: Collection[str] | None = None  # the tool table's keys the first round added or changed
     for _round in range(2 if with_agents else 0):
         for i in with_agents:
             (rel, own_tools), entry = tables.tools[i], tables.entries[i]
+            if regrown is not None and not _may_look_up(entry, regrown, table):
+                continue  # the second round would read what the first read: the same exports again
             loaded = entry.load(tree.errors)
             assert loaded is not None  # it loaded for its tables
             wanted = crossref.imported_by(targets, rel)
             own_tools.update(crossref.agent_tool_exports(*loaded, imported=tool_table, externals=table, sites=sites, wanted=wanted))
             entry.release()
-        tool_table = crossref.with_reexports(tables.tools, tables.indexes)
+        first, tool_table = tool_table, crossref.with_reexports(tables.tools, tables.indexes)
+        regrown = {key for key in first.keys() | tool_table.keys() if first.get(key) != tool_table.get(key)}
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
     project = ProjectFlow(
         tables.loadable(meter), externals=table, tools=tool_table, implementers=_Implementers(tree, base=base, meter=meter, options=options),
@@ -1008,6 +1012,20 @@ def _reached_by(targets: set[str]) -> Callable[[str], bool]:
         return False
 
     return reached
+
+
+def _may_look_up(entry: _Module, keys: Collection[str], externals: Mapping[str, Kind]) -> bool:
+    """Whether the agents' tool round can read one of ``keys`` of the tool table in ``entry``.
+
+    ``agent_tool_exports`` reads the tool table only under a name qualified through the module's
+    imports (``index.qualified``: an import target, the attributes written after it, then ``()`` or
+    ``@tools``), or under a crew's key the externals hold (``Resolver._crew_of``, by a class
+    of whatever module): so a key under none of its import targets, and no crew's, is not read."""
+    targets = _targets(entry)
+    return any(
+        any(key.startswith(target) for target in targets) or ((kind := externals.get(key)) is not None and kind.kind == "crew")
+        for key in keys
+    )  # fmt: skip
 
 
 def _import_targets(parsed: Iterable[_Module]) -> set[str]:
