@@ -258,6 +258,8 @@ class OutputFlow:
             if flow.steps > MAX_STEPS:
                 flow.escapes = True
                 return
+            if _reads_usage(parent, child):
+                return  # tokens = response["usage"]: the request's token counts, none of the answer
             if isinstance(parent, cst.Call) and parent.func is child:
                 self._dispatch(parent, scope, flow)  # TOOLS[name](…), fn(…) with fn = TOOLS[name], tool.execute(…)
             if isinstance(parent, cst.Arg) and parent.value is child:
@@ -728,6 +730,8 @@ class OutputFlow:
     ) -> None:
         if isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
+                if len(target.elements) > 1 and isinstance(element.value, cst.Name) and _COUNTS.search(element.value.value):
+                    continue  # message, tokens = self.generate(...): the answer, and what it cost
                 self._taint_target(element.value, scope, flow, depth=depth, derived=derived, paused=paused)
             return
         if isinstance(target, cst.Subscript | cst.Attribute) and target_key(target) is None:
@@ -1359,7 +1363,11 @@ def _copies(func: cst.BaseExpression) -> bool:
     if isinstance(func, cst.Name):
         return func.value in _COPIES
     validated = isinstance(func, cst.Attribute) and func.attr.value in _VALIDATES
-    return dotted_name(func) == "json.loads" or validated or _joins(func)
+    return dotted_name(func) in _JSON_LOADS or validated or _joins(func)
+
+
+# The JSON parsers real code uses alike (json5 for a model's lenient JSON, orjson and ujson for speed).
+_JSON_LOADS = frozenset({"json.loads", "json5.loads", "orjson.loads", "ujson.loads"})
 
 
 # A schema's parse of the answer (pydantic's model_validate_json, a TypeAdapter's validate_json): the
@@ -1413,6 +1421,24 @@ def _holds(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
     if isinstance(parent, cst.Element):
         return parent.value is child and isinstance(child, cst.Dict)  # [{"role": "assistant", "content": text}]
     return isinstance(parent, cst.Dict | cst.List)  # walked up from one of its elements, checked above
+
+
+# A name unpacked beside the answer that holds what the request cost (``message, tokens = ask(...)``,
+# ``answer, usage``, ``text, cost``): token counts, not a piece of the answer.
+_COUNTS = re.compile(r"(?:^|_)(?:tokens|usage|costs?)$")
+
+# What a model's response reports about the request (token counts), not what the model answered.
+_USAGE = frozenset({"usage", "usage_metadata", "token_usage"})
+
+
+def _reads_usage(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``response["usage"]``, ``response.usage``: the answer's token counts, read from the output."""
+    if isinstance(parent, cst.Attribute) and parent.value is child:
+        return parent.attr.value in _USAGE
+    if isinstance(parent, cst.Subscript) and parent.value is child and len(parent.slice) == 1:
+        index = parent.slice[0].slice
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and literal(index.value) in _USAGE
+    return False
 
 
 def _adds_record(statement: cst.AugAssign) -> bool:
