@@ -79,6 +79,9 @@ class CallMatcher:
         handed = self._handed_to_runner(node, scope)
         if handed is not None:
             return handed
+        loaded = self._loaded_by_name(node, scope)
+        if loaded is not None:
+            return loaded
         # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...),
         # anyio's to_thread.run_sync(agent.run, ...) and loop.run_in_executor(None, fn, ...) run the
         # model call: the deferring call is the one to guard.
@@ -121,6 +124,124 @@ class CallMatcher:
             return None
         inner = self._match_callee(callback, node, scope)
         return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
+
+    def _object_wrapper(self, kind: Kind, method: str) -> Match | None:
+        """``objgenerator.chatcompletion(…)``, ``function_manager(…)``: an object of a project class of another
+        module (``objgenerator = OBJGenerator()`` at the top of its module, imported), typed before that class's
+        ``method`` was known to return the model's answer; a call site of that wrapper when one class of the
+        name has it."""
+        owner = kind.kind.partition(":")[2]
+        index = getattr(self, "index", None)
+        if index is None or owner in index.class_nodes:
+            return None  # a class of this module: its wrappers are this module's own (wrappers.match_local)
+        named = owner.rpartition(".")[2]
+        found = {answer for name, answer in self._wrapper_methods.get(method, ()) if name == named}
+        if len(found) != 1:
+            return None
+        return Match(next(iter(found))[0], f"{_declared_by(named, method)}.{method}", "medium", kind)
+
+    def _loaded_by_name(self, node: cst.Call, scope: Scope) -> Match | None:
+        """``self._get_request_func(request_type)(**kwargs)``: a function (or method) of the module that hands
+        out a function loaded by name, ``getattr(importlib.import_module(f".{request_type}", "pkg"),
+        "chatcompletion_request")``, or picked from a table whose every value is one (kept in
+        ``self.funcs[request_type]``, or a dict of imported functions), where each module of that package
+        defining the name defines a wrapper of the model: calling what it hands out asks the model."""
+        index = getattr(self, "index", None)
+        if index is None or not self.wrappers or not isinstance(node.func, cst.Call):
+            return None
+        callee = node.func.func
+        if isinstance(callee, cst.Name):
+            qualname = callee.value
+        elif (
+            isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in {"self", "cls"}
+            and scope.class_name is not None
+        ):  # fmt: skip
+            qualname = f"{scope.class_name}.{callee.attr.value}"
+        else:
+            return None
+        function = index.scopes.get(qualname)
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return None
+        returned = [r.value for r in index.walk(function.node.body, skip_defs=True) if isinstance(r, cst.Return) and r.value is not None]
+        found = [self._loaded(value, function, depth=0) for value in returned]
+        if not found or any(f is None for f in found):
+            return None
+        provider, _api = found[0]  # type: ignore[misc]
+        return Match(provider, f"{qualname}()", "medium", None)
+
+    def _loaded(self, value: cst.BaseExpression, function: Scope, *, depth: int) -> tuple[str, str] | None:
+        """(provider, api) of the wrapper ``value`` is when it is a function loaded by name, or one picked
+        from a table of them (see _loaded_by_name); None otherwise."""
+        index = getattr(self, "index", None)
+        if index is None or depth > 3:
+            return None
+        if isinstance(value, cst.Name):
+            bound = index.values.get((function.qualname, value.value))
+            if bound is not None:
+                return self._loaded(bound, function, depth=depth + 1)
+            qualified = self.qualified(value)  # a table's value: an imported wrapper function
+            return self.wrappers.get(qualified, {}).get("") if qualified is not None else None
+        if isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and len(value.args) >= 2:
+            name = _string_start(value.args[1].value)
+            module = value.args[0].value
+            if isinstance(module, cst.Name):
+                module = index.values.get((function.qualname, module.value), module)
+            if name is None or "\x00" in name or not isinstance(module, cst.Call) or not (dotted_name(module.func) or "").endswith("import_module"):
+                return None
+            return self._in_package(_imported_package(module), name)
+        table: cst.BaseExpression | None = None
+        if isinstance(value, cst.Subscript):
+            table = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
+            table = value.func.value
+        key = target_key(table) if table is not None else None
+        if key is None:
+            return None
+        values = self._table_values(key, function)
+        found = [self._loaded(v, s, depth=depth + 1) for v, s in values]
+        return found[0] if found and all(f is not None for f in found) else None
+
+    def _table_values(self, key: str, function: Scope) -> list[tuple[cst.BaseExpression, Scope]]:
+        """The values put into the table ``key`` names (``self.funcs`` in any method of the class, or a name
+        of the function or module): its dict literal's values and each ``table[k] = value``."""
+        index = getattr(self, "index", None)
+        if index is None:
+            return []
+        scopes: list[Scope] = []
+        if key.startswith("self."):
+            if function.class_name is None:
+                return []
+            prefix = function.class_name + "."
+            scopes = [s for q, s in index.scopes.items() if q.startswith(prefix) and isinstance(s.node, cst.FunctionDef)]
+        else:
+            scopes = [function]
+        out: list[tuple[cst.BaseExpression, Scope]] = []
+        literals = [index.values.get((s.qualname, key)) for s in scopes]
+        if function.class_name is not None:
+            literals.append(index.values.get((function.class_name, key)))
+        if not key.startswith("self."):
+            literals.append(index.values.get((MODULE_SCOPE, key)))
+        for literal in literals:
+            if isinstance(literal, cst.Dict):
+                out += [(e.value, function) for e in literal.elements if isinstance(e, cst.DictElement)]
+        for s in scopes:
+            if not isinstance(s.node, cst.FunctionDef):
+                continue
+            for node in index.walk(s.node.body, skip_defs=True):
+                if isinstance(node, cst.Assign) and any(
+                    isinstance(t.target, cst.Subscript) and target_key(t.target.value) == key for t in node.targets
+                ):
+                    out.append((node.value, s))
+        return out
+
+    def _in_package(self, package: str | None, name: str) -> tuple[str, str] | None:
+        """The wrapper function ``name`` of a module of ``package`` (any module when the package is not
+        known), when every one of them defining it is one."""
+        if package is None:
+            return None
+        prefix = f"{package}." if package else ""
+        having = [q for q in sorted(self.wrappers) if q.startswith(prefix) and q.endswith(f".{name}") and "" in self.wrappers[q]]
+        return self.wrappers[having[0]][""] if having else None
 
     def _match_callee(self, callee: cst.BaseExpression, node: cst.Call, scope: Scope) -> Match | None:
         qualified = self.qualified(callee)
@@ -178,6 +299,12 @@ class CallMatcher:
                 # func.gpt_call(prompt) with func = Functionz() of another module, whose __getattr__ finds the
                 # registered function of that name: the project's one wrapper function so named, if any.
                 return self._named_wrapper(chain[0])
+            if kind is not None and kind.kind.startswith("object:") and len(chain) == 1:
+                # objgenerator.chatcompletion(...) with objgenerator = OBJGenerator() at the top of another module,
+                # read as a plain object before its class's wrapper methods were known.
+                known = self._object_wrapper(kind, chain[0])
+                if known is not None:
+                    return known
             if kind is not None and kind.kind.startswith("wrapper:"):
                 # self.llm.completion(...) with self.llm = LLM() from another module of the project.
                 owner = kind.kind.partition(":")[2]
@@ -222,6 +349,12 @@ class CallMatcher:
                 owner = kind.kind.partition(":")[2]
                 if "__call__" in self.wrappers.get(owner, {}):
                     return Match(kind.provider, f"{_declared_by(owner.rpartition('.')[2], '__call__')}.__call__", "medium", kind)
+            if kind is not None and kind.kind.startswith("object:"):
+                # function_manager(...) with function_manager = FunctionManager() at the top of another module,
+                # read as a plain object before its class's __call__ was known to return the model's answer.
+                called = self._object_wrapper(kind, "__call__")
+                if called is not None:
+                    return called
             # llm("prompt") on a model built here (old LangChain); a typed
             # parameter may be any callable, so annotations do not count.
             if kind is not None and kind.kind == "chat" and isinstance(kind.origin, cst.Call):
@@ -710,3 +843,22 @@ def _declared_by(class_name: str, method: str) -> str:
     """The class whose wrapper method ``class_name.method`` is: a base class of another module it inherits
     it from (``AsyncInterpreter.chat`` is ``OpenInterpreter.chat``), or the class itself."""
     return apis.INHERITED_WRAPPERS.get().get((class_name, method), class_name)
+
+
+def _imported_package(call: cst.Call) -> str | None:
+    """The package whose modules ``importlib.import_module(f".{kind}", "pkg.sub")`` (or ``(f"pkg.sub.{kind}")``)
+    loads one of: ``pkg.sub``; None when it is not written."""
+    args = [a.value for a in call.args if a.keyword is None]
+    if not args:
+        return None
+    first = args[0]
+    text: str | None = None
+    if isinstance(first, cst.FormattedString):
+        lead = first.parts[0] if first.parts else None
+        text = lead.value if isinstance(lead, cst.FormattedStringText) else ""
+    if text is None:
+        return None
+    if text.startswith("."):
+        package = _string_start(args[1]) if len(args) > 1 else None
+        return package if text == "." and package else None
+    return text[:-1] if text.endswith(".") else None

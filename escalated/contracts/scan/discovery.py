@@ -493,7 +493,8 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         apis.INHERITED_WRAPPERS.set(declared)
         wrappers = crossref.with_reexports(used, tables.indexes)
         grown_modules = {name.rpartition(".")[0] for name in crossref.table(fresh)}
-        found_callers = _wrapper_callers(tree, base=base, options=options, wrappers=fresh, skip={e.rel for e in callers})
+        found_callers = _wrapper_callers(tree, base=base, options=options, wrappers=fresh, skip={e.rel for e in callers},
+                                         externals=table)
         callers += found_callers
         more = targets | _import_targets(callers)
         if not more <= targets:  # they may look up tools no candidate imports
@@ -521,6 +522,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         named = (
             _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
             | _injected_callers([*analysable, *callers], wrappers, registries=any(kind == BY_NAME for kind in table.values()))
+            | _loading_callers([*analysable, *callers], wrappers)
         )
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
@@ -1167,6 +1169,21 @@ def _injected_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping
     return out
 
 
+def _snake(class_name: str) -> str:
+    """``FunctionManager`` -> ``function_manager``, what an instance of it made at the top of a module is called."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
+
+
+def _loading_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+    """Modules loading a wrapper function by its name, importing nothing of it:
+    ``getattr(importlib.import_module(f".{kind}", "pkg"), "chat_request")`` (see call_match._loaded_by_name)."""
+    names = sorted({owner.rpartition(".")[2] for owner, methods in wrappers.items() if "" in methods})
+    if not names:
+        return set()
+    loading = re.compile(r"\bgetattr\([^\n]*['\"](?:" + "|".join(re.escape(n) for n in names) + r")['\"]")
+    return {entry.rel for entry in entries if "import_module" in entry.source and loading.search(entry.source)}
+
+
 def _named_after(class_name: str) -> list[str]:
     """The names a receiver of the class may have: the class's, and its endings that start a CamelCase
     word, three letters or more (``BaseLLM``: ``llm``), as ``call_match`` reads them."""
@@ -1175,7 +1192,7 @@ def _named_after(class_name: str) -> list[str]:
 
 def _wrapper_callers(
     tree: _Tree, *, base: Path, options: ScanOptions, wrappers: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]],
-    skip: set[str],
+    skip: set[str], externals: Mapping[str, Kind] | None = None,
 ) -> list[_Module]:
     """Files the text pre-check passed over that call a wrapper by name (``self.brain.think(``)."""
     # get_llm() (a method handing out a wrapper) is called as get_llm(.
@@ -1188,7 +1205,17 @@ def _wrapper_callers(
     # A class whose instances are called (__call__ returns the answer): its import, the instance is called by any name.
     called = sorted({owner.rpartition(".")[2] for _rel, found in wrappers for owner, methods in found.items() if "__call__" in methods})
     if called:
+        # Or an instance of one made at the top of its module (function_manager = FunctionManager()), imported:
+        # named in the tables, or after its class.
+        wanted = {f"object:{name}" for name in called}
+        instances = {key.rpartition(".")[2] for key, kind in (externals or {}).items() if kind.kind in wanted}
+        called = sorted({*called, *instances, *(_snake(name) for name in called)})
+    if called:
         shapes += rb"|\bimport\b[^\n]*\b(?:" + b"|".join(re.escape(n.encode()) for n in called) + rb")\b"
+    # A wrapper function loaded by its name (getattr(importlib.import_module(f".{kind}", "pkg"), "chat_request")).
+    functions = sorted({owner.rpartition(".")[2] for _rel, found in wrappers for owner, methods in found.items() if "" in methods})
+    if functions:
+        shapes += rb"|\bgetattr\([^\n]*['\"](?:" + b"|".join(re.escape(n.encode()) for n in functions) + rb")['\"]"
     calling = re.compile(shapes)
     parsed: list[_Module] = []
     for rel in sorted(set(tree.others.values()) - skip):

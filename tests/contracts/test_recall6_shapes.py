@@ -1,0 +1,136 @@
+"""Shapes of model calls the recall 6 round found the scan missing in held-out repositories, each a small project.
+
+Written from what real agent code does (XAgent's request function loaded by provider name with
+``importlib.import_module`` and ``getattr``, kept in a dict and returned from it; a module-level instance of
+the generator class imported by every agent; a function manager object called like a function; a generate
+method returning the answer beside its token counts); the repositories themselves stay out of this
+repository, only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_modes
+
+LOADED_BY_NAME = {
+    "app/__init__.py": "",
+    "app/agent/__init__.py": "",
+    "app/request/__init__.py": "from .obj_generator import objgenerator, OBJGenerator\n",
+    "app/request/openai.py": """\
+import openai
+
+
+def chatcompletion_request(**kwargs):
+    response = openai.ChatCompletion.create(**kwargs)
+    return response
+""",
+    "app/request/local.py": """\
+import requests
+
+
+def chatcompletion_request(**kwargs):
+    response = requests.post(
+        "http://127.0.0.1:8000/chat/completions",
+        json={"model": kwargs["model"], "messages": kwargs["messages"]},
+    ).json()
+    return response
+""",
+    "app/request/obj_generator.py": """\
+import importlib
+
+
+class OBJGenerator:
+    def __init__(self):
+        self.chatcompletion_request_funcs = {}
+
+    def chatcompletion(self, **kwargs):
+        request_type = kwargs.pop("request_type", "openai")
+        response = self._get_chatcompletion_request_func(request_type)(**kwargs)
+        return response
+
+    def _get_chatcompletion_request_func(self, request_type: str):
+        if request_type not in self.chatcompletion_request_funcs:
+            module = importlib.import_module(f".{request_type}", "app.request")
+            self.chatcompletion_request_funcs[request_type] = getattr(module, "chatcompletion_request")
+        return self.chatcompletion_request_funcs[request_type]
+
+    def settings(self, name):
+        module = importlib.import_module(f".{name}", "app.request")
+        return getattr(module, "SETTINGS")
+
+
+objgenerator = OBJGenerator()
+""",
+    "app/functions.py": """\
+from app.request import objgenerator
+
+
+class FunctionManager:
+    def __call__(self, function_name, **kwargs):
+        response = objgenerator.chatcompletion(messages=[{"role": "user", "content": function_name}])
+        return response["choices"][0]["message"]["content"]
+
+
+function_manager = FunctionManager()
+""",
+    "app/agent/tool_agent.py": """\
+import subprocess
+
+from app.request import objgenerator
+
+
+class ToolAgent:
+    def generate(self, messages):
+        response = objgenerator.chatcompletion(messages=messages, request_type="openai")
+        tokens = response["usage"]
+        return response["choices"][0]["message"]["content"], tokens
+
+    def step(self, messages):
+        command, tokens = self.generate(messages)
+        subprocess.run(command, shell=True)
+
+    def prompt(self, messages):
+        answer, tokens = self.generate(messages)
+        notes = [{"role": "user", "content": "NOTES\\n" + answer}]
+        return notes, tokens
+""",
+    "app/planner.py": """\
+from app.agent.tool_agent import ToolAgent
+
+
+def plan(messages):
+    notes, tokens = ToolAgent().prompt(messages)
+    return notes
+""",
+    "app/summary.py": """\
+from app.functions import function_manager
+
+
+def summarize(text):
+    return function_manager("summarize", text=text)
+""",
+}
+
+
+def test_a_request_function_loaded_by_name_and_what_hands_it_out(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, LOADED_BY_NAME)
+    # getattr(importlib.import_module(f".{request_type}", "app.request"), "chatcompletion_request"), kept in a
+    # dict and returned from it: every module of the package defining that name defines a wrapper, so calling
+    # what the method hands out asks the model, and chatcompletion returning it is a wrapper in turn.
+    assert calls[("app/request/obj_generator.py", 10)] == ("OBJGenerator._get_chatcompletion_request_func()", "required")
+    # objgenerator = OBJGenerator() at the top of its module, imported through the package: a call site.
+    assert calls[("app/agent/tool_agent.py", 8)] == ("OBJGenerator.chatcompletion", "required")
+    # function_manager = FunctionManager() called like a function: its __call__ returns the answer.
+    assert calls[("app/summary.py", 5)][0] == "FunctionManager.__call__"
+    # getattr of a name no wrapper has (a module's SETTINGS) hands out nothing that asks.
+    assert not any(line == 20 for path, line in calls if path == "app/request/obj_generator.py")
+
+
+def test_the_token_counts_unpacked_beside_the_answer_are_not_the_answer(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, LOADED_BY_NAME)
+    assert calls[("app/agent/tool_agent.py", 13)] == ("ToolAgent.generate", "required")
+    # prompt returns notes built around the answer and the token counts: no wrapper, so nothing calls it as one.
+    assert ("app/agent/tool_agent.py", 17) in calls  # its own call of generate is a call site
+    assert not any(api == "ToolAgent.prompt" for api, _mode in calls.values())
+    assert ("app/planner.py", 5) not in calls
