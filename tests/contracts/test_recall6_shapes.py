@@ -134,3 +134,89 @@ def test_the_token_counts_unpacked_beside_the_answer_are_not_the_answer(tmp_path
     assert ("app/agent/tool_agent.py", 17) in calls  # its own call of generate is a call site
     assert not any(api == "ToolAgent.prompt" for api, _mode in calls.values())
     assert ("app/planner.py", 5) not in calls
+
+
+HTTP_HELPERS = {
+    "ollama_service.py": """\
+from contextlib import contextmanager
+
+
+class OllamaService:
+    def __init__(self, config):
+        self.config = config
+
+    def _chat_completion(self, messages, stream=True):
+        api_endpoint = "/api/chat"
+        payload = {"model": self.config.model, "messages": messages, "stream": stream}
+        with self._request_api(api_endpoint, payload) as resp:
+            response = resp.json()["message"]["content"]
+        yield {"role": "assistant", "content": response}
+
+    def _completion(self, prompt):
+        payload = {"model": self.config.model, "prompt": prompt, "stream": False}
+        with self._request_api("/api/generate", payload) as resp:
+            return resp.json()["response"]
+
+    def _get_embedding(self, string):
+        payload = {"model": self.config.embedding_model, "prompt": string}
+        with self._request_api("/api/embeddings", payload) as resp:
+            return resp.json()["embedding"]
+
+    def get_embeddings(self, strings):
+        return [self._get_embedding(s) for s in strings]
+
+    @contextmanager
+    def _request_api(self, api_path, payload, stream=False):
+        import requests
+
+        url = f"{self.config.api_base}{api_path}"
+        with requests.Session() as session:
+            with session.post(url, json=payload, stream=stream) as resp:
+                yield resp
+""",
+    "provider.py": """\
+import asyncio
+from functools import partial
+
+import requests
+
+
+def _run_sync(func, *args, **kwargs):
+    loop = asyncio.get_event_loop()
+    return loop.run_in_executor(None, partial(func, *args, **kwargs))
+
+
+class Provider:
+    async def inference(self, prompt):
+        payload = {"model": "local", "messages": [{"role": "user", "content": prompt}]}
+        api_url = self.API_URI.rstrip("/") + "/chat/completions"
+        resp = await _run_sync(requests.post, api_url, json=payload, timeout=300)
+        return resp.json()["choices"][0]["message"]["content"]
+
+    async def download(self, url):
+        resp = await _run_sync(requests.get, url, timeout=30)
+        return resp.content
+
+    async def azure(self, prompt):
+        api_url = f"{self.base}/openai/deployments/{self.AI_MODEL}/chat/completions?api-version=2024-02-01"
+        resp = requests.post(api_url, json={"messages": [{"role": "user", "content": prompt}]})
+        return resp.json()["choices"][0]["message"]["content"]
+""",
+}
+
+
+def test_a_project_http_helper_posting_what_it_is_given(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, HTTP_HELPERS)
+    # _request_api(api_path, payload) posts its payload to f"{api_base}{api_path}": asked a chat body (or
+    # Ollama's /api/generate with a prompt), its call is the request; the post inside is one too.
+    assert calls[("ollama_service.py", 11)][0] == "http.post"
+    assert calls[("ollama_service.py", 17)][0] == "http.post"
+    assert calls[("ollama_service.py", 34)][0] == "http.post"
+    # The embeddings asked through the same helper are no model call, and neither are their callers.
+    assert ("ollama_service.py", 22) not in calls
+    assert ("ollama_service.py", 26) not in calls
+    # requests.post run in a thread by a helper (loop.run_in_executor(None, partial(func, *args, **kwargs))).
+    assert calls[("provider.py", 16)][0] == "http.post"
+    assert ("provider.py", 20) not in calls
+    # Azure OpenAI's deployment address, the API version in its query.
+    assert calls[("provider.py", 25)][0] == "http.post"

@@ -566,6 +566,9 @@ _MODEL_PATHS = (
     (re.compile(r"^\x00(?:/[^\s\x00]*)?/v1/messages$"), "anthropic"),
     (re.compile(r"^\x00(?:/[^\s\x00]*)?:(?:stream)?[gG]enerateContent$"), "google-genai"),
     (re.compile(r"^\x00(?:/[^\s\x00]*)?/(?:chat/completions|responses)$"), "openai"),
+    # Azure OpenAI: the deployment named in the path, the API version in the query
+    # (f"{base}/openai/deployments/{model}/chat/completions?api-version=2024-02-01").
+    (re.compile(r"^\x00/openai/deployments/[^\s/]+/(?:chat/completions|completions|responses)(?:\?\S*)?$"), "openai"),
     (re.compile(r"^/v1/messages$"), "anthropic"),
     (re.compile(r"^(?:/[\w.-]+)*/chat/completions$"), "openai"),
 )

@@ -82,6 +82,9 @@ class CallMatcher:
         loaded = self._loaded_by_name(node, scope)
         if loaded is not None:
             return loaded
+        helped = self._posted_through_helper(node, scope)
+        if helped is not None:
+            return helped
         # asyncio.to_thread(client.models.generate_content, ...), asyncio.to_thread(completion, ...),
         # anyio's to_thread.run_sync(agent.run, ...) and loop.run_in_executor(None, fn, ...) run the
         # model call: the deferring call is the one to guard.
@@ -122,7 +125,9 @@ class CallMatcher:
         callback = argument(node, *runs)
         if not isinstance(callback, cst.Attribute):
             return None
-        inner = self._match_callee(callback, node, scope)
+        # _run_sync(requests.post, api_url, json=payload): the callback called with the arguments after it.
+        asked = node.with_changes(func=callback, args=[a for a in node.args if a.value is not callback])
+        inner = self._match_callee(callback, asked, scope)
         return attrs.evolve(inner, confidence=weaker(inner.confidence, "medium")) if inner is not None else None
 
     def _object_wrapper(self, kind: Kind, method: str) -> Match | None:
@@ -560,9 +565,126 @@ class CallMatcher:
         found = apis.model_endpoint(text) if text is not None else None
         if found is None and url is not None:
             found = self._model_body(node, scope)
+        if found is None and url is not None and _sends_body(node, url) and self._helped_callers(scope):
+            found = "openai"  # the post of a helper one of whose callers asks a model through it
         if found is None or url is None or _asks_nothing(node) or not _sends_body(node, url):
             return None
         return Match(found, "http.post", "medium", None)
+
+    def _helped_callers(self, scope: Scope) -> bool:
+        """The function ``scope`` is a project HTTP helper (see _posted_through_helper) that a call of the
+        module asks a model through."""
+        index = getattr(self, "index", None)
+        if index is None or not isinstance(scope.node, cst.FunctionDef):
+            return False
+        name = scope.node.name.value
+        for call, where in index.calls:
+            callee = call.func
+            named = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else None
+            if named == name and self._helper_of(call, where) is scope and self._posted_through_helper(call, where) is not None:
+                return True
+        return False
+
+    def _helper_of(self, node: cst.Call, scope: Scope) -> Scope | None:
+        """The module's function (``helper(…)``) or the class's own method (``self.helper(…)``) ``node`` calls."""
+        index = getattr(self, "index", None)
+        if index is None:
+            return None
+        callee = node.func
+        if isinstance(callee, cst.Name):
+            qualname = callee.value
+        elif (
+            isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in {"self", "cls"}
+            and scope.class_name is not None
+        ):  # fmt: skip
+            qualname = f"{scope.class_name}.{callee.attr.value}"
+        else:
+            return None
+        function = index.scopes.get(qualname)
+        return function if function is not None and isinstance(function.node, cst.FunctionDef) else None
+
+    def calls_http_helper(self, node: cst.Call, scope: Scope) -> bool:
+        """``node`` calls a project HTTP helper (see _posted_through_helper): it asks a model only when what it
+        is given does, which match_call judges; as a wrapper's call site it would count an embedding too."""
+        function = self._helper_of(node, scope)
+        return function is not None and function is not scope and self._helper_post(function) is not None
+
+    def _posted_through_helper(self, node: cst.Call, scope: Scope) -> Match | None:
+        """``with self._request_api("/api/chat", payload) as resp:`` where ``_request_api(self, api_path,
+        payload)`` posts ``payload`` to ``f"{self.config.api_base}{api_path}"`` (requests, httpx, aiohttp): a
+        project HTTP helper posting what it is given. Asked a model's question (a model API's path, or a body
+        with ``model`` and ``messages``; Ollama's ``/api/generate`` with ``model`` and ``prompt``), the call is
+        the request."""
+        function = self._helper_of(node, scope)
+        if function is None or function is scope:
+            return None
+        posted = self._helper_post(function)
+        if posted is None:
+            return None
+        base, url_param, body_param = posted
+        node_params = function.node.params if isinstance(function.node, cst.FunctionDef) else None
+        if node_params is None:
+            return None
+        positional = [p.name.value for p in (*node_params.posonly_params, *node_params.params)]
+        if positional and positional[0] in {"self", "cls"} and function.class_name is not None:
+            positional = positional[1:]
+        text = base
+        if url_param is not None:
+            given = argument(node, positional.index(url_param) if url_param in positional else -1, url_param)
+            path = self._url_text(given, scope) if given is not None else None
+            text = (base or "") + (path if path is not None else "\x00")
+        found = apis.model_endpoint(text) if text is not None else None
+        if found is None and body_param is not None:
+            given = argument(node, positional.index(body_param) if body_param in positional else -1, body_param)
+            index = getattr(self, "index", None)
+            if isinstance(given, cst.Name) and index is not None:
+                given = index.values.get((scope.qualname, given.value))
+            keys = {
+                e.key.evaluated_value for e in given.elements
+                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+            } if isinstance(given, cst.Dict) else set()  # fmt: skip
+            ollama = text is not None and text.endswith("/api/generate") and {"model", "prompt"} <= keys
+            if {"model", "messages"} <= keys or {"inputs", "parameters"} <= keys or ollama:
+                found = "openai"
+        return Match(found, "http.post", "medium", None) if found is not None else None
+
+    def _helper_post(self, function: Scope) -> tuple[str | None, str | None, str | None] | None:
+        """The post a helper makes of what it is given: (the address's text before the parameter, or the
+        whole address when no parameter is in it; the address's parameter; the body's parameter), at least one
+        parameter; None when it posts nothing so."""
+        index = getattr(self, "index", None)
+        if index is None or not isinstance(function.node, cst.FunctionDef):
+            return None
+        params = function.params
+        for call in index.walk(function.node.body, skip_defs=True):
+            if not isinstance(call, cst.Call):
+                continue
+            method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+            if self.qualified(call.func) not in apis.HTTP_POSTS and method not in {"post", "apost"}:
+                continue
+            url = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"), None)
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            url = url if url is not None else positional[0] if positional else None
+            body = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in {"json", "data"}), None)
+            if url is None or body is None:
+                continue
+            if isinstance(url, cst.Name) and url.value not in params:
+                url = index.values.get((function.qualname, url.value), url)
+            url_param: str | None = None
+            base: str | None = None
+            if isinstance(url, cst.Name) and url.value in params:
+                url_param, base = url.value, ""
+            elif isinstance(url, cst.FormattedString) and url.parts:
+                last = url.parts[-1]  # f"{self.config.api_base}{api_path}": a base, then the path it is given
+                if isinstance(last, cst.FormattedStringExpression) and isinstance(last.expression, cst.Name) and last.expression.value in params:
+                    url_param, base = last.expression.value, "\x00"
+            if url_param is None:
+                base = self._url_text(url, function)
+            body_param = body.value if isinstance(body, cst.Name) and body.value in params else None
+            if url_param is not None or body_param is not None:
+                return base, url_param, body_param
+        return None
+
 
     def _model_body(self, node: cst.Call, scope: Scope) -> str | None:
         """An address the code does not spell (``self.end_point``), asked a model's question: a body with

@@ -323,6 +323,9 @@ class ModuleIndex(Imports):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in scope.params:
                 name = value.func.value
                 return (positional.index(name) if name in positional else -1), name
+            ran = _deferred_parameter(value, scope) if isinstance(value, cst.Call) else None
+            if ran is not None:
+                return (positional.index(ran) if ran in positional else -1), ran
         return None
 
     def binds(self, name: str) -> bool:
@@ -534,6 +537,18 @@ def _declares_field(value: cst.BaseExpression) -> bool:
     func = value.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     return name in {"Field", "field", "PrivateAttr", "ib", "attrib"}
+
+
+def _deferred_parameter(call: cst.Call, scope: Scope) -> str | None:
+    """``loop.run_in_executor(None, partial(func, *args, **kwargs))``, ``asyncio.to_thread(func, *args)``: the
+    parameter whose call a helper runs in a thread and hands back (``_run_sync(requests.post, url, …)``)."""
+    deferrer = (dotted_name(call.func) or "").rpartition(".")[2]
+    position = {"to_thread": 0, "run_in_executor": 1}.get(deferrer)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    ran = positional[position] if position is not None and len(positional) > position else None
+    if isinstance(ran, cst.Call) and (dotted_name(ran.func) or "").rpartition(".")[2] == "partial" and ran.args:
+        ran = ran.args[0].value
+    return ran.value if isinstance(ran, cst.Name) and ran.value in scope.params else None
 
 
 def target_key(target: cst.BaseExpression) -> str | None:

@@ -786,6 +786,8 @@ class OutputFlow:
             (call, caller)
             for call, caller in self.index.calls
             if short_name_or_none(call.func) == name and caller is not scope and id(call) not in flow.seen_calls
+            # self._request_api("/api/embeddings", payload): an HTTP helper's call asking no model gets no answer
+            and (id(call) in self.llm_calls or not self.resolver.calls_http_helper(call, caller))
         ]
         named = {id(call) for call, _caller in callers}
         callers += [

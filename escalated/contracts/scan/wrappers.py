@@ -31,6 +31,8 @@ LocalWrappers = Mapping[str, tuple[str, str]]
 def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
     """``ask(...)``, ``self.completion(...)``, ``self.llm.completion(...)`` / ``LLM().completion(...)``."""
     func = call.func
+    if resolver.calls_http_helper(call, scope):
+        return None  # self._request_api("/api/embeddings", payload): match_call judges what the helper posts
     ran = _callback_run(resolver, call, scope, local)
     if ran is not None:
         return ran
