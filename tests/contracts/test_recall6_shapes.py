@@ -220,3 +220,68 @@ def test_a_project_http_helper_posting_what_it_is_given(tmp_path: Path) -> None:
     assert ("provider.py", 20) not in calls
     # Azure OpenAI's deployment address, the API version in its query.
     assert calls[("provider.py", 25)][0] == "http.post"
+
+
+FACTORY = {
+    "agent/__init__.py": "",
+    "agent/models.py": """\
+import together
+from openai import OpenAI
+
+
+class BaseModel:
+    def __init__(self, args):
+        self.args = args
+
+    def query(self, history):
+        raise NotImplementedError
+
+
+class OpenAIModel(BaseModel):
+    def query(self, history):
+        response = OpenAI().chat.completions.create(model=self.args.name, messages=history)
+        return response.choices[0].message.content
+
+
+class TogetherModel(BaseModel):
+    def query(self, history):
+        completion = together.Complete.create(model=self.args.name, prompt=history[-1]["content"])
+        return completion["choices"][0]["text"]
+
+
+class HumanModel(BaseModel):
+    def query(self, history):
+        return input("> ")
+
+
+def get_model(args):
+    if args.name == "human":
+        return HumanModel(args)
+    if args.name.startswith("gpt"):
+        return OpenAIModel(args)
+    return TogetherModel(args)
+""",
+    "agent/agents.py": """\
+import subprocess
+
+from agent.models import get_model
+
+
+class Agent:
+    def __init__(self, args):
+        self.model = get_model(args)
+
+    def step(self, history):
+        action = self.model.query(history)
+        subprocess.run(action, shell=True)
+""",
+}
+
+
+def test_a_factory_building_one_of_several_model_classes_by_name(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, FACTORY)
+    # get_model returns HumanModel, OpenAIModel or TogetherModel by the name asked for: self.model is
+    # whichever was built, so self.model.query(...) asks a model (whose action runs as a shell command).
+    assert calls[("agent/agents.py", 11)] == ("BaseModel.query", "required")
+    # Together's module API before its client (together < 1.0).
+    assert calls[("agent/models.py", 21)][0] == "together.Complete.create"

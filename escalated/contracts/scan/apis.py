@@ -179,6 +179,8 @@ CLASS_CALLED_KINDS = frozenset({"dashscope"})
 # Module-level functions that ask a model (provider, api): the SDK's default client.
 MODULE_FUNCTIONS: dict[str, tuple[str, str]] = {
     **{f"replicate.{n}": ("openai", f"replicate.{n}") for n in ("run", "async_run", "stream", "async_stream")},
+    # Together's module API before its OpenAI-shaped client (together < 1.0): completions and chat.
+    **{f"together.{n}": ("openai", f"together.{n}") for n in ("Complete.create", "Complete.create_streaming", "Completion.create")},
     # PaLM's API in google.generativeai (before Gemini): text and chat.
     **{f"google.generativeai.{n}": ("google-genai", n) for n in (
         "generate_text", "generate_text_async", "chat", "chat_async",

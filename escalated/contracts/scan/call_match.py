@@ -329,7 +329,7 @@ class CallMatcher:
                 implemented = self._implemented(method)
                 if implemented is None:
                     return None
-                return Match(implemented[0], f"{kind.kind.rpartition('.')[2]}.{method}", "medium", kind)
+                return Match(implemented[0], f"{kind.kind.partition(':')[2].rpartition('.')[2]}.{method}", "medium", kind)
             if kind is not None and kind.kind == "agents-runner":
                 # runner = Runner(); runner.run(agent, ...): Runner.run, its agent the first argument.
                 name = ".".join(chain)

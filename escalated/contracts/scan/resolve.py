@@ -619,6 +619,25 @@ class Resolver(CallMatcher):
                 return inner.provider
         return default
 
+    def _built_by_name(self, helper: Scope) -> Kind | None:
+        """``def get_model(args): if args.model_name.startswith("gpt"): return OpenAIModel(args) … elif …:
+        return OllamaModel(args)``: a factory building one of several classes of the module, picked by a name
+        or a setting. What it returns is whichever was built: an instance of that family, as a parameter typed
+        with a protocol is (``interface:``, named after the base of the module
+        most of them derive from)."""
+        built: list[str] = []
+        for node in self.index.subtree(helper.node):
+            if isinstance(node, cst.Return) and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name):
+                name = node.value.func.value
+                if name in self.index.class_nodes and name not in built:
+                    built.append(name)
+        if len(built) < 2:
+            return None
+        bases = [b.value.value for name in built for b in self.index.class_bases.get(name, ()) if isinstance(b.value, cst.Name)]
+        bases = [b for b in bases if b in self.index.class_nodes]
+        named = max(sorted(set(bases)), key=bases.count) if bases else built[0]  # the base most of them derive from
+        return Kind("project", f"interface:{named}", "medium")
+
     def returned_kind(self, helper: Scope) -> Kind | None:
         """What a module-level function returns, when that is a model object."""
         if helper.qualname in self._returns:
@@ -633,6 +652,10 @@ class Resolver(CallMatcher):
         annotated = self._annotation(returns.annotation) if returns is not None else None
         self._depth += 1
         try:
+            if annotated is None:
+                built = self._built_by_name(helper)
+                if built is not None:
+                    return built
             for node in self.index.subtree(helper.node):
                 if isinstance(node, cst.Return) and node.value is not None:
                     found = self.kind_of(node.value, helper)
