@@ -92,6 +92,11 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
     for name, scopes in index.functions_by_name.items():
         helper = next((s for s in scopes if s.class_name is None and s.parent is index.module_scope), None)
         returned = resolver.returned_kind(helper) if helper is not None else None
+        built = _classes_built(index, helper) if returned is not None and returned.kind.startswith("object:") else None
+        if built:
+            # def make_model(backend): return OpenAIDecoder(...) / AnthropicDecoder(...): in another module the
+            # name of a class of this one means nothing; which classes it builds does (resolved there).
+            returned = Kind("project", "instances:" + ",".join(built))
         if returned is not None:
             found[f"{name}()"] = returned
         runs = index.runs_callback(helper) if helper is not None and returned is None else None
@@ -200,6 +205,25 @@ def _class_returned(index: ModuleIndex, scope: Scope) -> str | None:
     inner = element.value if isinstance(element, cst.Index) else None
     name = inner.value if isinstance(inner, cst.Name) else (literal(inner) if isinstance(inner, cst.SimpleString) else None)
     return name if name is not None and name in index.class_nodes else None
+
+
+def _classes_built(index: ModuleIndex, helper: Scope | None) -> list[str]:
+    """``return OpenAIDecoder(...)`` in one branch, ``return AnthropicDecoder(...)`` in another: the module's
+    top-level classes a function returns a new instance of, when every value it returns is one (a factory)."""
+    if helper is None:
+        return []
+    built: list[str] = []
+    for node in index.subtree(helper.node):
+        if isinstance(node, cst.FunctionDef | cst.Lambda) and node is not helper.node:
+            return []  # a nested function's returns are not the factory's (subtree does not stop there)
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        value = node.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in index.class_nodes):
+            return []
+        if value.func.value not in built:
+            built.append(value.func.value)
+    return built
 
 
 def _own_methods(index: ModuleIndex, qualname: str) -> bool:

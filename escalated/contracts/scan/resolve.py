@@ -173,6 +173,12 @@ class Resolver(CallMatcher):
                     kind = self.kind_of(value, where)
                     if kind is not None and kind.kind.startswith("wrapper:"):
                         out.add(kind.kind.partition(":")[2])
+                    qualified = self.qualified(value.func)
+                    handed = self.externals.get(f"{qualified}()") if qualified is not None else None
+                    if handed is not None and handed.kind.startswith("instances:"):
+                        # model = make_model(backend): whichever class the factory built.
+                        built = self._classes_handed(handed, qualified or "", value)
+                        out.update(c for c in built if self.wrappers.get(c) and "" not in self.wrappers[c])
         finally:
             self._depth -= 1
         return out
@@ -401,6 +407,10 @@ class Resolver(CallMatcher):
             handed = self.externals[f"{qualified}()"]  # a helper in another module returns a client
             if handed.kind.startswith("class:"):
                 return self._class_of(handed.kind.partition(":")[2], qualified, node)
+            if handed.kind.startswith("instances:"):
+                # model = make_model(backend) (a factory of another module returning one of its classes'
+                # instances): an instance of the first such class with wrapper methods (bound_wrappers has them all).
+                return self._built_instance(self._classes_handed(handed, qualified, node), node)
             if handed.kind.startswith("returns:"):
                 # BaseService.get_service(name) -> "BaseService": an instance of that interface, whichever.
                 interface = self._class_of(handed.kind.partition(":")[2], qualified, node).kind.partition(":")[2]
@@ -522,6 +532,17 @@ class Resolver(CallMatcher):
             if candidate in self.wrappers or candidate in self.externals:
                 return Kind("project", f"class:{candidate}", "medium", origin=node)
         return Kind("project", f"class:{name}", "medium", origin=node)
+
+    def _classes_handed(self, handed: Kind, helper: str, node: cst.Call) -> list[str]:
+        """The classes an ``instances:`` factory of another module builds, named as the tables name them."""
+        names = handed.kind.partition(":")[2].split(",")
+        return [self._class_of(name, helper, node).kind.partition(":")[2] for name in names if name]
+
+    def _built_instance(self, classes: list[str], node: cst.Call) -> Kind | None:
+        with_wrappers = [c for c in classes if self.wrappers.get(c) and "" not in self.wrappers[c]]
+        if with_wrappers:
+            return self._instance_of(with_wrappers[0], node)
+        return Kind("project", f"object:{classes[0]}", "medium", origin=node) if classes else None
 
     def _instance_of(self, qualified: str, node: cst.Call) -> Kind:
         """An instance of the class a name holds: another module's class with wrapper methods (its

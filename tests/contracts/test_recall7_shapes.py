@@ -1,0 +1,90 @@
+"""Shapes of model calls the recall 7 round found the scan missing in held-out repositories, each a small project.
+
+Written from what real agent code does (Agentless's and SeeAct's ``make_model`` / ``engine_factory``
+returning one of several decoder classes); the repositories themselves stay out of this repository, only their hand labels are kept
+(tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+_DECODERS = """\
+from abc import ABC, abstractmethod
+
+from pkg.util.api import request_engine
+
+
+class DecoderBase(ABC):
+    def __init__(self, name):
+        self.name = name
+
+    @abstractmethod
+    def codegen(self, message, num_samples=1):
+        pass
+
+
+class OpenAIDecoder(DecoderBase):
+    def codegen(self, message, num_samples=1):
+        ret = request_engine({"messages": [{"role": "user", "content": message}]})
+        return [{"response": ret.choices[0].message.content}]
+
+
+class ToolDecoder(DecoderBase):
+    def codegen(self, message, num_samples=1):
+        ret = request_engine({"messages": [{"role": "user", "content": message}], "model": "x"})
+        return [{"response": ret.choices[0].message.content}]
+
+
+def make_model(model, backend):
+    if backend == "openai":
+        return OpenAIDecoder(name=model)
+    elif backend == "tool":
+        return ToolDecoder(name=model)
+    else:
+        raise NotImplementedError
+"""
+
+FACTORY = {
+    "pkg/__init__.py": "",
+    "pkg/util/__init__.py": "",
+    "pkg/util/api.py": """\
+import openai
+
+
+def request_engine(config):
+    client = openai.OpenAI()
+    ret = client.chat.completions.create(**config)
+    return ret
+""",
+    "pkg/util/model.py": _DECODERS,
+    "pkg/fl/__init__.py": "",
+    "pkg/fl/localize.py": """\
+import subprocess
+
+
+class Localizer:
+    def localize(self, message):
+        from pkg.util.model import make_model
+
+        model = make_model(model="gpt", backend="openai")
+        traj = model.codegen(message, num_samples=1)[0]
+        subprocess.run(traj["response"], shell=True)
+""",
+}
+
+
+def test_a_factory_returning_one_of_its_modules_classes_hands_out_their_instances(tmp_path: Path) -> None:
+    # Agentless's make_model(backend) returns OpenAIChatDecoder(...), AnthropicChatDecoder(...) or
+    # DeepSeekChatDecoder(...) by branch, unannotated, and every stage calls model.codegen(...) on what it gets,
+    # importing make_model inside the method. The factory's kind was the bare class name of its own module
+    # ("object:OpenAIDecoder"), meaningless elsewhere, and it hid the call: now the classes it builds are
+    # resolved where it is called, so the call is a call of each class's codegen, and the shell command run
+    # there is the requests' evidence too.
+    calls = scan_calls(tmp_path, FACTORY)
+    assert calls[("pkg/fl/localize.py", 9)][:2] == ("model.codegen", "required")
+    assert calls[("pkg/util/api.py", 6)][1] == "required"
+    assert calls[("pkg/util/model.py", 17)][1] == "required"
+    assert calls[("pkg/util/model.py", 23)][1] == "required"
