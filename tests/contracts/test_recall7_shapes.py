@@ -1,7 +1,8 @@
 """Shapes of model calls the recall 7 round found the scan missing in held-out repositories, each a small project.
 
 Written from what real agent code does (Agentless's and SeeAct's ``make_model`` / ``engine_factory``
-returning one of several decoder classes); the repositories themselves stay out of this repository, only their hand labels are kept
+returning one of several decoder classes, the answers picked out of a list of trajectories with a
+comprehension); the repositories themselves stay out of this repository, only their hand labels are kept
 (tests/contracts/heldout/).
 """
 
@@ -88,3 +89,60 @@ def test_a_factory_returning_one_of_its_modules_classes_hands_out_their_instance
     assert calls[("pkg/util/api.py", 6)][1] == "required"
     assert calls[("pkg/util/model.py", 17)][1] == "required"
     assert calls[("pkg/util/model.py", 23)][1] == "required"
+
+
+PICKED_ANSWERS = {
+    "app/__init__.py": "",
+    "app/llm.py": """\
+from openai import OpenAI
+
+
+class Model:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def samples(self, message, n):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": message}], n=n)
+        responses = [choice.message.content for choice in response.choices]
+        return [{"response": responses[0]}]
+""",
+    "app/fl.py": """\
+from app.llm import Model
+
+
+def localize(message):
+    trajs = Model().samples(message, 3)
+    outputs = [traj["response"] for traj in trajs]
+    return outputs, {"raw_output": outputs}
+
+
+def lengths(message):
+    trajs = Model().samples(message, 3)
+    sizes = [len(traj["response"]) for traj in trajs]
+    return sizes
+""",
+    "app/main.py": """\
+import subprocess
+
+from app.fl import lengths, localize
+
+
+def run(message):
+    found, _ = localize(message)
+    subprocess.run(found[0], shell=True)
+
+
+def count(message):
+    print(lengths(message))
+""",
+}
+
+
+def test_a_comprehension_picking_each_answers_field_holds_the_answers(tmp_path: Path) -> None:
+    # Agentless's localize steps: raw_outputs = [raw_traj["response"] for raw_traj in raw_trajs], returned
+    # beside what was parsed of them. Each element is an answer's own field, as a list appended each answer's
+    # piece is: localize is a wrapper, its call site a model call. A comprehension computing something of each
+    # answer (len) builds something else: lengths() is no wrapper.
+    calls = scan_calls(tmp_path, PICKED_ANSWERS)
+    assert calls[("app/main.py", 7)][:2] == ("localize", "required")
+    assert ("app/main.py", 12) not in calls

@@ -300,7 +300,7 @@ class OutputFlow:
                 # turns), not where an earlier loop bound it to something else.
                 if isinstance(parent, cst.CompFor):
                     # [line.strip() for line in answer]: the comprehension's own variable, read only inside it.
-                    self._follow_comprehension(parent, scope, flow, depth=depth, paused=requests)
+                    self._follow_comprehension(parent, scope, flow, depth=depth, paused=requests, derived=derived)
                 else:
                     binding = parent.target if isinstance(parent.target, cst.Name) else None
                     self._taint_target(parent.target, scope, flow, depth=depth, derived=pieces, binding=binding, paused=requests)
@@ -327,20 +327,26 @@ class OutputFlow:
                 return
             derived = derived or not (
                 _projects(parent, child) or _holds(parent, child) or self._still_output(parent, scope) or self._passes_through(parent, child, scope)
+                or (isinstance(parent, _PIECE_LISTS) and parent.elt is child and _picks_pieces(parent))
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
 
-    def _follow_comprehension(self, loop: cst.CompFor, scope: Scope, flow: FlowState, *, depth: int, paused: bool) -> None:
-        """The references, inside the comprehension, of the names ``loop`` binds (what is built of them)."""
+    def _follow_comprehension(
+        self, loop: cst.CompFor, scope: Scope, flow: FlowState, *, depth: int, paused: bool, derived: bool = True
+    ) -> None:
+        """The references, inside the comprehension, of the names ``loop`` binds (what is built of them).
+        ``[t["response"] for t in answers]`` picks each answer's field: the list built holds the answers'
+        pieces, as a list appended each answer's own piece does; anything else built of them is derived."""
         bound = _bound_names(loop.target)
         comprehension = self._parents.get(id(loop))
         while comprehension is not None and not isinstance(comprehension, _COMPREHENSIONS):
             comprehension = self._parents.get(id(comprehension))
         if comprehension is None:
             return
+        picks = _picks_pieces(comprehension)
         for node in self.index.walk(comprehension):
             if isinstance(node, cst.Name) and node.value in bound and not self._is_binding(node) and not self._is_label(node):
-                self._follow(node, scope, flow, depth=depth, derived=True, paused=paused)
+                self._follow(node, scope, flow, depth=depth, derived=derived or not picks, paused=paused)
 
     def _consume(
         self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, depth: int, paused: bool = False, derived: bool = True
@@ -1032,6 +1038,26 @@ _NOTE_SUFFIXES = (".txt", ".md", ".log")
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_PIECE_LISTS = (cst.ListComp, cst.GeneratorExp)
+
+
+def _picks_pieces(comprehension: cst.CSTNode) -> bool:
+    """``[t["response"] for t in answers]``, ``(c.message.content for c in out.choices)``: one ``for``, its
+    element the loop's variable or a field of it (attributes, literal subscripts): each answer's own piece."""
+    if not isinstance(comprehension, _PIECE_LISTS) or comprehension.for_in.inner_for_in is not None:
+        return False
+    target = comprehension.for_in.target
+    if not isinstance(target, cst.Name):
+        return False
+    element: cst.BaseExpression = comprehension.elt
+    while isinstance(element, cst.Attribute | cst.Subscript):
+        if isinstance(element, cst.Subscript) and not (
+            len(element.slice) == 1 and isinstance(element.slice[0].slice, cst.Index)
+            and isinstance(element.slice[0].slice.value, cst.SimpleString | cst.Integer)
+        ):  # fmt: skip
+            return False
+        element = element.value
+    return isinstance(element, cst.Name) and element.value == target.value
 # A channel's delivering methods (first word): what is sent on it leaves, the channel does not keep it.
 _SENDS = frozenset({("send",), ("emit",), ("publish",), ("broadcast",), ("notify",)})
 # A question put to a person (not a model wrapper, whose call is the next request): the reply is theirs.
