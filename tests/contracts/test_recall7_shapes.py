@@ -146,3 +146,62 @@ def test_a_comprehension_picking_each_answers_field_holds_the_answers(tmp_path: 
     calls = scan_calls(tmp_path, PICKED_ANSWERS)
     assert calls[("app/main.py", 7)][:2] == ("localize", "required")
     assert ("app/main.py", 12) not in calls
+
+
+SOCIETY = {
+    "app/__init__.py": "",
+    "app/society.py": """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def run_society(task, round_limit=3):
+    chat_history = []
+    for _round in range(round_limit):
+        response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+        _data = {
+            "assistant": response.choices[0].message.content
+            if response.choices
+            else "",
+            "round": _round,
+        }
+        chat_history.append(_data)
+    answer = chat_history[-1]["assistant"]
+    return answer, chat_history, {}
+
+
+def prompts(task):
+    chat_history = []
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    _data = {"role": "assistant", "content": response.choices[0].message.content}
+    chat_history.append(_data)
+    chat_history.append({"role": "user", "content": "and now?"})
+    return chat_history
+""",
+    "app/main.py": """\
+import subprocess
+
+from app.society import prompts, run_society
+
+
+def main(task):
+    answer, history, info = run_society(task)
+    subprocess.run(answer, shell=True)
+
+
+def again(task):
+    print(prompts(task))
+""",
+}
+
+
+def test_a_record_named_first_then_appended_to_a_list_is_the_answers_record(tmp_path: Path) -> None:
+    # OWL's run_society: _data = {"user": ..., "assistant": assistant_response.msg.content if ... else ""},
+    # chat_history.append(_data), then answer = chat_history[-1]["assistant"] returned. Appending the dict
+    # literal itself was read as the conversation holding the answer; a name bound to that dict is the same
+    # record: run_society is a wrapper, its call site a model call. A user's turn appended after it still makes
+    # the list the next prompt, not the answer's record.
+    calls = scan_calls(tmp_path, SOCIETY)
+    assert calls[("app/main.py", 7)][:2] == ("run_society", "required")
+    assert ("app/main.py", 12) not in calls

@@ -630,7 +630,9 @@ class OutputFlow:
         func = call.func
         if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
             return False
-        if isinstance(arg.value, cst.Dict):
+        # _data = {"user": ..., "assistant": answer}; chat_history.append(_data): the record, named first.
+        record = self._value_before(arg.value.value, scope, call) if isinstance(arg.value, cst.Name) else arg.value
+        if isinstance(record, cst.Dict):
             # messages.append({"role": "assistant", "content": answer}): the conversation holds the answer,
             # unless a user's turn is appended after it: then it is the next prompt, the answer its context.
             return not self._asked_after(func.value.value, scope, call)
