@@ -85,7 +85,10 @@ def test_a_factory_returning_one_of_its_modules_classes_hands_out_their_instance
     # resolved where it is called, so the call is a call of each class's codegen, and the shell command run
     # there is the requests' evidence too.
     calls = scan_calls(tmp_path, FACTORY)
-    assert calls[("pkg/fl/localize.py", 9)][:2] == ("model.codegen", "required")
+    # Named "model.codegen" by this rule alone; recall 6's factory rule (SWE-agent's get_model) names the
+    # classes' base, "DecoderBase.codegen", when both are in: either way the call is found and required.
+    callee, mode = calls[("pkg/fl/localize.py", 9)][:2]
+    assert callee.endswith(".codegen") and mode == "required", (callee, mode)
     assert calls[("pkg/util/api.py", 6)][1] == "required"
     assert calls[("pkg/util/model.py", 17)][1] == "required"
     assert calls[("pkg/util/model.py", 23)][1] == "required"
