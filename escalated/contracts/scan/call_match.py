@@ -20,7 +20,7 @@ import libcst as cst
 
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Scope, dotted_name, target_key
-from escalated.contracts.scan.kinds import BY_NAME, Kind, Match, runs_callback, weaker
+from escalated.contracts.scan.kinds import BY_NAME, REGISTERED, Kind, Match, runs_callback, weaker
 from escalated.contracts.scan.syntax import argument, dotted_tail
 
 _LLM_WORDS = re.compile(r"(?:^|_)(?:llm|llms|chat_?model|model|chat|lm|chain|agent|agent_executor)(?:$|_)", re.I)
@@ -44,6 +44,33 @@ def provider_families(wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> 
                 classes.setdefault(method, set()).add(name)
                 first.setdefault(method, found)
     return {method: first[method] for method, names in classes.items() if len(names) >= 2}
+
+
+def registered_families(
+    wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind],
+) -> dict[str, tuple[str, str]]:
+    """Method -> (provider, api) of a public wrapper method that two or more project classes registered by
+    the same project decorator implement (``@register_agent(models=...)`` on each agent loop, whose
+    ``predict_step`` returns the model's answer; ``crossref`` exports the registration under
+    ``Class.@registered``): the runner picks one of them from the registry at run time
+    (``config.agent_class()``) and calls the method on a receiver the scan cannot type, whatever its name
+    (``agent_loop.predict_step(...)``). The first by qualified name, as ``provider_families``."""
+    classes: dict[tuple[str, str], set[str]] = {}
+    first: dict[tuple[str, str], tuple[str, str]] = {}
+    for owner in sorted(wrappers):
+        registered = externals.get(f"{owner}.{REGISTERED}")
+        module, _, name = owner.rpartition(".")
+        if registered is None or not module:
+            continue
+        for method, found in wrappers[owner].items():
+            if method and "." not in method and not method.startswith("_") and not method.endswith("()"):
+                classes.setdefault((method, registered.kind), set()).add(name)
+                first.setdefault((method, registered.kind), found)
+    out: dict[str, tuple[str, str]] = {}
+    for (method, registrar), names in sorted(classes.items()):
+        if len(names) >= 2:
+            out.setdefault(method, first[(method, registrar)])
+    return out
 
 
 def names_a_provider(name: str) -> bool:
@@ -479,9 +506,13 @@ class CallMatcher:
         if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
             return None
         receiver = _last_identifier(callee.value)
-        if receiver is None or receiver in {"self", "cls"} or not names_a_provider(receiver):
+        if receiver is None or receiver in {"self", "cls"}:
             return None
-        found = self._provider_families.get(callee.attr.value)
+        found = self._provider_families.get(callee.attr.value) if names_a_provider(receiver) else None
+        if found is None:
+            # agent_loop.predict_step(...): a method of the classes a project decorator registers, on whichever
+            # the runner picked from the registry (a receiver of any name).
+            found = self._registered_families.get(callee.attr.value)
         if found is None or self.kind_of(callee.value, scope) is not None:
             return None
         return Match(found[0], f"{receiver}.{callee.attr.value}", "medium", None)
@@ -543,6 +574,11 @@ class CallMatcher:
     @functools.cached_property
     def _provider_families(self) -> dict[str, tuple[str, str]]:
         return provider_families(self.wrappers) if self.wrappers else {}
+
+    @functools.cached_property
+    def _registered_families(self) -> dict[str, tuple[str, str]]:
+        externals: Mapping[str, Kind] = getattr(self, "externals", {})
+        return registered_families(self.wrappers, externals) if self.wrappers else {}
 
     def _posted_to_model(self, qualified: str | None, node: cst.Call, scope: Scope) -> Match | None:
         """``requests.post("https://api.openai.com/v1/chat/completions", ...)``, ``client.post(f"{base}/v1/

@@ -22,10 +22,10 @@ import libcst as cst
 from escalated.contracts import rules
 
 from escalated.contracts.scan.crews import agents_of, crew_methods
-from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope
+from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
-from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, Kind, runs_callback_kind
+from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, REGISTERED, Kind, registered_kind, runs_callback_kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
 from escalated.contracts.scan.tools import AGENT_TOOLS_SUFFIX, UNGATED_SUFFIX, ToolRef, ToolResolver
@@ -132,10 +132,41 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
             if f"{qualname}.__getattr__" in index.scopes:
                 # func = Functionz(); func.gpt_call(...) elsewhere: attributes looked up by name at run time.
                 found[f"{qualname}.__getattr__"] = BY_NAME
+        registrar = _registrar(index, qualname, module_name(rel) if rel else "") if "." not in qualname else None
+        if registrar is not None:
+            # @register_agent(models=r"claude-.*") class AnthropicLoop: one of the classes a registry of the
+            # project holds, which a runner picks at run time (see call_match.registered_families).
+            found[f"{qualname}.{REGISTERED}"] = registered_kind(registrar)
     for name, held in _annotated(index, module_name(rel) if rel else ""):
         found.setdefault(name, Kind("project", held))
     # Syntax nodes belong to the defining module: keep only what the kind is.
     return {name: attrs.evolve(kind, origin=None, base=None) for name, kind in found.items()}
+
+
+def _registrar(index: ModuleIndex, qualname: str, module: str) -> str | None:
+    """The project decorator registering the class (``@register_agent(models=...)``, ``@registry.register``):
+    a function of this module or one imported from the project's own package (its first name one of this
+    module's path), called or not. The first such decorator, by its qualified name."""
+    packages = set(module.split(".")[:-1])
+    for decorator in index.class_nodes[qualname].decorators:
+        func = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        name = dotted_name(func)
+        if name is None:
+            continue
+        if "." not in name and any(s.class_name is None and s.parent is index.module_scope for s in index.functions_by_name.get(name, ())):
+            return f"{module}.{name}" if module else name
+        head, _, rest = name.partition(".")
+        relative = index.relative_imports.get(head)
+        if relative is not None and module:
+            # from ..decorators import register_agent: the project's, named absolutely (as absolutise does)
+            level, target = relative
+            base = module.split(".")[:-1]
+            base = base[: len(base) - (level - 1)] if level > 1 else base
+            return ".".join([*base, target, *([rest] if rest else [])])
+        qualified = index.qualified(func)
+        if qualified is not None and qualified.split(".")[0] in packages:
+            return qualified
+    return None
 
 
 _CONTEXT_VARS = frozenset({"contextvars.ContextVar"})

@@ -46,7 +46,7 @@ import libcst as cst
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref, graphs
-from escalated.contracts.scan.call_match import PROVIDER_WORDS, provider_families
+from escalated.contracts.scan.call_match import PROVIDER_WORDS, provider_families, registered_families
 from escalated.contracts.scan.callers import ancestors, with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
@@ -520,14 +520,16 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         unseen = _Unseen(wrappers, table, project)
         calling = {id(entry) for entry in found_callers}
         named = (
-            _named_callers([*analysable, *callers], wrappers) | _mixin_callers([*analysable, *callers], wrappers)
+            _named_callers([*analysable, *callers], wrappers, table) | _mixin_callers([*analysable, *callers], wrappers)
             | _injected_callers([*analysable, *callers], wrappers, registries=any(kind == BY_NAME for kind in table.values()))
             | _loading_callers([*analysable, *callers], wrappers)
         )
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
         inherited = _inherited(owned, bases, defined, subclasses)
-        written = _WrapperWords(wrappers, table, changed=changed, families=provider_families(wrappers))
+        written = _WrapperWords(
+            wrappers, table, changed=changed, families=provider_families(wrappers), registered=registered_families(wrappers, table),
+        )
         for entry in [*analysable, *callers]:
             if any(
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
@@ -605,7 +607,7 @@ class _WrapperWords:
 
     def __init__(
         self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]],
-        families: Collection[str] = (), called: Iterable[str] = (),
+        families: Collection[str] = (), called: Iterable[str] = (), registered: Collection[str] = (),
     ) -> None:
         # Functions and classes, and changed externals an attribute may find (a model object's, a crew's; a
         # project class is looked up only by qualified name): any one written may match.
@@ -634,6 +636,8 @@ class _WrapperWords:
                     self.methods.setdefault(method, set()).update(ending.lower() for ending in _named_after(name))
                 if method in families:  # a provider family's method, on a receiver named for a model (self.llm)
                     self.methods[method].update(PROVIDER_WORDS)
+                if method in registered:  # a registered family's method, on a receiver of any name (agent_loop)
+                    self.methods[method].add("")
         self.interfaces = {
             key.rpartition(".")[2].removesuffix("()")
             for key, kind in externals.items()
@@ -716,7 +720,10 @@ class _Unseen:
             before, now = last.wrappers, self.wrappers
             delta, methods = _wrappers_delta(before, now)
             families = {*provider_families(before), *provider_families(now)}
-            words = self._words[id(last.wrappers)] = _WrapperWords(delta, self.externals, changed={}, families=families, called=methods)
+            registered = {*registered_families(before, self.externals), *registered_families(now, self.externals)}
+            words = self._words[id(last.wrappers)] = _WrapperWords(
+                delta, self.externals, changed={}, families=families, called=methods, registered=registered,
+            )
         return words.in_module(entry.source, _targets(entry))
 
 
@@ -1085,10 +1092,12 @@ def _def_line(path: Path, function: str) -> int:
     return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
-def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+def _named_callers(
+    entries: Sequence[_Module], wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind] | None = None,
+) -> set[str]:
     """Modules calling a wrapper method through a receiver named after its class (``globals.ai.run(``
-    for ``AI.run``, ``llm.completions(`` for ``Llm.completions``): they import nothing of it, so only
-    their text says they call it."""
+    for ``AI.run``, ``llm.completions(`` for ``Llm.completions``), or a registered family's method on any
+    receiver (``agent_loop.predict_step(``): they import nothing of it, so only their text says they call it."""
     shapes = sorted({
         r"\b" + re.escape(name.replace("_", "")) + r"\." + re.escape(method.replace("_", "")) + r"\s*\("
         for owner, methods in wrappers.items() for method in methods if method
@@ -1097,6 +1106,7 @@ def _named_callers(entries: Sequence[_Module], wrappers: Mapping[str, Mapping[st
     # A provider family's method on a receiver named for a model (self.ai_handler.chat_completion).
     words = "|".join(sorted(PROVIDER_WORDS))
     shapes += sorted(rf"(?:{words})\w*\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in provider_families(wrappers))
+    shapes += sorted(r"\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in registered_families(wrappers, externals or {}))
     if not shapes:
         return set()
     calling = re.compile("|".join(shapes), re.IGNORECASE)

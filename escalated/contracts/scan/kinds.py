@@ -46,6 +46,13 @@ PROJECT_CLASS = Kind("project", "class")
 PROJECT_INTERFACE = Kind("project", "interface")
 # ... and, under "Class.__getattr__", for one whose instances look their attributes up by name at run time.
 BY_NAME = Kind("project", "by-name")
+# ... and, under "Class.@registered", for one a project decorator registers (``@register_agent(...)``): the
+# kind's text names the decorator (``registered:pkg.decorators.register_agent``).
+REGISTERED = "@registered"
+
+
+def registered_kind(decorator: str) -> Kind:
+    return Kind("project", f"registered:{decorator}")
 
 _CONFIDENCES = ("low", "medium", "high")
 
