@@ -181,25 +181,16 @@ class CallMatcher:
         index = getattr(self, "index", None)
         if index is None or not self.wrappers or not isinstance(node.func, cst.Call):
             return None
-        callee = node.func.func
-        if isinstance(callee, cst.Name):
-            qualname = callee.value
-        elif (
-            isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in {"self", "cls"}
-            and scope.class_name is not None
-        ):  # fmt: skip
-            qualname = f"{scope.class_name}.{callee.attr.value}"
-        else:
+        function = self._helper_of(node.func, scope)
+        if function is None:
             return None
-        function = index.scopes.get(qualname)
-        if function is None or not isinstance(function.node, cst.FunctionDef):
-            return None
+        assert isinstance(function.node, cst.FunctionDef)  # _helper_of hands out functions only
         returned = [r.value for r in index.walk(function.node.body, skip_defs=True) if isinstance(r, cst.Return) and r.value is not None]
         found = [self._loaded(value, function, depth=0) for value in returned]
         if not found or any(f is None for f in found):
             return None
         provider, _api = found[0]  # type: ignore[misc]
-        return Match(provider, f"{qualname}()", "medium", None)
+        return Match(provider, f"{function.qualname}()", "medium", None)
 
     def _loaded(self, value: cst.BaseExpression, function: Scope, *, depth: int) -> tuple[str, str] | None:
         """(provider, api) of the wrapper ``value`` is when it is a function loaded by name, or one picked

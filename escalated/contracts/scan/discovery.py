@@ -767,6 +767,36 @@ def _targets(entry: _Module) -> list[str]:
     return [*entry.imports.imports.values(), *entry.star_names.values()]
 
 
+def _project_modules(
+    tree: _Tree, base: Path, options: ScanOptions, pattern: re.Pattern[bytes]
+) -> Iterator[tuple[_Module, ast.Module | None]]:
+    """The project's modules (tests left out) whose text ``pattern`` finds, parsed or not yet, each with
+    Python's tree of it (its outline and functions filled in on the way): where _Implementers and _Callers
+    look for a method's definitions and calls."""
+    texts = {entry.rel: entry for entry in tree.parsed}
+    for rel in sorted({*texts, *tree.others.values()}):
+        if is_test_path(rel):
+            continue
+        entry = texts.get(rel)
+        if entry is None:
+            try:
+                data = (base / rel).read_bytes()
+            except OSError:
+                continue
+            if not pattern.search(data) or _skip_note(rel, data, options=options) is not None:
+                continue
+            decoded = _decode_or_none(data)
+            if decoded is None:
+                continue
+            entry = _Module(rel, decoded, Imports())
+        elif not pattern.search(entry.source.encode()):
+            continue
+        python = _python_tree(entry.source)
+        if python is not None and entry.outline is None:
+            entry.outline, entry.functions = outline(python), functions_of(python)
+        yield entry, python
+
+
 @attrs.define
 class _Implementers:
     """The project's classes with a method of a given name (``execute``), for a call on a protocol or
@@ -786,28 +816,9 @@ class _Implementers:
 
     def _find(self, method: str) -> list[tuple[str, Loadable]]:
         defining = re.compile(rb"^[ \t]+(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"\s*\(", re.M)
-        texts = {entry.rel: entry for entry in self.tree.parsed}
         out: list[tuple[str, Loadable]] = []
-        for rel in sorted({*texts, *self.tree.others.values()}):
-            if is_test_path(rel):
-                continue
-            entry = texts.get(rel)
-            if entry is None:
-                try:
-                    data = (self.base / rel).read_bytes()
-                except OSError:
-                    continue
-                if not defining.search(data) or _skip_note(rel, data, options=self.options) is not None:
-                    continue
-                decoded = _decode_or_none(data)
-                if decoded is None:
-                    continue
-                entry = _Module(rel, decoded, Imports())
-            elif not defining.search(entry.source.encode()):
-                continue
-            python = _python_tree(entry.source)
-            if python is not None and entry.outline is None:
-                entry.outline, entry.functions = outline(python), functions_of(python)
+        for entry, python in _project_modules(self.tree, self.base, self.options, defining):
+            rel = entry.rel
             classes = [
                 node.name for node in (python.body if python is not None else ())
                 if isinstance(node, ast.ClassDef)
@@ -837,29 +848,9 @@ class _Callers:
 
     def _find(self, method: str) -> list[Loadable]:
         calling = re.compile(rb"\." + re.escape(method.encode()) + rb"\s*\(")
-        texts = {entry.rel: entry for entry in self.tree.parsed}
         out: list[Loadable] = []
-        for rel in sorted({*texts, *self.tree.others.values()}):
-            if is_test_path(rel):
-                continue
-            entry = texts.get(rel)
-            if entry is None:
-                try:
-                    data = (self.base / rel).read_bytes()
-                except OSError:
-                    continue
-                if not calling.search(data) or _skip_note(rel, data, options=self.options) is not None:
-                    continue
-                decoded = _decode_or_none(data)
-                if decoded is None:
-                    continue
-                entry = _Module(rel, decoded, Imports())
-            elif not calling.search(entry.source.encode()):
-                continue
-            python = _python_tree(entry.source)
-            if python is not None and entry.outline is None:
-                entry.outline, entry.functions = outline(python), functions_of(python)
-            out.append((rel, functools.partial(entry.parsed_apart, self.meter), entry.functions))
+        for entry, _python in _project_modules(self.tree, self.base, self.options, calling):
+            out.append((entry.rel, functools.partial(entry.parsed_apart, self.meter), entry.functions))
         return out
 
 
