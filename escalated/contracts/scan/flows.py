@@ -319,19 +319,7 @@ class ProjectFlow:
                 if origin is not None and origin != f"{parts[0]}.{parts[1]}":
                     target = self._via[qualified] = ".".join([origin, *parts[2:]])
                     break
-        if target is None:
-            return None
-        for cut in (1, 2):
-            parts = target.rsplit(".", cut)
-            loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
-            functions = self._functions(loadable) if loadable is not None else None
-            if loadable is None or functions is None:
-                continue
-            name = ".".join(parts[1:])
-            signature = functions.get(name)
-            if signature is not None and (cut == 1 or signature.class_name == parts[1]):
-                return loadable, name, signature
-        return None
+        return self._function(target) if target is not None else None
 
     def _module(self, name: str) -> Loadable | None:
         if self._reads is not None:
