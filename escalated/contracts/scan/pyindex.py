@@ -1,0 +1,338 @@
+"""``ModuleIndex``'s tables read off Python's own syntax tree: the first step of moving the read-only
+analysis from libcst to ``ast`` (ten times cheaper to parse; ``edit/`` stays on libcst for ``apply``).
+
+The scopes (functions and methods, with their class and parameters), the bindings (``assignments``,
+``unpacked``, ``values``, ``class_attrs``, ``added``), the decorators, the classes and their bases, and
+the imports, as ``ModuleIndex.build`` makes them from libcst's tree: the same keys in the same order,
+a name bound twice ending as it does there. The nodes are Python's (an annotation standing for the
+value it types is an ``Annotation``). ``differences`` says where the two indexes of one module disagree;
+tests/contracts/test_pyindex.py checks the corpus, ``benchmarks/index_parity.py`` a tree.
+
+Nothing in the scan reads these tables yet: they are what the analysis will read once its look-ups
+are on Python's nodes (``crossref``'s tables first), so a module is never parsed by libcst for them.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator
+
+import libcst as cst
+
+from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class Annotation:
+    """An annotation where ``ModuleIndex`` keeps one for a value (``client: OpenAI``): what it names."""
+
+    annotation: ast.expr
+
+
+Value = ast.expr | Annotation
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class PyScope:
+    """A function (or the module): ``index.Scope`` on Python's tree."""
+
+    def __init__(self, qualname: str, *, node: ast.AST, parent: PyScope | None, class_name: str | None) -> None:
+        self.qualname = qualname
+        self.node = node
+        self.parent = parent
+        self.class_name = class_name
+        self.params: dict[str, ast.arg] = {}
+
+
+class PyIndex(Imports):
+    """``ModuleIndex``'s tables of scopes, bindings, classes and imports, built from ``ast``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes: dict[str, PyScope] = {}
+        self.assignments: list[tuple[PyScope, str, Value]] = []
+        self.unpacked: list[tuple[PyScope, str, ast.expr, tuple[int, ...]]] = []
+        self.functions_by_name: dict[str, list[PyScope]] = {}
+        self.class_attrs: dict[tuple[str, str], Value] = {}
+        self.values: dict[tuple[str, str], ast.expr] = {}
+        self.added: dict[tuple[str, str], list[ast.expr]] = {}
+        self.decorators: dict[str, tuple[ast.expr, ...]] = {}
+        self.class_bases: dict[str, tuple[ast.expr, ...]] = {}  # positional bases (``*bases`` as ``Starred``)
+        self.class_nodes: dict[str, ast.ClassDef] = {}
+        self._scope = PyScope(MODULE_SCOPE, node=ast.Module(body=[], type_ignores=[]), parent=None, class_name=None)
+        self.scopes[MODULE_SCOPE] = self._scope
+        self._classes: list[str] = []
+        self._prefix: list[str] = []
+
+    @property
+    def module_scope(self) -> PyScope:
+        return self.scopes[MODULE_SCOPE]
+
+    def build(self, tree: ast.Module) -> PyIndex:
+        """Walk ``tree`` once, in the order ``ModuleIndex.build`` walks libcst's (``_children``)."""
+        self.module_scope.node = tree
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                self._leave(node)
+                continue
+            self._visit(node)
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))
+        return self
+
+    def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is not None:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    self.imports.setdefault(root, root)
+        elif isinstance(node, ast.ImportFrom):
+            self._import_from(node)
+        elif isinstance(node, ast.ClassDef):
+            self._prefix.append(node.name)
+            qual = ".".join(self._prefix)
+            self._classes.append(qual)
+            self.class_bases[qual] = tuple(node.bases)
+            self.class_nodes[qual] = node
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self._function(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Tuple | ast.List):
+                    self._unpack(target, node.value, ())
+                else:
+                    self._bind(target, node.value)
+        elif isinstance(node, ast.AnnAssign):
+            self._ann_assign(node)
+        elif isinstance(node, ast.AugAssign):
+            key = target_key(node.target) if isinstance(node.op, ast.Add) else None
+            if key is not None:
+                owner = self._scope.class_name if key.startswith("self.") else self._scope.qualname
+                self.added.setdefault((owner or self._scope.qualname, key), []).append(node.value)
+        elif isinstance(node, ast.withitem):
+            if isinstance(node.optional_vars, ast.Name):
+                self._bind(node.optional_vars, node.context_expr)
+        elif isinstance(node, ast.NamedExpr):
+            self._bind(node.target, node.value)
+
+    def _leave(self, node: ast.AST) -> None:
+        self._prefix.pop()
+        if isinstance(node, ast.ClassDef):
+            self._classes.pop()
+        else:
+            assert self._scope.parent is not None
+            self._scope = self._scope.parent
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        if any(alias.name == "*" for alias in node.names):
+            if node.module:
+                if node.level:
+                    self.relative_imports[STAR + node.module] = (node.level, node.module)
+                else:
+                    self.imports[STAR + node.module] = node.module
+            return
+        module = node.module or ""
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if node.level:
+                self.relative_imports[local] = (node.level, f"{module}.{alias.name}" if module else alias.name)
+            else:
+                self.imports[local] = f"{module}.{alias.name}"
+
+    def _function(self, node: _Def) -> None:
+        self._prefix.append(node.name)
+        qual = ".".join(self._prefix)
+        in_class = self._classes and self._classes[-1] == ".".join(self._prefix[:-1])
+        class_name = self._classes[-1] if in_class else self._scope.class_name
+        scope = PyScope(qual, node=node, parent=self._scope, class_name=class_name)
+        args = node.args
+        for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            scope.params[param.arg] = param
+        self.scopes[qual] = scope
+        self.functions_by_name.setdefault(node.name, []).append(scope)
+        self.decorators[qual] = tuple(node.decorator_list)
+        self._scope = scope
+
+    def _unpack(self, target: ast.Tuple | ast.List, value: ast.expr, path: tuple[int, ...]) -> None:
+        for position, element in enumerate(target.elts):
+            if isinstance(element, ast.Starred):
+                return  # the places after a starred target depend on the value's length
+            if isinstance(element, ast.Tuple | ast.List):
+                self._unpack(element, value, (*path, position))
+                continue
+            key = target_key(element)
+            if key is not None:
+                self.unpacked.append((self._scope, key, value, (*path, position)))
+
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None and _declares_field(node.value) and isinstance(node.target, ast.Name):
+            self._bind(node.target, node.value)
+            if self._classes and (self._classes[-1], f"self.{node.target.id}") in self.class_attrs:
+                self.class_attrs[(self._classes[-1], f"self.{node.target.id}")] = Annotation(node.annotation)
+            return
+        if node.value is not None:
+            self._bind(node.target, node.value)
+            key = target_key(node.target)
+            if key is not None and not self._in_class_body():
+                self.assignments.append((self._scope, key, Annotation(node.annotation)))
+        elif isinstance(node.target, ast.Name):
+            self._bind(node.target, node.annotation, annotation=True)
+
+    def _bind(self, target: ast.expr, value: ast.expr, *, annotation: bool = False) -> None:
+        key = target_key(target)
+        if key is None:
+            return
+        bound: Value = Annotation(value) if annotation else value
+        if self._in_class_body() and "." not in key:
+            self.class_attrs[(self._classes[-1], f"self.{key}")] = bound
+            if not annotation:
+                self.values[(self._classes[-1], f"self.{key}")] = value
+            return
+        self.assignments.append((self._scope, key, bound))
+        if not annotation:
+            owner = self._scope.class_name if key.startswith("self.") else self._scope.qualname
+            self.values[(owner or self._scope.qualname, key)] = value
+
+    def _in_class_body(self) -> bool:
+        return bool(self._classes) and self._scope.qualname != self._classes[-1] and ".".join(self._prefix) == self._classes[-1]
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``node``'s children in the order libcst's fields put them, where it differs from Python's:
+    a class's body before its bases, a function's parameters as libcst orders them (the ordinary
+    ones, ``*args``, the keyword-only ones, ``**kwargs``, the positional-only ones last), a dict's
+    keys and values in turn, a call's arguments as written, a case's guard after its body."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.body, *node.bases, *node.keywords, *node.decorator_list]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [*_parameters(node.args), *node.body, *node.decorator_list, *([node.returns] if node.returns else [])]
+    if isinstance(node, ast.Lambda):
+        return [*_parameters(node.args), node.body]
+    if isinstance(node, ast.Dict):
+        out: list[ast.AST] = []
+        for key, value in zip(node.keys, node.values, strict=True):
+            out += [value] if key is None else [key, value]
+        return out
+    if isinstance(node, ast.Call):
+        arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+        return [node.func, *sorted(arguments, key=lambda a: (a.lineno, a.col_offset))]
+    if isinstance(node, ast.match_case):
+        return [node.pattern, *node.body, *([node.guard] if node.guard else [])]
+    return list(ast.iter_child_nodes(node))
+
+
+def _parameters(args: ast.arguments) -> Iterator[ast.AST]:
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    paired = list(zip(positional, defaults, strict=True))
+    ordinary, only = paired[len(args.posonlyargs) :], paired[: len(args.posonlyargs)]
+    for arg, default in ordinary:
+        yield from _param(arg, default)
+    if args.vararg is not None:
+        yield from _param(args.vararg, None)
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        yield from _param(arg, default)
+    if args.kwarg is not None:
+        yield from _param(args.kwarg, None)
+    for arg, default in only:
+        yield from _param(arg, default)
+
+
+def _param(arg: ast.arg, default: ast.expr | None) -> Iterator[ast.AST]:
+    if arg.annotation is not None:
+        yield arg.annotation
+    if default is not None:
+        yield default
+
+
+def target_key(target: ast.expr) -> str | None:
+    """``index.target_key`` on Python's tree: "name" for a plain name, "self.attr" for an attribute of self/cls."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in {"self", "cls"}:
+        return f"self.{target.attr}"
+    return None
+
+
+def _declares_field(value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in {"Field", "field", "PrivateAttr", "ib", "attrib"}
+
+
+# -- the check: both indexes of one module, table by table --------------------------------------
+
+
+def differences(libcst_index: ModuleIndex, module: cst.Module, py_index: PyIndex) -> list[str]:
+    """Where ``py_index`` disagrees with ``libcst_index`` (built from ``module``): each table's keys in order,
+    each scope's class, parent and parameters, and each node as Python reads its code (``ast.dump``)."""
+    code = _Code(module)
+    out: list[str] = []
+
+    def same(table: str, left: object, right: object) -> None:
+        # A table's order counts too (the analysis iterates them): dicts are compared as their items in order.
+        if isinstance(left, dict) and isinstance(right, dict):
+            left, right = list(left.items()), list(right.items())
+        if left != right:
+            out.append(f"{table}: libcst {left!r} != ast {right!r}")
+
+    same("imports", libcst_index.imports, py_index.imports)
+    same("relative_imports", libcst_index.relative_imports, py_index.relative_imports)
+    same("scopes", list(libcst_index.scopes), list(py_index.scopes))
+    for name, scope in libcst_index.scopes.items():
+        other = py_index.scopes.get(name)
+        if other is None:
+            continue
+        parent = scope.parent.qualname if scope.parent else None
+        same(f"scope {name}", (scope.class_name, parent, list(scope.params)),
+             (other.class_name, other.parent.qualname if other.parent else None, list(other.params)))  # fmt: skip
+    same("functions_by_name", {n: [s.qualname for s in ss] for n, ss in libcst_index.functions_by_name.items()},
+         {n: [s.qualname for s in ss] for n, ss in py_index.functions_by_name.items()})  # fmt: skip
+    same("decorators", {q: [code.of(d.decorator) for d in ds] for q, ds in libcst_index.decorators.items()},
+         {q: [_dump(d) for d in ds] for q, ds in py_index.decorators.items()})  # fmt: skip
+    same("class_bases", {q: [code.of(a.value, star=a.star) for a in args] for q, args in libcst_index.class_bases.items()},
+         {q: [_dump(b) for b in bases] for q, bases in py_index.class_bases.items()})  # fmt: skip
+    same("class_nodes", list(libcst_index.class_nodes), list(py_index.class_nodes))
+    same("values", {k: code.of(v) for k, v in libcst_index.values.items()}, {k: _dump(v) for k, v in py_index.values.items()})
+    same("class_attrs", {k: code.of(v) for k, v in libcst_index.class_attrs.items()},
+         {k: _dump(v) for k, v in py_index.class_attrs.items()})  # fmt: skip
+    same("added", {k: [code.of(v) for v in vs] for k, vs in libcst_index.added.items()},
+         {k: [_dump(v) for v in vs] for k, vs in py_index.added.items()})  # fmt: skip
+    same("assignments", [(s.qualname, key, code.of(v)) for s, key, v in libcst_index.assignments],
+         [(s.qualname, key, _dump(v)) for s, key, v in py_index.assignments])  # fmt: skip
+    same("unpacked", [(s.qualname, key, code.of(v), path) for s, key, v, path in libcst_index.unpacked],
+         [(s.qualname, key, _dump(v), path) for s, key, v, path in py_index.unpacked])  # fmt: skip
+    return out
+
+
+def _dump(node: ast.AST | Annotation) -> str:
+    if isinstance(node, Annotation):
+        return "annotation " + ast.dump(node.annotation)
+    return ast.dump(node)
+
+
+class _Code:
+    """A libcst node as Python's parser reads its code."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+
+    def of(self, node: cst.CSTNode, *, star: str = "") -> str:
+        if isinstance(node, cst.Annotation):
+            return "annotation " + self.of(node.annotation)
+        text = self.module.code_for_node(node)
+        try:
+            parsed = ast.parse(f"({star}{text}\n)" if not star else f"({star}{text},\n)", mode="eval").body
+        except SyntaxError as exc:
+            return f"<unparsable {text!r}: {exc.msg}>"
+        if star and isinstance(parsed, ast.Tuple) and len(parsed.elts) == 1:
+            parsed = parsed.elts[0]
+        return ast.dump(parsed)

@@ -1,0 +1,91 @@
+"""``pyindex.PyIndex`` (``ModuleIndex``'s tables read off Python's tree) equals the libcst index."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from escalated.contracts.scan.index import ModuleIndex, parse_module
+from escalated.contracts.scan.pyindex import Annotation, PyIndex, differences
+
+CORPUS = Path(__file__).parent / "corpus"
+
+# Where libcst's fields come in another order than Python's (a class's body before its bases, a
+# function's body before its decorators, positional-only parameters last, a dict's keys and values in
+# turn, a call's keywords as written, a case's guard after its body): a name bound twice, or a table's
+# keys, end in libcst's order only if the walk follows it.
+ORDERS = """
+import os, google.genai as genai
+from .llm import client as llm_client, helper
+from ..pkg import *
+from agents import *
+
+class Base(first := make(), metaclass=Meta):
+    first = 1
+    model: OpenAI
+    runner: Runner = Field(default_factory=Runner)
+    runner: Runner = Field(default_factory=Runner)
+
+@register(deco := 1)
+def build(a, /, b=(b_default := 2), *args, c=(c_default := 3), **kw) -> (ret := 4):
+    deco = 5
+    ret = 6
+    a_dict = {(k1 := 1): (v1 := 2), **extra, (k1 := 3): (v1 := 4)}
+    call(x := 1, y=(x := 2), *rest, z=(x := 3))
+    with open(p) as handle, lock() as (one, two):
+        handle = 7
+    (agent, (tools, _)), config = pair()
+    first, *rest, last = items
+    self.items += [more]
+    match command:
+        case {"go": where} if (guard := where):
+            guard = 8
+
+class Agent:
+    name: str = "x"
+    def __init__(self):
+        self.client: OpenAI = factory()
+        self.client = OpenAI()
+        self.tools += [t]
+        def inner(q):
+            self.x = q
+    class Inner:
+        y = Inner2()
+        async def run(self, *, k):
+            async with session() as s:
+                return s
+"""
+
+
+def _differences(source: str) -> list[str]:
+    module = parse_module(source)
+    return differences(ModuleIndex().build(module), module, PyIndex().build(ast.parse(source)))
+
+
+def test_tables_follow_libcsts_order() -> None:
+    assert _differences(ORDERS) == []
+    index = PyIndex().build(ast.parse(ORDERS))
+    # The walk's order shows in what a name bound twice ends as, and in the order of the keys.
+    assert ast.unparse(index.values[("build", "x")]) == "3"
+    assert ast.unparse(index.values[("build", "k1")]) == "3"
+    assert [k for (owner, k) in index.class_attrs if owner == "Base"] == ["self.first", "self.model", "self.runner"]
+    assert isinstance(index.class_attrs[("Base", "self.runner")], Annotation)
+    assert ast.unparse(index.values[("Base", "self.first")]) == "make()"  # the base's walrus comes after the body's
+    assert list(index.scopes) == ["<module>", "build", "Agent.__init__", "Agent.__init__.inner", "Agent.Inner.run"]
+    assert index.scopes["Agent.__init__.inner"].class_name == "Agent"
+    assert index.relative_imports == {"llm_client": (1, "llm.client"), "helper": (1, "llm.helper"), "*pkg": (2, "pkg")}
+
+
+def test_the_check_sees_a_difference() -> None:
+    module = parse_module(ORDERS)
+    py_index = PyIndex().build(ast.parse(ORDERS))
+    py_index.values[("build", "x")] = py_index.values[("build", "deco")]
+    found = differences(ModuleIndex().build(module), module, py_index)
+    assert len(found) == 1 and found[0].startswith("values:")
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus(path: Path) -> None:
+    assert _differences(path.read_text(encoding="utf-8")) == []
