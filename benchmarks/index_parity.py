@@ -3,7 +3,7 @@
     python benchmarks/index_parity.py ROOT [ROOT ...] [--show] [--scanned]
 
 Every Python file under each root that both parsers accept (and under the scan's size limit), indexed both
-ways and compared table by table (``pyindex.differences``); with ``--scanned``, only the files a scan of
+ways and compared table by table (``pyindex.differences``, and crossref's tool sites); with ``--scanned``, only the files a scan of
 the root parses (the candidates and the project modules they import, as ``discovery`` finds them). Prints
 the files, the characters and the files that differ (``--show``: how); exits 1 if any does.
 """
@@ -20,10 +20,10 @@ import libcst as cst
 from escalated.contracts.scan import crossref, discovery
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.index import ModuleIndex, parse_module
-from escalated.contracts.scan.pyindex import PyIndex, differences
+from escalated.contracts.scan.pyindex import PyIndex, differences, tool_site_exports
 
 
-def check(path: Path, *, limit: int) -> list[str] | None:
+def check(path: Path, *, limit: int, rel: str = "module.py") -> list[str] | None:
     """The differences for one file, None when it is not compared (too large, not text, a parser refuses it)."""
     try:
         data = path.read_bytes()
@@ -36,7 +36,14 @@ def check(path: Path, *, limit: int) -> list[str] | None:
         module = parse_module(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
         return None
-    return differences(ModuleIndex().build(module), module, PyIndex().build(tree))
+    libcst_index, py_index = ModuleIndex().build(module), PyIndex().build(tree, source)
+    found = differences(libcst_index, module, py_index)
+    crossref.absolutise(libcst_index, rel)
+    crossref.absolutise(py_index, rel)
+    sites, py_sites = crossref.tool_site_exports(rel, module, libcst_index), tool_site_exports(rel, py_index)
+    if list(sites.items()) != list(py_sites.items()):
+        found.append(f"tool sites: libcst {sites!r} != ast {py_sites!r}")
+    return found
 
 
 def _scanned(root: Path) -> list[Path]:
@@ -61,7 +68,7 @@ def main(argv: list[str]) -> int:
     for root in roots:
         for path in _scanned(root) if scanned else sorted(root.rglob("*.py")) if root.is_dir() else [root]:
             files += 1
-            found = check(path, limit=limit)
+            found = check(path, limit=limit, rel=path.relative_to(root).as_posix() if root.is_dir() else path.name)
             if found is None:
                 continue
             compared += 1

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from escalated.contracts.scan import crossref
 from escalated.contracts.scan.index import ModuleIndex, parse_module
-from escalated.contracts.scan.pyindex import Annotation, PyIndex, differences
+from escalated.contracts.scan.pyindex import Annotation, PyIndex, differences, tool_site_exports
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -61,12 +62,12 @@ class Agent:
 
 def _differences(source: str) -> list[str]:
     module = parse_module(source)
-    return differences(ModuleIndex().build(module), module, PyIndex().build(ast.parse(source)))
+    return differences(ModuleIndex().build(module), module, PyIndex().build(ast.parse(source), source))
 
 
 def test_tables_follow_libcsts_order() -> None:
     assert _differences(ORDERS) == []
-    index = PyIndex().build(ast.parse(ORDERS))
+    index = PyIndex().build(ast.parse(ORDERS), ORDERS)
     # The walk's order shows in what a name bound twice ends as, and in the order of the keys.
     assert ast.unparse(index.values[("build", "x")]) == "3"
     assert ast.unparse(index.values[("build", "k1")]) == "3"
@@ -80,7 +81,7 @@ def test_tables_follow_libcsts_order() -> None:
 
 def test_the_check_sees_a_difference() -> None:
     module = parse_module(ORDERS)
-    py_index = PyIndex().build(ast.parse(ORDERS))
+    py_index = PyIndex().build(ast.parse(ORDERS), ORDERS)
     py_index.values[("build", "x")] = py_index.values[("build", "deco")]
     found = differences(ModuleIndex().build(module), module, py_index)
     assert len(found) == 1 and found[0].startswith("values:")
@@ -89,3 +90,68 @@ def test_the_check_sees_a_difference() -> None:
 @pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus(path: Path) -> None:
     assert _differences(path.read_text(encoding="utf-8")) == []
+
+
+TOOLS = """
+from agents import function_tool
+from escalated.guard import guard_tool
+from escalated.adapters.langgraph import interrupt_for_approval
+from escalated.adapters import crewai as gates
+from .mine import guard_tool as local_guard
+
+@function_tool(name_override="refund_order", needs_approval=True)
+def refund(order_id: str) -> str: ...
+
+@tool("send" "_mail", name="sender")
+def mail(to): ...
+
+@tool(b"wipe")
+@guard_tool("billing.wipe")
+def wipe(): ...
+
+@tool(*names)
+@local_guard(id="ops.run")
+def run(cmd): ...
+
+@function_tool(needs_approval=False)
+def read(path): ...
+
+@function_tool(requires_confirmation=None, approval_mode="always_require")
+def deploy(): ...
+
+@interrupt_for_approval
+def delete(path): ...
+
+@gates.approval_required(policy="always")
+def transfer(amount): ...
+
+@tool(name="")
+def shadowed(): ...
+
+def shadowed(): ...
+
+class Toolbox:
+    @tool("method")
+    def method(self): ...
+"""
+
+
+def test_tool_sites_as_crossref_reads_them() -> None:
+    module = parse_module(TOOLS)
+    libcst_index, py_index = ModuleIndex().build(module), PyIndex().build(ast.parse(TOOLS), TOOLS)
+    for index in (libcst_index, py_index):
+        crossref.absolutise(index, "app/tools.py")
+    sites = tool_site_exports("app/tools.py", py_index)
+    assert list(sites.items()) == list(crossref.tool_site_exports("app/tools.py", module, libcst_index).items())
+    by_name = {name: (site.name, site.guard_id, site.approval) for name, site in sites.items()}
+    assert by_name == {
+        "refund": ("refund_order", None, True),
+        "mail": ("sender", None, False),  # two literals side by side are no name (libcst's ConcatenatedString)
+        "wipe": ("wipe", "billing.wipe", False),
+        "run": ("run", None, False),  # a project's own guard_tool (app.mine) is not escalated's
+        "read": ("read", None, False),
+        "deploy": ("deploy", None, True),
+        "delete": ("delete", None, True),
+        "transfer": ("transfer", None, True),
+        "shadowed": ("shadowed", None, False),
+    }

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import io
+import tokenize
 from collections.abc import Iterator
 
 import libcst as cst
 
+from escalated.contracts.calls import ToolSite
+from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import MODULE_SCOPE, STAR, Imports, ModuleIndex
+from escalated.contracts.scan.tools import APPROVAL_KEYWORDS
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -64,13 +69,15 @@ class PyIndex(Imports):
         self.scopes[MODULE_SCOPE] = self._scope
         self._classes: list[str] = []
         self._prefix: list[str] = []
+        self.source: str | None = None  # the module's text: a string literal's tokens are read off it
 
     @property
     def module_scope(self) -> PyScope:
         return self.scopes[MODULE_SCOPE]
 
-    def build(self, tree: ast.Module) -> PyIndex:
-        """Walk ``tree`` once, in the order ``ModuleIndex.build`` walks libcst's (``_children``)."""
+    def build(self, tree: ast.Module, source: str) -> PyIndex:
+        """Walk ``tree`` (Python's of ``source``) once, in the order ``ModuleIndex.build`` walks libcst's (``_children``)."""
+        self.source = source
         self.module_scope.node = tree
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
         while stack:
@@ -83,6 +90,34 @@ class PyIndex(Imports):
                 stack.append((node, True))
             stack.extend((child, False) for child in reversed(_children(node)))
         return self
+
+    def qualified(self, node: ast.expr) -> str | None:
+        """``ModuleIndex.qualified``: ``oa.chat.completions`` -> ``openai.chat.completions`` through the imports."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def literal(self, node: ast.expr) -> str | None:
+        """``syntax.literal``: the text of a plain string literal (libcst's ``SimpleString``: one token,
+        bytes read as latin-1), None for anything else (two literals written side by side too)."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)) or not self._one_token(node):
+            return None
+        return node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+
+    def _one_token(self, node: ast.Constant) -> bool:
+        segment = ast.get_source_segment(self.source or "", node)
+        if segment is None:
+            return False
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return False
+        return sum(token.type == tokenize.STRING for token in tokens) == 1
 
     def _visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
@@ -220,8 +255,7 @@ def _children(node: ast.AST) -> list[ast.AST]:
             out += [value] if key is None else [key, value]
         return out
     if isinstance(node, ast.Call):
-        arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
-        return [node.func, *sorted(arguments, key=lambda a: (a.lineno, a.col_offset))]
+        return [node.func, *arguments(node)]
     if isinstance(node, ast.match_case):
         return [node.pattern, *node.body, *([node.guard] if node.guard else [])]
     return list(ast.iter_child_nodes(node))
@@ -260,12 +294,108 @@ def target_key(target: ast.expr) -> str | None:
     return None
 
 
+def dotted_name(node: ast.expr) -> str | None:
+    """``index.dotted_name``: ``a.b.c`` for a chain of names, None when any link is not a name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def arguments(call: ast.Call) -> list[ast.expr | ast.keyword]:
+    """A call's arguments as written (libcst's ``Call.args``): Python's tree puts the keywords apart."""
+    found: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    return sorted(found, key=lambda a: (a.lineno, a.col_offset))
+
+
 def _declares_field(value: ast.expr) -> bool:
     if not isinstance(value, ast.Call):
         return False
     func = value.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name in {"Field", "field", "PrivateAttr", "ib", "attrib"}
+
+
+# -- crossref's tables, read off the index ------------------------------------------------------
+
+
+def tool_site_exports(rel: str, index: PyIndex) -> dict[str, ToolSite]:
+    """``crossref.tool_site_exports`` on Python's tree: name -> where each top-level function is (line 0),
+    its tool name, the contract of its ``@guard_tool`` and whether the framework asks a human first."""
+    found: dict[str, ToolSite] = {}
+    for name, scopes in index.functions_by_name.items():
+        for scope in scopes:
+            if scope.parent is index.module_scope and scope.class_name is None:
+                decorators = index.decorators.get(scope.qualname, ())
+                tool_name = _tool_name(index, decorators)
+                found[name] = ToolSite(tool_name or name, rel, scope.qualname, 0, _guard_id(index, decorators), _needs_approval(index, decorators))
+    return found
+
+
+def _guard_id(index: PyIndex, decorators: tuple[ast.expr, ...]) -> str | None:
+    """``ToolResolver.guard_id``: @guard_tool("billing.run")."""
+    for call in decorators:
+        if isinstance(call, ast.Call) and (call.args or call.keywords) and _is_guard_tool(index, call):
+            first = arguments(call)[0]
+            return index.literal(first.value if isinstance(first, ast.keyword | ast.Starred) else first) or "?"
+    return None
+
+
+def _is_guard_tool(index: PyIndex, call: ast.Call) -> bool:
+    qualified = index.qualified(call.func)
+    return qualified in apis.GUARD_TOOL_NAMES if qualified else (dotted_name(call.func) or "").endswith("guard_tool")
+
+
+def _tool_name(index: PyIndex, decorators: tuple[ast.expr, ...]) -> str | None:
+    """``ToolResolver.tool_name``: @tool("refund"), @function_tool(name_override="refund")."""
+    for call in decorators:
+        if isinstance(call, ast.Call) and not _is_guard_tool(index, call):
+            written = arguments(call)
+            first = written[0] if written else None
+            # libcst's first argument with no keyword: a positional one, ``*value`` and ``**value`` too.
+            value = first.value if isinstance(first, ast.Starred) or (isinstance(first, ast.keyword) and first.arg is None) else first
+            if isinstance(value, ast.expr) and index.literal(value) is not None:
+                return index.literal(value)
+            named = _keyword_string(index, call, "name") or _keyword_string(index, call, "name_override")
+            if named:
+                return named
+    return None
+
+
+def _keyword_string(index: PyIndex, call: ast.Call, keyword: str) -> str | None:
+    for arg in call.keywords:
+        if arg.arg == keyword and index.literal(arg.value) is not None:
+            return index.literal(arg.value)
+    return None
+
+
+def _needs_approval(index: PyIndex, decorators: tuple[ast.expr, ...]) -> bool:
+    """``ToolResolver.needs_approval``: @function_tool(needs_approval=True), @interrupt_for_approval,
+    @approval_required(policy=...)."""
+    return any(
+        (isinstance(d, ast.Call) and _approval_asked(index, d))
+        or index.qualified(d) == apis.LANGGRAPH_TOOL_GATE
+        or (isinstance(d, ast.Call) and index.qualified(d.func) == apis.CREWAI_TOOL_GATE)
+        for d in decorators
+    )
+
+
+def _approval_asked(index: PyIndex, call: ast.Call) -> bool:
+    """``tools.approval_asked``: anything but False/None asks; approval_mode="always_require"."""
+    return any(
+        a.arg is not None
+        and ((a.arg in APPROVAL_KEYWORDS and _truthy(a.value)) or (a.arg == "approval_mode" and index.literal(a.value) == "always_require"))
+        for a in call.keywords
+    )
+
+
+def _truthy(node: ast.expr) -> bool:
+    """``tools._truthy``: libcst's ``False`` and ``None`` are names, Python's constants."""
+    return not (isinstance(node, ast.Constant) and (node.value is False or node.value is None))
 
 
 # -- the check: both indexes of one module, table by table --------------------------------------
