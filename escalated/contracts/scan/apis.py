@@ -37,6 +37,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "ollama.Client": ("openai", "ollama-client"),
     "ollama.AsyncClient": ("openai", "ollama-client"),
     "agents.Agent": ("openai", "agents-agent"),
+    # A sandbox agent (agents.sandbox): an Agents SDK agent whose capabilities add tools (Shell by default).
+    "agents.sandbox.SandboxAgent": ("openai", "agents-agent"),
+    "agents.sandbox.sandbox_agent.SandboxAgent": ("openai", "agents-agent"),
     # CrewAI and smolagents call models through LiteLLM (provider refined from the model where named).
     "crewai.LLM": ("litellm", "crewai-llm"),
     "crewai.Crew": ("litellm", "crew"),

@@ -376,16 +376,19 @@ class OfferedTools:
                 return AgentOf(given)
         return McpServers(runner, "not analysed: the scan could not see which agent this ADK runner or deployed app runs")
 
-    def _agent_tools(self, expr: cst.BaseExpression, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
+    def _agent_tools(self, expr: cst.BaseExpression, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers | AgentOf]:
         """The tools an OpenAI Agents agent offers, and those of every agent it can hand off to."""
         agent = self.resolver.kind_of(expr, scope)
         if agent is None or not isinstance(agent.origin, cst.Call) or id(agent.origin) in seen:
             return
         seen.add(id(agent.origin))
+        if agent.origin.func is not None and (dotted_name(agent.origin.func) or "").endswith("SandboxAgent"):
+            yield AgentOf(agent.origin)  # its capabilities' tools too, besides tools= and hand-offs
+            return
         yield from tools_in_args(agent.origin.args)
         yield from self._handoff_tools(agent.origin, scope, seen=seen)
 
-    def _handoff_tools(self, agent: cst.Call, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers]:
+    def _handoff_tools(self, agent: cst.Call, scope: Scope, *, seen: set[int]) -> Iterator[cst.BaseExpression | McpServers | AgentOf]:
         """Agent(handoffs=[refunds, handoff(billing)]): running this agent can run theirs."""
         for value in self._listed(agent, "handoffs", scope):
             if isinstance(value, cst.Call) and value.args and (dotted_name(value.func) or "").endswith("handoff"):

@@ -43,6 +43,8 @@ _CODE_TOOL_CLASSES = frozenset({
     "PythonREPLTool", "PythonAstREPLTool", "ShellTool", "PythonREPL", "BashProcess", "E2BDataAnalysisTool",
     "CodeInterpreterTool", "LocalShellTool", "ComputerTool", "CodeExecutionTool",
     "HyperlightExecuteCodeTool", "MontyExecuteCodeTool", "DockerShellTool",
+    # crewai_tools' E2B sandbox tools: shell commands, Python in a code interpreter (network on by default).
+    "E2BExecTool", "E2BPythonTool",
 })  # fmt: skip
 # Microsoft Agent Framework clients' hosted tools that run what the model writes: client.get_shell_tool(
 # func=shell.as_function()) runs a LocalShellTool's commands, get_code_interpreter_tool() the model's code.
@@ -82,6 +84,9 @@ class AgentOf:
 
 # Tool wrappers around an agent: the model calls that agent, which runs its own tools.
 _AGENT_TOOLS = frozenset({"AgentTool"})
+# OpenAI Agents SDK sandbox agents: their capabilities hand the model tools, and with no capabilities=
+# the default ones do (Capabilities.default(): Filesystem, Shell, Compaction).
+_SANDBOX_AGENTS = frozenset({"SandboxAgent"})
 # What an agent hands its run on to (Google ADK sub-agents, OpenAI Agents hand-offs, smolagents managed agents,
 # Swarm's agents, Agno team members).
 _AGENT_LISTS = ("sub_agents", "handoffs", "managed_agents", "agents", "members")
@@ -138,6 +143,7 @@ class ToolResolver:
             seen.add(id(built))
             if (dotted_name(built.func) or "").endswith("CodeExecutorAgent"):  # AutoGen: runs the code it is sent
                 findings.append(rules.fact("runs-model-code", "AutoGen CodeExecutorAgent executes the code blocks it is sent", self.line_of(built)))
+            findings.extend(self.sandbox_capabilities(built, scope))
             for found in tools_in_args(built.args):
                 if isinstance(found, McpServers):
                     findings.append(rules.fact("tools-unresolved", found.why, self.line_of(found.node)))
@@ -168,6 +174,43 @@ class ToolResolver:
             return
         why = f"not analysed: the agent {written!r} is not defined where the scan can follow it, so its tools are unknown"
         findings.append(rules.fact("tools-unresolved", why, self.line_of(expr)))
+
+    def sandbox_capabilities(self, built: cst.Call, scope: Scope) -> list[Finding]:
+        """What an Agents SDK ``SandboxAgent``'s capabilities let the model do in its sandbox: a shell
+        capability (``Shell()``, the default's, a project's ``WorkspaceShellCapability()``) runs the
+        commands it writes, a filesystem or patch one edits files; with no ``capabilities=``, the default
+        (``Capabilities.default()``: Filesystem, Shell, Compaction) does both."""
+        if (dotted_name(built.func) or "").rpartition(".")[2] not in _SANDBOX_AGENTS:
+            return []
+        given = next((a.value for a in built.args if a.keyword is not None and a.keyword.value == "capabilities"), None)
+        line = self.line_of(built)
+        if given is None:
+            why = "SandboxAgent's default capabilities (Filesystem, Shell): the model's shell commands run in the sandbox"
+            return [rules.fact("code-tool", why, line)]
+        listed = self.value_of(given, scope) if isinstance(given, cst.Name) else given
+        if not isinstance(listed, cst.List | cst.Tuple):
+            return [rules.fact("tools-unresolved", f"sandbox capabilities built at run time: {_short(self.code_of(given))}", line)]
+        findings: list[Finding] = []
+        for element in listed.elements:
+            value = element.value
+            callee = dotted_name(value.func if isinstance(value, cst.Call) else value) or ""
+            said = rules.words(callee.rpartition(".")[2] if callee.rpartition(".")[2] != "default" else callee)
+            at = self.line_of(value)
+            if "shell" in said or "capabilities" in said:  # Shell(), Capabilities.default()
+                findings.append(rules.fact("code-tool", f"sandbox capability {callee}: the model's shell commands run in the sandbox", at))
+            elif "filesystem" in said or "patch" in said:
+                findings.append(rules.fact("file-edit-tool", f"sandbox capability {callee} edits the sandbox's files", at))
+        return findings
+
+    def _built_by_helper(self, built: cst.Call, scope: Scope) -> tuple[cst.Call, Scope]:
+        """``_build_lane_agent(...)``, a function of this module returning ``SandboxAgent(...)``: that call,
+        in the helper's scope; any other call as it is."""
+        helper = self.function(built.func.value, scope) if isinstance(built.func, cst.Name) else None
+        if helper is not None and isinstance(helper.node, cst.FunctionDef):
+            for node in self.index.subtree(helper.node):
+                if isinstance(node, cst.Return) and isinstance(node.value, cst.Call):
+                    return node.value, helper
+        return built, scope
 
     def unpacked(self, name: cst.Name, scope: Scope) -> cst.BaseExpression | None:
         """``triage, refund = create_agents(client)`` with ``create_agents`` of this module returning a tuple
@@ -447,6 +490,7 @@ class ToolResolver:
             # agent.as_tool(...): the model calls another agent, which runs its own tools.
             built = self.value_of(call.func.value, scope)
             if isinstance(built, cst.Call):
+                findings.extend(self.sandbox_capabilities(*self._built_by_helper(built, scope)))
                 for expr in tools_in_args(built.args):
                     if not isinstance(expr, McpServers):
                         self._collect(expr, scope, tools, findings, depth=depth + 1)
