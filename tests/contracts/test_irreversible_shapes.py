@@ -17,7 +17,7 @@ from tests.contracts.projects import scan_calls
 SANDBOX = """\
 from agents import Agent, Runner
 from agents.sandbox import SandboxAgent
-from agents.sandbox.capabilities import Filesystem, Shell
+from agents.sandbox.capabilities import Capabilities, Filesystem, Shell
 
 from .workspace import WorkspaceShellCapability
 
@@ -60,6 +60,12 @@ async def plain_agent(question: str) -> str:
     agent = Agent(name="plain", instructions="Answer.")
     result = await Runner.run(agent, question)
     return str(result.final_output), Shell
+
+
+async def spelled_out(question: str) -> str:
+    agent = SandboxAgent(name="spelled", instructions="Inspect.", capabilities=Capabilities.default())
+    result = await Runner.run(agent, question)
+    return str(result.final_output)
 """
 
 CREW = """\
@@ -90,6 +96,11 @@ def test_a_sandbox_agent_with_default_capabilities_runs_shell_commands(tmp_path:
 def test_a_sandbox_agent_offered_as_a_tool_runs_its_shell_capability(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, PROJECT)
     assert calls[("app/runs.py", 26)][1:] == ("required", ("R1",))
+
+
+def test_the_default_capabilities_spelled_out_run_shell_commands(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, PROJECT)
+    assert calls[("app/runs.py", 50)][1:] == ("required", ("R1",))
 
 
 def test_a_filesystem_capability_edits_files_and_no_capability_offers_nothing(tmp_path: Path) -> None:

@@ -188,6 +188,8 @@ class ToolResolver:
             why = "SandboxAgent's default capabilities (Filesystem, Shell): the model's shell commands run in the sandbox"
             return [rules.fact("code-tool", why, line)]
         listed = self.value_of(given, scope) if isinstance(given, cst.Name) else given
+        if isinstance(listed, cst.Call) and (dotted_name(listed.func) or "").endswith("Capabilities.default"):
+            listed = cst.List([cst.Element(listed)])  # capabilities=Capabilities.default(): Filesystem, Shell, Compaction
         if not isinstance(listed, cst.List | cst.Tuple):
             return [rules.fact("tools-unresolved", f"sandbox capabilities built at run time: {_short(self.code_of(given))}", line)]
         findings: list[Finding] = []
