@@ -5,7 +5,7 @@ capabilities: ``Shell()`` runs the commands the model writes in the sandbox, a f
 capability edits its files, and with no ``capabilities=`` the SDK's default (``Capabilities.default()``:
 Filesystem, Shell, Compaction) does both. Run directly, built by a helper, or offered to a coordinator
 as a tool (``lane.as_tool(...)``), such a run reaches code execution. crewai_tools' E2B tools run the
-model's shell commands or Python in a networked sandbox.
+model's shell commands or Python in a networked sandbox, and so does a sandbox session's ``exec``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,43 @@ def operate() -> str:
     return str(Crew(agents=[operator], tasks=[task]).kickoff())
 """
 
-PROJECT = {"app/__init__.py": "", "app/runs.py": SANDBOX, "app/workspace.py": "class WorkspaceShellCapability:\n    pass\n", "crew.py": CREW}
+CODEX = """\
+from agents import Agent, Runner, function_tool
+from agents.sandbox import SandboxSession
+
+
+class Workspace:
+    def __init__(self, session: SandboxSession) -> None:
+        self._session = session
+
+    async def build(self) -> str:
+        result = await self._session.exec("codex exec --full-auto -C /workspace 'build the site'", shell=["bash", "-lc"])
+        return str(result.stdout)
+
+
+def make_agent(workspace: Workspace) -> Agent:
+    @function_tool
+    async def build_site() -> str:
+        \"\"\"Build the site in the sandbox.\"\"\"
+        return await workspace.build()
+
+    return Agent(name="orchestrator", instructions="Build the site with the tools.", tools=[build_site])
+
+
+async def main(session: SandboxSession) -> str:
+    workspace = Workspace(session)
+    agent = make_agent(workspace)
+    result = await Runner.run(agent, "Build it.")
+    return str(result.final_output)
+"""
+
+PROJECT = {
+    "app/__init__.py": "",
+    "app/runs.py": SANDBOX,
+    "app/workspace.py": "class WorkspaceShellCapability:\n    pass\n",
+    "crew.py": CREW,
+    "site.py": CODEX,
+}
 
 
 def test_a_sandbox_agent_with_default_capabilities_runs_shell_commands(tmp_path: Path) -> None:
@@ -114,3 +150,10 @@ def test_crewai_e2b_tools_run_code(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, PROJECT)
     assert calls[("crew.py", 8)][1:] == ("required", ("R1",))
     assert calls[("crew.py", 14)][1:] == ("required", ("R1",))
+
+
+def test_a_shell_command_an_agents_sdk_sandbox_session_runs_is_code_run(tmp_path: Path) -> None:
+    # The tool takes no arguments, but only the run decides to call it: the command it runs
+    # (a coding agent, full-auto) is code execution found by what the code does, not by a name.
+    calls = scan_calls(tmp_path, PROJECT)
+    assert calls[("site.py", 26)][1:] == ("required", ("R1",))

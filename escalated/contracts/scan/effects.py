@@ -438,6 +438,10 @@ class CallEffects:
             # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
             why = f"{dotted}(): code run in an E2B sandbox"
             return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
+        if dotted.endswith(".exec") and self.index.imports_from("agents.sandbox"):
+            # await session.exec("codex exec --full-auto …", shell=[…]) on an OpenAI Agents SDK sandbox session
+            why = f"{dotted}(): a shell command run in an Agents SDK sandbox"
+            return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
         if tainted and _kernel_execute(dotted) and self.index.imports_from("jupyter_client"):
             # kc.execute(code=code) on a jupyter_client KernelClient: the code runs in the kernel it is connected to
             why = f"{dotted}(): code run in a Jupyter kernel"
