@@ -111,6 +111,7 @@ class OutputFlow:
         self.project = project
         self._parents = index.parents
         self._names: dict[int, dict[str, list[cst.CSTNode]]] = {}
+        self._reaches: dict[tuple[int, int], bool] = {}  # (reader, writer) scopes -> the one calls the other
         self._routers: list[Scope] | None = None  # the module's graph routers (scan/graphs.py), once asked
         self._def_scopes: dict[int, Scope] | None = None
         self._passes: dict[int, bool] = {}
@@ -768,17 +769,51 @@ class OutputFlow:
     ) -> None:
         scopes = self._class_scopes(scope) if key.startswith("self.") else [scope]
         for current in scopes:
+            # self.buffer = answer in update_buffer, return self.buffer in to_string: to_string hands back
+            # what an earlier call stored and asks no model itself, so it is no wrapper, unless it calls
+            # the method that asks (self.update_buffer(…) first). Its readers' use of it is followed alike.
+            # Only in a call's own flow, where returns make wrappers: an object given the answer (a parameter's
+            # flow: conversation.add(answer), then a getter of it) hands back what it was given.
+            held = derived or (
+                flow.follow_returns and current.qualname != scope.qualname and not self._asks_through(current, scope)
+            )
             at = (current.qualname, key)
-            if at in flow.seen and (derived or at not in flow.seen_derived):
+            if at in flow.seen and (held or at not in flow.seen_derived):
                 continue
             flow.seen.add(at)
             if paused:
                 flow.paused.add(at)
-            if derived:
+            if held:
                 flow.seen_derived.add(at)
             else:
                 flow.seen_derived.discard(at)
-            flow.pending.append((key, current, depth, derived, binding if current is scope else None))
+            flow.pending.append((key, current, depth, held, binding if current is scope else None))
+
+    def _asks_through(self, reader: Scope, writer: Scope) -> bool:
+        """``reader`` calls ``writer``, directly or through other methods of the class (``self.m(…)``, six deep):
+        what ``writer`` stores, ``reader`` asked for (``run`` -> ``_run_loop`` -> ``_step`` filling the history)."""
+        cached = self._reaches.get((id(reader), id(writer)))
+        if cached is not None:
+            return cached
+        methods = {s.qualname.rpartition(".")[2]: s for s in self._class_scopes(reader) if s.qualname.count(".") == 1}
+        wanted, todo, seen = writer.qualname.rpartition(".")[2], [(reader, 0)], {reader.qualname}
+        found = False
+        while todo and not found:
+            current, depth = todo.pop(0)
+            for node in self.index.walk(current.node):
+                if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+                        and node.func.value.value == "self"):  # fmt: skip
+                    continue
+                name = node.func.attr.value
+                if name == wanted:
+                    found = True
+                    break
+                callee = methods.get(name)
+                if callee is not None and callee.qualname not in seen and depth < 6:
+                    seen.add(callee.qualname)
+                    todo.append((callee, depth + 1))
+        self._reaches[(id(reader), id(writer))] = found
+        return found
 
     def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
         if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:

@@ -1,0 +1,93 @@
+"""Held out, the precision round: calls the scan reported that ask no model.
+
+Written from what real multi-agent frameworks do (a summary memory kept by one method and read by
+another, a client built by a helper, an async wrapper called without ``await``); the repositories
+themselves stay out of this repository, only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_modes
+
+LLM = """\
+from openai import OpenAI
+
+
+class Chat:
+    def generate_response(self, prompt):
+        response = OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content
+"""
+
+# One method stores the answer in an attribute, another hands the attribute back: reading it asks
+# no model. A method that calls the asking method first and then hands the attribute back does ask.
+MEMORY = {
+    "app/__init__.py": "",
+    "app/llm.py": LLM,
+    "app/memory.py": """\
+import subprocess
+
+from app.llm import Chat
+
+
+class SummaryMemory:
+    def __init__(self):
+        self.llm = Chat()
+        self.buffer = ""
+
+    def update_buffer(self, new_lines):
+        self.buffer = self.llm.generate_response(new_lines)
+
+    def summarise(self, new_lines):
+        self.update_buffer(new_lines)
+        return self.buffer
+
+    def to_string(self):
+        return self.buffer
+
+    def replay(self):
+        subprocess.run(self.buffer, shell=True)
+
+    def _refresh_all(self, lines):
+        for line in lines:
+            self.update_buffer(line)
+
+    def refresh(self, lines):
+        self._refresh_all(lines)
+        return self.buffer
+""",
+    "app/agent.py": """\
+from app.memory import SummaryMemory
+
+
+class Agent:
+    def __init__(self):
+        self.memory = SummaryMemory()
+
+    def prompt(self):
+        return "History: " + self.memory.to_string()
+
+    def fresh(self, lines):
+        return self.memory.summarise(lines)
+
+    def refreshed(self, lines):
+        return self.memory.refresh(lines)
+""",
+}
+
+
+def test_a_method_handing_back_an_attribute_another_method_filled_asks_no_model(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, MEMORY)
+    # SummaryMemory.to_string (AgentVerse's, read by every simulation agent's prompt) returns what
+    # update_buffer stored: no call site of it is a model call.
+    assert ("app/agent.py", 9) not in calls
+    # summarise asks through self.update_buffer before handing the attribute back: a wrapper.
+    assert calls[("app/agent.py", 12)] == ("SummaryMemory.summarise", "autonomous")
+    # refresh asks through another method of the class (swarms' run -> _run_autonomous_loop -> ... filling
+    # the history it hands back formatted): a wrapper too.
+    assert calls[("app/agent.py", 15)] == ("SummaryMemory.refresh", "autonomous")
+    # What other methods do with the stored answer is still the call's evidence (replay runs it).
+    assert calls[("app/memory.py", 12)] == ("Chat.generate_response", "required")
+
