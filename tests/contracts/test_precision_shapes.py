@@ -91,3 +91,57 @@ def test_a_method_handing_back_an_attribute_another_method_filled_asks_no_model(
     # What other methods do with the stored answer is still the call's evidence (replay runs it).
     assert calls[("app/memory.py", 12)] == ("Chat.generate_response", "required")
 
+
+# A base class runs the actions the model picks; a subclass in another module overrides the runner so
+# one new action asks the model about the page, and hands every other action to the base's own runner.
+OVERRIDE = {
+    "app/__init__.py": "",
+    "app/surfer.py": """\
+from openai import OpenAI
+
+
+class Surfer:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def next_action(self, task):
+        response = self.client.chat.completions.create(model="m", messages=[{"role": "user", "content": task}])
+        return response.choices[0].message.content
+
+    def execute(self, args):
+        description = args.get("thoughts", "")
+        return description
+
+    def run(self, task):
+        action = self.next_action(task)
+        return self.execute({"thoughts": action})
+""",
+    "app/reader.py": """\
+from openai import OpenAI
+
+from app.surfer import Surfer
+
+
+class ReadingSurfer(Surfer):
+    def ask_page(self, question):
+        response = OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": question}])
+        return response.choices[0].message.content
+
+    def execute(self, args):
+        if args.get("action") == "read_page":
+            return self.ask_page(args["question"])
+        description = super().execute(args)
+        return description
+""",
+}
+
+
+def test_super_of_a_method_that_is_a_wrapper_only_through_its_overrides_asks_no_model(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, OVERRIDE)
+    # self.execute(...) in the base runs whichever override the object has: ReadingSurfer's asks the model.
+    assert ("app/surfer.py", 18) in calls
+    assert calls[("app/reader.py", 13)][0] == "ReadingSurfer.ask_page"
+    # super().execute(args) runs Surfer's own execute, which only hands back its argument's field
+    # (magentic-ui's FaraQwen3NextAgent delegating to FaraQwen3Agent._execute_action).
+    assert ("app/reader.py", 14) not in calls
+

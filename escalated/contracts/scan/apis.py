@@ -201,6 +201,10 @@ EXTRA_SDK: ContextVar[Mapping[str, str]] = ContextVar("escalated_extra_sdk", def
 INHERITED_WRAPPERS: ContextVar[Mapping[tuple[str, str], str]] = ContextVar(
     "escalated_inherited_wrappers", default=MappingProxyType({})
 )
+# (class, method) of a base class whose method is a wrapper only because classes of other modules deriving
+# from it override it as one (discovery._inherited; ("FaraQwen3Agent", "_execute_action")): ``self.m(…)`` in
+# the base runs the override, ``super().m(…)`` in a subclass runs the base's own body, which asks no model.
+OVERRIDDEN_WRAPPERS: ContextVar[frozenset[tuple[str, str]]] = ContextVar("escalated_overridden_wrappers", default=frozenset())
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 

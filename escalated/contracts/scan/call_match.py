@@ -432,11 +432,18 @@ class CallMatcher:
             for base in index.class_bases.get(name, ()):
                 qualified = self.qualified(base.value)
                 found = self._base_wrapper(qualified, method) if qualified is not None else None
+                if found is not None and qualified is not None and is_super and self._only_overridden(qualified, method):
+                    return None  # super()._execute_action(…) in the override that made the base's a wrapper: its own body
                 if found is not None and qualified is not None:
                     return Match(found[0], f"{qualified.rpartition('.')[2]}.{method}", "medium", None)
                 if isinstance(base.value, cst.Name) and base.value.value in index.class_nodes:
                     todo.append(base.value.value)
         return None
+
+    @staticmethod
+    def _only_overridden(qualified: str, method: str) -> bool:
+        """The base's ``method`` is a wrapper only as its subclasses override it (``apis.OVERRIDDEN_WRAPPERS``)."""
+        return (qualified.rpartition(".")[2], method.removesuffix("()")) in apis.OVERRIDDEN_WRAPPERS.get()
 
     def _mixed_into(self, method: str) -> Match | None:
         """``self.get_llm()`` in ``class RelevantFilesMixin:`` (no base class, no such method): a mixin, whose

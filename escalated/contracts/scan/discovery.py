@@ -291,6 +291,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     token = apis.EXTRA_SDK.set(dict(options.sdk))
     served = apis.SERVED_GRAPHS.set(served_graphs(root))
     inherited = apis.INHERITED_WRAPPERS.set(MappingProxyType({}))
+    overridden = apis.OVERRIDDEN_WRAPPERS.set(frozenset())
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
@@ -299,6 +300,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
         calls, context = _analyse_tree(tree, base=base, options=options)
     finally:
         crossref.PACKAGE.reset(package)
+        apis.OVERRIDDEN_WRAPPERS.reset(overridden)
         apis.INHERITED_WRAPPERS.reset(inherited)
         apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
@@ -553,6 +555,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
+                    _overridden(given[entry.rel], found.returns_output)
                     # LLMClientBase.stream_async, abstract, which the clients deriving from it in other modules
                     # implement with the model: a call of it on an object typed by the base (llm_client:
                     # LLMClientBase) elsewhere runs one of them.
@@ -1249,6 +1252,19 @@ def _parse_imported(tree: _Tree, callers: list[_Module], *, base: Path, options:
     for entry in parsed:
         crossref.absolutise(entry.imports, entry.rel)
     return parsed
+
+
+def _overridden(given: Mapping[str, tuple[str, str]], returns_output: Mapping[str, tuple[str, str]]) -> None:
+    """Keep ``apis.OVERRIDDEN_WRAPPERS`` up to date with a module just analysed: of the methods it was given as
+    wrappers because subclasses of other modules override them so (``given``), those whose own body is none."""
+    known = set(apis.OVERRIDDEN_WRAPPERS.get())
+    for qualname in given:
+        owner, _, method = qualname.partition(".")
+        if qualname in returns_output:
+            known.discard((owner, method))
+        else:
+            known.add((owner, method))
+    apis.OVERRIDDEN_WRAPPERS.set(frozenset(known))
 
 
 def _with_inherited(
