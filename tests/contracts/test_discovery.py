@@ -299,7 +299,7 @@ def test_a_client_copied_with_options_is_still_the_client() -> None:
     calls = scan_source(
         "from openai import OpenAI\nclient = OpenAI()\n"
         "def f():\n"
-        "    client.with_options(timeout=5).chat.completions.create(model='m', messages=[])\n"
+        "    client.with_options(timeout=5).chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
         "    slow = client.with_options(max_retries=5)\n"
         "    return slow.beta.threads.runs.create_and_poll(thread_id='t', assistant_id='a')\n",
         "a.py",

@@ -145,3 +145,36 @@ def test_super_of_a_method_that_is_a_wrapper_only_through_its_overrides_asks_no_
     # (magentic-ui's FaraQwen3NextAgent delegating to FaraQwen3Agent._execute_action).
     assert ("app/reader.py", 14) not in calls
 
+
+# auto-code-rover's Ollama model loads itself with an empty request at setup, the answer dropped.
+WARM_UP = {
+    "app/__init__.py": "",
+    "app/model.py": """\
+import ollama
+
+
+class OllamaModel:
+    def __init__(self, name):
+        self.name = name
+
+    def setup(self):
+        ollama.chat(model=self.name, messages=[])
+
+    def check(self):
+        reply = ollama.chat(model=self.name, messages=[])
+        return reply
+
+    def call(self, messages):
+        response = ollama.chat(model=self.name, messages=messages)
+        return response["message"]["content"]
+""",
+}
+
+
+def test_a_request_asking_nothing_whose_answer_is_dropped_is_no_model_call(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, WARM_UP)
+    assert ("app/model.py", 9) not in calls
+    # The same empty request with its answer kept is still reported: what comes back is handed on.
+    assert calls[("app/model.py", 12)] == ("ollama.chat", "autonomous")
+    assert calls[("app/model.py", 16)] == ("ollama.chat", "autonomous")
+

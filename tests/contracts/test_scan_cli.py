@@ -212,7 +212,7 @@ def test_real_subprocess_exit_codes(tmp_path: Path) -> None:
     ok = subprocess.run([sys.executable, "-m", "escalated", "contracts", "scan", str(root)], capture_output=True, text=True, env=env, timeout=120)
     assert ok.returncode == 0, ok.stderr
     assert ok.stderr == ""  # no progress line when stderr is not a terminal
-    (root / "agent" / "more.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
+    (root / "agent" / "more.py").write_text("import litellm\nlitellm.completion(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n")
     bad = subprocess.run(
         [sys.executable, "-m", "escalated", "contracts", "scan", str(root), "--format", "json"], capture_output=True, text=True, env=env, timeout=120
     )
@@ -262,7 +262,7 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
 def test_source_encodings_are_honoured(tmp_path: Path) -> None:
     latin = "# -*- coding: latin-1 -*-\nimport openai\n# caf\xe9\nopenai.responses.create(model='m', input='x')\n"
     (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
-    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfimport litellm\nlitellm.completion(model='m', messages=[])\n")
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfimport litellm\nlitellm.completion(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n")
     code, out = scan(str(tmp_path), "--format", "json")
     assert code == 1, out
     assert [c["path"] for c in json.loads(out)["calls"]] == ["bom.py", "latin.py"]
@@ -321,7 +321,7 @@ def test_a_long_valid_expression_is_analysed_and_its_call_found(tmp_path: Path) 
 def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(tmp_path: Path) -> None:
     # libcst's native parser overflows its stack on these: a subprocess, so a crash cannot take pytest down.
     (tmp_path / "truncated.py").write_text("import openai\nopenai.responses.create()\nx = " + "(" * 5000 + "\n")
-    (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[])\n")
+    (tmp_path / "agent.py").write_text("import litellm\nlitellm.completion(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n")
     done = subprocess.run(
         [sys.executable, "-m", "escalated", "contracts", "scan", str(tmp_path), "--format", "json"], capture_output=True, text=True, timeout=120
     )

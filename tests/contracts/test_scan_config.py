@@ -70,7 +70,7 @@ def test_fail_on_tests_makes_test_calls_count(tmp_path: Path) -> None:
 def test_mocked_clients_in_tests_are_not_model_calls(tmp_path: Path) -> None:
     (tmp_path / "test_agent.py").write_text(
         "from unittest.mock import MagicMock\n\n\ndef test_it():\n    client = MagicMock()\n"
-        "    client.chat.completions.create(model='m', messages=[])\n"
+        "    client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
     )
     _, document = scan(str(tmp_path))
     assert document["calls"] == []

@@ -124,7 +124,7 @@ def analyse_module(
     primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
-        if found is not None and not _after_exit(call, index.parents):
+        if found is not None and not _after_exit(call, index.parents) and not _warms_up(call, index.parents):
             primitives.append((call, scope, found))
     local: dict[str, tuple[str, str]] = dict(inherited or {})
     taken = {id(c) for c, _s, _m in primitives}
@@ -157,6 +157,26 @@ def analyse_module(
         sites += found_sites
         result = _handed_out(context.analyse(primitives, sites), index)
     return _bound_wrappers(result, index)
+
+
+# The arguments a request puts its question in (``messages=``, ``input=``, ``contents=``, ``prompt=``).
+_QUESTIONS = frozenset({"messages", "input", "contents", "prompt"})
+
+
+def _warms_up(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
+    """``ollama.chat(model=self.name, messages=[])`` as a statement of its own: every question argument is
+    written empty and the answer is dropped. It loads the model (or checks it is up); nothing is asked and
+    nothing comes back to act on, so it is no model call. A request whose answer is kept, or with any
+    other argument that could carry a question (positional, ``**kwargs``), stays one."""
+    asked = [a for a in call.args if a.keyword is not None and a.keyword.value in _QUESTIONS]
+    if not asked or any(a.keyword is None or a.star for a in call.args):
+        return False
+    if not all(isinstance(a.value, cst.List | cst.Tuple) and not a.value.elements for a in asked):
+        return False
+    parent = parents.get(id(call))
+    if isinstance(parent, cst.Await):
+        parent = parents.get(id(parent))
+    return isinstance(parent, cst.Expr)
 
 
 def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
