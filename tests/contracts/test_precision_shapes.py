@@ -178,3 +178,76 @@ def test_a_request_asking_nothing_whose_answer_is_dropped_is_no_model_call(tmp_p
     assert calls[("app/model.py", 12)] == ("ollama.chat", "autonomous")
     assert calls[("app/model.py", 16)] == ("ollama.chat", "autonomous")
 
+
+# AgentVerse's ReflectionAgent.step (a plain def) calls the async twin of the model wrapper without
+# await and hands the coroutine to its parser: the model is never asked.
+COROUTINE = {
+    "app/__init__.py": "",
+    "app/base_llm.py": """\
+from abc import abstractmethod
+
+from pydantic import BaseModel
+
+
+class BaseLLM(BaseModel):
+    @abstractmethod
+    def generate_response(self, prompt):
+        pass
+
+    @abstractmethod
+    def agenerate_response(self, prompt):
+        pass
+""",
+    "app/openai_llm.py": """\
+from openai import AsyncOpenAI, OpenAI
+
+from app.base_llm import BaseLLM
+
+
+class Chat(BaseLLM):
+    def generate_response(self, prompt):
+        response = OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content
+
+    async def agenerate_response(self, prompt):
+        response = await AsyncOpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content
+""",
+    "app/base_agent.py": """\
+from pydantic import BaseModel
+
+from app.base_llm import BaseLLM
+
+
+class BaseAgent(BaseModel):
+    llm: BaseLLM
+""",
+    "app/agent.py": """\
+import asyncio
+
+from app.base_agent import BaseAgent
+
+
+class Agent(BaseAgent):
+    def step(self, prompt):
+        response = self.llm.agenerate_response(prompt)
+        return eval(response)
+
+    def run_sync(self, prompt):
+        pending = self.llm.agenerate_response(prompt)
+        answer = asyncio.run(pending)
+        return eval(answer)
+
+    async def astep(self, prompt):
+        response = await self.llm.agenerate_response(prompt)
+        return eval(response)
+""",
+}
+
+
+def test_a_coroutine_made_in_a_plain_function_and_never_run_asks_no_model(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, COROUTINE)
+    assert ("app/agent.py", 8) not in calls
+    # Handed to asyncio.run, or awaited: the model is asked, and its answer is eval()'d.
+    assert calls[("app/agent.py", 12)] == ("BaseLLM.agenerate_response", "required")
+    assert calls[("app/agent.py", 17)] == ("BaseLLM.agenerate_response", "required")

@@ -124,7 +124,10 @@ def analyse_module(
     primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
-        if found is not None and not _after_exit(call, index.parents) and not _warms_up(call, index.parents):
+        if (
+            found is not None and not _after_exit(call, index.parents) and not _warms_up(call, index.parents)
+            and not _never_run(call, scope, found, index, resolver.wrappers)
+        ):  # fmt: skip
             primitives.append((call, scope, found))
     local: dict[str, tuple[str, str]] = dict(inherited or {})
     taken = {id(c) for c, _s, _m in primitives}
@@ -177,6 +180,63 @@ def _warms_up(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
     if isinstance(parent, cst.Await):
         parent = parents.get(id(parent))
     return isinstance(parent, cst.Expr)
+
+
+# The SDKs' coroutine twins of their requests (``litellm.acompletion``, a LangChain runnable's ``ainvoke``).
+_ASYNC_REQUESTS = frozenset({"acompletion", "atext_completion", "ainvoke", "apredict", "agenerate", "acall", "arun", "abatch", "acreate"})
+# What runs a coroutine handed to it (or keeps it for something that will).
+_RUNS_COROUTINES = frozenset({
+    "run", "run_until_complete", "create_task", "ensure_future", "gather", "wait", "wait_for", "shield", "as_completed",
+    "run_coroutine_threadsafe", "start_soon", "spawn", "submit", "append", "extend", "add", "put", "put_nowait",
+})  # fmt: skip
+
+
+def _never_run(
+    call: cst.Call, scope: Scope, found: Match, index: ModuleIndex, wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
+) -> bool:
+    """``response = self.llm.agenerate_response(prompt)`` in a plain ``def`` (AgentVerse's ReflectionAgent.step):
+    the coroutine function's call makes a coroutine, and nothing runs it (no ``await`` in a plain function,
+    and it is handed to no ``asyncio.run``/``create_task``/``gather``, not returned, yielded or kept): the
+    model is never asked. The callee is a coroutine by name: an SDK's (``acompletion``, ``ainvoke``) or a
+    project wrapper method ``a<name>`` whose class has the wrapper ``<name>`` too (``agenerate_response``
+    beside ``generate_response``)."""
+    function = scope.node
+    if not isinstance(function, cst.FunctionDef) or function.asynchronous is not None or not _coroutine(found, wrappers):
+        return False
+    parents = index.parents
+    parent = parents.get(id(call))
+    if isinstance(parent, cst.Arg):
+        consumer = parents.get(id(parent))
+        return isinstance(consumer, cst.Call) and not _runs(consumer)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    for node in index.walk(function):
+        if not (isinstance(node, cst.Name) and node.value == name) or node is parent.targets[0].target:
+            continue
+        holder = parents.get(id(node))
+        if isinstance(holder, cst.Arg) and isinstance(consumer := parents.get(id(holder)), cst.Call) and not _runs(consumer):
+            continue  # parse(response): handed to a call that does not run it
+        return False  # returned, yielded, kept, run, or rebound: it may run
+    return True
+
+
+def _coroutine(found: Match, wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> bool:
+    owner, _, method = found.api.rpartition(".")
+    if method in _ASYNC_REQUESTS:
+        return True
+    if not (owner and method.startswith("a") and len(method) > 1):
+        return False
+    return any(
+        qualified.rpartition(".")[2] == owner and method in methods and method[1:] in methods
+        for qualified, methods in wrappers.items()
+    )  # fmt: skip
+
+
+def _runs(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name is None or name in _RUNS_COROUTINES
 
 
 def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
