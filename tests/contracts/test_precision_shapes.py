@@ -251,3 +251,34 @@ def test_a_coroutine_made_in_a_plain_function_and_never_run_asks_no_model(tmp_pa
     # Handed to asyncio.run, or awaited: the model is asked, and its answer is eval()'d.
     assert calls[("app/agent.py", 12)] == ("BaseLLM.agenerate_response", "required")
     assert calls[("app/agent.py", 17)] == ("BaseLLM.agenerate_response", "required")
+
+
+# awesome-llm-apps' research agent draws its report as an infographic with Gemini's image model.
+INFOGRAPHIC = {
+    "app.py": """\
+import streamlit as st
+from google import genai
+
+client = genai.Client()
+
+
+def report(findings):
+    response = client.models.generate_content(model="gemini-3-pro-preview", contents=f"Summarise: {findings}")
+    return response.text
+
+
+def infographic(summary):
+    response = client.models.generate_content(
+        model="gemini-3-pro-image-preview", contents=f"Draw a whiteboard summary of: {summary}"
+    )
+    for part in response.candidates[0].content.parts:
+        if part.inline_data:
+            st.image(part.inline_data.data)
+""",
+}
+
+
+def test_gemini_s_image_models_answer_with_a_picture_not_a_model_call(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, INFOGRAPHIC)
+    assert calls[("app.py", 8)] == ("models.generate_content", "autonomous")
+    assert ("app.py", 13) not in calls

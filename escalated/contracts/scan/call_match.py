@@ -951,12 +951,20 @@ _MEDIA_MODEL = re.compile(
 )
 
 
+# Gemini's image models (``gemini-2.5-flash-image``, ``gemini-3-pro-image-preview``,
+# ``gemini-2.0-flash-exp-image-generation``) and Imagen answer ``generate_content`` with a picture.
+_GEMINI_IMAGE_MODEL = re.compile(r"^(?:models/)?(?:gemini-[\w.-]*-image(?:$|-)|imagen-)", re.IGNORECASE)
+
+
 def _runs_a_media_model(found: Match, node: cst.Call) -> bool:
     """``replicate.run("stability-ai/stable-diffusion:…", input=…)`` (or a ``Client``'s ``run``): an
-    image, sound or video model by the name written in the call, not a language model."""
+    image, sound or video model by the name written in the call, not a language model. So is
+    ``client.models.generate_content(model="gemini-3-pro-image-preview", …)``: the answer is an image."""
     on_replicate = found.api.startswith("replicate.") or (found.receiver is not None and found.receiver.kind == "replicate")
     if not on_replicate:
-        return False
+        model = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "model"), None)
+        name = _string_start(model) if model is not None and "generate_content" in found.api else None
+        return name is not None and _GEMINI_IMAGE_MODEL.search(name) is not None
     ref = next((a.value for a in node.args if a.keyword is None or a.keyword.value in {"ref", "model", "model_version"}), None)
     name = _string_start(ref) if ref is not None else None
     return name is not None and _MEDIA_MODEL.search(name.partition(":")[0]) is not None
