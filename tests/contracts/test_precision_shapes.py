@@ -282,3 +282,74 @@ def test_gemini_s_image_models_answer_with_a_picture_not_a_model_call(tmp_path: 
     calls = scan_modes(tmp_path, INFOGRAPHIC)
     assert calls[("app.py", 8)] == ("models.generate_content", "autonomous")
     assert ("app.py", 13) not in calls
+
+
+# qodo-cover's completion parses the answer's YAML in a helper and hands back one of its fields with
+# the token counts; the agent runs it as the test command in a shell.
+YAML = {
+    "app/__init__.py": "",
+    "app/caller.py": """\
+import litellm
+
+
+class AICaller:
+    def call_model(self, prompt):
+        response = litellm.completion(model="m", messages=[{"role": "user", "content": prompt}])
+        return response.choices[0].message.content, response.usage.prompt_tokens, response.usage.completion_tokens
+""",
+    "app/utils.py": """\
+import yaml
+
+
+def load_yaml(response_text):
+    response_text = response_text.strip().removeprefix("```yaml").rstrip("`")
+    try:
+        data = yaml.safe_load(response_text)
+    except Exception:
+        data = None
+    return data
+""",
+    "app/completion.py": """\
+from app.caller import AICaller
+from app.utils import load_yaml
+
+
+class AgentCompletion:
+    def __init__(self, caller: AICaller):
+        self.caller = caller
+
+    def adapt_test_command(self, test_command):
+        prompt = f"Adapt: {test_command}"
+        response_str, prompt_tokens, completion_tokens = self.caller.call_model(prompt)
+        new_command_line = None
+        try:
+            response_yaml = load_yaml(response_str)
+            if "new_command_line" in response_yaml:
+                new_command_line = response_yaml["new_command_line"].strip()
+        except Exception:
+            pass
+        return new_command_line, prompt_tokens, completion_tokens, prompt
+""",
+    "app/agent.py": """\
+import subprocess
+
+from app.completion import AgentCompletion
+
+
+class CoverAgent:
+    def __init__(self, completion: AgentCompletion):
+        self.completion = completion
+
+    def run(self, test_command):
+        new_command_line, _, _, _ = self.completion.adapt_test_command(test_command)
+        subprocess.run(new_command_line, shell=True)
+""",
+}
+
+
+def test_the_answer_parsed_as_yaml_is_the_answer(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, YAML)
+    # yaml.safe_load of the answer is its parse, as json.loads: the field handed back is the answer's.
+    assert calls[("app/agent.py", 11)] == ("AgentCompletion.adapt_test_command", "required")
+    assert calls[("app/completion.py", 11)] == ("AICaller.call_model", "required")
+    assert calls[("app/caller.py", 6)] == ("completion", "required")

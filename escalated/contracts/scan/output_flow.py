@@ -1431,8 +1431,9 @@ def _copies(func: cst.BaseExpression) -> bool:
     return dotted_name(func) in _JSON_LOADS or validated or _joins(func)
 
 
-# The JSON parsers real code uses alike (json5 for a model's lenient JSON, orjson and ujson for speed).
-_JSON_LOADS = frozenset({"json.loads", "json5.loads", "orjson.loads", "ujson.loads"})
+# The JSON parsers real code uses alike (json5 for a model's lenient JSON, orjson and ujson for speed), and
+# YAML's, which reads the YAML a prompt asks for (qodo-cover's load_yaml) as json.loads reads JSON.
+_JSON_LOADS = frozenset({"json.loads", "json5.loads", "orjson.loads", "ujson.loads", "yaml.safe_load", "yaml.load"})
 
 
 # A schema's parse of the answer (pydantic's model_validate_json, a TypeAdapter's validate_json): the
