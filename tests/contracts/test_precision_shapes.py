@@ -353,3 +353,96 @@ def test_the_answer_parsed_as_yaml_is_the_answer(tmp_path: Path) -> None:
     assert calls[("app/agent.py", 11)] == ("AgentCompletion.adapt_test_command", "required")
     assert calls[("app/completion.py", 11)] == ("AICaller.call_model", "required")
     assert calls[("app/caller.py", 6)] == ("completion", "required")
+
+
+# swarms' Agent keeps its conversation in an object: each answer is added as the agent's turn, and the
+# run hands back the conversation formatted (its last message by default).
+CONVERSATION = {
+    "app/__init__.py": "",
+    "app/conversation.py": """\
+class Conversation:
+    def __init__(self, system_prompt=None):
+        self.conversation_history = []
+        if system_prompt:
+            self.add("System", system_prompt)
+
+    def add(self, role, content):
+        self.conversation_history.append({"role": role, "content": content})
+
+    def get_str(self):
+        return "\\n".join(f"{m['role']}: {m['content']}" for m in self.conversation_history)
+
+    def get_final_message_content(self):
+        return self.conversation_history[-1]["content"]
+""",
+    "app/formatter.py": """\
+def history_output_formatter(conversation, type="list"):
+    if type in ["final", "last"]:
+        return conversation.get_final_message_content()
+    return conversation.get_str()
+""",
+    "app/llm.py": """\
+from litellm import completion
+
+
+class LiteLLM:
+    def __init__(self, model_name):
+        self.model_name = model_name
+
+    def run(self, task):
+        response = completion(model=self.model_name, messages=[{"role": "user", "content": task}])
+        return response.choices[0].message.content
+""",
+    "app/agent.py": """\
+from app.conversation import Conversation
+from app.formatter import history_output_formatter
+from app.llm import LiteLLM
+
+
+class Agent:
+    def __init__(self, model_name, system_prompt="", output_type="final"):
+        self.llm = LiteLLM(model_name)
+        self.agent_name = "agent"
+        self.user_name = "user"
+        self.output_type = output_type
+        self.system_prompt = system_prompt
+        self.short_memory = Conversation(system_prompt=system_prompt)
+
+    def call_llm(self, task):
+        return self.llm.run(task)
+
+    def parse_llm_output(self, response):
+        if isinstance(response, dict):
+            return response["content"]
+        return response
+
+    def _run(self, task):
+        self.short_memory.add(role=self.user_name, content=task)
+        response = self.call_llm(task)
+        response = self.parse_llm_output(response)
+        self.short_memory.add(role=self.agent_name, content=response)
+        return history_output_formatter(self.short_memory, type=self.output_type)
+
+    def run(self, task):
+        return self._run(task)
+""",
+    "app/main.py": """\
+import subprocess
+
+from app.agent import Agent
+
+
+def main(task):
+    command = Agent("m").run(task)
+    subprocess.run(command, shell=True)
+""",
+}
+
+
+def test_an_answer_added_as_the_agent_s_turn_to_its_conversation_object_is_handed_back_with_it(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, CONVERSATION)
+    # _run adds the answer as the agent's turn and returns the conversation formatted: a wrapper, as
+    # run returning it; the caller runs it in a shell.
+    assert calls[("app/agent.py", 31)] == ("Agent._run", "required")
+    assert calls[("app/main.py", 7)] == ("Agent.run", "required")
+    assert calls[("app/llm.py", 9)] == ("completion", "required")

@@ -373,6 +373,10 @@ class OutputFlow:
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._fills(receiver, scope, flow)
             self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
+        elif receiver is not None and not derived and _self_attribute(receiver) and _adds_answer_turn(call, arg):
+            # self.short_memory.add(role=self.agent_name, content=answer): the object's conversation holds the
+            # answer as a turn of its own (only so: self.io.tool_output(text) must not taint every use of self.io).
+            self._taint_target(receiver, scope, flow, depth=depth, derived=False)
         if receiver is not None and not derived and id(call) not in self.llm_calls and self._returns_last(call, scope):
             # self.messages.append(Message("assistant", answer)) … return self.messages[-1].content: the answer.
             self._returned(scope, flow, depth=depth, derived=False)
@@ -629,6 +633,10 @@ class OutputFlow:
         """``for operation in content: processed.append(operation)`` into a list started empty: the list
         holds the output's own pieces again, as ``+=`` collects them (a list of whole answers does not)."""
         func = call.func
+        if not derived and _adds_answer_turn(call, arg):
+            # memory.add(role="assistant", content=answer): a conversation object given the answer as a turn
+            # of its own holds it, as a list appended {"role": "assistant", "content": answer}.
+            return True
         if derived or not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
             return False
         # _data = {"user": ..., "assistant": answer}; chat_history.append(_data): the record, named first.
@@ -1076,6 +1084,25 @@ _NOTE_SUFFIXES = (".txt", ".md", ".log")
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _PIECE_LISTS = (cst.ListComp, cst.GeneratorExp)
+
+
+# A conversation object's methods taking one turn (``role=``, ``content=``).
+_ADDS_TURN = frozenset({"add", "add_message", "append_message", "add_turn"})
+
+
+def _adds_answer_turn(call: cst.Call, arg: cst.Arg) -> bool:
+    """``conversation.add(role=self.agent_name, content=answer)``: ``arg`` is the ``content=`` of a turn added
+    with a role that is not the user's (a literal ``"user"`` is the next prompt, not the answer's record)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _ADDS_TURN and arg.keyword is not None and arg.keyword.value == "content"):
+        return False
+    role = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "role"), None)
+    written = literal(role) if role is not None else None
+    return role is not None and (written is None or written.lower() not in {"user", "human"})
+
+
+def _self_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _picks_pieces(comprehension: cst.CSTNode) -> bool:
