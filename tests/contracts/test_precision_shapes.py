@@ -355,6 +355,70 @@ def test_the_answer_parsed_as_yaml_is_the_answer(tmp_path: Path) -> None:
     assert calls[("app/caller.py", 6)] == ("completion", "required")
 
 
+# MetaGPT registers its actions as tools (@register_tool(include_functions=["run"])): their run asks the
+# model, so run(...) on a receiver of any name may be one of them; subprocess.run is not.
+REGISTERED = {
+    "app/__init__.py": "",
+    "app/registry.py": """\
+TOOLS = {}
+
+
+def register_tool(include_functions=None):
+    def wrap(cls):
+        TOOLS[cls.__name__] = cls
+        return cls
+
+    return wrap
+""",
+    "app/write.py": """\
+from openai import OpenAI
+
+from app.registry import register_tool
+
+
+@register_tool(include_functions=["run"])
+class WritePRD:
+    def run(self, task):
+        response = OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": task}])
+        return response.choices[0].message.content
+""",
+    "app/review.py": """\
+from openai import OpenAI
+
+from app.registry import register_tool
+
+
+@register_tool(include_functions=["run"])
+class Review:
+    def run(self, task):
+        response = OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": task}])
+        return response.choices[0].message.content
+""",
+    "app/env.py": """\
+import subprocess
+
+from app.review import Review  # noqa: F401
+from app.write import WritePRD  # noqa: F401
+
+
+def step(todo, task):
+    answer = todo.run(task)
+    return answer
+
+
+def adb(command):
+    res = subprocess.run(command, shell=True, capture_output=True, text=True)
+    return res.stdout.strip()
+""",
+}
+
+
+def test_a_standard_library_call_is_no_registered_family_s_method(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, REGISTERED)
+    assert calls[("app/env.py", 8)][0] == "todo.run"
+    assert ("app/env.py", 13) not in calls
+
+
 # swarms' Agent keeps its conversation in an object: each answer is added as the agent's turn, and the
 # run hands back the conversation formatted (its last message by default).
 CONVERSATION = {

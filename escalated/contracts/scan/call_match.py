@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import functools
 import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -504,7 +505,7 @@ class CallMatcher:
         if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
             return None
         receiver = _last_identifier(callee.value)
-        if receiver is None or receiver in {"self", "cls"}:
+        if receiver is None or receiver in {"self", "cls"} or self._imported_module(callee.value):
             return None
         found = self._provider_families.get(callee.attr.value) if names_a_provider(receiver) else None
         if found is None:
@@ -514,6 +515,15 @@ class CallMatcher:
         if found is None or self.kind_of(callee.value, scope) is not None:
             return None
         return Match(found[0], f"{receiver}.{callee.attr.value}", "medium", None)
+
+    def _imported_module(self, receiver: cst.BaseExpression) -> bool:
+        """``subprocess`` in ``subprocess.run(…)``: a module brought in by ``import``, or one of the standard
+        library's, is no instance of a project class (MetaGPT's registered roles' ``run`` is not it)."""
+        index = getattr(self, "index", None)
+        if not isinstance(receiver, cst.Name) or index is None:
+            return False
+        target = index.imports.get(receiver.value)
+        return target is not None and (target == receiver.value or target.split(".")[0] in sys.stdlib_module_names)
 
     def _injected_wrapper(self, callee: cst.Name, scope: Scope) -> Match | None:
         """``gpt_call(prompt)`` in a module that neither defines, imports nor is given ``gpt_call`` (no star
