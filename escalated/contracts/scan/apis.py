@@ -205,6 +205,10 @@ INHERITED_WRAPPERS: ContextVar[Mapping[tuple[str, str], str]] = ContextVar(
 # from it override it as one (discovery._inherited; ("FaraQwen3Agent", "_execute_action")): ``self.m(…)`` in
 # the base runs the override, ``super().m(…)`` in a subclass runs the base's own body, which asks no model.
 OVERRIDDEN_WRAPPERS: ContextVar[frozenset[tuple[str, str]]] = ContextVar("escalated_overridden_wrappers", default=frozenset())
+# Class (as written) -> the classes it derives from (as written), every module's analysed so far
+# (discovery fills it as it goes): a method keeping the output on ``self`` is read on a receiver typed
+# by one of its bases (``llm_adapter: LettaLLMAdapter``, the output kept by ``LettaLLMRequestAdapter``).
+CLASS_BASES: ContextVar[Mapping[str, set[str]]] = ContextVar("escalated_class_bases", default=MappingProxyType({}))
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 

@@ -292,6 +292,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     served = apis.SERVED_GRAPHS.set(served_graphs(root))
     inherited = apis.INHERITED_WRAPPERS.set(MappingProxyType({}))
     overridden = apis.OVERRIDDEN_WRAPPERS.set(frozenset())
+    class_bases = apis.CLASS_BASES.set(MappingProxyType({}))
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
@@ -301,6 +302,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     finally:
         crossref.PACKAGE.reset(package)
         apis.OVERRIDDEN_WRAPPERS.reset(overridden)
+        apis.CLASS_BASES.reset(class_bases)
         apis.INHERITED_WRAPPERS.reset(inherited)
         apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
@@ -461,6 +463,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     by_file: dict[str, tuple[LlmCall, ...]] = {}
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
     bases: dict[str, set[str]] = {}  # class -> the classes it derives from (names as written), every module's
+    apis.CLASS_BASES.set(bases)  # filled as the modules are analysed (_analyse_one)
     defined: dict[str, str | None] = {}  # class (as written) -> the module defining it (None: more than one does)
     owned: dict[str, Mapping[str, tuple[str, str]]] = {}  # module -> its wrappers, private methods too
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []

@@ -79,6 +79,7 @@ class ProjectFlow:
         self._run_folders = run_folders
         self._fills: dict[tuple[str, str, tuple[str, ...], str], tuple[Finding, ...]] = {}
         self._filled: dict[tuple[str, str, str], frozenset[str]] = {}
+        self._keeps: dict[tuple[tuple[str, ...], str, str], tuple[Finding, ...]] = {}
         self._via: dict[str, str | None] = {}  # a package's re-export -> where it is defined
         # Parsed on first use and kept: only the modules followed into, not every one some module imports.
         self._parsed: OrderedDict[str, _Parsed | None] = OrderedDict()
@@ -198,6 +199,29 @@ class ProjectFlow:
             more = self._analyzer(rel, module, index).filled_findings(owner, method, positional, param)
             found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
         result = self._fills[key] = tuple(sorted(set(found)))
+        return result
+
+    def kept_findings(self, owners: tuple[str, ...], method: str, attribute: str) -> tuple[Finding, ...]:
+        """``RequestAdapter.invoke_llm`` keeping the output in ``self.tool_call``: what the modules calling
+        ``invoke_llm`` on an object of that class (or of a class it derives from) do with its ``tool_call``
+        after the call (the attribute is the answer's way back, as a return value is). Memoised; not
+        followed further out."""
+        key = (owners, method, attribute)
+        known = self._keeps.get(key)
+        if known is not None:
+            return known
+        if self._callers is None or self._open:
+            return ()
+        self._keeps[key] = ()  # a cycle finds nothing more
+        found: list[Finding] = []
+        for loadable in self._callers(method)[:MAX_IMPLEMENTATIONS]:
+            parsed = self._parse(loadable)
+            if parsed is None:
+                continue
+            rel, module, index = parsed
+            more = self._analyzer(rel, module, index).kept_findings(owners, method, attribute)
+            found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
+        result = self._keeps[key] = tuple(sorted(set(found)))
         return result
 
     def run_folder(self, owner: str, attribute: str) -> str | None:

@@ -47,6 +47,8 @@ class ParamFlow(Protocol):
 
     def run_folder(self, owner: str, attribute: str) -> str | None: ...
 
+    def kept_findings(self, owners: tuple[str, ...], method: str, attribute: str) -> tuple[Finding, ...]: ...
+
 
 @attrs.define
 class FlowState:
@@ -84,6 +86,9 @@ class FlowState:
     # Parameters of the function the trace started from that the output was written into
     # (post_proxy.update_attachment(code), record["code"] = answer): what the caller passed there now holds it.
     filled: set[str] = attrs.Factory(set)
+    # Attributes of the method's own object the output was kept in (``self.tool_call = response...``),
+    # as (the method's qualified name, attribute): what the method's callers read there after the call.
+    kept: set[tuple[str, str]] = attrs.Factory(set)
 
 
 class OutputFlow:
@@ -130,6 +135,19 @@ class OutputFlow:
     def follow_param(self, param: str, scope: Scope, flow: FlowState) -> None:
         """Everything parameter ``param`` of function ``scope`` reaches when it holds the output."""
         self._taint_key(param, scope, flow, depth=1, derived=True)
+        self._drain(flow)
+        self.index.meter.steps += flow.steps
+
+    def follow_read(self, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
+        """Everything the reads of ``receiver.attribute`` (``adapter.tool_call``) in function ``scope``
+        after node ``after`` (the call that filled it) reach, holding the output."""
+        start = self.index.order_of(self.index.subtree(after)[-1])  # after its arguments too
+        for node in self.index.walk(scope.node, skip_defs=True):
+            if (
+                isinstance(node, cst.Attribute) and node.attr.value == attribute and dotted_name(node.value) == receiver
+                and self.index.order_of(node) > start and not self._is_binding(node)
+            ):  # fmt: skip
+                self._follow(node, scope, flow, depth=1)
         self._drain(flow)
         self.index.meter.steps += flow.steps
 
@@ -762,7 +780,19 @@ class OutputFlow:
             return
         key = target_key(target)
         if key is not None:
+            self._keeps(key, scope, flow)
             self._taint_key(key, scope, flow, depth=depth, derived=derived, binding=binding, paused=paused)
+
+    def _keeps(self, key: str, scope: Scope, flow: FlowState) -> None:
+        """``self.tool_call = response.choices[0].message.tool_calls[0]`` in a method (not ``__init__``):
+        the object keeps the output for whoever called the method (``adapter.invoke_llm(...)`` then
+        ``execute(adapter.tool_call)`` in another module); its other methods read it here already."""
+        attribute = key.removeprefix("self.")
+        if attribute == key or "." in attribute or scope.class_name is None or not isinstance(scope.node, cst.FunctionDef):
+            return
+        if scope.node.name.value.startswith("__"):
+            return
+        flow.kept.add((scope.qualname, attribute))
 
     def _taint_key(
         self,

@@ -19,6 +19,7 @@ import libcst as cst
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, ToolSite
+from escalated.contracts.scan import apis
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.kinds import Match
@@ -83,6 +84,7 @@ class SurfaceAnalyzer(OfferedTools):
                 sites.add(self._site(tool))
         self.flow.follow_output(origin, scope, state)
         state.findings += self._filled(scope, state)
+        state.findings += self._kept(state)
         findings = tuple(sorted(set(state.findings)))
         # A tool gate covers the call only when every risky thing the call reaches sits behind it.
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
@@ -103,6 +105,45 @@ class SurfaceAnalyzer(OfferedTools):
         for param in sorted(state.filled):
             found += self.project.filled_findings(scope.class_name, node.name.value, positional, param)
         return found
+
+    def _kept(self, state: FlowState) -> list[Finding]:
+        """The output kept on the method's own object (``self.tool_call = ...`` in ``RequestAdapter.invoke_llm``):
+        what the method's callers in other modules do with that attribute of the object they called it on,
+        once the call returns (``adapter.invoke_llm(request)`` then ``self._execute(adapter.tool_call)``)."""
+        if not state.kept or self.project is None:
+            return []
+        found: list[Finding] = []
+        for qualname, attribute in sorted(state.kept):
+            scope = self.index.scopes.get(qualname)
+            if scope is None or scope.class_name is None or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            found += self.project.kept_findings(_lineage(scope.class_name.rpartition(".")[2]), scope.node.name.value, attribute)
+        return found
+
+    def kept_findings(self, owners: tuple[str, ...], method: str, attribute: str) -> tuple[Finding, ...]:
+        """What this module does with ``attribute`` of an object of one of ``owners`` (a class keeping the
+        output there, and the classes it derives from) after calling ``method`` on it: ``invocation =
+        llm_adapter.invoke_llm(...)`` with ``llm_adapter: LettaLLMAdapter``, then ``llm_adapter.tool_call``
+        handed to the step that executes it. The reads in the calling function are followed."""
+        found: list[Finding] = []
+        done: set[tuple[str, str]] = set()
+        for call, scope in self.index.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == method):
+                continue
+            receiver = dotted_name(func.value)
+            if receiver is None or receiver in {"self", "cls"} or (scope.qualname, receiver) in done:
+                continue  # self.invoke_llm(...): the class's own methods read self.<attribute> in its module
+            kind = self.resolver.kind_of(func.value, scope)
+            named = kind.kind.partition(":")[2].rpartition(".")[2] if kind is not None and kind.kind.startswith("object:") else None
+            if (named or self._declared(func.value, scope)) not in owners:
+                continue
+            done.add((scope.qualname, receiver))
+            state = FlowState(follow_returns=False)
+            self.flow.follow_read(receiver, attribute, call, scope, state)
+            label = f"{receiver}.{attribute} kept by {receiver}.{method}()"
+            found += [attrs.evolve(f, detail=f"{label} -> {f.detail}") for f in state.findings]
+        return tuple(sorted(set(found)))
 
     def filled_findings(self, owner: str, method: str, positional: tuple[str, ...], param: str) -> tuple[Finding, ...]:
         """What this module does with the object it passes as ``param`` to ``owner.method`` (a method of a
@@ -182,6 +223,18 @@ class SurfaceAnalyzer(OfferedTools):
     def classify_tool(self, tool: ToolRef) -> list[Finding]:
         """What a tool does, by its name and its body."""
         return self.effects.classify_tool(tool)
+
+
+def _lineage(name: str) -> tuple[str, ...]:
+    """The class and the classes it derives from (as written, every module's known so far; eight at most)."""
+    bases = apis.CLASS_BASES.get()
+    found, todo = [name], sorted(bases.get(name, ()))
+    while todo and len(found) < 9:
+        base = todo.pop(0)
+        if base not in found:
+            found.append(base)
+            todo += sorted(bases.get(base, ()))
+    return tuple(found)
 
 
 def _class_named(annotation: cst.Annotation | None) -> str | None:
