@@ -101,7 +101,15 @@ def test_a_tool_call_an_adapter_keeps_on_itself_and_the_agent_executes_is_follow
     assert calls[("app/adapters/request.py", 6)] == ("chat.completions.create", "required")
 
 
+def test_the_call_of_a_method_keeping_the_answer_is_a_call_where_its_caller_reads_what_was_kept(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, _files(AGENT))
+    # The agent's call of the adapter is where the answer comes back (in adapter.tool_call): a call of its own.
+    assert calls[("app/agent.py", 15)] == ("RequestAdapter.invoke_llm", "required")
+
+
 def test_an_adapter_whose_caller_reads_only_other_attributes_is_no_wrapper(tmp_path: Path) -> None:
     calls = scan_modes(tmp_path, _files(SHOWN))
     # The agent reads the token count only: the kept tool call is never used, nothing to follow.
     assert calls[("app/adapters/request.py", 6)][1] == "autonomous"
+    # Nor is the agent's call of it a call: it returns none of the answer, and what it kept is not read.
+    assert ("app/agent.py", 13) not in calls

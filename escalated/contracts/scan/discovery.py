@@ -293,6 +293,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     inherited = apis.INHERITED_WRAPPERS.set(MappingProxyType({}))
     overridden = apis.OVERRIDDEN_WRAPPERS.set(frozenset())
     class_bases = apis.CLASS_BASES.set(MappingProxyType({}))
+    kept = apis.KEPT_OUTPUTS.set(MappingProxyType({}))
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
@@ -302,6 +303,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     finally:
         crossref.PACKAGE.reset(package)
         apis.OVERRIDDEN_WRAPPERS.reset(overridden)
+        apis.KEPT_OUTPUTS.reset(kept)
         apis.CLASS_BASES.reset(class_bases)
         apis.INHERITED_WRAPPERS.reset(inherited)
         apis.SERVED_GRAPHS.reset(served)
@@ -466,6 +468,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     apis.CLASS_BASES.set(bases)  # filled as the modules are analysed (_analyse_one)
     defined: dict[str, str | None] = {}  # class (as written) -> the module defining it (None: more than one does)
     owned: dict[str, Mapping[str, tuple[str, str]]] = {}  # module -> its wrappers, private methods too
+    kept_by: dict[str, Mapping[str, frozenset[str]]] = {}  # module -> its methods keeping the output on self (ModuleCalls.kept)
     returned: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
     # Modules where no call matched without wrappers: a wrapper round analyses one again only if it
     # writes a wrapper's name or one whose externals entry changed since (see _WrapperWords).
@@ -481,6 +484,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         if found is not None:
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
             owned[entry.rel] = found.returns_output
+            kept_by[entry.rel] = found.kept
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
             if not found.calls:
                 quiet.add(entry.rel)
@@ -493,6 +497,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
     fresh = returned
     subclasses = _Subclasses(tree, base=base)
     for _round in range(_CROSS_MODULE_ROUNDS):
+        apis.KEPT_OUTPUTS.set(_kept_outputs(owned, kept_by))
         # from pkg import Wrapper (re-exported) too, and a class's wrapper methods inherited from another module's class
         used, declared = _with_inherited(returned, bases, defined, [*analysable, *callers])
         apis.INHERITED_WRAPPERS.set(declared)
@@ -559,6 +564,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
                     owned[entry.rel] = found.returns_output
                     _overridden(given[entry.rel], found.returns_output)
+                    kept_by[entry.rel] = found.kept
                     # LLMClientBase.stream_async, abstract, which the clients deriving from it in other modules
                     # implement with the model: a call of it on an object typed by the base (llm_client:
                     # LLMClientBase) elsewhere runs one of them.
@@ -580,6 +586,21 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         for call in _with_tool_lines(by_file[rel], base=base)
     ]
     return calls, context
+
+
+def _kept_outputs(
+    owned: Mapping[str, Mapping[str, tuple[str, str]]], kept_by: Mapping[str, Mapping[str, frozenset[str]]]
+) -> Mapping[str, frozenset[str]]:
+    """Method name -> the attributes methods of that name keep the output in (``invoke_llm``: ``tool_call``),
+    for names no module's method or function returns the output under (apis.KEPT_OUTPUTS)."""
+    returning = {q.rpartition(".")[2] for rel, found in owned.items() for q in found if q not in kept_by.get(rel, {})}
+    out: dict[str, frozenset[str]] = {}
+    for found in kept_by.values():
+        for qualname, attributes in found.items():
+            method = qualname.rpartition(".")[2]
+            if method not in returning:
+                out[method] = out.get(method, frozenset()) | attributes
+    return MappingProxyType(out)
 
 
 class _WrapperWords:

@@ -18,8 +18,9 @@ from libcst.metadata import CodeRange
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall, Location, ToolSite
 from escalated.contracts.scan import apis
-from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, WorkMeter
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, WorkMeter, dotted_name
 from escalated.contracts.scan.kinds import Kind, Match
+from escalated.contracts.scan.output_flow import kept_reads
 from escalated.contracts.scan.positions import Positions
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import ParamFlow, Surface, SurfaceAnalyzer
@@ -101,6 +102,9 @@ class ModuleCalls:
     returns_output: Mapping[str, tuple[str, str]]
     # Per call (same order): the functions whose return value carries its output.
     returned_by: tuple[frozenset[str], ...] = ()
+    # Methods (qualified in the module) keeping the output on their own object and returning none of it
+    # (``RequestAdapter.invoke_llm``: ``self.tool_call``), with those attributes; among returns_output too.
+    kept: Mapping[str, frozenset[str]] = attrs.Factory(dict)
 
 
 def analyse_module(
@@ -121,12 +125,13 @@ def analyse_module(
     in the base runs whichever subclass the object is, so it is a call site of that wrapper."""
     index.served = apis.SERVED_GRAPHS.get().get(path, frozenset())
     resolver = Resolver(index, externals=externals, wrappers=wrappers)
+    kept: dict[str, frozenset[str]] = dict(apis.KEPT_OUTPUTS.get())
     primitives: list[tuple[cst.Call, Scope, Match]] = []
     for call, scope in index.calls:
         found = resolver.match_call(call, scope)
         if (
             found is not None and not _after_exit(call, index.parents) and not _warms_up(call, index.parents)
-            and not _never_run(call, scope, found, index, resolver.wrappers)
+            and not _never_run(call, scope, found, index, resolver.wrappers) and _reads_kept(call, scope, found, kept, index)
         ):  # fmt: skip
             primitives.append((call, scope, found))
     local: dict[str, tuple[str, str]] = dict(inherited or {})
@@ -135,12 +140,12 @@ def analyse_module(
         (call, scope, match)
         for call, scope in (index.calls if local else ())
         if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
-        and not _after_exit(call, index.parents)
+        and not _after_exit(call, index.parents) and _reads_kept(call, scope, match, kept, index)
     ]  # fmt: skip
     if not primitives and not sites:
         return ModuleCalls((), {})
     context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, budget=budget, project=project,
-                       tool_sites=tool_sites)
+                       tool_sites=tool_sites, kept=kept)
     result = _handed_out(context.analyse(primitives, sites), index)
     # The module's own wrappers, in rounds: each round's call sites may make their callers wrappers too.
     for _ in range(_WRAPPER_ROUNDS):
@@ -148,12 +153,13 @@ def analyse_module(
         if not grown:
             break
         local.update(grown)
+        kept.update({q.rpartition(".")[2]: a for q, a in result.kept.items()})
         taken = {id(c) for c, _s, _m in (*primitives, *sites)}
         found_sites = [
             (call, scope, match)
             for call, scope in index.calls
             if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
-            and not _after_exit(call, index.parents)
+            and not _after_exit(call, index.parents) and _reads_kept(call, scope, match, kept, index)
         ]  # fmt: skip
         if not found_sites:
             break
@@ -237,6 +243,22 @@ def _runs(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
     return name is None or name in _RUNS_COROUTINES
+def _kept_in(found: Match, kept: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The attributes a matched wrapper method keeps the output in, when it keeps it there and returns
+    none of it (empty for any other call)."""
+    return kept.get(found.api.rpartition(".")[2], frozenset()) if found.confidence != "high" and "." in found.api else frozenset()
+
+
+def _reads_kept(call: cst.Call, scope: Scope, found: Match, kept: Mapping[str, frozenset[str]], index: ModuleIndex) -> bool:
+    """A call of a method keeping the output on its object (``adapter.invoke_llm(...)``) is a call site
+    only where the caller reads what it kept, after it (``adapter.tool_call``); any other call is."""
+    attributes = _kept_in(found, kept)
+    if not attributes:
+        return True
+    receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    if receiver is None or receiver in {"self", "cls"}:
+        return False  # the class's own methods read self.<attribute> where the output is kept already
+    return any(kept_reads(index, receiver, attribute, call, scope) for attribute in attributes)
 
 
 def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
@@ -311,8 +333,10 @@ class _Context:
 
     def __init__(self, module: cst.Module, index: ModuleIndex, resolver: Resolver, *, path: str,
                  imported_tools: Mapping[str, tuple[Finding, ...]] | None, budget: FileBudget | None,
-                 project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None) -> None:  # fmt: skip
+                 project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None,
+                 kept: Mapping[str, frozenset[str]]) -> None:  # fmt: skip
         self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
+        self.kept = kept  # method name -> the attributes it keeps the output in (analyse_module's, growing)
         self.imported_tools, self.budget, self.tool_sites = imported_tools, budget, tool_sites
         self.positions = _positions(module, index)
         self.guards = _Guards(index, resolver)
@@ -342,6 +366,8 @@ class _Context:
         calls = []
         returned_by: list[frozenset[str]] = []
         returns_output: dict[str, tuple[str, str]] = {}
+        kept: dict[str, set[str]] = {}
+        kept_api: dict[str, tuple[str, str]] = {}
         for call, scope, found in matches:
             ordinal = ordinals.get(scope.qualname, 0)
             ordinals[scope.qualname] = ordinal + 1
@@ -350,15 +376,22 @@ class _Context:
                 # The file's budget is spent: the call is still reported, as something not followed.
                 result = Surface((rules.fact("not-analysed", ran_out, self.line_of(call)),), escapes=True, tools_gated=False)
             else:
-                result = surface.analyze(call, scope, found, origin=_origin(call, self.guards, self.index))
+                result = surface.analyze(call, scope, found, origin=_origin(call, self.guards, self.index), kept=_kept_in(found, self.kept))
             for qualname in sorted(result.returned):
                 returns_output.setdefault(qualname, (found.provider, found.api))
+            for qualname, attribute in sorted(result.kept):
+                kept.setdefault(qualname, set()).add(attribute)
+                kept_api.setdefault(qualname, (found.provider, found.api))
             returned_by.append(result.returned)
             calls.append(
                 _build(call, scope, found, result, path=self.path, ordinal=ordinal, module=self.module, span=self.span(call),
                        index=self.index, guards=self.guards, gates=self.gates)
             )  # fmt: skip
-        return ModuleCalls(tuple(calls), returns_output, tuple(returned_by))
+        # A method keeping the output on its object and returning none of it: a wrapper all the same, whose
+        # callers reading what it kept are its call sites (_reads_kept).
+        only_kept = {q: frozenset(a) for q, a in kept.items() if q not in returns_output and "." in q}
+        returns_output.update({q: kept_api[q] for q in only_kept})
+        return ModuleCalls(tuple(calls), returns_output, tuple(returned_by), only_kept)
 
 
 def _origin(call: cst.Call, guards: _Guards, index: ModuleIndex) -> cst.CSTNode:

@@ -138,16 +138,11 @@ class OutputFlow:
         self._drain(flow)
         self.index.meter.steps += flow.steps
 
-    def follow_read(self, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
+    def follow_read(self, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int) -> None:
         """Everything the reads of ``receiver.attribute`` (``adapter.tool_call``) in function ``scope``
         after node ``after`` (the call that filled it) reach, holding the output."""
-        start = self.index.order_of(self.index.subtree(after)[-1])  # after its arguments too
-        for node in self.index.walk(scope.node, skip_defs=True):
-            if (
-                isinstance(node, cst.Attribute) and node.attr.value == attribute and dotted_name(node.value) == receiver
-                and self.index.order_of(node) > start and not self._is_binding(node)
-            ):  # fmt: skip
-                self._follow(node, scope, flow, depth=1)
+        for node in kept_reads(self.index, receiver, attribute, after, scope):
+            self._follow(node, scope, flow, depth=depth)
         self._drain(flow)
         self.index.meter.steps += flow.steps
 
@@ -1133,6 +1128,21 @@ def _adds_answer_turn(call: cst.Call, arg: cst.Arg) -> bool:
 
 def _self_attribute(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+def kept_reads(index: ModuleIndex, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope) -> list[cst.Attribute]:
+    """The reads of ``receiver.attribute`` (``adapter.tool_call``) in function ``scope`` after node ``after``
+    (the call that filled it, its arguments included); not the writes."""
+    start = index.order_of(index.subtree(after)[-1])
+    found: list[cst.Attribute] = []
+    for node in index.walk(scope.node, skip_defs=True):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and index.order_of(node) > start):
+            continue
+        parent = index.parents.get(id(node))
+        written = isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.target is node)
+        if not written and dotted_name(node.value) == receiver:
+            found.append(node)
+    return found
 
 
 def _picks_pieces(comprehension: cst.CSTNode) -> bool:

@@ -42,6 +42,8 @@ class Surface:
     returned: frozenset[str] = frozenset()
     # The offered tools that carry a required or reviewed risk (path filled in by the caller).
     risky_tools: tuple[ToolSite, ...] = ()
+    # (method, attribute): the methods keeping the output on their own object (self.tool_call = ...).
+    kept: frozenset[tuple[str, str]] = frozenset()
 
 
 class SurfaceAnalyzer(OfferedTools):
@@ -70,8 +72,10 @@ class SurfaceAnalyzer(OfferedTools):
         )  # fmt: skip
         self._scope_of: dict[int, Scope] | None = None
 
-    def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode) -> Surface:
-        """What one call's output controls, whether it escaped the analysis, and which tools are gated."""
+    def analyze(self, call: cst.Call, scope: Scope, match: Match, *, origin: cst.CSTNode, kept: frozenset[str] = frozenset()) -> Surface:
+        """What one call's output controls, whether it escaped the analysis, and which tools are gated.
+        ``kept``: the call is of a method keeping the output in these attributes of its object and returning
+        none of it (``adapter.invoke_llm(...)``): the answer is what the caller reads there after the call."""
         state = FlowState()
         gated: set[Finding] = set()
         sites: set[ToolSite] = set()
@@ -82,7 +86,13 @@ class SurfaceAnalyzer(OfferedTools):
                 state.gated_tools += 1
             if tool is not None and rules.effective_mode(finding) in {"required", "reviewed"}:
                 sites.add(self._site(tool))
-        self.flow.follow_output(origin, scope, state)
+        receiver = dotted_name(call.func.value) if kept and isinstance(call.func, cst.Attribute) else None
+        if receiver is not None:
+            state.origin = scope.qualname
+            for attribute in sorted(kept):
+                self.flow.follow_read(receiver, attribute, call, scope, state, depth=0)
+        else:
+            self.flow.follow_output(origin, scope, state)
         state.findings += self._filled(scope, state)
         state.findings += self._kept(state)
         findings = tuple(sorted(set(state.findings)))
@@ -90,7 +100,8 @@ class SurfaceAnalyzer(OfferedTools):
         risky = [f for f in findings if rules.RULES_BY_ID[f.rule].mode in {"required", "reviewed"}]
         tools_gated = state.gated_tools > 0 and all(f in gated for f in risky)
         return Surface(
-            findings, escapes=state.escapes, tools_gated=tools_gated, returned=frozenset(state.returned), risky_tools=tuple(sorted(sites))
+            findings, escapes=state.escapes, tools_gated=tools_gated, returned=frozenset(state.returned), risky_tools=tuple(sorted(sites)),
+            kept=frozenset(state.kept),
         )  # fmt: skip
 
     def _filled(self, scope: Scope, state: FlowState) -> list[Finding]:
@@ -140,7 +151,7 @@ class SurfaceAnalyzer(OfferedTools):
                 continue
             done.add((scope.qualname, receiver))
             state = FlowState(follow_returns=False)
-            self.flow.follow_read(receiver, attribute, call, scope, state)
+            self.flow.follow_read(receiver, attribute, call, scope, state, depth=1)
             label = f"{receiver}.{attribute} kept by {receiver}.{method}()"
             found += [attrs.evolve(f, detail=f"{label} -> {f.detail}") for f in state.findings]
         return tuple(sorted(set(found)))
