@@ -113,3 +113,29 @@ def test_an_adapter_whose_caller_reads_only_other_attributes_is_no_wrapper(tmp_p
     assert calls[("app/adapters/request.py", 6)][1] == "autonomous"
     # Nor is the agent's call of it a call: it returns none of the answer, and what it kept is not read.
     assert ("app/agent.py", 13) not in calls
+
+
+TWICE = """\
+import subprocess
+
+from openai import AsyncOpenAI
+
+from app.adapters.request import RequestAdapter
+
+
+class Agent:
+    async def run(self, draft: dict, final: dict):
+        adapter = RequestAdapter(AsyncOpenAI())
+        async for _chunk in adapter.invoke_llm(draft):
+            pass
+        async for _chunk in adapter.invoke_llm(final):
+            pass
+        subprocess.run(adapter.tool_call.function.arguments, shell=True)
+"""
+
+
+def test_what_was_kept_is_read_from_the_last_call_that_kept_it(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, _files(TWICE))
+    # The second request keeps its own tool call over the first one's: the command run is the second's.
+    assert ("app/agent.py", 11) not in calls
+    assert calls[("app/agent.py", 13)] == ("RequestAdapter.invoke_llm", "required")

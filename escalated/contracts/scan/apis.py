@@ -209,9 +209,10 @@ OVERRIDDEN_WRAPPERS: ContextVar[frozenset[tuple[str, str]]] = ContextVar("escala
 # (discovery fills it as it goes): a method keeping the output on ``self`` is read on a receiver typed
 # by one of its bases (``llm_adapter: LettaLLMAdapter``, the output kept by ``LettaLLMRequestAdapter``).
 CLASS_BASES: ContextVar[Mapping[str, set[str]]] = ContextVar("escalated_class_bases", default=MappingProxyType({}))
-# Method name -> the attributes of its object it keeps the output in, for methods that keep it there and
-# return none of it (``invoke_llm``: ``self.tool_call``), every module's analysed so far: a call of it is a
-# call site only where the caller reads one of those attributes after it, and what it reads is the answer.
+# ``Class.method`` -> the attributes of its object it keeps the output in, for methods that keep it there
+# and return none of it (``RequestAdapter.invoke_llm``: ``self.tool_call``; the classes it derives from too),
+# every module's analysed so far: a call of it is a call site only where the caller reads one of those
+# attributes after it, and what it reads is the answer.
 KEPT_OUTPUTS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_kept_outputs", default=MappingProxyType({}))
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))

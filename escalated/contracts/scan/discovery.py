@@ -591,15 +591,18 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
 def _kept_outputs(
     owned: Mapping[str, Mapping[str, tuple[str, str]]], kept_by: Mapping[str, Mapping[str, frozenset[str]]]
 ) -> Mapping[str, frozenset[str]]:
-    """Method name -> the attributes methods of that name keep the output in (``invoke_llm``: ``tool_call``),
-    for names no module's method or function returns the output under (apis.KEPT_OUTPUTS)."""
-    returning = {q.rpartition(".")[2] for rel, found in owned.items() for q in found if q not in kept_by.get(rel, {})}
+    """``Class.method`` -> the attributes the method keeps the output in (``LettaLLMRequestAdapter.invoke_llm``:
+    ``tool_call``), and the same for the classes it derives from (``LettaLLMAdapter.invoke_llm``: a call on
+    an object typed by the base runs it), unless that method of theirs returns the output (apis.KEPT_OUTPUTS)."""
+    returning = {q for rel, found in owned.items() for q in found if q not in kept_by.get(rel, {})}
+    bases = apis.CLASS_BASES.get()
     out: dict[str, frozenset[str]] = {}
     for found in kept_by.values():
         for qualname, attributes in found.items():
-            method = qualname.rpartition(".")[2]
-            if method not in returning:
-                out[method] = out.get(method, frozenset()) | attributes
+            owner, _, method = qualname.rpartition(".")
+            for name in [owner, *ancestors(owner, bases)]:
+                if f"{name}.{method}" not in returning:
+                    out[f"{name}.{method}"] = out.get(f"{name}.{method}", frozenset()) | attributes
     return MappingProxyType(out)
 
 

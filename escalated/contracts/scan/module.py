@@ -131,7 +131,7 @@ def analyse_module(
         found = resolver.match_call(call, scope)
         if (
             found is not None and not _after_exit(call, index.parents) and not _warms_up(call, index.parents)
-            and not _never_run(call, scope, found, index, resolver.wrappers) and _reads_kept(call, scope, found, kept, index)
+            and not _never_run(call, scope, found, index, resolver.wrappers)
         ):  # fmt: skip
             primitives.append((call, scope, found))
     local: dict[str, tuple[str, str]] = dict(inherited or {})
@@ -140,8 +140,10 @@ def analyse_module(
         (call, scope, match)
         for call, scope in (index.calls if local else ())
         if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
-        and not _after_exit(call, index.parents) and _reads_kept(call, scope, match, kept, index)
+        and not _after_exit(call, index.parents)
     ]  # fmt: skip
+    stops = {id(c) for c, _s, _m in (*primitives, *sites)}
+    primitives, sites = _reading_kept(primitives, kept, index, stops), _reading_kept(sites, kept, index, stops)
     if not primitives and not sites:
         return ModuleCalls((), {})
     context = _Context(module, index, resolver, path=path, imported_tools=imported_tools, budget=budget, project=project,
@@ -153,14 +155,15 @@ def analyse_module(
         if not grown:
             break
         local.update(grown)
-        kept.update({q.rpartition(".")[2]: a for q, a in result.kept.items()})
+        kept.update(result.kept)
         taken = {id(c) for c, _s, _m in (*primitives, *sites)}
         found_sites = [
             (call, scope, match)
             for call, scope in index.calls
             if id(call) not in taken and (match := match_local(resolver, call, scope, local)) is not None
-            and not _after_exit(call, index.parents) and _reads_kept(call, scope, match, kept, index)
+            and not _after_exit(call, index.parents)
         ]  # fmt: skip
+        found_sites = _reading_kept(found_sites, kept, index, taken | {id(c) for c, _s, _m in found_sites})
         if not found_sites:
             break
         sites += found_sites
@@ -246,19 +249,27 @@ def _runs(call: cst.Call) -> bool:
 def _kept_in(found: Match, kept: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """The attributes a matched wrapper method keeps the output in, when it keeps it there and returns
     none of it (empty for any other call)."""
-    return kept.get(found.api.rpartition(".")[2], frozenset()) if found.confidence != "high" and "." in found.api else frozenset()
+    return kept.get(found.api, frozenset()) if found.confidence != "high" else frozenset()
 
 
-def _reads_kept(call: cst.Call, scope: Scope, found: Match, kept: Mapping[str, frozenset[str]], index: ModuleIndex) -> bool:
-    """A call of a method keeping the output on its object (``adapter.invoke_llm(...)``) is a call site
-    only where the caller reads what it kept, after it (``adapter.tool_call``); any other call is."""
-    attributes = _kept_in(found, kept)
-    if not attributes:
-        return True
-    receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
-    if receiver is None or receiver in {"self", "cls"}:
-        return False  # the class's own methods read self.<attribute> where the output is kept already
-    return any(kept_reads(index, receiver, attribute, call, scope) for attribute in attributes)
+def _reading_kept(
+    matches: list[tuple[cst.Call, Scope, Match]], kept: Mapping[str, frozenset[str]], index: ModuleIndex, stops: set[int]
+) -> list[tuple[cst.Call, Scope, Match]]:
+    """``matches`` without the calls of a method keeping the output on its object (``adapter.invoke_llm(...)``)
+    after which the caller does not read what it kept (``adapter.tool_call``), before another model call or
+    wrapper call on the same object (``stops``: ``solver.solve()`` after ``solver.initial_solve()``) keeps
+    its own; ``self.method(...)``: the class's own methods read it where it is kept already."""
+    out = []
+    for call, scope, found in matches:
+        attributes = _kept_in(found, kept)
+        if attributes:
+            receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+            if receiver is None or receiver in {"self", "cls"}:
+                continue
+            if not any(kept_reads(index, receiver, attribute, call, scope, stops=stops) for attribute in attributes):
+                continue
+        out.append((call, scope, found))
+    return out
 
 
 def _after_exit(call: cst.Call, parents: Mapping[int, cst.CSTNode]) -> bool:
@@ -336,7 +347,7 @@ class _Context:
                  project: ParamFlow | None, tool_sites: Mapping[str, ToolSite] | None,
                  kept: Mapping[str, frozenset[str]]) -> None:  # fmt: skip
         self.module, self.index, self.resolver, self.path, self.project = module, index, resolver, path, project
-        self.kept = kept  # method name -> the attributes it keeps the output in (analyse_module's, growing)
+        self.kept = kept  # Class.method -> the attributes it keeps the output in (analyse_module's, growing)
         self.imported_tools, self.budget, self.tool_sites = imported_tools, budget, tool_sites
         self.positions = _positions(module, index)
         self.guards = _Guards(index, resolver)

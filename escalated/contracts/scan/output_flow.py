@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -141,7 +141,7 @@ class OutputFlow:
     def follow_read(self, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope, flow: FlowState, *, depth: int) -> None:
         """Everything the reads of ``receiver.attribute`` (``adapter.tool_call``) in function ``scope``
         after node ``after`` (the call that filled it) reach, holding the output."""
-        for node in kept_reads(self.index, receiver, attribute, after, scope):
+        for node in kept_reads(self.index, receiver, attribute, after, scope, stops=self.llm_calls):
             self._follow(node, scope, flow, depth=depth)
         self._drain(flow)
         self.index.meter.steps += flow.steps
@@ -1130,13 +1130,20 @@ def _self_attribute(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
-def kept_reads(index: ModuleIndex, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope) -> list[cst.Attribute]:
+def kept_reads(
+    index: ModuleIndex, receiver: str, attribute: str, after: cst.CSTNode, scope: Scope, *, stops: Collection[int] = ()
+) -> list[cst.Attribute]:
     """The reads of ``receiver.attribute`` (``adapter.tool_call``) in function ``scope`` after node ``after``
-    (the call that filled it, its arguments included); not the writes."""
+    (the call that filled it, its arguments included), up to the next of the calls ``stops`` (model calls
+    and wrapper calls) on the same receiver, whose own answer what it reads from then on may be; not the writes."""
     start = index.order_of(index.subtree(after)[-1])
     found: list[cst.Attribute] = []
     for node in index.walk(scope.node, skip_defs=True):
-        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and index.order_of(node) > start):
+        if index.order_of(node) <= start:
+            continue
+        if isinstance(node, cst.Call) and id(node) in stops and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == receiver:
+            break
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute):
             continue
         parent = index.parents.get(id(node))
         written = isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign | cst.AugAssign) and parent.target is node)
