@@ -307,6 +307,10 @@ class Resolver(CallMatcher):
             found = self.lookup(key, scope)
             if found is not None:
                 return found
+        if key is not None and key.startswith("self.") and key.count(".") == 1 and scope.class_name and self._depth < 3:
+            lazy = self._property_kind(scope.class_name, key[5:])
+            if lazy is not None:
+                return attrs.evolve(lazy, confidence=weaker(lazy.confidence, "medium"), origin=node)
         if isinstance(node, cst.Attribute):
             inner = self.kind_of(node.value, scope)
             if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
@@ -610,6 +614,26 @@ class Resolver(CallMatcher):
                     return inherited
         return None
 
+    def _property_kind(self, class_name: str, name: str, *, depth: int = 0) -> Kind | None:
+        """``self.litellm`` with ``litellm`` a property of the class (or of a base class of the module)
+        that imports the SDK on first use and returns it (``import litellm; self._litellm = litellm;
+        return self._litellm``), or builds the client lazily (``@cached_property def client(self):
+        return OpenAI()``): what the property returns."""
+        method = self.index.scopes.get(f"{class_name}.{name}")
+        if method is not None and isinstance(method.node, cst.FunctionDef):
+            if not any((dotted_name(d.decorator) or "").rpartition(".")[2] in _PROPERTIES for d in method.node.decorators):
+                return None
+            found = self.returned_kind(method)
+            return found if found is not None and found.provider not in {"project", "mock"} else None
+        if depth > 3:
+            return None
+        for base in self.index.class_bases.get(class_name, ()):
+            if isinstance(base.value, cst.Name) and base.value.value in self.index.class_nodes and base.value.value != class_name:
+                inherited = self._property_kind(base.value.value, name, depth=depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
+
     def _sdk_base(self, class_name: str, scope: Scope | None, *, depth: int = 0) -> Kind | None:
         """The SDK class ``class_name`` derives from, through the module's own classes
         (``class GAIASociety(Society)`` with ``class Society(RolePlaying)``)."""
@@ -717,6 +741,8 @@ def _is_self(node: cst.BaseExpression) -> bool:
 
 # What another module annotates a name or a field with (crossref.exports): not an object of its own.
 _HELD = ("annotated:", "contextvar:")
+# A method read as an attribute: @property, @functools.cached_property.
+_PROPERTIES = frozenset({"property", "cached_property"})
 
 
 def _own_class(func: cst.BaseExpression, scope: Scope, classes: Mapping[str, cst.ClassDef]) -> str | None:
