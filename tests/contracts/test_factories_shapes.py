@@ -77,3 +77,95 @@ class Writer(Base):
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/writer.py": agent})
     assert calls[("app/writer.py", 17)] == ("chat.completions.create", "autonomous")
     assert len(calls) == 1  # a property returning anything else (self.name) is no client
+
+
+FACTORY = """\
+import json
+from typing import Any
+
+import litellm
+
+
+class LLMAPIHandlerFactory:
+    @staticmethod
+    def get_llm_api_handler(llm_key: str):
+        async def llm_api_handler(prompt: str, **kwargs: Any) -> dict[str, Any]:
+            response = await litellm.acompletion(model=llm_key, messages=[{"role": "user", "content": prompt}])
+            return json.loads(response.choices[0].message.content)
+
+        return llm_api_handler
+
+    @staticmethod
+    def _maybe_get_flex_handler(default):
+        if not default:
+            return None
+        flex_handler = LLMAPIHandlerFactory.get_llm_api_handler("flex")
+        return flex_handler
+
+    @staticmethod
+    def wrap_for_flex_routing(handler):
+        async def flex_aware_handler(*args: Any, **kwargs: Any) -> Any:
+            flex_handler = LLMAPIHandlerFactory._maybe_get_flex_handler(handler)
+            target = flex_handler if flex_handler is not None else handler
+            return await target(*args, **kwargs)
+
+        return flex_aware_handler
+
+    @staticmethod
+    def get_override_llm_api_handler(override_llm_key, *, default):
+        if not override_llm_key:
+            flex_handler = LLMAPIHandlerFactory._maybe_get_flex_handler(default)
+            if flex_handler is not None:
+                return flex_handler
+            return default
+        return LLMAPIHandlerFactory.get_llm_api_handler(override_llm_key)
+
+
+def _resolve_org_default_llm_handler(llm_key, fallback):
+    if llm_key:
+        return LLMAPIHandlerFactory.get_llm_api_handler(llm_key)
+    return fallback
+
+
+def get_org_aware_primary_llm_api_handler(default=None):
+    return _resolve_org_default_llm_handler("org", default)
+"""
+
+AGENT = """\
+import subprocess
+
+from app.factory import LLMAPIHandlerFactory, get_org_aware_primary_llm_api_handler
+
+
+class Agent:
+    async def step(self, task):
+        llm_api_handler = LLMAPIHandlerFactory.get_override_llm_api_handler(
+            task.llm_key, default=get_org_aware_primary_llm_api_handler()
+        )
+        json_response = await llm_api_handler(prompt=task.prompt)
+        for action in json_response["actions"]:
+            subprocess.run(action["command"], shell=True)
+
+    async def verify(self, task):
+        verdict = await get_org_aware_primary_llm_api_handler()(prompt=task.prompt)
+        if verdict["complete"]:
+            task.done = True
+"""
+
+
+def test_a_handler_a_factory_builds_is_called_where_an_override_or_a_default_hands_it_on(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/factory.py": FACTORY, "app/agent.py": AGENT})
+    # get_override_llm_api_handler returns what get_llm_api_handler (or _maybe_get_flex_handler, returning
+    # it under a name) hands out: the closure asking litellm. Its caller runs the answer's commands.
+    assert calls[("app/agent.py", 11)] == ("LLMAPIHandlerFactory.get_override_llm_api_handler()", "required")
+    # The organisation-aware default (a function returning a function returning the factory's handler),
+    # called at once: its verdict is branched on.
+    assert calls[("app/agent.py", 16)] == ("get_org_aware_primary_llm_api_handler()", "sampled")
+    # The call inside the closure is as strict as the strictest caller of what hands it out.
+    assert calls[("app/factory.py", 11)] == ("acompletion", "required")
+
+
+def test_a_wrapper_calling_the_handler_it_picks_by_a_condition_is_a_call_site(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/factory.py": FACTORY})
+    # target = flex_handler if … else handler, flex_handler handed out by _maybe_get_flex_handler.
+    assert calls[("app/factory.py", 28)][0] == "LLMAPIHandlerFactory._maybe_get_flex_handler()"

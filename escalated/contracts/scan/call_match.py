@@ -363,6 +363,11 @@ class CallMatcher:
                     if api in apis.apis_for(other.provider, other.kind):
                         return Match(other.provider, api, weaker(other.confidence, "medium"), other)
                 return None  # a known object, but not a model call (e.g. llm.bind_tools)
+        if isinstance(callee, cst.Call):
+            # get_org_aware_primary_llm_api_handler(default=…)(prompt=…): the handler a factory hands out, called at once.
+            kind = self.kind_of(callee, scope)
+            if kind is not None and kind.kind.startswith("callable:"):
+                return Match(kind.provider, kind.kind.partition(":")[2], kind.confidence, kind)
         if isinstance(callee, cst.Name | cst.Attribute):
             kind = self.kind_of(callee, scope)
             if kind is not None and kind.kind.startswith("callable:"):

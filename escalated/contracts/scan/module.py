@@ -309,12 +309,69 @@ def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
             if found is not None:
                 handed[f"{qualname}()"], inner[f"{qualname}()"] = found, function
                 break
+    _handed_on(result, index, handed, inner)
     if not handed:
         return result
     # The calls the handed-out function returns, the calls of what is handed out return too: where another
     # module calls ``llm = self.get_llm(); command = await llm(convo)`` and runs the command is their evidence.
     returned_by = tuple(exits | {out for out, function in inner.items() if function in exits} for exits in result.returned_by)
     return attrs.evolve(result, returns_output={**result.returns_output, **handed}, returned_by=returned_by)
+
+
+def _handed_on(result: ModuleCalls, index: ModuleIndex, handed: dict[str, tuple[str, str]], inner: dict[str, str]) -> None:
+    """``return LLMAPIHandlerFactory.get_llm_api_handler(key)``, or ``handler = self.get_llm(); …;
+    return handler``: a function returning what a function of the module hands out hands it out too
+    (a registry or an override picking one of a factory's handlers), in rounds as deep as the wrappers'."""
+    for _ in range(_WRAPPER_ROUNDS):
+        known = {**result.returns_output, **handed}
+        grown: dict[str, tuple[str, str]] = {}
+        for qualname, scope in index.scopes.items():
+            key = f"{qualname}()"
+            if not isinstance(scope.node, cst.FunctionDef) or key in known:
+                continue
+            for node in index.walk(scope.node.body, skip_defs=True):
+                if not isinstance(node, cst.Return) or node.value is None:
+                    continue
+                called = next((c for v in _returned_values(node.value, scope, index) if (c := _called_function(v, scope, index)) in known), None)
+                if called is not None:
+                    grown[key] = known[called]
+                    inner[key] = inner.get(called, called.removesuffix("()"))
+                    break
+        if not grown:
+            return
+        handed.update(grown)
+
+
+def _returned_values(value: cst.BaseExpression, scope: Scope, index: ModuleIndex) -> list[cst.BaseExpression]:
+    """The returned expression, or for a name of the function, every value bound to it there."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if not isinstance(value, cst.Name):
+        return [value]
+    bound = [v for where, key, v in index.assignments if where is scope and key == value.value]
+    return [v.expression if isinstance(v, cst.Await) else v for v in bound[:8]]
+
+
+def _called_function(value: cst.BaseExpression, scope: Scope, index: ModuleIndex) -> str | None:
+    """``f(…)``, ``self.m(…)`` or ``Factory.m(…)`` of the module: the called function's ``qualname()``."""
+    if not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if isinstance(func, cst.Name):
+        current: Scope | None = scope
+        while current is not None and current.parent is not None:
+            if f"{current.qualname}.{func.value}" in index.scopes:
+                return f"{current.qualname}.{func.value}()"
+            current = current.parent
+        top = index.scopes.get(func.value)
+        return f"{func.value}()" if top is not None and top.class_name is None else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        owner = func.value.value
+        if owner in {"self", "cls"}:
+            owner = scope.class_name or ""
+        if owner in index.class_nodes and f"{owner}.{func.attr.value}" in index.scopes:
+            return f"{owner}.{func.attr.value}()"
+    return None
 
 
 def _bound_wrappers(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:

@@ -506,6 +506,12 @@ class Resolver(CallMatcher):
             wrapped = self.wrappers.get(f"{qualified}()", {}).get("")
             if wrapped is not None:
                 found = Match(wrapped[0], f"{qualified.rpartition('.')[2]}()", "medium", None)
+            owner, _, method = qualified.rpartition(".")
+            # LLMAPIHandlerFactory.get_llm_api_handler(key): a static or class method of another module's
+            # class, called on the class, handing out a handler it defines.
+            wrapped = self.wrappers.get(owner, {}).get(f"{method}()") if found is None and owner else None
+            if wrapped is not None:
+                found = Match(wrapped[0], f"{owner.rpartition('.')[2]}.{method}()", "medium", None)
         if found is None and isinstance(func, cst.Attribute) and _is_self(func.value):
             found = self._inherited_wrapper(func, scope, method=f"{func.attr.value}()")
         if found is None:

@@ -111,28 +111,48 @@ def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: Lo
 def _handed_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
     """``llm = self.get_llm(); await llm(convo)``: the name holds what a function of the module hands
     out, a wrapper it defines (``BaseAgent.get_llm()``, see module._handed_out)."""
+    return _handed_name(resolver, func.value, scope, local, depth=0)
+
+
+def _handed_name(resolver: Resolver, name: str, scope: Scope, local: LocalWrappers, *, depth: int) -> Match | None:
+    """What the name holds, when a function of the module handed it out; through ``target = flex_handler
+    if flex_handler is not None else handler`` (either branch) and a name bound to another name."""
     current: Scope | None = scope
     index = resolver.index
     while current is not None:
-        value = index.values.get((current.qualname, func.value))
-        if value is not None or func.value in current.params:
+        value = index.values.get((current.qualname, name))
+        if value is not None or name in current.params:
             break
         current = current.parent
     else:
         return None
-    if isinstance(value, cst.Await):
-        value = value.expression
-    if not isinstance(value, cst.Call) or current is None:
+    if current is None or value is None:
         return None
-    callee = value.func
+    for option in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
+        if isinstance(option, cst.Await):
+            option = option.expression
+        found: Match | None = None
+        if isinstance(option, cst.Name) and option.value != name and depth < 3:
+            found = _handed_name(resolver, option.value, current, local, depth=depth + 1)
+        elif isinstance(option, cst.Call):
+            found = _wrapper_match(_handed_key(resolver, option.func, current, local), local)
+        if found is not None:
+            return found
+    return None
+
+
+def _handed_key(resolver: Resolver, callee: cst.BaseExpression, scope: Scope, local: LocalWrappers) -> str | None:
+    """``get_llm`` -> ``get_llm()``; ``self.get_llm`` and ``LLMAPIHandlerFactory.get_llm_api_handler`` (a
+    class of the module, its static method) -> ``Class.method()``."""
     if isinstance(callee, cst.Name):
-        key = _nested(f"{callee.value}()", current, local) or f"{callee.value}()"
-    elif isinstance(callee, cst.Attribute):
-        owner = _owner(resolver, callee.value, current)
-        key = f"{owner}.{callee.attr.value}()" if owner else ""
-    else:
+        return _nested(f"{callee.value}()", scope, local) or f"{callee.value}()"
+    if not isinstance(callee, cst.Attribute):
         return None
-    return _wrapper_match(key, local)
+    receiver = callee.value
+    if isinstance(receiver, cst.Name) and receiver.value in resolver.index.class_nodes:
+        return f"{receiver.value}.{callee.attr.value}()"
+    owner = _owner(resolver, receiver, scope)
+    return f"{owner}.{callee.attr.value}()" if owner else None
 
 
 def _wrapper_match(qualname: str | None, local: LocalWrappers) -> Match | None:
