@@ -169,3 +169,39 @@ def test_a_wrapper_calling_the_handler_it_picks_by_a_condition_is_a_call_site(tm
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/factory.py": FACTORY})
     # target = flex_handler if … else handler, flex_handler handed out by _maybe_get_flex_handler.
     assert calls[("app/factory.py", 28)][0] == "LLMAPIHandlerFactory._maybe_get_flex_handler()"
+
+
+ENGINES = """\
+from typing import Optional
+
+from llama_index.core.base.llms.base import BaseLLM
+from llama_index.core.multi_modal_llms import MultiModalLLM
+from llama_index.multi_modal_llms.openai import OpenAIMultiModal
+
+from app.context import get_default_context
+
+
+class PythonEngine:
+    def __init__(self, llm: Optional[BaseLLM] = None, ocr_mm_llm=None, ocr_llm=None):
+        self.llm = llm or get_default_context()
+        self.ocr_mm_llm = ocr_mm_llm or OpenAIMultiModal(model="gpt-4o-mini")
+        self.ocr_llm = ocr_llm or self.llm
+
+    def read(self, prompt, shots):
+        text = self.ocr_mm_llm.complete(image_documents=shots, prompt=prompt).text
+        return self.ocr_llm.complete(f"Phrase {text}").text
+
+
+class WorldModel:
+    def __init__(self, mm_llm: MultiModalLLM = None):
+        self.mm_llm: MultiModalLLM = mm_llm
+
+    def get_instruction(self, prompt, images):
+        return self.mm_llm.complete(prompt, image_documents=images).text
+"""
+
+
+def test_llamaindex_base_and_image_model_annotations_are_models(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/context.py": "", "app/engines.py": ENGINES})
+    # mm_llm: MultiModalLLM, LlamaIndex's base class of the image models.
+    assert calls[("app/engines.py", 26)] == ("complete", "autonomous")

@@ -442,7 +442,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
     if qualified in {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}:
         return ("openai", "pydantic-agent")  # provider refined from the model string
     parts = qualified.split(".")
-    if qualified.startswith("llama_index.llms.") and len(parts) > 3 and parts[2] in _LLAMA_PROVIDERS:
+    if qualified.startswith(("llama_index.llms.", "llama_index.multi_modal_llms.")) and len(parts) > 3 and parts[2] in _LLAMA_PROVIDERS:
+        # OpenAI(...), and the multimodal models asked with images (OpenAIMultiModal(...).complete(prompt, image_documents)).
         return (_LLAMA_PROVIDERS[parts[2]], "llamaindex-llm")
     if qualified.startswith("llama_index") and any(p.endswith(("Agent", "AgentWorkflow")) for p in parts[1:]):
         return ("openai", "llamaindex-agent")  # provider refined from llm= (AgentWorkflow.from_tools_or_functions too)
@@ -469,8 +470,9 @@ def annotation_kind(qualified: str) -> tuple[str, str] | None:
         return ("langchain", "chat")
     if qualified == "autogen_core.models.ChatCompletionClient":
         return ("openai", "autogen-client")  # the abstract client: any of AutoGen's model clients
-    if qualified.startswith("llama_index.core") and qualified.rpartition(".")[2] in {"LLM", "FunctionCallingLLM"}:
-        return ("openai", "llamaindex-llm")  # llm: LLM, the base class of every LlamaIndex model
+    if qualified.startswith("llama_index.core") and qualified.rpartition(".")[2] in {"LLM", "FunctionCallingLLM", "BaseLLM", "MultiModalLLM"}:
+        # llm: LLM, the base class of every LlamaIndex model (BaseLLM above it); mm_llm: MultiModalLLM, of the image models.
+        return ("openai", "llamaindex-llm")
     if qualified in {"smolagents.Model", "smolagents.models.Model"}:
         return ("litellm", "smol-model")  # model: Model, the base class of every smolagents model
     return constructor(qualified)
