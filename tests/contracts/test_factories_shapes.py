@@ -201,6 +201,15 @@ class WorldModel:
 """
 
 
+def test_a_client_defaulted_with_or_is_the_client(tmp_path: Path) -> None:
+    context = "def get_default_context():\n    return None\n"
+    calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/context.py": context, "app/engines.py": ENGINES})
+    # ocr_mm_llm or OpenAIMultiModal(...): the parameter, else LlamaIndex's OpenAI image model built on the spot;
+    # ocr_llm or self.llm, with self.llm the parameter typed BaseLLM (or a default nothing is known of).
+    assert calls[("app/engines.py", 17)] == ("complete", "autonomous")
+    assert calls[("app/engines.py", 18)] == ("complete", "autonomous")
+
+
 def test_llamaindex_base_and_image_model_annotations_are_models(tmp_path: Path) -> None:
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/context.py": "", "app/engines.py": ENGINES})
     # mm_llm: MultiModalLLM, LlamaIndex's base class of the image models.

@@ -298,6 +298,10 @@ class Resolver(CallMatcher):
             return None
         if isinstance(node, cst.IfExp):
             return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # self.llm = llm or get_default_context().llm, ocr_llm or OpenAIMultiModal(...): the client given,
+            # else the default built on the spot.
+            return self.kind_of(node.left, scope) or self.kind_of(node.right, scope)
         key = target_key(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         if isinstance(node, cst.Name):
             rebound = self._rebound(node, scope)
