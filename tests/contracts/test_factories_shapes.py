@@ -214,3 +214,29 @@ def test_llamaindex_base_and_image_model_annotations_are_models(tmp_path: Path) 
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/context.py": "", "app/engines.py": ENGINES})
     # mm_llm: MultiModalLLM, LlamaIndex's base class of the image models.
     assert calls[("app/engines.py", 26)] == ("complete", "autonomous")
+
+
+def test_super_in_a_subclass_of_an_sdk_model_is_the_sdk_s_request(tmp_path: Path) -> None:
+    provider = """\
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_ollama import ChatOllama
+
+
+class DeepSeekR1ChatOllama(ChatOllama):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+
+    async def ainvoke(self, input, config=None, **kwargs: Any) -> AIMessage:
+        org_ai_message = await super().ainvoke(input=input)
+        return AIMessage(content=org_ai_message.content.split("</think>")[1])
+
+
+class Plain:
+    def invoke(self, text):
+        return super().invoke(text)
+"""
+    calls = scan_modes(tmp_path, {"src/__init__.py": "", "src/llm_provider.py": provider})
+    # ChatOllama's own ainvoke, asked by the override; __init__ builds, and a class of no SDK asks nothing.
+    assert calls == {("src/llm_provider.py", 12): ("ainvoke", "autonomous")}

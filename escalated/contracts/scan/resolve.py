@@ -403,6 +403,11 @@ class Resolver(CallMatcher):
         fetched = self._fetched_callable(node, qualified, scope)
         if fetched is not None:
             return fetched
+        if isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args and scope.class_name:
+            # super().ainvoke(input) in DeepSeekR1ChatOllama(ChatOllama).ainvoke: the SDK class's own request.
+            base = self._sdk_base(scope.class_name.split(".")[0], scope)
+            if base is not None:
+                return attrs.evolve(base, confidence=weaker(base.confidence, "medium"), origin=node)
         if isinstance(node.func, cst.Name) and node.func.value in self.index.class_nodes:
             sdk_base = self._sdk_base(node.func.value, scope)
             if sdk_base is not None:
