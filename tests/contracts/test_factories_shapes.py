@@ -240,3 +240,22 @@ class Plain:
     calls = scan_modes(tmp_path, {"src/__init__.py": "", "src/llm_provider.py": provider})
     # ChatOllama's own ainvoke, asked by the override; __init__ builds, and a class of no SDK asks nothing.
     assert calls == {("src/llm_provider.py", 12): ("ainvoke", "autonomous")}
+
+
+def test_an_index_s_query_engine_answers_with_the_model(tmp_path: Path) -> None:
+    engine = """\
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.base.llms.base import BaseLLM
+
+
+class PythonEngine:
+    def __init__(self, llm: BaseLLM):
+        self.llm = llm
+
+    def execute_instruction(self, page: str, prompt: str) -> str:
+        index = VectorStoreIndex.from_documents([Document(text=page)])
+        query_engine = index.as_query_engine(llm=self.llm)
+        return query_engine.query(prompt).response.strip()
+"""
+    calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/engine.py": engine})
+    assert calls[("app/engine.py", 12)] == ("query", "autonomous")

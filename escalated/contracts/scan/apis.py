@@ -271,6 +271,9 @@ LLAMAINDEX_LLM_METHODS = frozenset({
     # Function calling: the model chooses tool calls (chat_with_tools), or they run too (predict_and_call).
     "chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools", "predict_and_call", "apredict_and_call",
 })  # fmt: skip
+# An index's query and chat engines (index.as_query_engine(llm=…)), LlamaIndex's only: what they answer is the model's.
+LLAMAINDEX_ENGINE_BUILDERS = frozenset({"as_query_engine", "as_chat_engine"})
+LLAMAINDEX_ENGINE_METHODS = frozenset({"query", "aquery", "chat", "achat", "stream_chat", "astream_chat"})
 # LlamaIndex's function-calling methods: a call of one on an LLM the scan cannot resolve (``llm = await
 # ctx.get("llm")`` in a workflow step) is still a model call, in a module that imports llama_index.
 LLAMAINDEX_TOOL_CALLS = frozenset({
@@ -516,6 +519,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"__call__", "invoke_async", "stream_async", "structured_output", "structured_output_async"})
     if kind == "llamaindex-llm":
         return LLAMAINDEX_LLM_METHODS
+    if kind == "llamaindex-engine":
+        return LLAMAINDEX_ENGINE_METHODS
     if kind == "ollama-client":
         return OLLAMA_APIS
     if kind == "autogen-client":

@@ -483,6 +483,12 @@ class Resolver(CallMatcher):
             if inner is None and method in {"bind_tools", "with_structured_output"}:
                 # Only LangChain models have these: whatever the receiver is, it is a model.
                 return Kind("langchain", "runnable", "low", origin=node)
+            if inner is None and method in apis.LLAMAINDEX_ENGINE_BUILDERS and self.index.imports_from("llama_index"):
+                # index.as_query_engine(llm=llm), whatever the index: the engine's answer is the given model's
+                # (LlamaIndex's default model, OpenAI's, without one).
+                given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "llm"), None)
+                model = self.kind_of(given, scope) if given is not None else None
+                return Kind(model.provider if model else "openai", "llamaindex-engine", "medium", origin=node)
             if inner is None:
                 return None
             if inner.kind.startswith("object:"):
