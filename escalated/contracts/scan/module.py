@@ -322,8 +322,15 @@ def _handed_on(result: ModuleCalls, index: ModuleIndex, handed: dict[str, tuple[
     """``return LLMAPIHandlerFactory.get_llm_api_handler(key)``, or ``handler = self.get_llm(); …;
     return handler``: a function returning what a function of the module hands out hands it out too
     (a registry or an override picking one of a factory's handlers), in rounds as deep as the wrappers'."""
+    bound: dict[tuple[int, str], list[cst.BaseExpression]] | None = None
     for _ in range(_WRAPPER_ROUNDS):
         known = {**result.returns_output, **handed}
+        if not any(key.endswith("()") for key in known):
+            return  # nothing handed out to hand on
+        if bound is None:
+            bound = {}
+            for where, name, value in index.assignments:
+                bound.setdefault((id(where), name), []).append(value)
         grown: dict[str, tuple[str, str]] = {}
         for qualname, scope in index.scopes.items():
             key = f"{qualname}()"
@@ -332,7 +339,7 @@ def _handed_on(result: ModuleCalls, index: ModuleIndex, handed: dict[str, tuple[
             for node in index.walk(scope.node.body, skip_defs=True):
                 if not isinstance(node, cst.Return) or node.value is None:
                     continue
-                called = next((c for v in _returned_values(node.value, scope, index) if (c := _called_function(v, scope, index)) in known), None)
+                called = next((c for v in _returned_values(node.value, scope, bound) if (c := _called_function(v, scope, index)) in known), None)
                 if called is not None:
                     grown[key] = known[called]
                     inner[key] = inner.get(called, called.removesuffix("()"))
@@ -342,14 +349,15 @@ def _handed_on(result: ModuleCalls, index: ModuleIndex, handed: dict[str, tuple[
         handed.update(grown)
 
 
-def _returned_values(value: cst.BaseExpression, scope: Scope, index: ModuleIndex) -> list[cst.BaseExpression]:
+def _returned_values(
+    value: cst.BaseExpression, scope: Scope, bound: Mapping[tuple[int, str], list[cst.BaseExpression]]
+) -> list[cst.BaseExpression]:
     """The returned expression, or for a name of the function, every value bound to it there."""
     if isinstance(value, cst.Await):
         value = value.expression
     if not isinstance(value, cst.Name):
         return [value]
-    bound = [v for where, key, v in index.assignments if where is scope and key == value.value]
-    return [v.expression if isinstance(v, cst.Await) else v for v in bound[:8]]
+    return [v.expression if isinstance(v, cst.Await) else v for v in bound.get((id(scope), value.value), [])[:8]]
 
 
 def _called_function(value: cst.BaseExpression, scope: Scope, index: ModuleIndex) -> str | None:
