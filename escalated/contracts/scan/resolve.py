@@ -300,8 +300,12 @@ class Resolver(CallMatcher):
             return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             # self.llm = llm or get_default_context().llm, ocr_llm or OpenAIMultiModal(...): the client given,
-            # else the default built on the spot.
-            return self.kind_of(node.left, scope) or self.kind_of(node.right, scope)
+            # else the default built on the spot; which one is known only when both are.
+            given, default = self.kind_of(node.left, scope), self.kind_of(node.right, scope)
+            if given is not None and default is not None:
+                return given
+            either = given or default
+            return attrs.evolve(either, confidence=weaker(either.confidence, "medium")) if either is not None else None
         key = target_key(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         if isinstance(node, cst.Name):
             rebound = self._rebound(node, scope)
