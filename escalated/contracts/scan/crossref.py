@@ -278,12 +278,23 @@ def _interface_returned(resolver: Resolver, index: ModuleIndex, scope: Scope) ->
 
 
 def _declares_only(resolver: Resolver, index: ModuleIndex, qualname: str) -> bool:
-    """``class Model(Protocol)``, ``class Caller(ABC)``, ``metaclass=ABCMeta``: an interface."""
+    """``class Model(Protocol)``, ``class Caller(ABC)``, ``metaclass=ABCMeta``: an interface; and a class that
+    marks a method ``@abstractmethod`` without deriving from ABC (``class LLM:`` whose ``completion`` the
+    subclasses write): Python enforces nothing there, but the author says which methods others implement."""
     node = index.class_nodes[qualname]
     bases = [resolver.qualified(arg.value) for arg in node.bases]
     if any(base in _INTERFACE_BASES for base in bases):
         return True
-    return any(resolver.qualified(arg.value) == "abc.ABCMeta" for arg in node.keywords)
+    if any(resolver.qualified(arg.value) == "abc.ABCMeta" for arg in node.keywords):
+        return True
+    return any(
+        isinstance(statement, cst.FunctionDef)
+        and any(resolver.qualified(d.decorator) == _ABSTRACT for d in statement.decorators if isinstance(d.decorator, cst.Name | cst.Attribute))
+        for statement in node.body.body
+    )
+
+
+_ABSTRACT = "abc.abstractmethod"
 
 
 def tool_exports(
