@@ -64,3 +64,68 @@ def test_a_class_with_no_abstract_method_stays_a_class(tmp_path: Path) -> None:
     plain = MODEL.replace("    @abstractmethod\n", "")
     calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/llm.py": plain, "app/loop.py": LOOP})
     assert ("app/loop.py", 11) not in calls
+
+
+INFERENCE = """\
+from openai import OpenAI
+
+
+def query_model(prompt):
+    reply = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    return reply.choices[0].message.content
+"""
+
+AGENTS = """\
+from inference import query_model
+
+
+class BaseAgent:
+    def __init__(self, model):
+        self.model = model
+
+    def inference(self, topic, phase):
+        return query_model(f"{topic} {phase}")
+
+
+class SWEngineerAgent(BaseAgent):
+    def __init__(self, model):
+        super().__init__(model)
+
+    def context(self):
+        return "sw"
+
+
+class ReviewerAgent(BaseAgent):
+    def inference(self, topic, phase):
+        return "looks fine"
+"""
+
+LAB = """\
+import subprocess
+
+from agents import ReviewerAgent, SWEngineerAgent
+
+
+class Workflow:
+    def __init__(self):
+        self.sw_engineer = SWEngineerAgent(model="gpt-4o")
+        self.reviewer = ReviewerAgent(model="gpt-4o")
+
+    def data_preparation(self, topic):
+        resp = self.sw_engineer.inference(topic, "data preparation")
+        subprocess.run(resp, shell=True)
+
+    def review(self, topic):
+        verdict = self.reviewer.inference(topic, "review")
+        subprocess.run(verdict, shell=True)
+"""
+
+
+def test_a_wrapper_method_inherited_from_a_base_class_of_the_same_module_is_followed(tmp_path: Path) -> None:
+    # SWEngineerAgent(BaseAgent), both in agents.py: the lab's self.sw_engineer.inference is BaseAgent's,
+    # which returns query_model's answer, run as a shell command. ReviewerAgent overrides inference with
+    # a fixed string: its call site is no model call.
+    calls = scan_calls(tmp_path, {"inference.py": INFERENCE, "agents.py": AGENTS, "lab.py": LAB})
+    assert calls[("lab.py", 12)][:2] == ("BaseAgent.inference", "required")
+    assert calls[("inference.py", 5)][:2] == ("chat.completions.create", "required")
+    assert ("lab.py", 16) not in calls

@@ -1317,11 +1317,17 @@ def _with_inherited(
     sources = {entry.rel: entry.source for entry in entries}
     for home, name, direct in heads:
         source = sources[home]
-        for base in [direct, *ancestors(direct, bases)] if direct.isidentifier() else []:
-            if defined.get(base) in {None, home}:
+        chain = [direct, *ancestors(direct, bases)] if direct.isidentifier() else []
+        for at, base in enumerate(chain):
+            where = defined.get(base)
+            if where is None:
                 continue
+            # A base of another module: a method of that name anywhere in the subclass's module may override
+            # it. One of the same module (class SWEngineerAgent(BaseAgent) beside BaseAgent.inference): only
+            # the subclass's own body and those of the classes between them can.
+            overriding = source or "" if where != home else "".join(_class_body(source or "", between) for between in [name, *chain[:at]])
             for method, found in sorted(own.get(base, {}).items()):
-                if re.search(rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(method)}\b", source or "", re.M):
+                if re.search(rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(method)}\b", overriding, re.M):
                     continue
                 if method not in added.get(home, {}).get(name, {}):
                     added.setdefault(home, {}).setdefault(name, {})[method] = found
@@ -1336,6 +1342,15 @@ def _with_inherited(
             merged[owner] = {**methods, **merged.get(owner, {})}
         out.append((rel, merged))
     return out + sorted(added.items()), declared
+
+
+def _class_body(source: str, name: str) -> str:
+    """The text of the top-level ``class name`` of a module's source, header to the next top-level line."""
+    head = re.search(rf"^class[ \t]+{re.escape(name)}\b[^\n]*\n", source, re.M)
+    if head is None:
+        return ""
+    end = re.compile(r"^(?=[^\s#])", re.M).search(source, head.end())
+    return source[head.start() : end.start() if end is not None else len(source)]
 
 
 class _Subclasses:
