@@ -129,3 +129,73 @@ def test_a_wrapper_method_inherited_from_a_base_class_of_the_same_module_is_foll
     assert calls[("lab.py", 12)][:2] == ("BaseAgent.inference", "required")
     assert calls[("inference.py", 5)][:2] == ("chat.completions.create", "required")
     assert ("lab.py", 16) not in calls
+
+
+RUNNER = """\
+import asyncio
+import multiprocessing
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+
+def worker_run_code(code_str, output_queue):
+    exec(code_str, {})
+    output_queue.put("done")
+
+
+def log_line(text, output_queue):
+    output_queue.put(text.upper())
+
+
+def execute_code(code_str):
+    output_queue = multiprocessing.Queue()
+    proc = multiprocessing.Process(target=worker_run_code, args=(code_str, output_queue))
+    proc.start()
+    proc.join(60)
+    return output_queue.get()
+
+
+def execute_in_thread(code_str):
+    threading.Thread(target=worker_run_code, args=(code_str, [])).start()
+
+
+def execute_in_pool(code_str):
+    with ThreadPoolExecutor() as pool:
+        return pool.submit(worker_run_code, code_str, []).result()
+
+
+async def execute_later(code_str):
+    return await asyncio.to_thread(worker_run_code, code_str, [])
+
+
+def log_in_process(text):
+    multiprocessing.Process(target=log_line, args=(text, multiprocessing.Queue())).start()
+"""
+
+STEPS = """\
+from openai import OpenAI
+
+from app.runner import RUNNER_NAME
+
+
+def ask(task):
+    return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}]).choices[0].message.content
+
+
+def step(task):
+    code = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}]).choices[0].message.content
+    return RUNNER_NAME(code)
+"""
+
+
+def test_a_function_handed_to_a_process_thread_or_pool_is_followed(tmp_path: Path) -> None:
+    # execute_code starts multiprocessing.Process(target=worker_run_code, args=(code, q)), which exec()s
+    # the code: the answer handed to it is code run; likewise a Thread's target, a pool's submit and
+    # asyncio.to_thread. A process whose target only logs the text does nothing of the kind.
+    for name, mode in [
+        ("execute_code", "required"), ("execute_in_thread", "required"), ("execute_in_pool", "required"),
+        ("execute_later", "required"), ("log_in_process", "autonomous"),
+    ]:  # fmt: skip
+        files = {"app/__init__.py": "", "app/runner.py": RUNNER, "app/steps.py": STEPS.replace("RUNNER_NAME", name)}
+        calls = scan_calls(tmp_path / name, files)
+        assert calls[("app/steps.py", 11)][:2] == ("chat.completions.create", mode), name

@@ -53,6 +53,10 @@ _CLOCK_READS = frozenset({"now", "today", "utcnow", "time", "monotonic", "gmtime
 _CLOCK_FORMATS = frozenset({"strftime", "isoformat", "date", "timestamp", "ctime"})
 # The function a tool object wraps (Agno Function.entrypoint, LangChain StructuredTool.func).
 _TOOL_FUNCTIONS = frozenset({"entrypoint", "func"})
+# Calls that start a process or thread running the function given as target= ...
+_SPAWNS = frozenset({"Process", "Thread"})
+# ... and those handed the function to run as a positional argument (at this index).
+_HANDS_FIRST = {"submit": 0, "apply_async": 0, "apply": 0, "to_thread": 0, "run_in_executor": 1}
 # What may be done with a response besides reading it as text.
 _RESPONSE_METHODS = frozenset({"json", "raise_for_status", "pop"})
 
@@ -238,6 +242,28 @@ class CallEffects:
         target = self.tools.function(short_name(func), self.index.module_scope)
         return target.node if target is not None and isinstance(target.node, cst.FunctionDef) else None
 
+    def _spawned(self, call: cst.Call) -> tuple[str, cst.FunctionDef] | None:
+        """The function of this module a call hands to another process or thread to run:
+        ``Process(target=f)``, ``Thread(target=f)``, ``executor.submit(f, ...)``, ``pool.apply_async(f, ...)``,
+        ``asyncio.to_thread(f, ...)``, ``loop.run_in_executor(executor, f, ...)``."""
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        handed: cst.BaseExpression | None = None
+        if name in _SPAWNS:
+            handed = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "target"), None)
+        else:
+            at = _HANDS_FIRST.get(name) if name is not None else None
+            positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+            handed = positional[at] if at is not None and len(positional) > at else None
+        if not isinstance(handed, cst.Name | cst.Attribute):
+            return None
+        if isinstance(handed, cst.Attribute) and not (isinstance(handed.value, cst.Name) and handed.value.value in {"self", "cls"}):
+            return None
+        target = self.tools.function(short_name(handed), self.index.module_scope)
+        if target is None or not isinstance(target.node, cst.FunctionDef):
+            return None
+        return short_name(handed), target.node
+
     def _instance_method(self, call: cst.Call) -> cst.FunctionDef | None:
         """``crawler.click(id)`` with ``crawler = Crawler()`` and ``class Crawler`` in this module: the
         method's body is the evidence (flow-insensitive: the name's first binding to a call)."""
@@ -421,6 +447,12 @@ class CallEffects:
         local = self._project_function(call) or self._instance_method(call)
         if local is not None:
             return rules.own_record_writes(dotted, self.body_findings(local, via=label))
+        spawned = self._spawned(call)
+        if spawned is not None:
+            # multiprocessing.Process(target=worker_run_code, args=(code, q)), pool.submit(run, code): the
+            # function handed over runs in another process or thread; its body is the evidence.
+            target, node = spawned
+            return rules.own_record_writes(target, self.body_findings(node, via=f"{label} -> {target}()"))
         kit = self.toolkit_effect(call)
         if kit is not None:  # a library's toolkit runs its tools: what the table says they do
             return [attrs.evolve(kit, detail=f"{via} -> {kit.detail}")] if via else [kit]
