@@ -199,3 +199,139 @@ def test_a_function_handed_to_a_process_thread_or_pool_is_followed(tmp_path: Pat
         files = {"app/__init__.py": "", "app/runner.py": RUNNER, "app/steps.py": STEPS.replace("RUNNER_NAME", name)}
         calls = scan_calls(tmp_path / name, files)
         assert calls[("app/steps.py", 11)][:2] == ("chat.completions.create", mode), name
+
+
+INVESTIGATOR = """\
+import litellm
+
+
+class ToolCallingLLM:
+    def prompt_call(self, prompt):
+        return litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+
+
+class IssueInvestigator(ToolCallingLLM):
+    def investigate(self, issue):
+        res = self.prompt_call(issue)
+        res.instructions = [issue]
+        return res
+"""
+
+CONFIG = """\
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from app.loop import IssueInvestigator
+
+
+class Config:
+    @classmethod
+    def load_from_file(cls, path: Optional[str]) -> "Config":
+        return cls()
+
+    def create_console_issue_investigator(self) -> "IssueInvestigator":
+        from app.loop import IssueInvestigator
+
+        return IssueInvestigator()
+
+
+def make_investigator() -> Optional["IssueInvestigator"]:
+    from app.loop import IssueInvestigator
+
+    return IssueInvestigator()
+"""
+
+CLI = """\
+import subprocess
+
+from app.config import Config, make_investigator
+
+
+def investigate(issue):
+    config = Config.load_from_file(None)
+    ai = config.create_console_issue_investigator()
+    result = ai.investigate(issue)
+    subprocess.run(result.choices[0].message.content, shell=True)
+
+
+def quick(issue):
+    ai = make_investigator()
+    print(ai.investigate(issue))
+"""
+
+
+def test_a_factory_annotated_with_a_class_imported_under_type_checking_hands_out_that_class(tmp_path: Path) -> None:
+    # Config.load_from_file -> "Config", then config.create_console_issue_investigator() -> "IssueInvestigator"
+    # (imported under TYPE_CHECKING, built from an import in the body): ai.investigate is the wrapper of
+    # that class, its answer run as a shell command; a module-level factory -> Optional["..."] likewise.
+    files = {"app/__init__.py": "", "app/loop.py": INVESTIGATOR, "app/config.py": CONFIG, "app/cli.py": CLI}
+    calls = scan_calls(tmp_path, files)
+    assert calls[("app/cli.py", 9)][:2] == ("IssueInvestigator.investigate", "required")
+    assert calls[("app/cli.py", 15)][:2] == ("IssueInvestigator.investigate", "autonomous")
+
+
+BACKEND = """\
+from abc import ABC, abstractmethod
+
+
+class APIBackend(ABC):
+    def build_messages_and_create_chat_completion(self, user_prompt, system_prompt=None):
+        messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_prompt}]
+        return self._create_chat_completion_inner_function(messages)
+
+    @abstractmethod
+    def _create_chat_completion_inner_function(self, messages):
+        raise NotImplementedError
+"""
+
+LITELLM_BACKEND = """\
+from litellm import completion
+
+from app.backend.base import APIBackend
+
+
+class LiteLLMAPIBackend(APIBackend):
+    def _create_chat_completion_inner_function(self, messages):
+        response = completion(model="gpt-4o", messages=messages)
+        return response.choices[0].message.content
+"""
+
+LLM_UTILS = """\
+import importlib
+from typing import Any
+
+from app.backend.base import APIBackend as BaseAPIBackend
+
+
+def get_api_backend(*args: Any, **kwargs: Any) -> BaseAPIBackend:
+    module, _, name = "app.backend.lite.LiteLLMAPIBackend".rpartition(".")
+    api_backend_cls = getattr(importlib.import_module(module), name)
+    return api_backend_cls(*args, **kwargs)
+
+
+APIBackend = get_api_backend
+"""
+
+CODER = """\
+import subprocess
+
+from app.llm_utils import APIBackend
+
+
+def implement(task):
+    code = APIBackend().build_messages_and_create_chat_completion(task, "write python")
+    subprocess.run(["python", "-c", code])
+"""
+
+
+def test_an_alias_of_a_factory_annotated_with_an_abstract_backend_is_that_backend(tmp_path: Path) -> None:
+    # APIBackend = get_api_backend ("-> BaseAPIBackend", the ABC imported under another name, the class
+    # itself loaded by name): APIBackend().build_messages_and_create_chat_completion is the base's wrapper,
+    # which asks the subclass's litellm completion; the answer runs as Python.
+    files = {
+        "app/__init__.py": "", "app/backend/__init__.py": "", "app/backend/base.py": BACKEND,
+        "app/backend/lite.py": LITELLM_BACKEND, "app/llm_utils.py": LLM_UTILS, "app/coder.py": CODER,
+    }  # fmt: skip
+    calls = scan_calls(tmp_path, files)
+    assert calls[("app/coder.py", 7)][:2] == ("APIBackend.build_messages_and_create_chat_completion", "required")
+    assert calls[("app/backend/lite.py", 8)][:2] == ("completion", "required")

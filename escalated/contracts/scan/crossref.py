@@ -119,6 +119,16 @@ def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:
             # def get_service(name) -> "BaseService" (an ABC of the module): whichever subclass it builds,
             # BaseService.get_service(...) elsewhere is an instance of that interface.
             found.setdefault(f"{qualname}()", Kind("project", f"returns:{interface}"))
+        returns = getattr(scope.node, "returns", None) if top and handed is None and interface is None else None
+        held = _held_class(index, returns.annotation, module_name(rel) if rel else "") if returns is not None else None
+        if held is not None and held.startswith("annotated:"):
+            # def create_issue_investigator(self) -> "IssueInvestigator" (imported under TYPE_CHECKING, or
+            # in the body): whether it is a project class is known only with every module's table (Resolver).
+            found.setdefault(f"{qualname}()", Kind("project", held))
+    for scope, name, value in index.assignments:
+        # APIBackend = get_api_backend (an alias of a factory of the module): APIBackend() is get_api_backend().
+        if scope is index.module_scope and "." not in name and isinstance(value, cst.Name) and f"{value.value}()" in found:
+            found.setdefault(f"{name}()", found[f"{value.value}()"])
     for qualname in index.class_nodes:
         sdk_base = resolver._sdk_base(qualname, index.module_scope) if "." not in qualname else None
         if sdk_base is not None and not _own_methods(index, qualname):

@@ -540,10 +540,12 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         written = _WrapperWords(
             wrappers, table, changed=changed, families=provider_families(wrappers), registered=registered_families(wrappers, table),
         )
+        handing = _handing_out(table, wrappers)
         for entry in [*analysable, *callers]:
             if any(
                 t in wrappers or t in grown_modules or t.rpartition(".")[0] in grown_modules
                 or table.get(t) == PROJECT_INTERFACE  # self.model.query(...) with model: Model, any new wrapper
+                or t in handing  # ai = config.create_issue_investigator(), "-> 'IssueInvestigator'": a wrapper class
                 for t in entry.imports.imports.values()
             ) or entry.rel in named or inherited.get(entry.rel, {}) != given.get(entry.rel, {}):  # fmt: skip
                 given[entry.rel] = inherited.get(entry.rel, {})
@@ -1342,6 +1344,17 @@ def _with_inherited(
             merged[owner] = {**methods, **merged.get(owner, {})}
         out.append((rel, merged))
     return out + sorted(added.items()), declared
+
+
+def _handing_out(table: Mapping[str, Kind], wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> set[str]:
+    """The functions and classes of the project whose factories (``make()``, ``Config.create_investigator()``)
+    are annotated to return an instance of a class with wrapper methods: a module importing one may call them."""
+    handing: set[str] = set()
+    for key, kind in table.items():
+        if key.endswith("()") and kind.kind.startswith("annotated:") and kind.kind.partition(":")[2] in wrappers:
+            name = key.removesuffix("()")
+            handing.update({name, name.rpartition(".")[0]})
+    return handing
 
 
 def _class_body(source: str, name: str) -> str:

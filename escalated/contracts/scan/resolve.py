@@ -432,6 +432,9 @@ class Resolver(CallMatcher):
                 # BaseService.get_service(name) -> "BaseService": an instance of that interface, whichever.
                 interface = self._class_of(handed.kind.partition(":")[2], qualified, node).kind.partition(":")[2]
                 return Kind("project", f"interface:{interface}", "medium", origin=node)
+            if handed.kind.startswith("annotated:"):
+                # APIBackend() (a factory of another module, "-> BaseAPIBackend"): what the annotation names.
+                return self._held(handed, node)
             return handed
         if isinstance(node.func, cst.Name) and self._depth < 3:
             # llm_client = client_class(config) with client_class = BaseLLMClient.for_provider(p): an instance.
@@ -496,6 +499,11 @@ class Resolver(CallMatcher):
             if inner is None:
                 return None
             if inner.kind.startswith("object:"):
+                factory = self.externals.get(f"{inner.kind.partition(':')[2]}.{method}()")
+                if factory is not None and factory.kind.startswith("annotated:"):
+                    # ai = config.create_issue_investigator() with "-> 'IssueInvestigator'" on Config, a class of
+                    # another module: an instance of the class the annotation names.
+                    return self._held(factory, node)
                 return self._crew_of(inner.kind.partition(":")[2], method, node)
             gives = self.wrappers.get(inner.kind.partition(":")[2], {}).get(f"{method}()") if inner.kind.startswith("wrapper:") else None
             if gives is not None:
