@@ -62,7 +62,12 @@ def test_a_class_with_no_abstract_method_stays_a_class(tmp_path: Path) -> None:
     # The same model class without the marker: its completion asks no model (pass), so a call on an LLM
     # is that class's method, no call site.
     plain = MODEL.replace("    @abstractmethod\n", "")
-    calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/llm.py": plain, "app/loop.py": LOOP})
+    calls = scan_calls(tmp_path / "plain", {"app/__init__.py": "", "app/llm.py": plain, "app/loop.py": LOOP})
+    assert ("app/loop.py", 11) not in calls
+    # Nor one deriving from another class (AgentVerse's BaseMemory(BaseModel), whose fields default to a
+    # concrete memory): the marker alone is not taken for an interface there.
+    derived = MODEL.replace("class LLM:", "class LLM(BaseModel):").replace("import litellm\n", "import litellm\nfrom pydantic import BaseModel\n")
+    calls = scan_calls(tmp_path / "derived", {"app/__init__.py": "", "app/llm.py": derived, "app/loop.py": LOOP})
     assert ("app/loop.py", 11) not in calls
 
 

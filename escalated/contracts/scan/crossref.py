@@ -288,16 +288,18 @@ def _interface_returned(resolver: Resolver, index: ModuleIndex, scope: Scope) ->
 
 
 def _declares_only(resolver: Resolver, index: ModuleIndex, qualname: str) -> bool:
-    """``class Model(Protocol)``, ``class Caller(ABC)``, ``metaclass=ABCMeta``: an interface; and a class that
-    marks a method ``@abstractmethod`` without deriving from ABC (``class LLM:`` whose ``completion`` the
-    subclasses write): Python enforces nothing there, but the author says which methods others implement."""
+    """``class Model(Protocol)``, ``class Caller(ABC)``, ``metaclass=ABCMeta``: an interface; and a class of
+    no base that marks a method ``@abstractmethod`` (``class LLM:`` whose ``completion`` the subclasses
+    write): Python enforces nothing there, but the author says which methods others implement. Not one
+    deriving from another class (``class BaseMemory(BaseModel)``, a pydantic model whose fields default to
+    a concrete memory): that marker is as loose, and the class is as likely used as it is."""
     node = index.class_nodes[qualname]
     bases = [resolver.qualified(arg.value) for arg in node.bases]
     if any(base in _INTERFACE_BASES for base in bases):
         return True
     if any(resolver.qualified(arg.value) == "abc.ABCMeta" for arg in node.keywords):
         return True
-    return any(
+    return not node.bases and any(
         isinstance(statement, cst.FunctionDef)
         and any(resolver.qualified(d.decorator) == _ABSTRACT for d in statement.decorators if isinstance(d.decorator, cst.Name | cst.Attribute))
         for statement in node.body.body
