@@ -152,6 +152,30 @@ class ProjectFlow:
                 found += more
         return tuple(sorted(set(found))) if followed else None
 
+    def methods_of(self, qualified: str) -> tuple[str, list[str]]:
+        """The public methods project class ``qualified`` defines (``app.computers.Handler``, also where
+        its package's ``__init__`` imports it from), read off its module, with the class's qualified name
+        where it is defined; none when it is no such class."""
+        for _ in range(2):  # the class's own module, or the one a package's re-export points to
+            module, _, name = qualified.rpartition(".")
+            loadable = self._module(module) if module else None
+            functions = self._functions(loadable) if loadable is not None else None
+            if loadable is None or functions is None:
+                return qualified, []
+            own = sorted(
+                method for method, signature in functions.items()
+                if signature.class_name == name and method.count(".") == 1 and method.startswith(f"{name}.")
+                and not method.partition(".")[2].startswith("_")
+            )  # fmt: skip
+            if own:
+                return qualified, [method.partition(".")[2] for method in own]
+            parsed = self._parse(loadable)
+            origin = parsed[2].imports.get(name) if parsed is not None else None
+            if origin is None or origin == qualified:
+                return qualified, []
+            qualified = origin
+        return qualified, []
+
     def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool:
         """Whether project function ``qualified`` returns what ``arg`` of ``call`` passes it, or parts of
         it (a parser splitting the answer); memoised, cycles cut."""

@@ -30,6 +30,8 @@ from escalated.contracts.scan.tools import ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
 MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
+# Methods of a class followed for a look-up by name on an object typed with it (``getattr(computer, kind)``).
+_MAX_TYPED_METHODS = 40
 
 
 class ParamFlow(Protocol):
@@ -48,6 +50,8 @@ class ParamFlow(Protocol):
     def run_folder(self, owner: str, attribute: str) -> str | None: ...
 
     def kept_findings(self, owners: tuple[str, ...], method: str, attribute: str) -> tuple[Finding, ...]: ...
+
+    def methods_of(self, qualified: str) -> tuple[str, list[str]]: ...
 
 
 @attrs.define
@@ -422,6 +426,11 @@ class OutputFlow:
         if lookup is None:
             return
         refs, entries, where = self.registries.members(lookup, scope)
+        if not refs and not entries and lookup.owner is not None and arg is not None:
+            typed = self._typed_methods(lookup.owner, call, arg, scope)
+            if typed is not None:
+                flow.findings.extend(typed)
+                return
         found: list[Finding] = []
         for entry in entries:
             tools, findings = self.tools.resolve(entry, where)
@@ -448,6 +457,28 @@ class OutputFlow:
             holder = f"getattr({(dotted_name(lookup.owner) if lookup.owner is not None else None) or '…'}, …)"
         label = f"looked up by name in {holder} at line {self.line_of(call)}"
         flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
+
+    def _typed_methods(self, owner: cst.BaseExpression, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
+        """``getattr(computer, action["type"])(**action_args)`` with ``computer: ComputerHandler``, a project
+        class or protocol of another module: the answer picks which of its methods runs, so the run reaches
+        what each of them does with the arguments (for a protocol or an abstract class, what every project
+        class with that method does: any of them may be the one given). None when the owner is no such class."""
+        if self.project is None:
+            return None
+        kind = self.resolver.kind_of(owner, scope)
+        typed = kind.kind if kind is not None and kind.provider == "project" else ""
+        interface = typed.startswith("interface:")
+        if not (interface or typed.startswith("object:")):
+            return None
+        qualified, methods = self.project.methods_of(typed.partition(":")[2])
+        if not methods:
+            return None
+        found: list[Finding] = []
+        for method in methods[:_MAX_TYPED_METHODS]:
+            found += self.project.param_findings(f"*.{method}" if interface else f"{qualified}.{method}", call, arg) or ()
+        what = "any project class with that method" if interface else "its method"
+        label = f"getattr({dotted_name(owner) or '…'}, …) at line {self.line_of(call)}: a method of {qualified.rpartition('.')[2]}, {what}"
+        return [attrs.evolve(f, detail=f"{f.detail} ({label})", line=self.line_of(call)) for f in sorted(set(found))]
 
     def _named_act_implemented(self, call: cst.Call, arg: cst.Arg, scope: Scope, named: Sequence[Finding]) -> list[Finding]:
         """``self.process_manager.run_command(cmd)``, ``env_controller.run_bash_script(code)``: a receiver the

@@ -1,0 +1,98 @@
+"""Computer-use agents: actions the model picks run on a desktop through the project's own
+computer classes, or through a computer-use SDK's machine (cua's ``Computer``, E2B Desktop).
+
+Shapes read in trycua/cua (its agent runs each ``computer_call`` as ``getattr(computer,
+action_type)(**action_args)`` on a handler typed with its protocol), and in the other
+desktop agents of the held-out table (tests/contracts/heldout/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+HANDLER_PROTOCOL = """\
+from typing import Protocol
+
+
+class ComputerHandler(Protocol):
+    async def click(self, x: int, y: int) -> None: ...
+
+    async def type(self, text: str) -> None: ...
+
+    async def screenshot(self) -> str: ...
+"""
+DESK_HANDLER = """\
+import pyautogui
+
+from .base import ComputerHandler
+
+
+class DeskHandler(ComputerHandler):
+    async def click(self, x: int, y: int) -> None:
+        pyautogui.click(x, y)
+
+    async def type(self, text: str) -> None:
+        pyautogui.write(text)
+
+    async def screenshot(self) -> str:
+        return pyautogui.screenshot()
+"""
+ACTING_AGENT = """\
+from typing import Optional
+
+import litellm
+
+from .computers import ComputerHandler
+
+
+class Agent:
+    def __init__(self, computer: ComputerHandler):
+        self.computer = computer
+
+    async def _handle_item(self, item, computer: Optional[ComputerHandler] = None):
+        action = item.get("action")
+        action_type = action.get("type")
+        action_args = {k: v for k, v in action.items() if k != "type"}
+        method = getattr(computer, action_type, None)
+        if method:
+            await method(**action_args)
+
+    async def run(self, messages):
+        response = await litellm.aresponses(model="computer-use-preview", input=messages)
+        for item in response.output:
+            await self._handle_item(item, computer=self.computer)
+"""
+
+
+def test_a_method_picked_by_name_on_a_computer_typed_with_a_protocol_runs_its_implementers(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {
+        "app/__init__.py": "", "app/computers/__init__.py": "from .base import ComputerHandler\n",
+        "app/computers/base.py": HANDLER_PROTOCOL, "app/computers/desk.py": DESK_HANDLER, "app/agent.py": ACTING_AGENT,
+    })  # fmt: skip
+    # The answer names the method (click, type) and fills its arguments: the desk handler clicks and types.
+    assert calls[("app/agent.py", 21)] == ("aresponses", "required", ("R1",))
+
+
+READING_HANDLER = """\
+from .base import ComputerHandler
+
+
+class LogHandler(ComputerHandler):
+    async def click(self, x: int, y: int) -> None:
+        print("click", x, y)
+
+    async def type(self, text: str) -> None:
+        print("type", text)
+
+    async def screenshot(self) -> str:
+        return ""
+"""
+
+
+def test_a_computer_whose_methods_only_print_stays_free_text(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {
+        "app/__init__.py": "", "app/computers/__init__.py": "from .base import ComputerHandler\n",
+        "app/computers/base.py": HANDLER_PROTOCOL, "app/computers/log.py": READING_HANDLER, "app/agent.py": ACTING_AGENT,
+    })  # fmt: skip
+    assert calls[("app/agent.py", 21)][1] == "autonomous"
