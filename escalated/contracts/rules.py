@@ -230,6 +230,31 @@ def browser_input(dotted: str, *, line: int) -> Finding | None:
     return None
 
 
+# A computer-use SDK's machine (cua's ``computer.Computer().interface``, E2B Desktop's ``Sandbox``): clicks,
+# keys, text and shell commands on a real or virtual desktop. Names no other object has, on any receiver in a
+# module that imports the SDK; the common verbs only on a receiver named as the machine.
+_MACHINE_INPUT = frozenset({
+    "left_click", "right_click", "double_click", "middle_click", "triple_click", "move_cursor", "move_mouse",
+    "mouse_down", "mouse_up", "mouse_press", "mouse_release", "drag_to", "key_down", "key_up", "type_text",
+    "press_key", "hotkey", "scroll_up", "scroll_down", "run_command",
+})  # fmt: skip
+_MACHINE_VERBS = frozenset({"click", "type", "write", "press", "scroll", "drag", "launch"})
+_MACHINE_WORDS = ("interface", "computer", "sandbox", "desktop")
+
+
+def machine_input(dotted: str, *, sdk: str, line: int) -> Finding | None:
+    """``self.interface.left_click(x, y)``, ``sandbox.write(text)`` in a module that imports a computer-use
+    SDK (``sdk``): the machine it controls is driven like a person at it (anything they could do, a
+    terminal opened and typed into); ``run_command`` runs a shell command there."""
+    parts = dotted.split(".")
+    if len(parts) < 2:
+        return None
+    last, receiver = parts[-1], parts[-2].lower()
+    if last in _MACHINE_INPUT or (last in _MACHINE_VERBS and any(word in receiver for word in _MACHINE_WORDS)):
+        return finding("R1", f"{dotted}() drives a computer's keyboard, mouse or shell ({sdk})", line)
+    return None
+
+
 _SQL_EXECUTE = frozenset({"execute", "executemany", "executescript", "exec_driver_sql", "query", "fetch", "fetchrow", "fetchval"})
 # Receivers that make "execute" a database call (executor.execute(name, args) is not).
 _DB_WORDS = frozenset({

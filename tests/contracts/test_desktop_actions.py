@@ -96,3 +96,73 @@ def test_a_computer_whose_methods_only_print_stays_free_text(tmp_path: Path) -> 
         "app/computers/base.py": HANDLER_PROTOCOL, "app/computers/log.py": READING_HANDLER, "app/agent.py": ACTING_AGENT,
     })  # fmt: skip
     assert calls[("app/agent.py", 21)][1] == "autonomous"
+
+
+# cua's own computer SDK: the handler drives the machine through Computer().interface.
+CUA_HANDLER = """\
+from computer import Computer
+
+
+class CuaHandler:
+    def __init__(self, cua_computer: Computer):
+        self.interface = cua_computer.interface
+
+    async def act(self, text: str) -> None:
+        await self.interface.left_click(10, 10)
+        await self.interface.type_text(text)
+"""
+CUA_AGENT = """\
+from openai import AsyncOpenAI
+
+from app.handler import CuaHandler
+
+client = AsyncOpenAI()
+
+
+async def step(handler: CuaHandler, task: str) -> None:
+    response = await client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    await handler.act(response.choices[0].message.content)
+"""
+# E2B Desktop's sandbox: keys pressed and text typed on its virtual desktop.
+E2B_DESKTOP = """\
+from e2b_desktop import Sandbox
+from openai import OpenAI
+
+client = OpenAI()
+desktop = Sandbox()
+
+
+def step(task: str) -> None:
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    desktop.write(response.choices[0].message.content)
+    desktop.press("enter")
+"""
+
+
+def test_cua_computer_interface_input_is_code_execution(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/handler.py": CUA_HANDLER, "app/agent.py": CUA_AGENT})
+    assert calls[("app/agent.py", 9)] == ("chat.completions.create", "required", ("R1",))
+
+
+def test_e2b_desktop_keys_and_text_are_code_execution(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app.py": E2B_DESKTOP})
+    assert calls[("app.py", 9)] == ("chat.completions.create", "required", ("R1",))
+
+
+LOG_FILE = """\
+from e2b_desktop import Sandbox
+from openai import OpenAI
+
+client = OpenAI()
+desktop = Sandbox()
+
+
+def step(task: str, log) -> None:
+    response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    log.write(response.choices[0].message.content)
+"""
+
+
+def test_a_common_verb_on_another_object_beside_e2b_desktop_is_not_input(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app.py": LOG_FILE})
+    assert calls[("app.py", 9)][1] != "required"

@@ -466,6 +466,11 @@ class CallEffects:
         if browser is not None and self.index.imports_from("playwright"):
             # page.mouse.click, page.keyboard.type in a module driving Playwright
             return [attrs.evolve(browser, detail=f"{via} -> {browser.detail}")] if via else [browser]
+        sdk = _machine_sdk(self.index)
+        machine = rules.machine_input(dotted, sdk=sdk, line=line) if sdk is not None else None
+        if machine is not None:
+            # await self.interface.left_click(x, y) on cua's Computer, sandbox.write(text) on E2B Desktop
+            return [attrs.evolve(machine, detail=f"{via} -> {machine.detail}")] if via else [machine]
         if _sandbox_run(dotted) and (self.index.imports_from("e2b_code_interpreter") or self.index.imports_from("e2b")):
             # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
             why = f"{dotted}(): code run in an E2B sandbox"
@@ -660,6 +665,15 @@ def _kernel_execute(dotted: str) -> bool:
     (checked with the module's imports of jupyter_client by the caller)."""
     parts = dotted.split(".")
     return len(parts) >= 2 and parts[-1] in {"execute", "execute_interactive"}
+
+
+# Computer-use SDKs whose object is a whole machine (its desktop and its shell), by what a module imports.
+_MACHINE_SDKS = (("computer.Computer", "cua's computer SDK"), ("e2b_desktop", "E2B Desktop"))
+
+
+def _machine_sdk(index: ModuleIndex) -> str | None:
+    """The computer-use SDK the module imports (``from computer import Computer``: cua's), if any."""
+    return next((name for package, name in _MACHINE_SDKS if index.imports_from(package)), None)
 
 
 def _sandbox_run(dotted: str) -> bool:
