@@ -166,3 +166,33 @@ def step(task: str, log) -> None:
 def test_a_common_verb_on_another_object_beside_e2b_desktop_is_not_input(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"app.py": LOG_FILE})
     assert calls[("app.py", 9)][1] != "required"
+
+
+# An executor object of another module called with the answer (computer_use_ootb's loop:
+# executor(response, messages) with executor = AnthropicExecutor(...)): its __call__ runs.
+SHELL_EXECUTOR = """\
+import subprocess
+
+
+class Executor:
+    def __call__(self, command: str) -> str:
+        return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+"""
+CALLING_LOOP = """\
+from anthropic import Anthropic
+
+from app.executor import Executor
+
+client = Anthropic()
+
+
+def loop(messages):
+    executor = Executor()
+    response = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages)
+    return executor(response.content[0].text)
+"""
+
+
+def test_an_executor_object_of_another_module_called_with_the_answer_runs_its_call(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/executor.py": SHELL_EXECUTOR, "app/loop.py": CALLING_LOOP})
+    assert calls[("app/loop.py", 10)] == ("messages.create", "required", ("R1",))

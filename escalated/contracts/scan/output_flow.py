@@ -217,6 +217,11 @@ class OutputFlow:
             project_object = owner is not None and owner.kind.startswith(("object:", "wrapper:"))
             cls = owner.kind.partition(":")[2] if owner is not None and project_object else ""
             qualified = f"{cls}.{call.func.attr.value}" if "." in cls else None
+        if qualified is None and isinstance(call.func, cst.Name | cst.Attribute):
+            # executor(response, messages) with executor = Executor(), a class of another module: its __call__.
+            called = self.resolver.kind_of(call.func, scope)
+            cls = called.kind.partition(":")[2] if called is not None and called.kind.startswith("object:") else ""
+            qualified = f"{cls}.__call__" if "." in cls else None
         return qualified
 
     def _handed(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
