@@ -196,3 +196,69 @@ def loop(messages):
 def test_an_executor_object_of_another_module_called_with_the_answer_runs_its_call(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"app/__init__.py": "", "app/executor.py": SHELL_EXECUTOR, "app/loop.py": CALLING_LOOP})
     assert calls[("app/loop.py", 10)] == ("messages.create", "required", ("R1",))
+
+
+# A tool collection run by the name the model gave (computer_use_ootb's AnthropicExecutor, the
+# Anthropic computer-use demo's ToolCollection): every tool it holds may run.
+TOOL_COLLECTION = """\
+import subprocess
+
+
+class BashTool:
+    name = "bash"
+
+    async def __call__(self, command: str):
+        return subprocess.run(command, shell=True, capture_output=True).stdout
+
+    def to_params(self):
+        return {"name": self.name, "type": "bash_20250124"}
+
+
+class ToolCollection:
+    def __init__(self, *tools):
+        self.tools = tools
+        self.tool_map = {tool.to_params()["name"]: tool for tool in tools}
+
+    def to_params(self):
+        return [tool.to_params() for tool in self.tools]
+
+    async def run(self, *, name: str, tool_input: dict):
+        tool = self.tool_map.get(name)
+        return await tool(**tool_input)
+"""
+COLLECTION_EXECUTOR = """\
+import asyncio
+
+from app.tools import BashTool, ToolCollection
+
+
+class Executor:
+    def __init__(self):
+        self.tool_collection = ToolCollection(BashTool())
+
+    def __call__(self, response, messages):
+        for block in response.content:
+            result = asyncio.run(self.tool_collection.run(name=block.name, tool_input=block.input))
+            messages.append(result)
+        return messages
+"""
+COLLECTION_LOOP = """\
+from anthropic import Anthropic
+
+from app.executor import Executor
+
+client = Anthropic()
+
+
+def loop(messages):
+    executor = Executor()
+    response = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages)
+    executor(response, messages)
+"""
+
+
+def test_a_tool_collection_run_by_the_name_the_model_gave_reaches_its_tools(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {
+        "app/__init__.py": "", "app/tools.py": TOOL_COLLECTION, "app/executor.py": COLLECTION_EXECUTOR, "app/loop.py": COLLECTION_LOOP,
+    })  # fmt: skip
+    assert calls[("app/loop.py", 10)] == ("messages.create", "required", ("R1",))

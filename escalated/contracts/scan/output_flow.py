@@ -23,13 +23,15 @@ from escalated.contracts.calls import Finding
 from escalated.contracts.scan import graphs
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
-from escalated.contracts.scan.registries import Registries
+from escalated.contracts.scan.registries import RUN_METHODS, Registries
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test
 from escalated.contracts.scan.tools import ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
 MAX_STEPS = 4000  # bound on work per call, so one pathological file cannot stall a scan
+# Arguments that name the tool a collection runs (``tool_collection.run(name=..., tool_input=...)``).
+_TOOL_NAME_KEYWORDS = frozenset({"name", "tool_name"})
 # Methods of a class followed for a look-up by name on an object typed with it (``getattr(computer, kind)``).
 _MAX_TYPED_METHODS = 40
 
@@ -87,6 +89,8 @@ class FlowState:
     # Calls of a tool looked up by name the output reached (scan/registries.py), judged once for
     # the name and once for the arguments: (id of the call, whether an argument carries the output).
     dispatched: set[tuple[int, bool]] = attrs.Factory(set)
+    # Calls running a tool collection by the name the answer gave, judged once.
+    collections_run: set[int] = attrs.Factory(set)
     # Parameters of the function the trace started from that the output was written into
     # (post_proxy.update_attachment(code), record["code"] = answer): what the caller passed there now holds it.
     filled: set[str] = attrs.Factory(set)
@@ -387,6 +391,7 @@ class OutputFlow:
         flow.findings.extend(passed)
         if id(call) not in self.llm_calls:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
+            self._collection_run(call, scope, flow)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         keeps = not rules.only_displays(dotted_name(call.func) or "")  # logger.warning(output): the logger carries nothing
         # websocket.send_text(output), bus.publish(output): a channel delivers it, it does not hold it.
@@ -462,6 +467,27 @@ class OutputFlow:
             holder = f"getattr({(dotted_name(lookup.owner) if lookup.owner is not None else None) or '…'}, …)"
         label = f"looked up by name in {holder} at line {self.line_of(call)}"
         flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
+
+    def _collection_run(self, call: cst.Call, scope: Scope, flow: FlowState) -> None:
+        """``self.tool_collection.run(name=block.name, tool_input=block.input)`` with the collection built from
+        tools (``ToolCollection(ComputerTool(), BashTool(), EditTool())``): the model's answer names the tool,
+        so the run reaches every tool the collection holds (the worst decides)."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS
+            and any(a.keyword is not None and a.keyword.value in _TOOL_NAME_KEYWORDS for a in call.args)
+            and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"})
+        ):  # fmt: skip
+            return
+        if id(call) in flow.collections_run:
+            return
+        flow.collections_run.add(id(call))
+        holder, line = dotted_name(func.value) or "a collection", self.line_of(call)
+        for ref in self.tools.collection(func.value, scope):
+            if ref.line == 0 and ref.body is not None:
+                ref = attrs.evolve(ref, line=self.line_of(ref.body))
+            label = f"a tool of {holder} run by the name the model gave at line {line}"
+            flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in self.effects.classify_tool(ref))
 
     def _typed_methods(self, owner: cst.BaseExpression, call: cst.Call, arg: cst.Arg, scope: Scope) -> list[Finding] | None:
         """``getattr(computer, action["type"])(**action_args)`` with ``computer: ComputerHandler``, a project

@@ -29,7 +29,7 @@ from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 # Methods that run a tool object the look-up found (``tool.execute(args)``); any other method
 # (``lines[i].strip()``) only reads what it found.
-_RUN_METHODS = frozenset({
+RUN_METHODS = frozenset({
     "execute", "aexecute", "_execute", "run", "arun", "_run", "invoke", "ainvoke", "call", "acall", "__call__",
     "forward", "apply", "handle", "perform", "dispatch",
 })  # fmt: skip
@@ -83,7 +83,7 @@ class Registries:
         name bound to it (``fn = TOOLS[name]; fn(…)``), or a method of either (``tool.execute(args)``)."""
         func = call.func
         candidates: list[cst.BaseExpression] = [func]
-        if isinstance(func, cst.Attribute) and func.attr.value in _RUN_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS:
             candidates.append(func.value)
         for candidate in candidates:
             value: cst.BaseExpression | None = candidate

@@ -369,6 +369,22 @@ class ToolResolver:
             self._collect(value, target, tools, findings, depth=depth + 1)
         return True
 
+    def collection(self, receiver: cst.BaseExpression, scope: Scope) -> list[ToolRef]:
+        """``collection`` built from tools (``self.tool_collection = ToolCollection(ComputerTool(), BashTool())``):
+        the tools it holds, when every positional argument it was built from is a tool whose body (or
+        classification) is known; none otherwise (``Runner(agent)`` holds no tools)."""
+        built = self.value_of(receiver, scope)
+        if not isinstance(built, cst.Call) or any(a.keyword is not None or a.star for a in built.args) or not built.args:
+            return []
+        tools: list[ToolRef] = []
+        for arg in built.args:
+            found: list[ToolRef] = []
+            self._element(arg.value, scope, found, [], depth=1)
+            if len(found) != 1 or (found[0].body is None and found[0].known is None):
+                return []
+            tools += found
+        return tools
+
     def _loaded(self, names: cst.BaseExpression, tools: list[ToolRef], findings: list[Finding]) -> None:
         for node in self.index.subtree(names):
             if isinstance(node, cst.SimpleString):
