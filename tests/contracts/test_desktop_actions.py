@@ -262,3 +262,48 @@ def test_a_tool_collection_run_by_the_name_the_model_gave_reaches_its_tools(tmp_
         "app/__init__.py": "", "app/tools.py": TOOL_COLLECTION, "app/executor.py": COLLECTION_EXECUTOR, "app/loop.py": COLLECTION_LOOP,
     })  # fmt: skip
     assert calls[("app/loop.py", 10)] == ("messages.create", "required", ("R1",))
+
+
+# A client's resource kept under a name (open-computer-use's providers: self.client is
+# OpenAI(...).chat.completions or Anthropic(...).messages, made by a method each subclass defines).
+RESOURCE_KEPT = """\
+from openai import OpenAI
+
+
+class Provider:
+    def __init__(self, model):
+        self.model = model
+        self.client = OpenAI().chat.completions
+
+    def completion(self, messages):
+        return self.client.create(messages=messages, model=self.model)
+"""
+RESOURCE_MADE_BY_SUBCLASSES = """\
+from anthropic import Anthropic
+from openai import OpenAI
+
+
+class Provider:
+    def __init__(self, model):
+        self.model = model
+        self.client = self.create_client()
+
+    def completion(self, messages):
+        return self.client.create(messages=messages, model=self.model)
+
+
+class OpenAIProvider(Provider):
+    def create_client(self):
+        return OpenAI().chat.completions
+
+
+class AnthropicProvider(Provider):
+    def create_client(self):
+        return Anthropic().messages
+"""
+
+
+def test_a_client_resource_kept_under_a_name_is_called_through_it(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"kept.py": RESOURCE_KEPT, "made.py": RESOURCE_MADE_BY_SUBCLASSES})
+    assert calls[("kept.py", 10)][0] == "chat.completions.create"
+    assert calls[("made.py", 11)][0] == "chat.completions.create"

@@ -354,7 +354,7 @@ class CallMatcher:
                 name = ".".join(chain)
                 return Match("openai", f"agents.Runner.{name}", kind.confidence, None) if name in apis.AGENTS_RUNNER else None
             if kind is not None:
-                api = ".".join(part for part in chain if part not in apis.TRANSPARENT_SEGMENTS)
+                api = ".".join(part for part in [*kind.resource.split("."), *chain] if part and part not in apis.TRANSPARENT_SEGMENTS)
                 if api in apis.apis_for(kind.provider, kind.kind):
                     return Match(kind.provider, api, kind.confidence, kind)
                 # client = OpenAI() if use_openai else Anthropic(): bound to clients of two SDKs in

@@ -16,6 +16,9 @@ class Kind:
     base: Kind | None = attrs.field(default=None, eq=False)
     # A crew built in another project module: the key its tools' findings are exported under.
     tools_key: str | None = attrs.field(default=None, eq=False)
+    # A resource of an SDK client kept under a name (``self.client = OpenAI().chat.completions``): the
+    # attribute path from the client, which a call on the name continues (``self.client.create``).
+    resource: str = attrs.field(default="", eq=False)
 
 
 def runs_callback_kind(position: int, param: str) -> Kind:

@@ -323,6 +323,13 @@ class Resolver(CallMatcher):
             inner = self.kind_of(node.value, scope)
             if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
                 return inner
+            resource = f"{inner.resource}.{node.attr.value}".lstrip(".") if inner is not None else ""
+            if inner is not None and inner.kind in {"client", "module"} and any(
+                api.startswith(f"{resource}.") for api in apis.apis_for(inner.provider, inner.kind)
+            ):
+                # OpenAI(...).chat.completions, Anthropic(...).messages: a resource of the client, whose
+                # methods (create) are the client's calls under that path.
+                return attrs.evolve(inner, resource=resource)
             if inner is not None and inner.kind.startswith("object:"):
                 # self.agents = Agents() (a class of another module): self.agents.writer is
                 # what Agents binds to self.writer; ctx.conversation, what its class annotates it as.
@@ -481,6 +488,12 @@ class Resolver(CallMatcher):
             annotated = self._annotation(returns.annotation) if returns is not None else None
             if annotated is not None:
                 return annotated
+            if own is None and self._depth < 3:
+                # self.client = self.create_client() in a base class whose subclasses here define it
+                # (OpenAI(...).chat.completions in one, Anthropic(...).messages in another): what the first returns.
+                overriding = self._overriding(owner, node.func.attr.value)
+                if overriding is not None:
+                    return overriding
         asks = self._handed_out(node, qualified, scope)
         if asks is not None:
             return asks
@@ -715,6 +728,18 @@ class Resolver(CallMatcher):
         bases = [b for b in bases if b in self.index.class_nodes]
         named = max(sorted(set(bases)), key=bases.count) if bases else built[0]  # the base most of them derive from
         return Kind("project", f"interface:{named}", "medium")
+
+    def _overriding(self, owner: str, method: str) -> Kind | None:
+        """What the first subclass of ``owner`` in this module that defines ``method`` returns from it, when
+        that is a model object: the base class calls a method only its subclasses define (a template method)."""
+        for name, bases in self.index.class_bases.items():
+            if not any(isinstance(b.value, cst.Name) and b.value.value == owner for b in bases):
+                continue
+            scope = self.index.scopes.get(f"{name}.{method}")
+            found = self.returned_kind(scope) if scope is not None else None
+            if found is not None:
+                return found
+        return None
 
     def returned_kind(self, helper: Scope) -> Kind | None:
         """What a module-level function returns, when that is a model object."""
