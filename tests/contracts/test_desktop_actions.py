@@ -307,3 +307,34 @@ def test_a_client_resource_kept_under_a_name_is_called_through_it(tmp_path: Path
     calls = scan_calls(tmp_path, {"kept.py": RESOURCE_KEPT, "made.py": RESOURCE_MADE_BY_SUBCLASSES})
     assert calls[("kept.py", 10)][0] == "chat.completions.create"
     assert calls[("made.py", 11)][0] == "chat.completions.create"
+
+
+# The tool call's name picks a method of the agent, looked up only when the tools table has it
+# (open-computer-use's call_function: getattr(self, name) if name in tools else None).
+GUARDED_LOOKUP = """\
+import pyautogui
+from openai import OpenAI
+
+client = OpenAI()
+tools = {"stop": {"description": "Stop.", "params": {}}}
+
+
+class DesktopAgent:
+    def type_text(self, text):
+        pyautogui.write(text)
+
+    def call_function(self, name, arguments):
+        func_impl = getattr(self, name.lower()) if name.lower() in tools else None
+        return func_impl(**arguments) if func_impl else "Function not implemented."
+
+    def run(self, messages):
+        completion = client.chat.completions.create(model="gpt-4o", messages=messages)
+        for tool_call in completion.choices[0].message.tool_calls:
+            self.call_function(tool_call.function.name, tool_call.function.arguments)
+"""
+
+
+def test_a_method_looked_up_by_name_in_a_conditional_expression_is_dispatched(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"agent.py": GUARDED_LOOKUP})
+    mode, rules = calls[("agent.py", 17)][1:]
+    assert mode == "required" and "R1" in rules

@@ -91,6 +91,9 @@ class Registries:
                 value = self.tools.value_of(candidate, scope)
             elif isinstance(candidate, cst.Await):
                 value = candidate.expression
+            if isinstance(value, cst.IfExp):
+                # getattr(self, name) if name in tools else None: the look-up, when the name is known
+                value = value.body if lookup_in(value.body) is not None else value.orelse
             if value is None:
                 continue
             found = lookup_in(value)
