@@ -309,6 +309,29 @@ def test_a_client_resource_kept_under_a_name_is_called_through_it(tmp_path: Path
     assert calls[("made.py", 11)][0] == "chat.completions.create"
 
 
+# An agent handed an E2B sandbox by its entry point (open-computer-use's SandboxAgent): the module
+# imports no E2B package, the call is E2B's on an object named a sandbox.
+SANDBOX_HANDED = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class SandboxAgent:
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+
+    def run(self, messages):
+        completion = client.chat.completions.create(model="gpt-4o", messages=messages)
+        return self.sandbox.commands.run(completion.choices[0].message.content, timeout=5).stdout
+"""
+
+
+def test_a_command_run_on_an_object_named_a_sandbox_is_code_execution(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"agent.py": SANDBOX_HANDED})
+    assert calls[("agent.py", 11)][1:] == ("required", ("R1",))
+
+
 # The tool call's name picks a method of the agent, looked up only when the tools table has it
 # (open-computer-use's call_function: getattr(self, name) if name in tools else None).
 GUARDED_LOOKUP = """\

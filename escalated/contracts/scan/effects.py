@@ -471,7 +471,9 @@ class CallEffects:
         if machine is not None:
             # await self.interface.left_click(x, y) on cua's Computer, sandbox.write(text) on E2B Desktop
             return [attrs.evolve(machine, detail=f"{via} -> {machine.detail}")] if via else [machine]
-        if _sandbox_run(dotted) and (self.index.imports_from("e2b_code_interpreter") or self.index.imports_from("e2b")):
+        if _sandbox_run(dotted) and (
+            self.index.imports_from("e2b_code_interpreter") or self.index.imports_from("e2b") or _on_a_sandbox(dotted)
+        ):
             # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
             why = f"{dotted}(): code run in an E2B sandbox"
             return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
@@ -674,6 +676,14 @@ _MACHINE_SDKS = (("computer.Computer", "cua's computer SDK"), ("e2b_desktop", "E
 def _machine_sdk(index: ModuleIndex) -> str | None:
     """The computer-use SDK the module imports (``from computer import Computer``: cua's), if any."""
     return next((name for package, name in _MACHINE_SDKS if index.imports_from(package)), None)
+
+
+def _on_a_sandbox(dotted: str) -> bool:
+    """``self.sandbox.commands.run(command)``: E2B's call on an object named a sandbox, in a module that only
+    receives it (open-computer-use's agent is handed the E2B Desktop sandbox its entry point built)."""
+    parts = dotted.split(".")
+    owner = parts[-3] if parts[-2:] == ["commands", "run"] and len(parts) >= 3 else (parts[-2] if len(parts) >= 2 else "")
+    return owner.lower().endswith("sandbox")
 
 
 def _sandbox_run(dotted: str) -> bool:
