@@ -23,7 +23,7 @@ import libcst as cst
 
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan import crossref
-from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Signature
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Signature, dotted_name
 from escalated.contracts.scan.kinds import Kind
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.surface import SurfaceAnalyzer
@@ -33,6 +33,8 @@ from escalated.contracts.scan.syntax import param_at
 MAX_MODULES = 3
 # Classes followed for a call on a protocol or abstract class (the first by path).
 MAX_IMPLEMENTATIONS = 12
+# Classes a method is looked up through when its class inherits it (the class's bases, theirs, ...).
+MAX_BASES = 4
 # Parsed modules kept for following into, the most recently used: a real tree's analyses follow
 # into a few hundred modules over the scan, mostly one at a time (the memo holds what was found).
 KEEP_PARSED = 8
@@ -338,7 +340,10 @@ class ProjectFlow:
 
     def _function(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
         """``app.executor.execute_plan`` or ``app.executor.PlanRunner.run``: its module, its name there and
-        its signature (a top-level function, or a method of a top-level class)."""
+        its signature (a top-level function, or a method of a top-level class, its own or inherited)."""
+        return self._direct(qualified) or self._inherited(qualified)
+
+    def _direct(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
         for cut in (1, 2):
             parts = qualified.rsplit(".", cut)
             loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
@@ -350,6 +355,34 @@ class ProjectFlow:
             # A name without a dot is a function at the module's top level; Class.method, a method of that class.
             if signature is not None and (cut == 1 or signature.class_name == parts[1]):
                 return loadable, name, signature
+        return None
+
+    def _inherited(self, qualified: str, *, depth: int = 0) -> tuple[Loadable, str, Signature] | None:
+        """``app.execute.LocalInterpreter.exec_isolation`` that ``LocalInterpreter`` does not define but
+        inherits from a project class (of its module or one it imports): the base's method, the nearest
+        first, as Python looks it up (a base of ``object`` or of a library adds nothing)."""
+        parts = qualified.rsplit(".", 2)
+        loadable = self._module(parts[0]) if len(parts) == 3 and depth < MAX_BASES else None
+        functions = self._functions(loadable) if loadable is not None else None
+        # Only a class the module defines with methods of its own is parsed for its bases (libcst, once).
+        if loadable is None or functions is None or not any(name.startswith(f"{parts[1]}.") for name in functions):
+            return None
+        parsed = self._parse(loadable)
+        index = parsed[2] if parsed is not None else None
+        for base in index.class_bases.get(parts[1], ()) if index is not None else ():
+            written = dotted_name(base.value) if base.keyword is None else None
+            origin: str | None = None
+            if written is not None and written in index.class_bases:  # type: ignore[union-attr]
+                origin = f"{parts[0]}.{written}"
+            elif written is not None:
+                head, _, rest = written.partition(".")
+                imported = index.imports.get(head)  # type: ignore[union-attr]
+                origin = ".".join(filter(None, (imported, rest))) if imported is not None else None
+            if origin is None or origin == f"{parts[0]}.{parts[1]}":
+                continue
+            found = self._direct(f"{origin}.{parts[2]}") or self._inherited(f"{origin}.{parts[2]}", depth=depth + 1)
+            if found is not None:
+                return found
         return None
 
     def _reexported(self, qualified: str) -> tuple[Loadable, str, Signature] | None:
