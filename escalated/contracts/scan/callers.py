@@ -45,7 +45,7 @@ def with_callers_evidence(
     # A module's own wrapper functions: its call of that name is its own function's, not another module's.
     own = {rel: {q for found in exits for q in found if "." not in q} for rel, exits in returned_by.items()}
     for _ in range(_ROUNDS):
-        sites = _sites(out, owners)
+        sites = _sites(out, owners, bases)
         changed = False
         for rel, calls in out.items():
             exits = returned_by.get(rel, ())
@@ -59,8 +59,12 @@ def with_callers_evidence(
     return out
 
 
-def _sites(by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str]) -> dict[str, list[LlmCall]]:
-    """Wrapper call sites by the name they call: ``LitellmModel.query``, ``ask``, ``*.query`` (a protocol's)."""
+def _sites(
+    by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str], bases: Mapping[str, set[str]]
+) -> dict[str, list[LlmCall]]:
+    """Wrapper call sites by the name they call: ``LitellmModel.query``, ``ask``, ``*.query`` (a protocol's).
+    A project base class's (``LMM.__call__`` on ``coder: LMM``, an ABC whose subclasses ask the model) is
+    both its own name, which the subclasses' methods find as their base's, and ``*.__call__``."""
     out: dict[str, list[LlmCall]] = {}
     for calls in by_file.values():
         for call in calls:
@@ -69,6 +73,8 @@ def _sites(by_file: Mapping[str, tuple[LlmCall, ...]], owners: set[str]) -> dict
             owner, _, method = call.api.rpartition(".")
             key = call.api if not owner or owner in owners else f"*.{method}"
             out.setdefault(key, []).append(call)
+            if key != call.api and owner in bases:
+                out.setdefault(call.api, []).append(call)
     return out
 
 

@@ -1416,14 +1416,14 @@ def _inherited(
             if method and "." not in method:
                 for base in ancestors(owner, bases):
                     wrapping.setdefault((base, method), set()).add(owner)
-    for rel, wrappers in owned.items():
+    for wrappers in owned.values():
         for qualname, found in sorted(wrappers.items()):
             owner, _, method = qualname.partition(".")
             if not method or "." in method:
                 continue
             for base in ancestors(owner, bases):
                 home = defined.get(base)
-                if home is None or home == rel:
+                if home is None:
                     continue
                 if subclasses is not None and 2 * len(wrapping[(base, method)]) < subclasses.defining(base, method):
                     continue

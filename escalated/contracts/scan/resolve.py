@@ -247,6 +247,8 @@ class Resolver(CallMatcher):
 
     def _annotation(self, node: cst.BaseExpression) -> Kind | None:
         if isinstance(node, cst.Subscript):  # Optional[OpenAI], Union[...]
+            if (dotted_name(node.value) or "").rpartition(".")[2] in {"Type", "type"}:
+                return None  # coder: Type[LMM]: the class itself; calling it builds one, it asks nothing
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
                     found = self._annotation(element.slice.value)
