@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_modes
+from tests.contracts.projects import scan_calls, scan_modes
 
 # The interpreter's public method is the base class's: it restarts and runs the cell with the
 # subclass's exec_cell, which makes the output a notebook cell and executes it in a kernel.
@@ -140,3 +140,38 @@ def test_a_model_typed_by_its_abstract_base_is_called_and_its_code_run(tmp_path:
     assert calls[("app/lmm.py", 24)] == ("chat.completions.create", "required")
     # coder: Type[LMM] holds the class: self.coder() builds a model, it asks nothing.
     assert not [where for where in calls if where[0] == "app/config.py"]
+
+
+# A library agent's tool loop: the reply's tool calls go to the handler the app put in the agent's
+# options (or to its AgentTools' tool_handler); which tools run there is the app's choice.
+ROUTED = {
+    "squad/__init__.py": "",
+    "squad/agent.py": """\
+from anthropic import Anthropic
+
+
+class AnthropicAgent:
+    def __init__(self, options):
+        self.client = Anthropic()
+        self.tool_config = options.tool_config
+
+    def process_tool_block(self, response, conversation):
+        if "useToolHandler" in self.tool_config:
+            return self.tool_config["useToolHandler"](response, conversation)
+        return self.tool_config["tool"].tool_handler(response, conversation)
+
+    def run(self, messages):
+        while True:
+            response = self.client.messages.create(model="m", max_tokens=512, messages=messages)
+            if response.stop_reason != "tool_use":
+                return response.content[0].text
+            messages.append(self.process_tool_block(response, messages))
+""",
+}
+
+
+def test_tool_calls_handed_to_the_app_s_tool_handler_are_not_analysed_not_a_mere_branch(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, ROUTED)
+    # The tools the handler runs are not in this code: unresolved (R7, reviewed), not a choice of
+    # branch only (R10, sampled), as agent-squad's Anthropic and Bedrock agents were rated.
+    assert calls[("squad/agent.py", 16)][1:] == ("reviewed", ("R7",))

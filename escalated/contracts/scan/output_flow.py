@@ -36,6 +36,11 @@ _TOOL_NAME_KEYWORDS = frozenset({"name", "tool_name"})
 _MAX_TYPED_METHODS = 40
 
 
+# A handler of the model's tool calls, named so (tool_handler, useToolHandler, run_tool, call_tools).
+_TOOL_WORDS = frozenset({"tool", "tools"})
+_HANDLES = frozenset({"handler", "handle", "use", "run", "call", "execute", "invoke", "process", "dispatch"})
+
+
 class ParamFlow(Protocol):
     """The project's functions followed by parameter (scan/flows.py)."""
 
@@ -388,6 +393,7 @@ class OutputFlow:
         if passed is None:
             passed = self.effects.classify_call(call, tainted=is_primary(call, arg))
             passed += self._named_act_implemented(call, arg, scope, passed)
+            passed += self._unseen_tool_handler(call, arg, scope, passed)
         flow.findings.extend(passed)
         if id(call) not in self.llm_calls:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
@@ -530,6 +536,30 @@ class OutputFlow:
         found = self.project.param_findings(f"*.{func.attr.value}", call, arg) or ()
         label, line = f"{dotted_name(func) or func.attr.value}() (any project class with {func.attr.value}())", self.line_of(call)
         return [attrs.evolve(f, detail=f"{label} -> {f.detail}", line=line) for f in found if f.basis == "code" and f.rule in said]
+
+    def _unseen_tool_handler(self, call: cst.Call, arg: cst.Arg, scope: Scope, found: Sequence[Finding]) -> list[Finding]:
+        """``self.tool_config["useToolHandler"](response, conversation)``, ``tool_config["tool"].tool_handler(...)``:
+        the model's reply (its tool calls) handed first to a handler the scan cannot resolve, looked up in a
+        configuration or on an untyped object and named for tools: the app's tools run there, unseen from
+        here (not analysed), as an agent's tools given by a parameter are."""
+        func = call.func
+        if found or id(call) in self.llm_calls or not call.args or call.args[0] is not arg or arg.keyword is not None:
+            return []
+        if isinstance(func, cst.Subscript):
+            key = literal(func.slice[0].slice.value) if len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index) else None
+            named = key
+        elif isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
+            named = func.attr.value if self.resolver.kind_of(func.value, scope) is None and self._callee(call, scope) is None else None
+        else:
+            named = None
+        if not named or not _TOOL_WORDS & set(rules.words(named)) or not _HANDLES & set(rules.words(named)):
+            return []
+        if isinstance(func, cst.Subscript):
+            handler = f"{dotted_name(func.value) or '…'}[{named!r}]"
+        else:
+            handler = dotted_name(func) or f"….{named}"
+        why = f"not analysed: the output is handed to {handler}(), a tool handler the app supplies: its tools cannot be resolved statically"
+        return [rules.fact("tools-unresolved", why, self.line_of(call))]
 
     def _any_implementer(self, call: cst.Call, arg: cst.Arg | None) -> tuple[Finding, ...] | None:
         method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
