@@ -175,3 +175,76 @@ def test_tool_calls_handed_to_the_app_s_tool_handler_are_not_analysed_not_a_mere
     # The tools the handler runs are not in this code: unresolved (R7, reviewed), not a choice of
     # branch only (R10, sampled), as agent-squad's Anthropic and Bedrock agents were rated.
     assert calls[("squad/agent.py", 16)][1:] == ("reviewed", ("R7",))
+
+
+# An orchestrator: a classifier's result names the agent (a dataclass whose field is typed by the
+# agents' abstract base, re-exported by its package), and the agent runs inside a timing helper.
+ORCHESTRATED = {
+    "orch/__init__.py": "",
+    "orch/agents/__init__.py": "from orch.agents.agent import Agent\n",
+    "orch/agents/agent.py": """\
+from abc import ABC, abstractmethod
+
+
+class Agent(ABC):
+    @abstractmethod
+    async def process_request(self, text):
+        pass
+""",
+    "orch/agents/openai_agent.py": """\
+from openai import AsyncOpenAI
+
+from orch.agents.agent import Agent
+
+
+class OpenAIAgent(Agent):
+    def __init__(self):
+        self.client = AsyncOpenAI()
+
+    async def process_request(self, text):
+        response = await self.client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}])
+        return response.choices[0].message.content
+""",
+    "orch/classifiers/__init__.py": "from orch.classifiers.classifier import ClassifierResult\n",
+    "orch/classifiers/classifier.py": """\
+from dataclasses import dataclass
+from typing import Optional
+
+from orch.agents.agent import Agent
+
+
+@dataclass
+class ClassifierResult:
+    selected_agent: Optional[Agent]
+    confidence: float
+""",
+    "orch/orchestrator.py": """\
+from orch.agents import Agent
+from orch.classifiers import ClassifierResult
+
+
+class Orchestrator:
+    def __init__(self, default_agent: Agent):
+        self.default_agent = default_agent
+
+    async def measure_execution_time(self, name, fn):
+        result = await fn()
+        return result
+
+    async def dispatch_to_agent(self, text, classifier_result: ClassifierResult):
+        selected_agent = classifier_result.selected_agent
+        response = await self.measure_execution_time("agent", lambda: selected_agent.process_request(text))
+        return response
+
+    async def route_request(self, text, classifier_result: ClassifierResult):
+        return await self.dispatch_to_agent(text, classifier_result)
+""",
+}
+
+
+def test_the_agent_a_re_exported_result_class_names_is_run(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, ORCHESTRATED)
+    # ClassifierResult imported from its package: its field's annotation (Agent) was not found under the
+    # package's name, so selected_agent.process_request(...) was nothing.
+    assert calls[("orch/orchestrator.py", 15)][0] == "Agent.process_request"
+

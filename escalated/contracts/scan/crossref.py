@@ -505,10 +505,22 @@ def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Seque
     """
     merged = table(found)
     for _ in range(3):
+        # A class's own entries (ClassifierResult.selected_agent: what its field is annotated with), by class.
+        members: dict[str, list[str]] = {}
+        for key in merged:
+            owner, _, member = key.rpartition(".")
+            if owner and member and not member.endswith("()"):
+                members.setdefault(owner, []).append(member)
         imported = [
             (rel, {
-                local + suffix: merged[target + suffix]
-                for local, target in index.imports.items() for suffix in ("", "()") if target + suffix in merged
+                **{
+                    local + suffix: merged[target + suffix]
+                    for local, target in index.imports.items() for suffix in ("", "()") if target + suffix in merged
+                },
+                **{
+                    f"{local}.{member}": merged[f"{target}.{member}"]
+                    for local, target in index.imports.items() if target in merged for member in members.get(target, ())
+                },
             })
             for rel, index in modules
         ]  # fmt: skip
