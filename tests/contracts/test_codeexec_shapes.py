@@ -248,3 +248,9 @@ def test_the_agent_a_re_exported_result_class_names_is_run(tmp_path: Path) -> No
     # package's name, so selected_agent.process_request(...) was nothing.
     assert calls[("orch/orchestrator.py", 15)][0] == "Agent.process_request"
 
+
+def test_an_answer_returned_by_a_local_timer_running_a_lambda_is_handed_back(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, ORCHESTRATED)
+    # measure_execution_time returns what calling the lambda returns: dispatch_to_agent hands back the
+    # agent's answer, and route_request's call of it is a wrapper call site (agent-squad's orchestrator).
+    assert calls[("orch/orchestrator.py", 19)][0] == "Orchestrator.dispatch_to_agent"

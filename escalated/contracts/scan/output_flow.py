@@ -355,13 +355,37 @@ class OutputFlow:
             elif isinstance(parent, cst.Match) and parent.subject is child:
                 self._branch(parent, child, flow, paused=paused)
                 return
-            elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement | cst.Lambda):
+            elif isinstance(parent, cst.Lambda):
+                run = self._run_by_local_runner(parent, child, scope)
+                if run is None:
+                    return
+                # await self.measure("agent", lambda: agent.process_request(text)): the runner returns what
+                # the lambda returns, so its call's value is the output still.
+                child, parent = run, self._parents.get(id(run))
+                continue
+            elif isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement):
                 return
             derived = derived or not (
                 _projects(parent, child) or _holds(parent, child) or self._still_output(parent, scope) or self._passes_through(parent, child, scope)
                 or (isinstance(parent, _PIECE_LISTS) and parent.elt is child and _picks_pieces(parent))
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
+
+    def _run_by_local_runner(self, lambda_: cst.Lambda, body: cst.CSTNode, scope: Scope) -> cst.Call | None:
+        """The call ``lambda_`` (whose body is ``body``) is handed to, when that is a function or method of this
+        module that returns what calling its parameter returns (``return await fn()``, or a name bound so);
+        else None."""
+        arg = self._parents.get(id(lambda_))
+        call = self._parents.get(id(arg)) if isinstance(arg, cst.Arg) and lambda_.body is body else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name | cst.Attribute) or id(call) in self.llm_calls:
+            return None
+        if isinstance(call.func, cst.Attribute) and not (isinstance(call.func.value, cst.Name) and call.func.value.value in {"self", "cls"}):
+            return None
+        target = self.tools.function(short_name(call.func), scope)
+        if target is None or not isinstance(target.node, cst.FunctionDef) or target is scope:
+            return None
+        param = param_for(target.node, call, arg)  # type: ignore[arg-type]
+        return call if param is not None and _returns_called(target.node, param) else None
 
     def _follow_comprehension(
         self, loop: cst.CompFor, scope: Scope, flow: FlowState, *, depth: int, paused: bool, derived: bool = True
@@ -1270,6 +1294,35 @@ _ASKS_A_PERSON = frozenset({"ask_question", "ask_user", "ask_human"})
 def _last_name(func: cst.BaseExpression) -> str | None:
     """``ask_question`` of ``ask_question(...)``, ``self.ask_question(...)``, ``self.ui.ask_question(...)``."""
     return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _returns_called(function: cst.FunctionDef, param: str) -> bool:
+    """Whether ``function`` returns what calling its parameter ``param`` returns: ``return await fn()``, or
+    ``result = await fn()`` ... ``return result``."""
+
+    def called(value: cst.BaseExpression | None) -> bool:
+        value = value.expression if isinstance(value, cst.Await) else value
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == param
+
+    bound: set[str] = set()
+    returned: list[cst.BaseExpression | None] = []
+
+    class _Visit(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function  # not a nested function's own statements
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if called(node.value):
+                bound.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+        def visit_Return(self, node: cst.Return) -> None:
+            returned.append(node.value)
+
+    function.visit(_Visit())
+    return any(called(value) or (isinstance(value, cst.Name) and value.value in bound) for value in returned)
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
