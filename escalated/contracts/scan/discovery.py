@@ -536,7 +536,8 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         )
         exported = dict(returned)
         grown: list[tuple[str, Mapping[str, Mapping[str, tuple[str, str]]]]] = []
-        inherited = _inherited(owned, bases, defined, subclasses)
+        interfaces = {key.rpartition('.')[2] for key, kind in table.items() if kind == PROJECT_INTERFACE}
+        inherited = _inherited(owned, bases, defined, subclasses, interfaces)
         written = _WrapperWords(
             wrappers, table, changed=changed, families=provider_families(wrappers), registered=registered_families(wrappers, table),
         )
@@ -1402,7 +1403,7 @@ class _Subclasses:
 
 def _inherited(
     owned: Mapping[str, Mapping[str, tuple[str, str]]], bases: Mapping[str, set[str]], defined: Mapping[str, str | None],
-    subclasses: _Subclasses | None = None,
+    subclasses: _Subclasses | None = None, interfaces: Collection[str] = (),
 ) -> dict[str, dict[str, tuple[str, str]]]:
     """Module -> its classes' methods some class deriving from them in another module implements as a
     wrapper (``OpenAILLM.acompletion_text`` under ``BaseLLM``: ``BaseLLM.acompletion_text``). Only where
@@ -1416,15 +1417,15 @@ def _inherited(
             if method and "." not in method:
                 for base in ancestors(owner, bases):
                     wrapping.setdefault((base, method), set()).add(owner)
-    for wrappers in owned.values():
+    for rel, wrappers in owned.items():
         for qualname, found in sorted(wrappers.items()):
             owner, _, method = qualname.partition(".")
             if not method or "." in method:
                 continue
             for base in ancestors(owner, bases):
                 home = defined.get(base)
-                if home is None:
-                    continue
+                if home is None or (home == rel and base not in interfaces):
+                    continue  # in its own module, only an interface's (an ABC, abstract methods) is exported
                 if subclasses is not None and 2 * len(wrapping[(base, method)]) < subclasses.defining(base, method):
                     continue
                 out.setdefault(home, {}).setdefault(f"{base}.{method}", found)
