@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 import libcst as cst
@@ -209,45 +210,41 @@ class ProjectFlow:
         """``CodeGenerator.reply(memory, post_proxy)`` writing the output into ``post_proxy``: what the
         modules calling ``reply`` on a ``CodeGenerator`` do with the object they passed, after the call
         (the object is the answer's way back, as a return value is). Memoised; not followed further out."""
-        key = (owner, method, positional, param)
-        known = self._fills.get(key)
-        if known is not None:
-            return known
-        if self._callers is None or self._open:
-            return ()
-        self._fills[key] = ()  # a cycle finds nothing more
-        found: list[Finding] = []
-        for loadable in self._callers(method)[:MAX_IMPLEMENTATIONS]:
-            parsed = self._parse(loadable)
-            if parsed is None:
-                continue
-            rel, module, index = parsed
-            more = self._analyzer(rel, module, index).filled_findings(owner, method, positional, param)
-            found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
-        result = self._fills[key] = tuple(sorted(set(found)))
-        return result
+        return self._in_callers(
+            self._fills, (owner, method, positional, param), method,
+            lambda analyzer: analyzer.filled_findings(owner, method, positional, param),
+        )
 
     def kept_findings(self, owners: tuple[str, ...], method: str, attribute: str) -> tuple[Finding, ...]:
         """``RequestAdapter.invoke_llm`` keeping the output in ``self.tool_call``: what the modules calling
         ``invoke_llm`` on an object of that class (or of a class it derives from) do with its ``tool_call``
         after the call (the attribute is the answer's way back, as a return value is). Memoised; not
         followed further out."""
-        key = (owners, method, attribute)
-        known = self._keeps.get(key)
+        return self._in_callers(
+            self._keeps, (owners, method, attribute), method,
+            lambda analyzer: analyzer.kept_findings(owners, method, attribute),
+        )
+
+    def _in_callers(
+        self, memo: dict[Any, tuple[Finding, ...]], key: Any, method: str, ask: Callable[[Any], tuple[Finding, ...]]
+    ) -> tuple[Finding, ...]:
+        """What the modules calling ``method`` report through ``ask`` (their analyser's findings for
+        the object or attribute the answer comes back in), each marked with its module. Memoised
+        under ``key`` in ``memo``; a cycle finds nothing more; not followed further out."""
+        known = memo.get(key)
         if known is not None:
             return known
         if self._callers is None or self._open:
             return ()
-        self._keeps[key] = ()  # a cycle finds nothing more
+        memo[key] = ()
         found: list[Finding] = []
         for loadable in self._callers(method)[:MAX_IMPLEMENTATIONS]:
             parsed = self._parse(loadable)
             if parsed is None:
                 continue
             rel, module, index = parsed
-            more = self._analyzer(rel, module, index).kept_findings(owners, method, attribute)
-            found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in more]
-        result = self._keeps[key] = tuple(sorted(set(found)))
+            found += [attrs.evolve(f, detail=f"{f.detail} (in {rel})", line=0) for f in ask(self._analyzer(rel, module, index))]
+        result = memo[key] = tuple(sorted(set(found)))
         return result
 
     def run_folder(self, owner: str, attribute: str) -> str | None:

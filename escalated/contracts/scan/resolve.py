@@ -10,7 +10,7 @@ Which model API a call is, given what its receiver is: ``call_match.py``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import attrs
 import libcst as cst
@@ -655,12 +655,17 @@ class Resolver(CallMatcher):
         found = self.bindings.get((class_name, key))
         if found is not None or depth > 3:
             return found
+        for base in self._own_bases(class_name):
+            inherited = self._inherited(base, key, depth=depth + 1)
+            if inherited is not None:
+                return inherited
+        return None
+
+    def _own_bases(self, class_name: str) -> Iterator[str]:
+        """The base classes of ``class_name`` that the module itself defines, by name."""
         for base in self.index.class_bases.get(class_name, ()):
             if isinstance(base.value, cst.Name) and base.value.value in self.index.class_nodes and base.value.value != class_name:
-                inherited = self._inherited(base.value.value, key, depth=depth + 1)
-                if inherited is not None:
-                    return inherited
-        return None
+                yield base.value.value
 
     def _property_kind(self, class_name: str, name: str, *, depth: int = 0) -> Kind | None:
         """``self.litellm`` with ``litellm`` a property of the class (or of a base class of the module)
@@ -675,11 +680,10 @@ class Resolver(CallMatcher):
             return found if found is not None and found.provider not in {"project", "mock"} else None
         if depth > 3:
             return None
-        for base in self.index.class_bases.get(class_name, ()):
-            if isinstance(base.value, cst.Name) and base.value.value in self.index.class_nodes and base.value.value != class_name:
-                inherited = self._property_kind(base.value.value, name, depth=depth + 1)
-                if inherited is not None:
-                    return inherited
+        for base in self._own_bases(class_name):
+            inherited = self._property_kind(base, name, depth=depth + 1)
+            if inherited is not None:
+                return inherited
         return None
 
     def _sdk_base(self, class_name: str, scope: Scope | None, *, depth: int = 0) -> Kind | None:
