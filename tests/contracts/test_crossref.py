@@ -300,7 +300,7 @@ def test_an_analysis_reads_the_same_of_taint_by_parameter_until_a_module_it_look
     # analysis looked one of them up (or a summary it cut short has been made since).
     def loadable(rel: str, source: str) -> Loadable:
         entry = discovery._Module(rel, source, discovery.Imports())
-        return rel, functools.partial(entry.parsed_apart, WorkMeter()), None
+        return rel, functools.partial(entry.parsed_apart, WorkMeter()), None, entry.lookups
 
     project = ProjectFlow([loadable("app/db.py", "def save(x):\n    return x\n")], externals={}, tools={})
     call = cst.ensure_type(cst.parse_expression("run(answer)"), cst.Call)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from escalated.contracts.scan import crossref
-from escalated.contracts.scan.index import ModuleIndex, parse_module
+from escalated.contracts.scan import crossref, discovery
+from escalated.contracts.scan.flows import Lookups
+from escalated.contracts.scan.index import ModuleIndex, WorkMeter, parse_module
 from escalated.contracts.scan.pyindex import Annotation, PyIndex, differences, tool_site_exports
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -155,3 +156,46 @@ def test_tool_sites_as_crossref_reads_them() -> None:
         "transfer": ("transfer", None, True),
         "shadowed": ("shadowed", None, False),
     }
+
+
+LOOKUPS = """
+from ..pkg import *
+from .llm import Base as LocalBase
+import app.models as models
+
+class Plain(LocalBase, models.Model, *mixins, metaclass=Meta, **options):
+    class Inner(Plain, make()):
+        pass
+
+def helper():
+    class Local(Plain):
+        pass
+
+picked = 1
+"""
+
+
+@pytest.mark.parametrize(("rel", "source"), [
+    ("app/agents/plain.py", LOOKUPS),
+    *((str(p.relative_to(CORPUS)), p.read_text(encoding="utf-8")) for p in sorted(CORPUS.rglob("*.py"))),
+])  # fmt: skip
+def test_lookups_as_the_loaded_index_has_them(rel: str, source: str) -> None:
+    # Taint by parameter follows a method into its class's bases and a name into a package's re-export
+    # by these alone: read off Python's tree, they are what libcst's index has once the module is loaded.
+    entry = discovery._Module(rel, source, discovery.Imports())
+    entry.star_names = {"picked": "app.pkg.picked", "helper_tool": "app.pkg.helper_tool"}
+    loaded = entry.parsed_apart(WorkMeter())
+    assert loaded is not None
+    assert entry.lookups() == Lookups.of(loaded[2])
+
+
+def test_lookups_of_a_class_and_a_star_import() -> None:
+    entry = discovery._Module("app/agents/plain.py", LOOKUPS, discovery.Imports())
+    entry.star_names = {"picked": "app.pkg.picked", "helper_tool": "app.pkg.helper_tool"}
+    found = entry.lookups()
+    assert found is not None
+    assert found.bases == {
+        "Plain": ("LocalBase", "models.Model", "mixins"), "Plain.Inner": ("Plain", None), "helper.Local": ("Plain",),
+    }
+    assert found.imports["LocalBase"] == "app.agents.llm.Base" and found.imports["helper_tool"] == "app.pkg.helper_tool"
+    assert "picked" not in found.imports  # the module binds it itself

@@ -58,12 +58,14 @@ from escalated.contracts.scan.files import (
     might_call_llm,
     served_graphs,
 )
-from escalated.contracts.scan.flows import FlowReads, Loadable, ProjectFlow
+from escalated.contracts.scan.flows import FlowReads, Loadable, Lookups, ProjectFlow
 from escalated.contracts.scan.index import (
     MODULE_SCOPE, STAR, Imports, ModuleIndex, Signature, WorkMeter, dotted_name, functions_of, parse_module,
 )  # fmt: skip
 from escalated.contracts.scan.module import FileBudget, ModuleCalls, analyse_module
 from escalated.contracts.scan.positions import outline
+from escalated.contracts.scan.pyindex import PyIndex
+from escalated.contracts.scan.pyindex import dotted_name as py_dotted_name
 from escalated.contracts.scan.kinds import BY_NAME, PROJECT_INTERFACE, Kind
 
 _TOO_DEEP = "too deeply nested to analyse"
@@ -138,6 +140,24 @@ class _Module:
         loaded = self._parse(self.module if self.held else None)
         loaded[2].meter = meter
         return loaded
+
+    def lookups(self) -> Lookups | None:
+        """Its imports and its classes' bases as ``load``'s index has them (absolute, with the star imports'
+        names), read off Python's tree (``pyindex``) instead of parsing with libcst; None when Python's
+        parser refuses the file."""
+        python = _python_tree(self.source)
+        if python is None:
+            return None
+        index = PyIndex().build(python, self.source)
+        crossref.absolutise(index, self.rel)
+        for name, target in self.star_names.items():
+            if not index.binds(name):  # as _fresh adds them
+                index.imports.setdefault(name, target)
+        bases = {
+            qualname: tuple(py_dotted_name(base.value if isinstance(base, ast.Starred) else base) for base in written)
+            for qualname, written in index.class_bases.items()
+        }  # fmt: skip
+        return Lookups(dict(index.imports), bases)
 
     def _parse(self, module: cst.Module | None = None) -> _Parsed:
         if module is None:
@@ -858,7 +878,7 @@ class _Implementers:
                 and any(isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name == method for f in node.body)
             ]  # fmt: skip
             load = functools.partial(entry.parsed_apart, self.meter)
-            out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load, entry.functions)) for name in classes]
+            out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load, entry.functions, entry.lookups)) for name in classes]
         return out
 
 
@@ -883,7 +903,7 @@ class _Callers:
         calling = re.compile(rb"\." + re.escape(method.encode()) + rb"\s*\(")
         out: list[Loadable] = []
         for entry, _python in _project_modules(self.tree, self.base, self.options, calling):
-            out.append((entry.rel, functools.partial(entry.parsed_apart, self.meter), entry.functions))
+            out.append((entry.rel, functools.partial(entry.parsed_apart, self.meter), entry.functions, entry.lookups))
         return out
 
 
@@ -972,7 +992,7 @@ class _Tables:
         return [(entry.rel, entry.imports) for entry in self.entries]
 
     def loadable(self, meter: WorkMeter) -> list[Loadable]:
-        return [(entry.rel, functools.partial(entry.parsed_apart, meter), entry.functions) for entry in self.entries]
+        return [(entry.rel, functools.partial(entry.parsed_apart, meter), entry.functions, entry.lookups) for entry in self.entries]
 
     def add(self, tree: _Tree, entry: _Module, *, wanted: Callable[[str], bool]) -> bool:
         """Parse ``entry``, export its tables and release it; False when it cannot be analysed."""

@@ -45,9 +45,26 @@ KEEP_PARSED = 8
 KEEP_CHARS = 200_000
 
 _Parsed = tuple[str, cst.Module, ModuleIndex]
-# A project module by its path, how to parse it when it is first followed into, and its functions read off
-# Python's tree (``index.functions_of``; None when Python's parser refused it: libcst's tree says, once parsed).
-Loadable = tuple[str, Callable[[], _Parsed | None], Mapping[str, Signature] | None]
+
+
+@attrs.frozen
+class Lookups:
+    """What following a method into its class's bases, or a name into where a package's re-export points,
+    reads of a module: its imports (absolute, with the star imports' names, as the loaded index has them)
+    and each class's positional bases as written (``index.dotted_name``: None for anything but a dotted name)."""
+
+    imports: Mapping[str, str]
+    bases: Mapping[str, tuple[str | None, ...]]
+
+    @classmethod
+    def of(cls, index: ModuleIndex) -> Lookups:
+        return cls(dict(index.imports), {q: tuple(dotted_name(arg.value) for arg in args) for q, args in index.class_bases.items()})
+
+
+# A project module by its path, how to parse it when it is first followed into, its functions read off
+# Python's tree (``index.functions_of``; None when Python's parser refused it: libcst's tree says, once parsed)
+# and its ``Lookups`` read off Python's tree (None then too).
+Loadable = tuple[str, Callable[[], _Parsed | None], Mapping[str, Signature] | None, Callable[[], Lookups | None]]
 _Key = tuple[str, str, str]
 
 
@@ -86,6 +103,7 @@ class ProjectFlow:
         self._via: dict[str, str | None] = {}  # a package's re-export -> where it is defined
         # Parsed on first use and kept: only the modules followed into, not every one some module imports.
         self._parsed: OrderedDict[str, _Parsed | None] = OrderedDict()
+        self._lookups: dict[str, Lookups | None] = {}  # read once a module (a few names a class or import)
         self.add(modules)
         self._externals = externals
         self._tools = tools
@@ -172,8 +190,8 @@ class ProjectFlow:
             )  # fmt: skip
             if own:
                 return qualified, [method.partition(".")[2] for method in own]
-            parsed = self._parse(loadable)
-            origin = parsed[2].imports.get(name) if parsed is not None else None
+            lookups = self._lookups_of(loadable)
+            origin = lookups.imports.get(name) if lookups is not None else None
             if origin is None or origin == qualified:
                 return qualified, []
             qualified = origin
@@ -361,19 +379,19 @@ class ProjectFlow:
         parts = qualified.rsplit(".", 2)
         loadable = self._module(parts[0]) if len(parts) == 3 and depth < MAX_BASES else None
         functions = self._functions(loadable) if loadable is not None else None
-        # Only a class the module defines with methods of its own is parsed for its bases (libcst, once).
+        # Only a class the module defines with methods of its own is looked up for its bases.
         if loadable is None or functions is None or not any(name.startswith(f"{parts[1]}.") for name in functions):
             return None
-        parsed = self._parse(loadable)
-        index = parsed[2] if parsed is not None else None
-        for base in index.class_bases.get(parts[1], ()) if index is not None else ():
-            written = dotted_name(base.value) if base.keyword is None else None
+        lookups = self._lookups_of(loadable)
+        if lookups is None:
+            return None
+        for written in lookups.bases.get(parts[1], ()):
             origin: str | None = None
-            if written is not None and written in index.class_bases:  # type: ignore[union-attr]
+            if written is not None and written in lookups.bases:
                 origin = f"{parts[0]}.{written}"
             elif written is not None:
                 head, _, rest = written.partition(".")
-                imported = index.imports.get(head)  # type: ignore[union-attr]
+                imported = lookups.imports.get(head)
                 origin = ".".join(filter(None, (imported, rest))) if imported is not None else None
             if origin is None or origin == f"{parts[0]}.{parts[1]}":
                 continue
@@ -392,8 +410,8 @@ class ProjectFlow:
             for cut in (1, 2):
                 parts = qualified.rsplit(".", cut)
                 loadable = self._module(parts[0]) if len(parts) == cut + 1 else None
-                parsed = self._parse(loadable) if loadable is not None else None
-                origin = parsed[2].imports.get(parts[1]) if parsed is not None else None
+                lookups = self._lookups_of(loadable) if loadable is not None else None
+                origin = lookups.imports.get(parts[1]) if lookups is not None else None
                 if origin is not None and origin != f"{parts[0]}.{parts[1]}":
                     target = self._via[qualified] = ".".join([origin, *parts[2:]])
                     break
@@ -412,6 +430,18 @@ class ProjectFlow:
         if parsed is None:
             return None
         return {name: Signature.of(scope) for name, scope in parsed[2].scopes.items() if name != MODULE_SCOPE}
+
+    def _lookups_of(self, loadable: Loadable) -> Lookups | None:
+        """The module's imports and classes' bases: read off Python's tree, or else libcst's (parsed now;
+        None if it cannot be); once a module."""
+        rel = loadable[0]
+        if rel not in self._lookups:
+            found = loadable[3]()
+            if found is None:
+                parsed = self._parse(loadable)
+                found = Lookups.of(parsed[2]) if parsed is not None else None
+            self._lookups[rel] = found
+        return self._lookups[rel]
 
     def _parse(self, loadable: Loadable) -> _Parsed | None:
         rel, load = loadable[0], loadable[1]

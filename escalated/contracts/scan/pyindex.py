@@ -8,8 +8,10 @@ a name bound twice ending as it does there. The nodes are Python's (an annotatio
 value it types is an ``Annotation``). ``differences`` says where the two indexes of one module disagree;
 tests/contracts/test_pyindex.py checks the corpus, ``benchmarks/index_parity.py`` a tree.
 
-Nothing in the scan reads these tables yet: they are what the analysis will read once its look-ups
-are on Python's nodes (``crossref``'s tables first), so a module is never parsed by libcst for them.
+The scan reads its imports and class bases where that is all it needs of a module (taint by parameter
+following a method into its class's bases, a name into a package's re-export: ``discovery._Module.lookups``);
+the other tables are what the analysis will read once its look-ups are on Python's nodes (``crossref``'s
+tables first), so a module is never parsed by libcst for them.
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ class PyIndex(Imports):
                 stack.append((node, True))
             stack.extend((child, False) for child in reversed(_children(node)))
         return self
+
+    def binds(self, name: str) -> bool:
+        """``ModuleIndex.binds``: whether the module binds ``name`` at top level (an assignment, a def, a class)."""
+        return (MODULE_SCOPE, name) in self.values or name in self.class_nodes or any(
+            s.parent is self.module_scope and s.class_name is None for s in self.functions_by_name.get(name, ())
+        )
 
     def qualified(self, node: ast.expr) -> str | None:
         """``ModuleIndex.qualified``: ``oa.chat.completions`` -> ``openai.chat.completions`` through the imports."""
