@@ -61,6 +61,9 @@ _HANDS_FIRST = {"submit": 0, "apply_async": 0, "apply": 0, "to_thread": 0, "run_
 _RESPONSE_METHODS = frozenset({"json", "raise_for_status", "pop"})
 
 
+# String literals' node types, compared by identity (leaf classes) in the walk over a body.
+_STRINGS = frozenset({cst.SimpleString, cst.FormattedString, cst.ConcatenatedString})
+
 class CallEffects:
     def __init__(
         self,
@@ -150,10 +153,10 @@ class CallEffects:
         try:
             out: list[Finding] = []
             for node in self.index.walk(body):
-                if isinstance(node, cst.Call):
+                if type(node) is cst.Call:  # libcst's node classes are leaves: type() spares ABCMeta's isinstance
                     ran = self._agent_run(node, via=via)
                     out.extend(ran if ran is not None else self.classify_call(node, tainted=False, via=via))
-                elif isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString) and not _is_prose(node, self.index):
+                elif type(node) in _STRINGS and not _is_prose(node, self.index):
                     out.extend(attrs.evolve(f, detail=f"{via} -> {f.detail}") for f in rules.classify_sql(string_text(node), line=self.line_of(node)))
             return out
         finally:

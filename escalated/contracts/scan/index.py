@@ -293,7 +293,7 @@ class ModuleIndex(Imports):
         while i < len(nodes):
             current = nodes[i]
             yield current
-            if current is not node and isinstance(current, cst.FunctionDef | cst.ClassDef):
+            if current is not node and (type(current) is cst.FunctionDef or type(current) is cst.ClassDef):
                 i += len(self.subtree(current))
             else:
                 i += 1
@@ -575,10 +575,10 @@ def _dotted(node: cst.BaseExpression) -> str:
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of names, None when any link is not a name."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # libcst's node classes are leaves: type() spares ABCMeta's isinstance
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

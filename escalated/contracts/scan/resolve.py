@@ -286,21 +286,22 @@ class Resolver(CallMatcher):
 
     # -- expressions -----------------------------------------------------
     def kind_of(self, node: cst.BaseExpression, scope: Scope) -> Kind | None:
-        if isinstance(node, cst.Annotation):
+        # libcst's node classes are leaves: type() spares ABCMeta's isinstance (asked of every expression resolved).
+        if isinstance(node, cst.Annotation):  # not an expression's class: mypy would take type() for never
             return self._annotation(node.annotation)
-        if isinstance(node, cst.Await):
+        if type(node) is cst.Await:
             return self.kind_of(node.expression, scope)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._call_kind(node, scope)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.BitOr):
             # prompt | llm | parser: the chain calls the model.
             inner = self.kind_of(node.left, scope) or self.kind_of(node.right, scope)
             if inner is not None and inner.provider == "langchain":
                 return Kind("langchain", "runnable", weaker(inner.confidence, "medium"), origin=node, base=inner)
             return None
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             return self.kind_of(node.body, scope) or self.kind_of(node.orelse, scope)
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        if type(node) is cst.BooleanOperation and isinstance(node.operator, cst.Or):
             # self.llm = llm or get_default_context().llm, ocr_llm or OpenAIMultiModal(...): the client given,
             # else the default built on the spot; which one is known only when both are.
             given, default = self.kind_of(node.left, scope), self.kind_of(node.right, scope)
@@ -308,8 +309,8 @@ class Resolver(CallMatcher):
                 return given
             either = given or default
             return attrs.evolve(either, confidence=weaker(either.confidence, "medium")) if either is not None else None
-        key = target_key(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if isinstance(node, cst.Name):
+        key = target_key(node) if type(node) is cst.Name or type(node) is cst.Attribute else None
+        if type(node) is cst.Name:
             rebound = self._rebound(node, scope)
             if rebound is not None:
                 return rebound
@@ -321,7 +322,7 @@ class Resolver(CallMatcher):
             lazy = self._property_kind(scope.class_name, key[5:])
             if lazy is not None:
                 return attrs.evolve(lazy, confidence=weaker(lazy.confidence, "medium"), origin=node)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             inner = self.kind_of(node.value, scope)
             if inner is not None and inner.provider == "google-genai" and node.attr.value == "aio":
                 return inner
