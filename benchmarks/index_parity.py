@@ -3,8 +3,9 @@
     python benchmarks/index_parity.py ROOT [ROOT ...] [--show] [--scanned]
 
 Every Python file under each root that both parsers accept (and under the scan's size limit), indexed both
-ways and compared table by table (``pyindex.differences``, and crossref's tool sites); with ``--scanned``, only the files a scan of
-the root parses (the candidates and the project modules they import, as ``discovery`` finds them). Prints
+ways and compared table by table (``pyindex.differences``, crossref's tool sites and the helpers of its
+exports); with ``--scanned``, only the files a scan of the root parses (the candidates and the project
+modules they import, as ``discovery`` finds them). Prints
 the files, the characters and the files that differ (``--show``: how); exits 1 if any does.
 """
 
@@ -20,7 +21,7 @@ import libcst as cst
 from escalated.contracts.scan import crossref, discovery
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.index import ModuleIndex, parse_module
-from escalated.contracts.scan.pyindex import PyIndex, differences, tool_site_exports
+from escalated.contracts.scan.pyindex import PyIndex, differences, export_differences, tool_site_exports
 
 
 def check(path: Path, *, limit: int, rel: str = "module.py") -> list[str] | None:
@@ -43,6 +44,7 @@ def check(path: Path, *, limit: int, rel: str = "module.py") -> list[str] | None
     sites, py_sites = crossref.tool_site_exports(rel, module, libcst_index), tool_site_exports(rel, py_index)
     if list(sites.items()) != list(py_sites.items()):
         found.append(f"tool sites: libcst {sites!r} != ast {py_sites!r}")
+    found += export_differences(libcst_index, py_index, crossref.module_name(rel))
     return found
 
 

@@ -10,7 +10,9 @@ import pytest
 from escalated.contracts.scan import crossref, discovery
 from escalated.contracts.scan.flows import Lookups
 from escalated.contracts.scan.index import ModuleIndex, WorkMeter, parse_module
-from escalated.contracts.scan.pyindex import Annotation, PyIndex, differences, tool_site_exports
+from escalated.contracts.scan.pyindex import (
+    Annotation, PyIndex, annotated, class_returned, differences, export_differences, own_methods, registrar, tool_site_exports,
+)  # fmt: skip
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -199,3 +201,73 @@ def test_lookups_of_a_class_and_a_star_import() -> None:
     }
     assert found.imports["LocalBase"] == "app.agents.llm.Base" and found.imports["helper_tool"] == "app.pkg.helper_tool"
     assert "picked" not in found.imports  # the module binds it itself
+
+
+EXPORTS = '''
+from contextvars import ContextVar
+from typing import Optional, Type
+from ..registry import register_agent
+from app.registry import registry
+from app.models import Conversation as Conv
+import app.models as models
+
+SESSION: ContextVar["Session"] = ContextVar("session")
+current: Optional[Conv] = None
+maybe: "Conv | None" = None
+a: Conv; b: Conv
+plain: int = 3
+
+def register(cls):
+    return cls
+
+@register_agent(models=r"claude-.*")
+class Session:
+    conversation: Conv
+    other: models.Other | None = None
+    def run(self) -> type["Session"]: ...
+    def __init__(self): ...
+
+@registry.register
+class Loop: conversation: Conv
+
+@register
+class Builder:
+    def __init__(self): ...
+    def make(self) -> Type[Session]: ...
+    def build(self) -> type[Session, Loop]: ...
+
+def factory() -> type[Loop]: ...
+def bytes_named() -> type[b"Loop"]: ...
+'''
+
+
+@pytest.mark.parametrize(("rel", "source"), [
+    ("app/agents/loop.py", EXPORTS),
+    *((str(p.relative_to(CORPUS)), p.read_text(encoding="utf-8")) for p in sorted(CORPUS.rglob("*.py"))),
+])  # fmt: skip
+def test_exports_helpers_as_crossref_reads_them(rel: str, source: str) -> None:
+    module = parse_module(source)
+    libcst_index, py_index = ModuleIndex().build(module), PyIndex().build(ast.parse(source), source)
+    for index in (libcst_index, py_index):
+        crossref.absolutise(index, rel)
+    assert export_differences(libcst_index, py_index, crossref.module_name(rel)) == []
+
+
+def test_exports_helpers_read_what_they_should() -> None:
+    py_index = PyIndex().build(ast.parse(EXPORTS), EXPORTS)
+    crossref.absolutise(py_index, "app/agents/loop.py")
+    module = "app.agents.loop"
+    assert annotated(py_index, module) == [
+        ("SESSION", "contextvar:app.agents.loop.Session"), ("current", "annotated:app.models.Conversation"),
+        ("maybe", "annotated:app.models.Conversation"), ("Session.conversation", "annotated:app.models.Conversation"),
+        ("Session.other", "annotated:app.models.Other"),
+    ]  # not a and b (one line), nor Loop's one-line body
+    assert registrar(py_index, "Session", module) == "app.registry.register_agent"
+    assert registrar(py_index, "Loop", module) == "app.registry.registry.register"
+    assert registrar(py_index, "Builder", module) == "app.agents.loop.register"
+    returned = {q: class_returned(py_index, s) for q, s in py_index.scopes.items()}
+    assert returned == {
+        "<module>": None, "register": None, "Session.run": "Session", "Session.__init__": None,
+        "Builder.__init__": None, "Builder.make": "Session", "Builder.build": None, "factory": "Loop", "bytes_named": "Loop",
+    }
+    assert own_methods(py_index, "Session") and not own_methods(py_index, "Loop")

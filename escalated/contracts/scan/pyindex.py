@@ -19,7 +19,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import re
 import tokenize
+import warnings
 from collections.abc import Iterator
 
 import libcst as cst
@@ -344,6 +346,122 @@ def tool_site_exports(rel: str, index: PyIndex) -> dict[str, ToolSite]:
     return found
 
 
+def own_methods(index: PyIndex, qualname: str) -> bool:
+    """``crossref._own_methods``: whether the class defines a method other than ``__init__``."""
+    prefix = f"{qualname}."
+    return any(
+        name.startswith(prefix) and "." not in name[len(prefix):] and name != f"{qualname}.__init__"
+        for name in index.scopes
+    )
+
+
+_TYPE_OF = frozenset({"type", "Type", "typing.Type", "typing_extensions.Type"})
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+_CONTEXT_VARS = frozenset({"contextvars.ContextVar"})
+
+
+def class_returned(index: PyIndex, scope: PyScope) -> str | None:
+    """``crossref._class_returned``: ``-> type[Model]``, ``-> Type["Model"]``, the module's top-level class
+    a function returns (libcst's one subscript element: Python's ``Tuple`` of two or more is not one)."""
+    annotation = getattr(scope.node, "returns", None)
+    if not isinstance(annotation, ast.Subscript) or isinstance(annotation.slice, ast.Tuple | ast.Slice):
+        return None
+    outer = annotation.value
+    if not (isinstance(outer, ast.Name) and outer.id == "type") and index.qualified(outer) not in _TYPE_OF:
+        return None
+    inner = annotation.slice
+    name = inner.id if isinstance(inner, ast.Name) else index.literal(inner)
+    return name if name is not None and name in index.class_nodes else None
+
+
+def registrar(index: PyIndex, qualname: str, module: str) -> str | None:
+    """``crossref._registrar``: the project decorator registering the class (``@register_agent(models=...)``):
+    a function of this module or one imported from the project's own package, by its qualified name."""
+    packages = set(module.split(".")[:-1])
+    for decorator in index.class_nodes[qualname].decorator_list:
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = dotted_name(func)
+        if name is None:
+            continue
+        if "." not in name and any(s.class_name is None and s.parent is index.module_scope for s in index.functions_by_name.get(name, ())):
+            return f"{module}.{name}" if module else name
+        head, _, rest = name.partition(".")
+        relative = index.relative_imports.get(head)
+        if relative is not None and module:
+            level, target = relative
+            base = module.split(".")[:-1]
+            base = base[: len(base) - (level - 1)] if level > 1 else base
+            return ".".join([*base, target, *([rest] if rest else [])])
+        qualified = index.qualified(func)
+        if qualified is not None and qualified.split(".")[0] in packages:
+            return qualified
+    return None
+
+
+def annotated(index: PyIndex, module: str) -> list[tuple[str, str]]:
+    """``crossref._annotated``: ``SESSION_CONTEXT: ContextVar[SessionContext]`` at top level, ``conversation:
+    Conversation`` in a top-level class's body (an indented body: libcst's ``IndentedBlock``), each alone on
+    its line (libcst's ``SimpleStatementLine`` of one statement): (name, ``annotated:`` or ``contextvar:``
+    and the class)."""
+    bodies: list[tuple[str, list[ast.stmt]]] = []
+    if isinstance(index.module_scope.node, ast.Module):
+        bodies.append(("", index.module_scope.node.body))
+    lines = _LINE_BREAKS.split(index.source or "")  # as Python numbers lines (not str.splitlines: a form feed is no break)
+    for qualname, node in index.class_nodes.items():
+        if "." not in qualname and _indented(node, lines):
+            bodies.append((f"{qualname}.", node.body))
+    found: list[tuple[str, str]] = []
+    for prefix, body in bodies:
+        for at, statement in enumerate(body):
+            if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+                continue
+            before, after = body[at - 1] if at else None, body[at + 1] if at + 1 < len(body) else None
+            if (before is not None and before.end_lineno == statement.lineno) or (after is not None and after.lineno == statement.end_lineno):
+                continue  # x: A; y = 1 on one line: libcst's line of two small statements
+            held = _held_class(index, statement.annotation, module)
+            if held is not None:
+                found.append((prefix + statement.target.id, held))
+    return found
+
+
+def _indented(node: ast.ClassDef, lines: list[str]) -> bool:
+    """Whether the class's body starts a line of its own (``class A: x: int`` is libcst's ``SimpleStatementSuite``)."""
+    first = node.body[0]
+    line = lines[first.lineno - 1] if 0 < first.lineno <= len(lines) else ""
+    return line[: first.col_offset].strip() == ""  # only indentation before it: byte and character offsets agree
+
+
+def _held_class(index: PyIndex, node: ast.expr, module: str, *, depth: int = 0) -> str | None:
+    """``crossref._held_class`` on Python's tree (``None`` is Python's constant, libcst's name)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        text = index.literal(node) if depth < 2 else None
+        if text is None:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed = ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+        return _held_class(index, parsed, module, depth=depth + 1)
+    if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Tuple | ast.Slice):
+        inner = _held_class(index, node.slice, module, depth=depth + 1)
+        outer = index.qualified(node.value)
+        if inner is None or not inner.startswith("annotated:"):
+            return None
+        if outer in _CONTEXT_VARS:
+            return "contextvar:" + inner.partition(":")[2]
+        return inner if outer in {"typing.Optional"} else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        if isinstance(node.right, ast.Constant) and node.right.value is None:
+            return _held_class(index, node.left, module, depth=depth + 1)
+        return None
+    if isinstance(node, ast.Name) and node.id in index.class_nodes and module:
+        return f"annotated:{module}.{node.id}"
+    qualified = index.qualified(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    return f"annotated:{qualified}" if qualified is not None and "." in qualified else None
+
+
 def _guard_id(index: PyIndex, decorators: tuple[ast.expr, ...]) -> str | None:
     """``ToolResolver.guard_id``: @guard_tool("billing.run")."""
     for call in decorators:
@@ -448,6 +566,36 @@ def differences(libcst_index: ModuleIndex, module: cst.Module, py_index: PyIndex
          [(s.qualname, key, _dump(v)) for s, key, v in py_index.assignments])  # fmt: skip
     same("unpacked", [(s.qualname, key, code.of(v), path) for s, key, v, path in libcst_index.unpacked],
          [(s.qualname, key, _dump(v), path) for s, key, v, path in py_index.unpacked])  # fmt: skip
+    return out
+
+
+def export_differences(libcst_index: ModuleIndex, py_index: PyIndex, module: str) -> list[str]:
+    """Where the ported helpers of ``crossref.exports`` (``_annotated``, ``_registrar``, ``_class_returned``,
+    ``_own_methods``) give another answer on ``py_index`` than on ``libcst_index`` (both absolutised), for
+    the module named ``module``."""
+    from escalated.contracts.scan import crossref  # the libcst side: crossref reads the analysis's modules
+
+    out: list[str] = []
+    left, right = list(crossref._annotated(libcst_index, module)), annotated(py_index, module)
+    if left != right:
+        out.append(f"annotated: libcst {left!r} != ast {right!r}")
+    for qualname in libcst_index.class_nodes:
+        if qualname not in py_index.class_nodes:
+            continue
+        pair = (crossref._own_methods(libcst_index, qualname), own_methods(py_index, qualname))
+        if pair[0] != pair[1]:
+            out.append(f"own methods of {qualname}: libcst {pair[0]} != ast {pair[1]}")
+        if "." not in qualname:
+            registered = (crossref._registrar(libcst_index, qualname, module), registrar(py_index, qualname, module))
+            if registered[0] != registered[1]:
+                out.append(f"registrar of {qualname}: libcst {registered[0]!r} != ast {registered[1]!r}")
+    for qualname, scope in libcst_index.scopes.items():
+        other = py_index.scopes.get(qualname)
+        if other is None:
+            continue
+        handed = (crossref._class_returned(libcst_index, scope), class_returned(py_index, other))
+        if handed[0] != handed[1]:
+            out.append(f"class returned by {qualname}: libcst {handed[0]!r} != ast {handed[1]!r}")
     return out
 
 
