@@ -703,11 +703,15 @@ class OutputFlow:
                 return True
             if isinstance(copy, cst.Call) and _parses(copy.func) and not node.star and id(copy) not in self.llm_calls:
                 return True
+            if isinstance(copy, cst.Call) and self._casts(copy) and copy.args[1] is node:
+                return True
             return (
                 isinstance(copy, cst.Call) and _copies(copy.func)
                 and len(copy.args) == 1 and copy.args[0] is node and node.keyword is None and not node.star
             )  # fmt: skip
         if isinstance(node, cst.Call):  # walked up from its (one) argument, checked above
+            if self._casts(node):
+                return True  # cast(str, response): walked up from the value, checked above
             return (_copies(node.func) and len(node.args) == 1) or self._listed_to_join(node, scope) or (
                 (_records(node.func) or _parses(node.func)) and id(node) not in self.llm_calls
             )
@@ -722,6 +726,12 @@ class OutputFlow:
                 return isinstance(holder, cst.Tuple) and isinstance(self._parents.get(id(holder)), cst.Return)
             return isinstance(holder, cst.Return)
         return isinstance(values, cst.Tuple) and isinstance(self._parents.get(id(values)), cst.Return)
+
+    def _casts(self, call: cst.Call) -> bool:
+        """``cast(str, response)``, ``typing.cast(BatchResult, result.final_output)``: the value itself, only
+        told to the type checker (vision-agent's run_planning, an Agents SDK run's final output)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return len(call.args) == 2 and len(positional) == 2 and self.resolver.qualified(call.func) in _CASTS
 
     def _collects(self, statement: cst.AugAssign, scope: Scope) -> bool:
         """``new_items += response["output"]`` / ``text += chunk`` into a local started empty
@@ -1636,6 +1646,9 @@ def _event_type_test(test: cst.CSTNode) -> bool:
     values = [e.value for e in comparator.elements] if isinstance(comparator, cst.Tuple | cst.List | cst.Set) else [comparator]
     return all(isinstance(v, cst.SimpleString) for v in values)
 
+
+# typing's cast: its second argument, unchanged at run time.
+_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 
 # Builtins whose result is a copy of their one argument.
 _COPIES = frozenset({"dict", "copy", "deepcopy"})  # not list(): a stream's chunks are built from it
