@@ -79,7 +79,8 @@ _PAYLOAD_NAMES = frozenset({
 
 def trivial_test(test: cst.CSTNode) -> bool:
     """Emptiness and failure checks choose nothing: ``if not out:``, ``if chunk.delta.content:``,
-    ``if out is None:``, ``if len(out.choices) > 0:``."""
+    ``if out is None:``, ``if len(out.choices) > 0:``, ``if not summary.strip():``, ``if text.strip() == "":``,
+    ``while start < len(text):``."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return trivial_test(test.expression)
     if isinstance(test, cst.NamedExpr):  # if (out := ...): tests the name, as out = ...; if out: does
@@ -101,13 +102,31 @@ def trivial_test(test: cst.CSTNode) -> bool:
         return trivial_test(test.left) and trivial_test(test.right)
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in {"hasattr", "bool", "len", "getattr"}:
         return True
+    if _stripped(test):
+        return True  # if answer.strip(): is there any text besides blanks
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if isinstance(target.operator, cst.Is | cst.IsNot) and isinstance(target.comparator, cst.Name):
             return True
-        left = test.left
-        return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
+        sides = (test.left, target.comparator)
+        if isinstance(target.operator, cst.Equal | cst.NotEqual) and any(_empty_text(side) for side in sides):
+            return True  # summary.strip() == "": blank or not
+        # len(out) > 0, and while start < len(text): the text's length walked through, not a choice
+        return any(isinstance(side, cst.Call) and isinstance(side.func, cst.Name) and side.func.value == "len" for side in sides)
     return False
+
+
+def _stripped(node: cst.CSTNode) -> bool:
+    """``text.strip()`` (``lstrip``, ``rstrip``) without arguments: the text less its blanks."""
+    return (
+        isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in {"strip", "lstrip", "rstrip"}
+    )  # fmt: skip
+
+
+def _empty_text(node: cst.CSTNode) -> bool:
+    """``""`` or ``''``: the empty string a text is compared with to ask whether it has any."""
+    return isinstance(node, cst.SimpleString) and literal(node) == ""
 
 
 def branch_bodies(statement: cst.CSTNode) -> list[cst.CSTNode]:
