@@ -21,6 +21,8 @@ import libcst as cst
 
 from escalated.contracts import rules
 
+from escalated.contracts.scan import apis
+
 from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope, dotted_name
 from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
@@ -492,8 +494,29 @@ def table(modules: Iterable[tuple[str, Mapping[str, _T]]]) -> dict[str, _T]:
             prefix = ".".join(parts[start:])
             for name, value in found.items():
                 key = f"{prefix}.{name}"
+                if start and _names_sdk(key):
+                    continue
                 out[key] = None if key in out and out[key] != value else value
     return {key: value for key, value in out.items() if value is not None}
+
+
+# The top-level packages of the SDKs whose names apis knows.
+_SDK_ROOTS = frozenset(name.partition(".")[0] for name in [*apis.CONSTRUCTORS, *apis.MODULE_FUNCTIONS, *apis.MODULE_CLIENTS])
+
+
+def _names_sdk(key: str) -> bool:
+    """``openai.OpenAI`` as the short name of ``pandasai_openai/openai.py``'s class ``OpenAI``: a module
+    inside a package is imported by its package's path, so ``from openai import OpenAI`` elsewhere is the
+    SDK's client, never that class. A shortened name that an SDK's client or module function has (or one
+    of its members: ``openai.OpenAI.client``) is not the project's."""
+    parts = key.removesuffix("()").split(".")
+    if parts[0] not in _SDK_ROOTS and not parts[0].startswith(("langchain", "llama_index")):
+        return False
+    for end in range(2, len(parts) + 1):
+        head = ".".join(parts[:end])
+        if apis.constructor(head) is not None or head in apis.MODULE_FUNCTIONS:
+            return True
+    return False
 
 
 def with_reexports(found: Sequence[tuple[str, Mapping[str, _T]]], modules: Sequence[tuple[str, Imports]]) -> dict[str, _T]:
