@@ -52,3 +52,61 @@ def test_a_module_named_after_an_sdk_inside_a_package_does_not_shadow_the_sdk(tm
     # client built in local_llm.py was taken for that class and its chat.completions.create was no call.
     assert calls[("llms/local/pandasai_local/local_llm.py", 11)][0] == "chat.completions.create"
     assert calls[("llms/openai/pandasai_openai/openai.py", 10)][0] == "chat.completions.create"
+
+
+# The base class calls the client; only the classes deriving from it, in other modules, build it.
+CLIENT_SET_IN_SUBCLASS = {
+    "llms/__init__.py": "from .azure import AzureChatGPT\nfrom .chat import ChatGPT\n",
+    "llms/base.py": """\
+from typing import Any
+
+
+class BaseOpenAI:
+    client: Any
+    model: str = "gpt-4o"
+
+    def chat_completion(self, value):
+        params = {"model": self.model, "messages": [{"role": "user", "content": value}]}
+        response = self.client.create(**params)
+        return response.choices[0].message.content
+
+    def call(self, prompt):
+        return self.chat_completion(prompt)
+""",
+    "llms/chat.py": """\
+import openai
+
+from .base import BaseOpenAI
+
+
+class ChatGPT(BaseOpenAI):
+    def __init__(self, api_token=None):
+        self.client = openai.OpenAI(api_key=api_token).chat.completions
+""",
+    "llms/azure.py": """\
+import openai
+
+from .base import BaseOpenAI
+
+
+class AzureChatGPT(BaseOpenAI):
+    def __init__(self, deployment):
+        self.client = openai.AzureOpenAI(azure_deployment=deployment).chat.completions
+""",
+    "llms/other.py": """\
+class Plain:
+    def ask(self, value):
+        return self.client.create(model="m", messages=[{"role": "user", "content": value}])
+""",
+}
+
+
+def test_a_client_a_subclass_of_another_module_builds_is_the_base_class_client(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, CLIENT_SET_IN_SUBCLASS)
+    # self.client was bound only in ChatGPT.__init__ and AzureChatGPT.__init__ (chat.py, azure.py); in
+    # BaseOpenAI's own module it was an annotation (Any), so the request every provider sends was no call.
+    assert calls[("llms/base.py", 10)][0] == "chat.completions.create"
+    assert calls[("llms/base.py", 14)][0] == "BaseOpenAI.chat_completion"
+    # A class deriving from nothing that binds no client: still nothing.
+    assert not [where for where in calls if where[0] == "llms/other.py"]
+

@@ -214,6 +214,13 @@ CLASS_BASES: ContextVar[Mapping[str, set[str]]] = ContextVar("escalated_class_ba
 # every module's analysed so far: a call of it is a call site only where the caller reads one of those
 # attributes after it, and what it reads is the answer.
 KEPT_OUTPUTS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_kept_outputs", default=MappingProxyType({}))
+# Base class (as written) -> attribute -> the model client that classes of other modules deriving from it
+# bind to it (``self.client = openai.OpenAI(...).chat.completions`` in ``OpenAI(BaseOpenAI).__init__``), for
+# the whole project's imported modules (discovery._subclass_clients): ``self.client.create(...)`` in the
+# base's own methods asks that client. Values are ``kinds.Kind``.
+SUBCLASS_CLIENTS: ContextVar[Mapping[str, Mapping[str, object]]] = ContextVar(
+    "escalated_subclass_clients", default=MappingProxyType({})
+)
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 

@@ -313,6 +313,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     inherited = apis.INHERITED_WRAPPERS.set(MappingProxyType({}))
     overridden = apis.OVERRIDDEN_WRAPPERS.set(frozenset())
     class_bases = apis.CLASS_BASES.set(MappingProxyType({}))
+    subclass_clients = apis.SUBCLASS_CLIENTS.set(MappingProxyType({}))
     kept = apis.KEPT_OUTPUTS.set(MappingProxyType({}))
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
@@ -325,6 +326,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
         apis.OVERRIDDEN_WRAPPERS.reset(overridden)
         apis.KEPT_OUTPUTS.reset(kept)
         apis.CLASS_BASES.reset(class_bases)
+        apis.SUBCLASS_CLIENTS.reset(subclass_clients)
         apis.INHERITED_WRAPPERS.reset(inherited)
         apis.SERVED_GRAPHS.reset(served)
         apis.EXTRA_SDK.reset(token)
@@ -478,6 +480,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         first, tool_table = tool_table, crossref.with_reexports(tables.tools, tables.indexes)
         regrown = {key for key in first.keys() | tool_table.keys() if first.get(key) != tool_table.get(key)}
     context = ScanContext(table, tool_table, {}, dict(options.sdk), sites)
+    apis.SUBCLASS_CLIENTS.set(_subclass_clients(tables))
     project = ProjectFlow(
         tables.loadable(meter), externals=table, tools=tool_table, implementers=_Implementers(tree, base=base, meter=meter, options=options),
         callers=_Callers(tree, base=base, meter=meter, options=options), run_folders=_RunFolders(tree, base=base, options=options),
@@ -609,6 +612,34 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         for call in _with_tool_lines(by_file[rel], base=base)
     ]
     return calls, context
+
+
+def _subclass_clients(tables: _Tables) -> Mapping[str, Mapping[str, Kind]]:
+    """Base class (as written) -> attribute -> the model client a class deriving from it in another module
+    binds to that attribute (``class OpenAI(BaseOpenAI)`` setting ``self.client = openai.OpenAI(...).chat.completions``,
+    exported as ``OpenAI.client``): the base's methods calling ``self.client.create(...)`` ask it. Only a base
+    class one module defines, and the first client (by module) each attribute is bound to."""
+    defining: dict[str, int] = {}
+    for entry in tables.entries:
+        for name in set(_TOP_CLASS.findall(entry.source or "")):
+            defining[name] = defining.get(name, 0) + 1
+    out: dict[str, dict[str, Kind]] = {}
+    for (_rel, kinds), entry in sorted(zip(tables.kinds, tables.entries, strict=True), key=lambda pair: pair[0][0]):
+        heads = {head.group(1): head.group(2) for head in _Subclasses.HEAD.finditer(entry.source or "")}
+        for key, kind in sorted(kinds.items()):
+            owner, _, attr = key.partition(".")
+            if not attr or "." in attr or attr.endswith("()") or owner not in heads or kind.provider in {"project", "mock"}:
+                continue
+            for written in heads[owner].split(","):
+                base = written.strip().rpartition(".")[2]
+                if not base.isidentifier() or base == owner or defining.get(base) != 1:
+                    continue
+                if re.search(rf"^class[ \t]+{base}\b", entry.source or "", re.M) is None:  # its own module's: resolve's
+                    out.setdefault(base, {}).setdefault(attr, kind)
+    return MappingProxyType({base: MappingProxyType(attrs_) for base, attrs_ in out.items()})
+
+
+_TOP_CLASS = re.compile(r"^class[ \t]+(\w+)", re.M)
 
 
 def _kept_outputs(

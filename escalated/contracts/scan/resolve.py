@@ -660,7 +660,15 @@ class Resolver(CallMatcher):
             inherited = self._inherited(base, key, depth=depth + 1)
             if inherited is not None:
                 return inherited
-        return None
+        return self._subclass_client(class_name, key)
+
+    def _subclass_client(self, class_name: str, key: str) -> Kind | None:
+        """``self.client`` in ``BaseOpenAI``'s methods, bound only by the classes of other modules deriving from it
+        (``OpenAI(BaseOpenAI).__init__``: ``self.client = openai.OpenAI(...).chat.completions``): that client."""
+        if key.count(".") != 1 or "." in class_name:
+            return None
+        found = apis.SUBCLASS_CLIENTS.get().get(class_name, {}).get(key[len("self.") :])
+        return attrs.evolve(found, confidence=weaker(found.confidence, "medium")) if isinstance(found, Kind) else None
 
     def _own_bases(self, class_name: str) -> Iterator[str]:
         """The base classes of ``class_name`` that the module itself defines, by name."""
