@@ -110,3 +110,37 @@ def test_a_client_a_subclass_of_another_module_builds_is_the_base_class_client(t
     # A class deriving from nothing that binds no client: still nothing.
     assert not [where for where in calls if where[0] == "llms/other.py"]
 
+
+
+# A code interpreter session: the agent's one tool is a method of the session running the model's code.
+SESSION_METHOD_TOOL = {
+    "session.py": """\
+import subprocess
+
+from langchain.agents import AgentExecutor, OpenAIFunctionsAgent
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+
+
+class Session:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o")
+        tools = [StructuredTool(name="python", description="Run Python code.", func=self._run_handler)]
+        agent = OpenAIFunctionsAgent.from_llm_and_tools(llm=self.llm, tools=tools)
+        self.agent_executor = AgentExecutor(agent=agent, tools=tools)
+
+    def _run_handler(self, code: str) -> str:
+        return subprocess.run(["python", "-c", code], capture_output=True, text=True).stdout
+
+    def generate_response(self, user_msg):
+        return self.agent_executor.invoke({"input": user_msg})["output"]
+""",
+}
+
+
+def test_a_tool_whose_function_is_a_method_of_the_class_is_classified_by_that_method(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, SESSION_METHOD_TOOL)
+    # func=self._run_handler: the tool was known by its name alone ("python", read-only as far as that
+    # tells), so the run of the model's code was R9, sampled.
+    assert calls[("session.py", 19)] == ("invoke", "required")
+

@@ -521,6 +521,11 @@ class ToolResolver:
         ]
         for fn in function_args:
             if isinstance(fn, cst.Attribute):
+                own = _own_method(self.index, fn, scope)
+                if own is not None:
+                    # StructuredTool(name="python", func=self._run_handler) in a method of the class: its own method
+                    tools.append(ToolRef(name or fn.attr.value, own.node, line, gated=approval_asked(call)))
+                    return
                 # tool(description=...)(tools.add): a method of an object of a class of this module
                 owner = self.value_of(fn.value, scope) if isinstance(fn.value, cst.Name) else None
                 if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name):
@@ -778,3 +783,11 @@ def _truthy(node: cst.BaseExpression) -> bool:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _own_method(index: ModuleIndex, fn: cst.Attribute, scope: Scope) -> Scope | None:
+    """``self._run_handler`` handed to a tool in a method of the class defining ``_run_handler``: that method."""
+    if not (isinstance(fn.value, cst.Name) and fn.value.value == "self") or scope.class_name is None:
+        return None
+    method = index.scopes.get(f"{scope.class_name}.{fn.attr.value}")
+    return method if method is not None and isinstance(method.node, cst.FunctionDef) else None
