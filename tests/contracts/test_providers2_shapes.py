@@ -204,3 +204,42 @@ def test_an_agent_a_method_of_the_class_builds_and_returns_runs_its_tools(tmp_pa
     assert calls[("session.py", 27)] == ("invoke", "required")
     assert calls[("session.py", 44)] == ("invoke", "required")
 
+
+
+# AgentExecutor.from_agent_and_tools builds the executor, over an attribute annotated with its class.
+SESSION_FROM_AGENT_AND_TOOLS = {
+    "session.py": """\
+import subprocess
+from typing import Optional
+
+from langchain.agents import AgentExecutor, OpenAIFunctionsAgent
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+
+
+def run_python(code: str) -> str:
+    return subprocess.run(["python", "-c", code], capture_output=True, text=True).stdout
+
+
+class Session:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o")
+        self.agent_executor: Optional[AgentExecutor] = None
+
+    def start(self):
+        tools = [StructuredTool(name="python", description="Run Python code.", func=run_python)]
+        agent = OpenAIFunctionsAgent.from_llm_and_tools(llm=self.llm, tools=tools)
+        self.agent_executor = AgentExecutor.from_agent_and_tools(agent=agent, tools=tools)
+
+    def generate_response(self, user_msg):
+        return self.agent_executor.invoke({"input": user_msg})["output"]
+""",
+}
+
+
+def test_agent_executor_from_agent_and_tools_is_the_executor(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, SESSION_FROM_AGENT_AND_TOOLS)
+    # from_agent_and_tools(...) was a LangChain runnable wrapping its agent, not the AgentExecutor the
+    # attribute's annotation names, so the annotation (no tools) stood for the executor.
+    assert calls[("session.py", 24)] == ("invoke", "required")
+

@@ -468,6 +468,8 @@ def constructor(qualified: str) -> tuple[str, str] | None:
         return ("langchain", "chat")
     if module.startswith(("langchain", "langgraph")) and _AGENT_BUILDER.match(name):
         return ("langchain", "agent")
+    if module.startswith("langchain") and module.rpartition(".")[2] == "AgentExecutor" and name == "from_agent_and_tools":
+        return ("langchain", "agent")  # AgentExecutor.from_agent_and_tools(agent=..., tools=[...]): the executor itself
     if qualified.startswith("langchain") and any(_CHAIN.match(part) for part in qualified.split(".")[1:]):
         return ("langchain", "runnable")  # LLMChain(...), RetrievalQA.from_chain_type(...)
     return None
