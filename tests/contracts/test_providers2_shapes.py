@@ -243,3 +243,34 @@ def test_agent_executor_from_agent_and_tools_is_the_executor(tmp_path: Path) -> 
     # attribute's annotation names, so the annotation (no tools) stood for the executor.
     assert calls[("session.py", 24)] == ("invoke", "required")
 
+
+
+# The model's code runs in a CodeBox (codeboxapi: a local Jupyter kernel unless an API key is set).
+CODEBOX_TOOL = {
+    "agent.py": """\
+from codeboxapi import CodeBox
+from langchain.agents import AgentExecutor, OpenAIFunctionsAgent
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+
+codebox = CodeBox()
+
+
+def run_python(code: str) -> str:
+    return codebox.run(code).content
+
+
+def answer(question):
+    llm = ChatOpenAI(model="gpt-4o")
+    tools = [StructuredTool(name="python", description="Run Python code.", func=run_python)]
+    agent = OpenAIFunctionsAgent.from_llm_and_tools(llm=llm, tools=tools)
+    executor = AgentExecutor(agent=agent, tools=tools)
+    return executor.invoke({"input": question})["output"]
+""",
+}
+
+
+def test_code_a_codebox_runs_is_code_execution(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, CODEBOX_TOOL)
+    # codebox.run(code) was no known effect: the tool read only as far as its body told.
+    assert calls[("agent.py", 18)] == ("invoke", "required")

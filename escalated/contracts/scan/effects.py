@@ -480,6 +480,11 @@ class CallEffects:
             # await sandbox.run_code(code) in a module using E2B: code run in a cloud sandbox, network on by default
             why = f"{dotted}(): code run in an E2B sandbox"
             return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
+        if dotted.rpartition(".")[2] in {"run", "arun"} and self.index.imports_from("codeboxapi") and _built_from(self.index, dotted, "codeboxapi"):
+            # self.codebox.run(code) with self.codebox = CodeBox(...): a Jupyter kernel on this machine (LocalBox)
+            # unless an API key sends it to the hosted sandbox
+            why = f"{dotted}(): code run in a CodeBox"
+            return [rules.fact("runs-model-code", f"{via} -> {why}" if via else why, line)]
         if dotted.endswith(".exec") and self.index.imports_from("agents.sandbox"):
             # await session.exec("codex exec --full-auto …", shell=[…]) on an OpenAI Agents SDK sandbox session
             why = f"{dotted}(): a shell command run in an Agents SDK sandbox"
@@ -679,6 +684,20 @@ _MACHINE_SDKS = (("computer.Computer", "cua's computer SDK"), ("e2b_desktop", "E
 def _machine_sdk(index: ModuleIndex) -> str | None:
     """The computer-use SDK the module imports (``from computer import Computer``: cua's), if any."""
     return next((name for package, name in _MACHINE_SDKS if index.imports_from(package)), None)
+
+
+def _built_from(index: ModuleIndex, dotted: str, package: str) -> bool:
+    """``self.codebox.run``: the receiver (``self.codebox``, a name, or a class's attribute) is bound somewhere in the
+    module to a call of a class ``package`` exports (``CodeBox(...)``, ``CodeBox.from_id(...)``)."""
+    receiver = dotted.rpartition(".")[0]
+    for _scope, key, value in index.assignments:
+        if key != receiver or not isinstance(value, cst.Call):
+            continue
+        func = value.func.value if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) else value.func
+        built = index.qualified(func) or ""
+        if built == package or built.startswith(f"{package}."):
+            return True
+    return False
 
 
 def _on_a_sandbox(dotted: str) -> bool:
