@@ -111,7 +111,6 @@ def test_a_client_a_subclass_of_another_module_builds_is_the_base_class_client(t
     assert not [where for where in calls if where[0] == "llms/other.py"]
 
 
-
 # A code interpreter session: the agent's one tool is a method of the session running the model's code.
 SESSION_METHOD_TOOL = {
     "session.py": """\
@@ -143,7 +142,6 @@ def test_a_tool_whose_function_is_a_method_of_the_class_is_classified_by_that_me
     # func=self._run_handler: the tool was known by its name alone ("python", read-only as far as that
     # tells), so the run of the model's code was R9, sampled.
     assert calls[("session.py", 19)] == ("invoke", "required")
-
 
 
 # The executor is built by a method of the session, called when the session starts.
@@ -205,7 +203,6 @@ def test_an_agent_a_method_of_the_class_builds_and_returns_runs_its_tools(tmp_pa
     assert calls[("session.py", 44)] == ("invoke", "required")
 
 
-
 # AgentExecutor.from_agent_and_tools builds the executor, over an attribute annotated with its class.
 SESSION_FROM_AGENT_AND_TOOLS = {
     "session.py": """\
@@ -242,7 +239,6 @@ def test_agent_executor_from_agent_and_tools_is_the_executor(tmp_path: Path) -> 
     # from_agent_and_tools(...) was a LangChain runnable wrapping its agent, not the AgentExecutor the
     # attribute's annotation names, so the annotation (no tools) stood for the executor.
     assert calls[("session.py", 24)] == ("invoke", "required")
-
 
 
 # The model's code runs in a CodeBox (codeboxapi: a local Jupyter kernel unless an API key is set).
