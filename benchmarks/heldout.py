@@ -8,8 +8,14 @@ the commit the label file names). The repositories' code never enters this
 repository; only the labels do (tests/contracts/heldout/*.json: every real
 model call with the mode a careful engineer would sign, and why).
 
-A labelled call is found when a reported call's span covers its line (calls
-in test folders are left out on both sides). Printed per repository and in
+A labelled call is found when a reported call starts on its line, or else when
+a reported call's span covers its line (calls in test folders are left out on
+both sides). Each reported call is found for one label at most, and among
+several the innermost (the shortest span) is taken: a model call written
+inside another one's arguments (``action_model.call([..., describe(), ...])``)
+is matched to its own report, never to the outer call's, and is missed when
+only the outer call is reported. A reported call counts as labelled when its
+span covers a labelled line. Printed per repository and in
 total: recall (labelled calls found), precision (reported calls that are
 labelled), modes agreed among the calls found, and how many calls labelled
 ``required`` the scan recommends ``required``. A label file may bound what was
@@ -43,6 +49,31 @@ def covers(call: dict, label: dict) -> bool:
     return call["path"] == label["path"] and call["line"] <= label["line"] <= call["endLine"]
 
 
+def match(calls: list[dict], labels: list[dict]) -> list[dict | None]:
+    """The reported call found for each label (None: missed), one label per call.
+
+    First the calls starting on a label's line, then those whose span covers it,
+    the innermost first in both: a label's line inside an outer call's
+    arguments belongs to the call written there, not to the outer call, which
+    its own label (on the line it starts) takes.
+    """
+    found: list[dict | None] = [None] * len(labels)
+    taken: set[int] = set()
+    for starts_there in (True, False):
+        for i, label in enumerate(labels):
+            if found[i] is not None:
+                continue
+            candidates = [
+                j for j, c in enumerate(calls)
+                if j not in taken and covers(c, label) and (c["line"] == label["line"] or not starts_there)
+            ]
+            if candidates:
+                j = min(candidates, key=lambda j: calls[j]["endLine"] - calls[j]["line"])
+                found[i] = calls[j]
+                taken.add(j)
+    return found
+
+
 def within(path: str, scope: str) -> bool:
     return path == scope or path.startswith(scope.rstrip("/") + "/")
 
@@ -55,18 +86,19 @@ def measure(label_file: Path, checkouts: Path, *, show: bool) -> dict[str, int]:
     only = spec.get("only")
     calls = [c for c in scan(root) if only is None or any(within(c["path"], p) for p in only)]
     found = agreed = required = required_said = 0
-    for label in spec["calls"]:
-        match = next((c for c in calls if covers(c, label)), None)
+    for label, call in zip(spec["calls"], match(calls, spec["calls"]), strict=True):
         required += label["mode"] == "required"
-        if match is None:
+        if call is None:
             if show:
                 print(f"  MISSED {label['path']}:{label['line']} (labelled {label['mode']})")
             continue
         found += 1
-        agreed += match["mode"] == label["mode"]
-        required_said += label["mode"] == "required" and match["mode"] == "required"
-        if show and match["mode"] != label["mode"]:
-            print(f"  MODE   {label['path']}:{label['line']} scan {match['mode']} {match['rules']}, label {label['mode']}")
+        agreed += call["mode"] == label["mode"]
+        required_said += label["mode"] == "required" and call["mode"] == "required"
+        if show and call["mode"] != label["mode"]:
+            print(f"  MODE   {label['path']}:{label['line']} scan {call['mode']} {call['rules']}, label {label['mode']}")
+    # Precision still counts every report whose span covers a labelled line: one label may stand
+    # for several calls written on its line (`self._run_sid(...) or await Search(...).call(...)`).
     labelled_reported = sum(any(covers(c, lab) for lab in spec["calls"]) for c in calls)
     if show:
         for c in calls:
