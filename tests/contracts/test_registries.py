@@ -309,3 +309,109 @@ class ShellAction(Action):
 def test_an_abstract_method_the_answer_is_handed_to_runs_a_subclass_s(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"action.py": ABSTRACT_BASE, "shell_action.py": SHELL_ACTION})
     assert calls[("action.py", 8)][1:] == ("required", ("R1",))
+
+
+# A registry class (vanna's ToolRegistry, Qwen-Agent's function_map): the tools are handed to ``register``,
+# kept in ``self._tools``, read back through a getter method, and run by the registry's own ``execute``.
+REGISTRY_AGENT = """\
+from openai import OpenAI
+
+from registry import ToolRegistry
+
+
+class Agent:
+    def __init__(self, registry: ToolRegistry):
+        self.client = OpenAI()
+        self.tool_registry = registry
+
+    async def step(self, messages):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=messages)
+        for call in response.choices[0].message.tool_calls or []:
+            result = await self.tool_registry.execute(call, {dispatch_context})
+            messages.append({{"role": "tool", "content": result}})
+        return messages
+"""
+
+TOOL_REGISTRY = """\
+import json
+
+from base import Tool
+
+
+class ToolRegistry:
+    def __init__(self):
+        self._tools = {{}}
+
+    def register(self, tool{annotation}):
+        self._tools[tool.name] = tool
+
+    async def get_tool(self, name):
+        return self._tools.get(name)
+
+    async def execute(self, call{context_param}):
+        tool = await self.get_tool(call.function.name)
+        if tool is None:
+            return "no such tool"
+        args = json.loads(call.function.arguments)
+        return await tool.execute({context_arg}args)
+"""
+
+TOOL_BASE = """\
+from abc import ABC, abstractmethod
+
+
+class Tool(ABC):
+    name = ""
+
+    @abstractmethod
+    async def execute(self, {context_param}args):
+        ...
+"""
+
+SHELL_TOOLS = """\
+import subprocess
+
+from base import Tool
+
+
+class ShellTool(Tool):
+    name = "shell"
+
+    async def execute(self, {context_param}args):
+        return subprocess.run(args["command"], shell=True, capture_output=True, text=True).stdout
+
+
+class ClockTool(Tool):
+    name = "clock"
+
+    async def execute(self, {context_param}args):
+        return args.get("zone", "UTC")
+"""
+
+
+def _registry_project(*, context: bool = False, annotation: str = "", more: int = 0) -> dict[str, str]:
+    fields = {
+        "dispatch_context": "None" if context else "",
+        "context_param": ", context" if context else "",
+        "context_arg": "context, " if context else "",
+        "annotation": annotation,
+    }
+    tool_fields = {"context_param": "context, " if context else ""}
+    files = {
+        "agent.py": REGISTRY_AGENT.format(**fields).replace("execute(call, )", "execute(call)"),
+        "registry.py": TOOL_REGISTRY.format(**fields),
+        "base.py": TOOL_BASE.format(**tool_fields),
+        "tools/shell.py": SHELL_TOOLS.format(**tool_fields),
+    }
+    for n in range(more):  # other classes with an execute method, before the tools by path
+        files[f"jobs/job_{n:02}.py"] = f"class Job{n}:\n    def execute(self, {tool_fields['context_param']}args):\n        return len(args)\n"
+    return files
+
+
+def test_a_registry_read_through_its_getter_method_runs_what_is_registered(tmp_path: Path) -> None:
+    """``tool = await self.get_tool(name)`` with ``get_tool`` returning ``self._tools.get(name)``: a look-up
+    in ``self._tools``; ``register(self, tool)`` stores whatever its callers hand in, so any project class
+    with ``execute`` may be the one run (not what ``tool`` is bound to where the registry is read)."""
+    calls = scan_calls(tmp_path, _registry_project())
+    assert calls[("agent.py", 12)][1:] == ("required", ("R1",))
+

@@ -24,7 +24,7 @@ import attrs
 import libcst as cst
 
 from escalated.contracts.scan.index import ModuleIndex, Scope, target_key
-from escalated.contracts.scan.syntax import literal, string_text
+from escalated.contracts.scan.syntax import literal, short_name, string_text
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 # Methods that run a tool object the look-up found (``tool.execute(args)``); any other method
@@ -66,6 +66,15 @@ def lookup_in(expr: cst.BaseExpression) -> Lookup | None:
     return None
 
 
+def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The key of ``C[k]`` or ``C.get(k)``."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.slice[0].slice, cst.Index):
+        return expr.slice[0].slice.value
+    if isinstance(expr, cst.Call) and expr.args:
+        return expr.args[0].value
+    return None
+
+
 def _constant(node: cst.BaseExpression) -> bool:
     return literal(node) is not None or isinstance(node, cst.Integer | cst.ConcatenatedString)
 
@@ -96,9 +105,35 @@ class Registries:
                 value = value.body if lookup_in(value.body) is not None else value.orelse
             if value is None:
                 continue
-            found = lookup_in(value)
+            found = lookup_in(value) or self._getter(value, scope)
             if found is not None:
                 return found
+        return None
+
+    def _getter(self, value: cst.BaseExpression, scope: Scope) -> Lookup | None:
+        """``self.get_tool(name)`` (awaited or not), a function or method of the module whose body returns
+        a look-up keyed by one of its parameters (``return self._tools.get(name)``): that look-up."""
+        if isinstance(value, cst.Await):
+            value = value.expression
+        if not (isinstance(value, cst.Call) and value.args and not _constant(value.args[0].value)):
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}):
+            return None
+        if not isinstance(func, cst.Name | cst.Attribute):
+            return None
+        target = self.tools.function(short_name(func), scope)
+        if target is None or not isinstance(target.node, cst.FunctionDef):
+            return None
+        if target.class_name != (scope.class_name if isinstance(func, cst.Attribute) else None):
+            return None  # self.get_tool(…) is the class's own method; get_tool(…) a function of the module
+        params = set(target.params)
+        for node in self.index.walk(target.node, skip_defs=True):
+            if isinstance(node, cst.Return) and node.value is not None:
+                found = lookup_in(node.value)
+                key = _key_of(node.value)
+                if found is not None and found.container is not None and isinstance(key, cst.Name) and key.value in params:
+                    return found
         return None
 
     def members(self, lookup: Lookup, scope: Scope) -> tuple[list[ToolRef], list[cst.BaseExpression], Scope]:
@@ -129,10 +164,16 @@ class Registries:
             position = _ADDERS[func.attr.value]
             if len(call.args) > position:
                 value = call.args[position].value
+                if _handed_in(value, where):
+                    continue
                 entries.append(value if func.attr.value in {"update", "extend"} else cst.List([cst.Element(value)]))
         for node, where in self._stores():
             if target_key(node.value) == key and self._same(key, where, owners):
-                entries.append(cst.List([cst.Element(node_value) for node_value in self._stored(node)]))
+                # register(self, tool): self._tools[tool.name] = tool holds whatever is handed in, not what
+                # the name is bound to where the registry is read
+                stored = [value for value in self._stored(node) if not _handed_in(value, where)]
+                if stored:
+                    entries.append(cst.List([cst.Element(value) for value in stored]))
         refs = self._decorated(key) if not key.startswith("self.") else []
         return refs, entries[:_MAX_MEMBERS], binder or scope
 
@@ -243,6 +284,11 @@ class Registries:
                 if method.node is not scope.node and isinstance(method.node, cst.FunctionDef):
                     out.append(ToolRef(name, method.node, 0))
         return out
+
+
+def _handed_in(value: cst.BaseExpression, where: Scope) -> bool:
+    """A parameter of the function adding it to the registry: any object its callers hand in."""
+    return isinstance(value, cst.Name) and value.value in where.params and value.value not in {"self", "cls"}
 
 
 def _inside(inner: Scope, outer: Scope) -> bool:
