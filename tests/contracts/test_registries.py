@@ -415,3 +415,11 @@ def test_a_registry_read_through_its_getter_method_runs_what_is_registered(tmp_p
     calls = scan_calls(tmp_path, _registry_project())
     assert calls[("agent.py", 12)][1:] == ("required", ("R1",))
 
+
+def test_a_registry_s_own_execute_is_not_one_of_its_tools(tmp_path: Path) -> None:
+    """``ToolRegistry.execute(self, call, context)`` running ``tool.execute(context, args)``: the registry's
+    own ``execute`` has that name too, but following into it again (with its other parameter) is no tool,
+    and spent the modules left to follow before the shell tool was reached."""
+    calls = scan_calls(tmp_path, _registry_project(context=True))
+    assert calls[("agent.py", 12)][1:] == ("required", ("R1",))
+

@@ -163,10 +163,17 @@ class ProjectFlow:
             return None
         found: list[Finding] = []
         followed = False
+        # Not back into a function being followed (with another of its parameters): a registry's own
+        # ``execute(call, context)`` running ``tool.execute(context, args)`` is not one of its tools, and
+        # following it again would spend the modules left on itself.
+        following = {(key[0], key[1]) for key in self._open}
         for qualified, loadable in self._implementers(method)[:MAX_IMPLEMENTATIONS]:
             known = {entry[0] for entry in self._modules.values() if entry is not None}
             if loadable[0] not in known:
                 self.add([loadable])
+            function = self._function(qualified) if following else None
+            if function is not None and (function[0][0], function[1]) in following:
+                continue
             more = self._follow(qualified, call, arg, returned=False)
             if more is not None:
                 followed = True
