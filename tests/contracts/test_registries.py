@@ -423,3 +423,16 @@ def test_a_registry_s_own_execute_is_not_one_of_its_tools(tmp_path: Path) -> Non
     calls = scan_calls(tmp_path, _registry_project(context=True))
     assert calls[("agent.py", 12)][1:] == ("required", ("R1",))
 
+
+def test_a_registry_typed_by_its_register_parameter_runs_every_subclass(tmp_path: Path) -> None:
+    """``register(self, tool: Tool)``: the registry holds the project's subclasses of ``Tool``, every one of
+    them (vanna's sixteen tools, its SQL and Python runners among the last by path), not the first dozen
+    project classes that happen to have an ``execute`` method."""
+    calls = scan_calls(tmp_path, _registry_project(annotation=": Tool", more=14))
+    assert calls[("agent.py", 12)][1:] == ("required", ("R1",))
+    # Unannotated, the registry may hold anything: any project class with the method, the first dozen.
+    untyped = scan_calls(tmp_path / "untyped", _registry_project(more=14))
+    assert untyped[("agent.py", 12)][1] != "required"
+    # Annotated with a class no project class derives from (a Union, a library's base): as unannotated.
+    other = scan_calls(tmp_path / "other", _registry_project(annotation=": Union[str, Tool]"))
+    assert other[("agent.py", 12)][1:] == ("required", ("R1",))

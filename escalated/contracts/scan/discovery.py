@@ -892,17 +892,40 @@ class _Implementers:
     meter: WorkMeter
     options: ScanOptions
     found: dict[str, list[tuple[str, Loadable]]] = attrs.Factory(dict)
+    # The base classes' names of the classes of the modules defining a method asked for, by class name.
+    bases: dict[str, set[str]] = attrs.Factory(dict)
 
     def __call__(self, method: str) -> list[tuple[str, Loadable]]:
         if method not in self.found:
             self.found[method] = self._find(method)
         return self.found[method]
 
+    def derived(self, method: str, base: str) -> list[tuple[str, Loadable]]:
+        """Those of ``self(method)`` whose class derives from a class named ``base`` (``class RunSqlTool(
+        Tool[Args])``), directly or through classes of the modules defining the method."""
+        implementers = self(method)
+        out = []
+        for qualified, loadable in implementers:
+            seen: set[str] = set()
+            todo = [qualified.rsplit(".", 2)[-2]]
+            while todo:
+                name = todo.pop()
+                if name in seen or len(seen) > MAX_BASE_NAMES:
+                    continue
+                seen.add(name)
+                todo += self.bases.get(name, ())
+            if base in seen - {qualified.rsplit(".", 2)[-2]}:
+                out.append((qualified, loadable))
+        return out
+
     def _find(self, method: str) -> list[tuple[str, Loadable]]:
         defining = re.compile(rb"^[ \t]+(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"\s*\(", re.M)
         out: list[tuple[str, Loadable]] = []
         for entry, python in _project_modules(self.tree, self.base, self.options, defining):
             rel = entry.rel
+            for node in python.body if python is not None else ():
+                if isinstance(node, ast.ClassDef):
+                    self.bases.setdefault(node.name, set()).update(filter(None, map(_base_of, node.bases)))
             classes = [
                 node.name for node in (python.body if python is not None else ())
                 if isinstance(node, ast.ClassDef)
@@ -911,6 +934,19 @@ class _Implementers:
             load = functools.partial(entry.parsed_apart, self.meter)
             out += [(f"{crossref.module_name(rel)}.{name}.{method}", (rel, load, entry.functions, entry.lookups)) for name in classes]
         return out
+
+
+# Class names walked up from one class to its bases, when asking whether it derives from another.
+MAX_BASE_NAMES = 16
+
+
+def _base_of(node: ast.expr) -> str:
+    """``Tool``, ``tools.Tool``, ``Tool[Args]``: ``Tool``."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 @attrs.define

@@ -34,6 +34,9 @@ from escalated.contracts.scan.syntax import param_at
 MAX_MODULES = 3
 # Classes followed for a call on a protocol or abstract class (the first by path).
 MAX_IMPLEMENTATIONS = 12
+# Subclasses followed for a tool looked up in a registry typed by their base class (``register(self, tool:
+# Tool)``): a registry holds any of them, so each is followed, not only the first few.
+MAX_SUBCLASSES = 40
 # Classes a method is looked up through when its class inherits it (the class's bases, theirs, ...).
 MAX_BASES = 4
 # Parsed modules kept for following into, the most recently used: a real tree's analyses follow
@@ -154,20 +157,30 @@ class ProjectFlow:
         """
         if qualified.startswith("*."):
             return self._implemented(qualified[2:], call, arg)
+        if qualified.startswith("*"):
+            base, _, method = qualified[1:].rpartition(".")
+            return self._implemented(method, call, arg, base=base)
         return self._follow(qualified, call, arg, returned=False)
 
-    def _implemented(self, method: str, call: cst.Call, arg: cst.Arg) -> tuple[Finding, ...] | None:
+    def _implemented(self, method: str, call: cst.Call, arg: cst.Arg, *, base: str = "") -> tuple[Finding, ...] | None:
         """``self.env.execute(action)`` with ``env: Environment`` (a protocol): what each project class
-        with an ``execute`` method does with it (any of them may be the one given)."""
+        with an ``execute`` method does with it (any of them may be the one given). With ``base``
+        (``*Tool.execute``: a registry that ``register(self, tool: Tool)`` fills), the project's
+        subclasses of that class with the method, every one up to ``MAX_SUBCLASSES``."""
         if self._implementers is None:
             return None
+        if base:
+            derived = getattr(self._implementers, "derived", None)
+            implementers = derived(method, base)[:MAX_SUBCLASSES] if derived is not None else ()
+        else:
+            implementers = self._implementers(method)[:MAX_IMPLEMENTATIONS]
         found: list[Finding] = []
         followed = False
         # Not back into a function being followed (with another of its parameters): a registry's own
         # ``execute(call, context)`` running ``tool.execute(context, args)`` is not one of its tools, and
         # following it again would spend the modules left on itself.
         following = {(key[0], key[1]) for key in self._open}
-        for qualified, loadable in self._implementers(method)[:MAX_IMPLEMENTATIONS]:
+        for qualified, loadable in implementers:
             known = {entry[0] for entry in self._modules.values() if entry is not None}
             if loadable[0] not in known:
                 self.add([loadable])

@@ -465,7 +465,7 @@ class OutputFlow:
         lookup = self.registries.dispatched(call, scope)
         if lookup is None:
             return
-        refs, entries, where = self.registries.members(lookup, scope)
+        refs, entries, where, handed = self.registries.members(lookup, scope)
         if not refs and not entries and lookup.owner is not None and arg is not None:
             typed = self._typed_methods(lookup.owner, call, arg, scope)
             if typed is not None:
@@ -479,10 +479,13 @@ class OutputFlow:
         if not refs and all(f.rule == rules.FACT_RULES["tools-unresolved"] for f in found):
             # Nothing the module shows is in it (tools = {t.name: t for t in self.tools}): tool.execute(args)
             # runs whichever project class has that method, as on a protocol.
-            found = list(self._any_implementer(call, arg) or ())
+            # register(self, tool: Tool) filling it: the subclasses of Tool with that method (all of them).
+            bases = sorted(handed) if handed and "" not in handed else []
+            found = list(self._any_implementer(call, arg, bases) or ())
             if found:
                 method = call.func.attr.value if isinstance(call.func, cst.Attribute) else "it"
-                label = f"a tool looked up by name at line {self.line_of(call)}: any project class with {method}()"
+                which = f"any subclass of {' or '.join(bases)}" if bases else "any project class"
+                label = f"a tool looked up by name at line {self.line_of(call)}: {which} with {method}()"
                 flow.findings.extend(attrs.evolve(f, detail=f"{f.detail} ({label})") for f in found)
             return
         if (id(call), arg is None) in flow.dispatched:
@@ -585,11 +588,19 @@ class OutputFlow:
         why = f"not analysed: the output is handed to {handler}(), a tool handler the app supplies: its tools cannot be resolved statically"
         return [rules.fact("tools-unresolved", why, self.line_of(call))]
 
-    def _any_implementer(self, call: cst.Call, arg: cst.Arg | None) -> tuple[Finding, ...] | None:
+    def _any_implementer(self, call: cst.Call, arg: cst.Arg | None, bases: Sequence[str] = ()) -> tuple[Finding, ...] | None:
         method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
         if method is None or arg is None or self.project is None:
             return None
-        return self.project.param_findings(f"*.{method}", call, arg)
+        found: list[Finding] = []
+        followed = False
+        for base in bases:
+            more = self.project.param_findings(f"*{base}.{method}", call, arg)
+            followed = followed or more is not None
+            found += more or ()
+        if not followed:  # no annotation, or no project subclass of it has the method (Union[...], a library's class)
+            return self.project.param_findings(f"*.{method}", call, arg)
+        return tuple(sorted(set(found)))
 
     def _returns_last(self, call: cst.Call, scope: Scope) -> bool:
         """``self.messages.append(record)`` in a function that returns ``self.messages[-1]`` (or a field of

@@ -136,13 +136,16 @@ class Registries:
                     return found
         return None
 
-    def members(self, lookup: Lookup, scope: Scope) -> tuple[list[ToolRef], list[cst.BaseExpression], Scope]:
-        """What the registry holds: tools to classify, and entry expressions for ``ToolResolver.resolve``."""
+    def members(self, lookup: Lookup, scope: Scope) -> tuple[list[ToolRef], list[cst.BaseExpression], Scope, set[str]]:
+        """What the registry holds: tools to classify, entry expressions for ``ToolResolver.resolve``, and
+        the classes the objects handed in to it are annotated with (``register(self, tool: Tool)``; "" for
+        an object handed in without one)."""
         if lookup.container is None:
-            return self._methods(lookup, scope), [], scope
+            return self._methods(lookup, scope), [], scope, set()
         key = target_key(lookup.container)
         if key is None:
-            return [], [], scope
+            return [], [], scope, set()
+        handed: set[str] = set()
         binder = self._binder(key, scope)
         entries: list[cst.BaseExpression] = []
         bound = self.tools.value_of(lookup.container, scope) if binder is not None else None
@@ -165,17 +168,23 @@ class Registries:
             if len(call.args) > position:
                 value = call.args[position].value
                 if _handed_in(value, where):
+                    handed.add(_annotated(value, where))
                     continue
                 entries.append(value if func.attr.value in {"update", "extend"} else cst.List([cst.Element(value)]))
         for node, where in self._stores():
             if target_key(node.value) == key and self._same(key, where, owners):
                 # register(self, tool): self._tools[tool.name] = tool holds whatever is handed in, not what
                 # the name is bound to where the registry is read
-                stored = [value for value in self._stored(node) if not _handed_in(value, where)]
+                stored = []
+                for value in self._stored(node):
+                    if _handed_in(value, where):
+                        handed.add(_annotated(value, where))
+                    else:
+                        stored.append(value)
                 if stored:
                     entries.append(cst.List([cst.Element(value) for value in stored]))
         refs = self._decorated(key) if not key.startswith("self.") else []
-        return refs, entries[:_MAX_MEMBERS], binder or scope
+        return refs, entries[:_MAX_MEMBERS], binder or scope, handed
 
     def _binder(self, key: str, scope: Scope) -> Scope | None:
         if key.startswith("self."):
@@ -289,6 +298,17 @@ class Registries:
 def _handed_in(value: cst.BaseExpression, where: Scope) -> bool:
     """A parameter of the function adding it to the registry: any object its callers hand in."""
     return isinstance(value, cst.Name) and value.value in where.params and value.value not in {"self", "cls"}
+
+
+def _annotated(value: cst.BaseExpression, where: Scope) -> str:
+    """The class parameter ``value`` is annotated with (``tool: Tool[Any]``, ``tool: "tools.Tool"``: ``Tool``), or ""."""
+    param = where.params.get(value.value) if isinstance(value, cst.Name) else None
+    annotation = param.annotation.annotation if param is not None and param.annotation is not None else None
+    if isinstance(annotation, cst.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, cst.SimpleString):
+        return (literal(annotation) or "").rpartition(".")[2]
+    return _base_name(annotation) if annotation is not None else ""
 
 
 def _inside(inner: Scope, outer: Scope) -> bool:
