@@ -19,6 +19,7 @@ import attrs
 
 from escalated.contracts import rules
 from escalated.contracts.calls import Finding, LlmCall
+from escalated.contracts.scan.crossref import module_name
 from escalated.contracts.scan.module import analysis_confidence
 
 _GIVEN = "returned to "
@@ -33,17 +34,27 @@ def with_callers_evidence(
     returned_by: Mapping[str, tuple[frozenset[str], ...]],
     *,
     bases: Mapping[str, set[str]] | None = None,
+    imports: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, tuple[LlmCall, ...]]:
     """``by_file`` with each wrapper's inner calls given the findings of its call sites in other modules.
 
     A method overriding one of a base class in another module (``LitellmTextbasedModel._query``) is
     called where the base calls its own (``self._query(...)`` in ``LitellmModel.query``): those sites
-    are its call sites too, private methods included (``bases``: class -> the classes it derives from)."""
+    are its call sites too, private methods included (``bases``: class -> the classes it derives from).
+
+    A wrapper function that several modules define (each example app's own ``utils.call_llm``) gets
+    the sites whose module imports it (``imports``: module -> local name -> dotted target), when a
+    site's imports name one of them; a site naming none of them is every one's, as it would be alone."""
     bases = bases or {}
     out = dict(by_file)
     owners = {q.split(".")[0] for exits in returned_by.values() for found in exits for q in found if "." in q}
     # A module's own wrapper functions: its call of that name is its own function's, not another module's.
     own = {rel: {q for found in exits for q in found if "." not in q} for rel, exits in returned_by.items()}
+    defining: dict[str, list[str]] = {}
+    for rel, names in sorted(own.items()):
+        for name in names:
+            defining.setdefault(name, []).append(rel)
+    picked = _Picked(imports or {}, {name: rels for name, rels in defining.items() if len(rels) > 1})
     for _ in range(_ROUNDS):
         sites = _sites(out, owners, bases)
         changed = False
@@ -51,7 +62,7 @@ def with_callers_evidence(
             exits = returned_by.get(rel, ())
             if len(exits) != len(calls):
                 continue
-            updated = tuple(_given_back(call, found, sites, rel, bases, own) for call, found in zip(calls, exits, strict=True))
+            updated = tuple(_given_back(call, found, sites, rel, bases, own, picked) for call, found in zip(calls, exits, strict=True))
             if updated != calls:
                 out[rel], changed = updated, True
         if not changed:
@@ -78,6 +89,32 @@ def _sites(
     return out
 
 
+@attrs.frozen
+class _Picked:
+    """Which of several modules' wrapper functions of one name a call site's module imports."""
+
+    imports: Mapping[str, Mapping[str, str]]
+    ambiguous: Mapping[str, list[str]]  # function name -> the modules defining one, when more than one does
+
+    def calls(self, site: str, name: str, rel: str) -> bool:
+        """Whether a call of ``name`` in ``site`` may be ``rel``'s function of that name."""
+        candidates = self.ambiguous.get(name)
+        targets = self.imports.get(site)
+        if candidates is None or targets is None:
+            return True
+        named = [other for other in candidates if _imports_from(targets, name, other)]
+        return not named or rel in named
+
+
+def _imports_from(targets: Mapping[str, str], name: str, rel: str) -> bool:
+    """Whether an import target names ``rel``'s ``name``: ``from app.utils.call_llm import call_llm``, or
+    through a package above it (``from utils import call_llm`` of ``utils/__init__.py``), by any suffix of
+    the module path as the project's tables read it."""
+    parts = module_name(rel).split(".")
+    holders = {".".join(parts[start:end]) for end in range(1, len(parts) + 1) for start in range(end)}
+    return any(target.rpartition(".")[2] == name and target.rpartition(".")[0] in holders for target in targets.values())
+
+
 def ancestors(name: str, bases: Mapping[str, set[str]]) -> list[str]:
     """The classes ``name`` derives from, nearest first (names as written; eight at most)."""
     found: list[str] = []
@@ -97,6 +134,7 @@ def _given_back(
     rel: str,
     bases: Mapping[str, set[str]],
     own: Mapping[str, set[str]],
+    picked: _Picked,
 ) -> LlmCall:
     added: list[Finding] = []
     for qualname in sorted(exits):
@@ -115,6 +153,8 @@ def _given_back(
                 continue  # the same module's callers are followed by the flow itself
             if len(parts) == 1 and qualname in own.get(site.location.path, ()):
                 continue  # generate_response(...) where that module defines its own generate_response
+            if len(parts) == 1 and not picked.calls(site.location.path, qualname, rel):
+                continue  # another app's call_llm(...): its module imports that app's own call_llm
             where = f"{site.location.path}:{site.location.line}"
             for f in site.findings:
                 if rules.effective_mode(f) == "autonomous":

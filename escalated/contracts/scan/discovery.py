@@ -486,6 +486,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         callers=_Callers(tree, base=base, meter=meter, options=options), run_folders=_RunFolders(tree, base=base, options=options),
     )  # fmt: skip
     by_file: dict[str, tuple[LlmCall, ...]] = {}
+    imports_of: dict[str, Mapping[str, str]] = {}  # what each analysed module imports, for its wrapper call sites
     returned_by: dict[str, tuple[frozenset[str], ...]] = {}
     bases: dict[str, set[str]] = {}  # class -> the classes it derives from (names as written), every module's
     apis.CLASS_BASES.set(bases)  # filled as the modules are analysed (_analyse_one)
@@ -506,6 +507,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                                  defined=defined)  # fmt: skip
         if found is not None:
             by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
+            imports_of[entry.rel] = entry.imports.imports
             owned[entry.rel] = found.returns_output
             kept_by[entry.rel] = found.kept
             returned.append((entry.rel, crossref.wrapper_exports(found.returns_output)))
@@ -588,6 +590,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                     seen[entry.rel] = _Seen.of(found, wrappers, (version, project.known), given[entry.rel], reads=reads, project=project)
                 if found is not None:
                     by_file[entry.rel], returned_by[entry.rel] = found.calls, found.returned_by
+                    imports_of[entry.rel] = entry.imports.imports
                     owned[entry.rel] = found.returns_output
                     _overridden(given[entry.rel], found.returns_output)
                     kept_by[entry.rel] = found.kept
@@ -605,7 +608,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
                 break
             continue  # the round's modules made known classes inheriting wrappers: their instances' calls, again
         returned, fresh = sorted(exported.items()), grown
-    by_file = with_callers_evidence(by_file, returned_by, bases=bases)
+    by_file = with_callers_evidence(by_file, returned_by, bases=bases, imports=imports_of)
     calls = [
         attrs.evolve(call, in_tests=True) if is_test_path(rel) else call
         for rel in sorted(by_file)
