@@ -50,3 +50,42 @@ def test_a_wrappers_call_sites_count_only_for_the_wrapper_they_import(tmp_path: 
     assert calls[("shell_app/llm.py", 4)][1] == "required"
     assert calls[("chat_app/llm.py", 4)][1] == "autonomous"
 
+
+ANTHROPIC_LLM = """\
+from anthropic import Anthropic
+
+def call_llm(prompt):
+    r = Anthropic().messages.create(model="claude-sonnet-4-5", max_tokens=1000, messages=[{"role": "user", "content": prompt}])
+    return r.content[0].text
+"""
+
+OPENAI_LLM = """\
+from openai import OpenAI
+
+def call_llm(prompt):
+    r = OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+    return r.choices[0].message.content
+"""
+
+SHELL_NODE = """\
+import subprocess
+from utils.call_llm import call_llm
+
+class Decide:
+    def exec(self, task):
+        command = call_llm(task)
+        subprocess.run(command, shell=True)
+"""
+
+
+def test_a_scripts_own_folder_comes_first_for_its_imports(tmp_path: Path) -> None:
+    # A cookbook: each app's folder (no package) holds its own utils/call_llm.py, run as `python main.py`
+    # from there, so the app's `from utils.call_llm import call_llm` is its own, not another app's.
+    calls = scan_calls(tmp_path, {
+        "coder/utils/call_llm.py": ANTHROPIC_LLM, "coder/main.py": SHELL_NODE,
+        "chat/utils/call_llm.py": OPENAI_LLM, "chat/main.py": "from utils.call_llm import call_llm\n\nprint(call_llm('hi'))\n",
+    })  # fmt: skip
+    assert calls[("coder/main.py", 6)][:2] == ("call_llm", "required")
+    assert calls[("coder/utils/call_llm.py", 4)][1] == "required"
+    assert calls[("chat/main.py", 3)][:2] == ("call_llm", "autonomous")
+    assert calls[("chat/utils/call_llm.py", 4)][1] == "autonomous"

@@ -67,8 +67,41 @@ def package_of(folder: Path) -> str:
     return ".".join(names)
 
 
+@attrs.frozen
+class ScriptFolders:
+    """The scanned tree's modules (every dotted prefix of every ``.py`` file's module name) and
+    its packages (folders with ``__init__.py``), for ``absolutise``'s script imports."""
+
+    modules: frozenset[str] = frozenset()
+    packages: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, rels: Iterable[str]) -> ScriptFolders:
+        modules: set[str] = set()
+        packages: set[str] = set()
+        for rel in rels:
+            name = module_name(rel)
+            parts = name.split(".")
+            modules.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+            if rel == "__init__.py" or rel.endswith("/__init__.py"):
+                packages.add(name)
+        return cls(frozenset(modules), frozenset(packages))
+
+
+_NO_FOLDERS = ScriptFolders()
+# The scanned tree's modules and packages (set by the scan of a tree; none for one source).
+SCRIPT_FOLDERS: ContextVar[ScriptFolders] = ContextVar("escalated_script_folders", default=_NO_FOLDERS)
+
+
 def absolutise(index: Imports, rel: str) -> None:
-    """Turn the module's relative imports into absolute names in ``index.imports``."""
+    """Turn the module's relative imports into absolute names in ``index.imports``.
+
+    A script's absolute imports of its own folder's modules are named from the scan root too:
+    Python puts a script's folder first on ``sys.path``, so ``from utils.call_llm import call_llm``
+    in ``app/nodes.py`` (``app`` no package) is ``app/utils/call_llm.py``, not another app's
+    ``utils`` in a collection of examples each with its own.
+    """
+    _script_imports(index, rel)
     package = module_name(rel).split(".")
     if not rel.endswith("__init__.py"):
         package = package[:-1]
@@ -77,6 +110,18 @@ def absolutise(index: Imports, rel: str) -> None:
         if level - 1 > len(package):
             continue
         index.imports.setdefault(local, ".".join([*base, target]) if base else target)
+
+
+def _script_imports(index: Imports, rel: str) -> None:
+    folder = module_name(rel).rpartition(".")[0] if not rel.endswith("__init__.py") else None
+    known = SCRIPT_FOLDERS.get()
+    if not folder or folder in known.packages or index.script_folder is not None:
+        return
+    index.script_folder = folder
+    for local, target in list(index.imports.items()):
+        if f"{folder}.{target.partition('.')[0]}" in known.modules:
+            index.imports[local] = f"{folder}.{target}"
+            index.forget_packages()
 
 
 def exports(index: ModuleIndex, rel: str = "") -> dict[str, Kind]:

@@ -305,6 +305,7 @@ class _Tree:
     graph_sources: list[tuple[str, str]] = attrs.Factory(list)
     files: int = 0
     lines: int = 0
+    rels: list[str] = attrs.Factory(list)  # every Python file walked
 
 
 def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
@@ -319,8 +320,12 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
         tree = _walk_tree(root, base=base, progress=progress, options=options)
-        _follow_imports(tree, base=base, options=options)
-        calls, context = _analyse_tree(tree, base=base, options=options)
+        folders = crossref.SCRIPT_FOLDERS.set(crossref.ScriptFolders.of(tree.rels))
+        try:
+            _follow_imports(tree, base=base, options=options)
+            calls, context = _analyse_tree(tree, base=base, options=options)
+        finally:
+            crossref.SCRIPT_FOLDERS.reset(folders)
     finally:
         crossref.PACKAGE.reset(package)
         apis.OVERRIDDEN_WRAPPERS.reset(overridden)
@@ -347,6 +352,7 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
             tree.notebooks.append(rel)
             continue
         tree.files += 1
+        tree.rels.append(rel)
         try:
             data = (base / rel).read_bytes()
         except OSError as exc:

@@ -93,6 +93,12 @@ class Imports:
         # by a new table, once ``ModuleIndex.build`` is done.
         self._packages: frozenset[str] = frozenset()
         self._packages_of: tuple[dict[str, str] | None, int] = (None, -1)
+        # The script folder its own modules' imports were named from (``crossref.absolutise``), once.
+        self.script_folder: str | None = None
+
+    def forget_packages(self) -> None:
+        """A target was renamed in place (``crossref.absolutise``): read the packages again."""
+        self._packages_of = (None, -1)
 
     def imports_from(self, package: str) -> bool:
         """Whether anything the module imports comes from ``package`` (``ollama``, ``playwright.async_api``)."""
