@@ -89,3 +89,79 @@ def test_a_scripts_own_folder_comes_first_for_its_imports(tmp_path: Path) -> Non
     assert calls[("coder/utils/call_llm.py", 4)][1] == "required"
     assert calls[("chat/main.py", 3)][:2] == ("call_llm", "autonomous")
     assert calls[("chat/utils/call_llm.py", 4)][1] == "autonomous"
+
+
+POCKETFLOW_NODES = """\
+import subprocess
+import yaml
+from pocketflow import Node, Flow
+from utils.call_llm import call_llm
+
+class Decide(Node):
+    def prep(self, shared):
+        return shared["task"]
+
+    def exec(self, task):
+        answer = call_llm(f"Pick one command for: {task}")
+        return yaml.safe_load(answer)
+
+    def post(self, shared, prep_res, exec_res):
+        shared["command"] = exec_res["command"]
+        return exec_res["action"]
+
+class Summarise(Node):
+    def exec(self, prep_res):
+        return call_llm("Summarise the session")
+
+    def post(self, shared, prep_res, exec_res):
+        shared["summary"] = exec_res
+
+class ToolNode(Node):
+    def prep(self, shared):
+        return shared.get("command"), shared["workdir"]
+
+class RunCommand(ToolNode):
+    def exec(self, inputs):
+        command, workdir = inputs
+        return subprocess.run(command, shell=True, cwd=workdir, capture_output=True).stdout
+
+class Report(Node):
+    def prep(self, shared):
+        return shared["summary"]
+
+    def exec(self, summary):
+        print(summary)
+"""
+
+
+def test_a_pocketflow_nodes_output_goes_through_post_and_the_shared_store(tmp_path: Path) -> None:
+    # The flow runs prep -> exec -> post: Decide's answer goes to its post, into shared["command"],
+    # which ToolNode.prep (inherited by RunCommand) reads and hands to RunCommand.exec, a shell.
+    calls = scan_calls(tmp_path, {"app/utils/call_llm.py": OPENAI_LLM, "app/nodes.py": POCKETFLOW_NODES})
+    assert calls[("app/nodes.py", 11)][:2] == ("call_llm", "required")
+    assert "R1" in calls[("app/nodes.py", 11)][2]
+    assert calls[("app/nodes.py", 20)][:2] == ("call_llm", "autonomous")
+
+
+HISTORY_NODES = """\
+from pocketflow import Node
+from utils.call_llm import call_llm
+
+class Compact(Node):
+    def exec(self, prep_res):
+        return call_llm("Summarise these past actions")
+
+    def post(self, shared, prep_res, exec_res):
+        shared["history"] = exec_res
+
+class Decide(Node):
+    def post(self, shared, prep_res, exec_res):
+        if shared.get("history"):
+            print("saving")
+        return "done"
+"""
+
+
+def test_a_node_asking_whether_the_store_holds_a_key_chooses_nothing_on_it(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app/utils/call_llm.py": OPENAI_LLM, "app/nodes.py": HISTORY_NODES})
+    assert calls[("app/nodes.py", 6)][:2] == ("call_llm", "autonomous")

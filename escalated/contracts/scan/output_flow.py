@@ -23,6 +23,7 @@ from escalated.contracts.calls import Finding
 from escalated.contracts.scan import graphs
 from escalated.contracts.scan.effects import CallEffects
 from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.scan.nodeflow import POST, NodeClasses
 from escalated.contracts.scan.registries import RUN_METHODS, Registries
 from escalated.contracts.scan.resolve import Resolver
 from escalated.contracts.scan.syntax import branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test
@@ -136,6 +137,7 @@ class OutputFlow:
         self._declared: dict[int, frozenset[str]] = {}
         self._looped: dict[int, frozenset[str]] = {}
         self.registries = Registries(index, tools)
+        self._nodes: NodeClasses | None = None  # the module's PocketFlow node classes (scan/nodeflow.py), once asked
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -908,6 +910,9 @@ class OutputFlow:
             self._fills(target.value, scope, flow)
             if isinstance(target, cst.Subscript):
                 self._into_run_folder(target.value, scope, flow, self.line_of(target))
+                stored = self._node_classes().store_key(scope, target) if scope.class_name is not None else None
+                if stored is not None:
+                    self._stored(stored, flow, depth=depth)
             self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written, paused=paused)
             return
         key = target_key(target)
@@ -988,6 +993,8 @@ class OutputFlow:
     def _returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> None:
         if scope.qualname != MODULE_SCOPE and scope.qualname not in flow.passed_into and not derived:
             flow.returned.add(scope.qualname)
+        if scope.class_name is not None and self._node_returned(scope, flow, depth=depth, derived=derived):
+            return
         if not flow.follow_returns:
             return  # the output came in as an argument: where it returns to, the caller follows
         if scope.qualname == MODULE_SCOPE or depth >= MAX_DEPTH:
@@ -1022,6 +1029,36 @@ class OutputFlow:
             parent = self._parents.get(id(call))
             origin = parent if isinstance(parent, cst.Await) else call
             self._follow(origin, caller, flow, depth=depth + 1, derived=derived)
+
+    def _node_classes(self) -> NodeClasses:
+        if self._nodes is None:
+            self._nodes = NodeClasses(self.index)
+        return self._nodes
+
+    def _node_returned(self, scope: Scope, flow: FlowState, *, depth: int, derived: bool) -> bool:
+        """A PocketFlow node's ``prep`` or ``exec`` returning the output: the flow hands it to the node's
+        ``exec`` or ``post`` (scan/nodeflow.py), followed there; ``post`` returning it names the node the
+        flow goes to next."""
+        nodes = self._node_classes()
+        if scope.class_name not in nodes.classes:
+            return False
+        if scope.qualname.rpartition(".")[2] in POST:
+            why = f"the flow's next node is the action {scope.qualname}() returns from the model's output"
+            flow.findings.append(rules.fact("output-drives-branch", why, self.line_of(scope.node)))
+            return True
+        handed = list(nodes.handed_to(scope))
+        for receiver, param in handed:
+            self._taint_key(param, receiver, flow, depth=depth, derived=derived)
+        return bool(handed)
+
+    def _stored(self, key: str, flow: FlowState, *, depth: int) -> None:
+        """The output written into a PocketFlow node's shared store under ``key``: what the nodes reading
+        ``shared[key]`` in their ``prep`` or ``post`` do with it is its fate."""
+        if (f"shared[{key!r}]", "") in flow.seen:
+            return
+        flow.seen.add((f"shared[{key!r}]", ""))
+        for read, scope in self._node_classes().store_reads(key):
+            self._follow(read, scope, flow, depth=depth, derived=True)
 
     def _routed(self, key: str, node: Scope, flow: FlowState, *, depth: int, itself: bool) -> None:
         """A node's state update carrying the output (scan/graphs.py): read by a router of the graph, the
