@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contracts.projects import scan_calls
+from tests.contracts.projects import scan_calls, scan_files
 
 
 def _llm(sdk: str) -> str:
@@ -165,3 +165,34 @@ class Decide(Node):
 def test_a_node_asking_whether_the_store_holds_a_key_chooses_nothing_on_it(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"app/utils/call_llm.py": OPENAI_LLM, "app/nodes.py": HISTORY_NODES})
     assert calls[("app/nodes.py", 6)][:2] == ("call_llm", "autonomous")
+
+
+MCP_ARMY = """\
+from pydantic_ai import Agent
+from pydantic_ai.mcp import MCPServerStdio
+
+slack_server = MCPServerStdio("npx", ["-y", "@modelcontextprotocol/server-slack"], env={"SLACK_BOT_TOKEN": "x"})
+brave_server = MCPServerStdio("npx", ["-y", "@modelcontextprotocol/server-brave-search"])
+custom_server = MCPServerStdio("python", args=["my_server.py"])
+
+slack_agent = Agent("openai:gpt-4o", mcp_servers=[slack_server])
+brave_agent = Agent("openai:gpt-4o", mcp_servers=[brave_server])
+custom_agent = Agent("openai:gpt-4o", mcp_servers=[custom_server])
+
+async def main(query):
+    async with slack_agent.run_mcp_servers(), brave_agent.run_mcp_servers(), custom_agent.run_mcp_servers():
+        print((await slack_agent.run(query)).output)
+        print((await brave_agent.run(query)).output)
+        print((await custom_agent.run(query)).output)
+"""
+
+
+def test_an_mcp_server_started_from_a_known_package_is_judged_by_its_tools(tmp_path: Path) -> None:
+    # Slack's reference server posts messages: required, and its tools stay unseen (R7: no guard of this
+    # code can sit at them); Brave Search reads public pages; a server of the project's own is unknown.
+    result = scan_files(tmp_path, {"app.py": MCP_ARMY})
+    calls = {(c.location.line): c for c in result.calls}
+    assert (calls[14].recommendation.mode, calls[14].recommendation.rules) == ("required", ("R5", "R7"))
+    assert calls[14].unseen_tools
+    assert calls[15].recommendation.mode == "autonomous"
+    assert (calls[16].recommendation.mode, calls[16].recommendation.rules) == ("reviewed", ("R7",))

@@ -201,7 +201,7 @@ class CallEffects:
         out: list[Finding] = []
         for expr in tools_in_args(kind.origin.args):
             if isinstance(expr, McpServers):
-                out.append(rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)))
+                out.extend(self.tools.mcp_findings(expr, scope))
                 continue
             tools, findings = self.tools.resolve(expr, scope)
             out.extend(findings)

@@ -83,7 +83,8 @@ class OfferedTools:
         hitl = self._hitl_gated(match, scope)
         for expr in self._tool_exprs(call, scope, match):
             if isinstance(expr, McpServers):
-                yield rules.fact("tools-unresolved", expr.why, self.line_of(expr.node)), None
+                for finding in self.tools.mcp_findings(expr, scope):
+                    yield finding, None
                 continue
             if isinstance(expr, AgentOf):
                 tools, findings = self.tools.resolve_agent(expr.node, scope)

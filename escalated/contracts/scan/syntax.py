@@ -9,12 +9,15 @@ import attrs
 import libcst as cst
 
 
+MCP_WHY = "MCP servers: tools are listed by the server at run time"
+
+
 @attrs.frozen
 class McpServers:
     """Tools the scan cannot see: MCP servers, or an agent it could not follow (``why`` says which)."""
 
     node: cst.CSTNode = attrs.field(eq=False)
-    why: str = "MCP servers: tools are listed by the server at run time"
+    why: str = MCP_WHY
 
 
 def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:

@@ -17,8 +17,9 @@ from escalated.contracts import rules
 from escalated.contracts.scan import apis
 from escalated.contracts.scan.index import ModuleIndex, Scope, dotted_name
 from escalated.contracts.calls import Finding, ToolSite
+from escalated.contracts.scan.mcp_servers import known_server
 from escalated.contracts.scan.params import enclosing_scope, extended, passed_to, unwrapped
-from escalated.contracts.scan.syntax import McpServers, literal, string_text, tools_in_args
+from escalated.contracts.scan.syntax import MCP_WHY, McpServers, literal, string_text, tools_in_args
 from escalated.contracts.scan.toolkits import library_tool, toolkit_of
 
 # Tool "type" values of hosted tools, and what they can do.
@@ -146,7 +147,7 @@ class ToolResolver:
             findings.extend(self.sandbox_capabilities(built, scope))
             for found in tools_in_args(built.args):
                 if isinstance(found, McpServers):
-                    findings.append(rules.fact("tools-unresolved", found.why, self.line_of(found.node)))
+                    findings.extend(self.mcp_findings(found, scope))
                 else:
                     self._collect(found, scope, tools, findings, depth=depth + 1)
             for arg in built.args:
@@ -600,6 +601,30 @@ class ToolResolver:
         return ToolRef(found.name, None, found.findings[0].line, f"built by {found.built_by}", gated=found.gated, known=found.findings)
 
     # -- lookups -----------------------------------------------------------
+    def mcp_findings(self, servers: McpServers, scope: Scope) -> list[Finding]:
+        """An agent's ``mcp_servers=[...]``: each server started from a known package (scan/mcp_servers.py)
+        by what its tools do; one that acts stays unseen too (``R7``: its tools are the server's, where
+        no guard of this code can sit), one that reads public pages adds nothing; any other is unseen."""
+        unseen = rules.fact("tools-unresolved", servers.why, self.line_of(servers.node))
+        if servers.why != MCP_WHY:
+            return [unseen]  # an agent the scan could not follow: not MCP servers at all
+        listed = self.value_of(servers.node, scope) if isinstance(servers.node, cst.Name) else servers.node
+        if not isinstance(listed, cst.List | cst.Tuple) or not listed.elements:
+            return [unseen]
+        out: list[Finding] = []
+        for element in listed.elements:
+            built = element.value if isinstance(element.value, cst.Call) else self.value_of(element.value, scope)
+            known = known_server(built) if isinstance(built, cst.Call) else None
+            line = self.line_of(built if isinstance(built, cst.Call) else element.value)
+            if known is None:
+                out.append(attrs.evolve(unseen, line=line))
+                continue
+            package, kind, does = known
+            if kind is not None:
+                out.append(rules.fact(kind, f"MCP server {package}: {does}", line))
+                out.append(rules.fact("tools-unresolved", f"MCP server {package}: tools are listed by the server at run time", line))
+        return out
+
     def value_of(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
         if isinstance(node, cst.Attribute):
             if isinstance(node.value, cst.Name) and node.value.value in {"self", "cls"} and scope.class_name:
