@@ -45,33 +45,25 @@ class Lookup:
     container: cst.BaseExpression | None
     owner: cst.BaseExpression | None = None
     prefix: str = ""
+    key: cst.BaseExpression | None = attrs.field(default=None, eq=False)  # what it is looked up by
 
 
 def lookup_in(expr: cst.BaseExpression) -> Lookup | None:
     """``C[k]``, ``C.get(k[, d])`` or ``getattr(o, k[, d])`` with a key that is not a literal."""
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         key = expr.slice[0].slice.value
-        return None if _constant(key) else Lookup(expr.value)
+        return None if _constant(key) else Lookup(expr.value, key=key)
     if not isinstance(expr, cst.Call) or not expr.args:
         return None
     func = expr.func
     if isinstance(func, cst.Attribute) and func.attr.value == "get" and len(expr.args) <= 2 and expr.args[0].keyword is None:
-        return None if _constant(expr.args[0].value) else Lookup(func.value)
+        return None if _constant(expr.args[0].value) else Lookup(func.value, key=expr.args[0].value)
     if isinstance(func, cst.Name) and func.value == "getattr" and len(expr.args) in {2, 3}:
         key = expr.args[1].value
         if _constant(key):
             return None
         prefix = string_text(key) if isinstance(key, cst.FormattedString) and key.parts and isinstance(key.parts[0], cst.FormattedStringText) else ""
-        return Lookup(None, owner=expr.args[0].value, prefix=prefix)
-    return None
-
-
-def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The key of ``C[k]`` or ``C.get(k)``."""
-    if isinstance(expr, cst.Subscript) and isinstance(expr.slice[0].slice, cst.Index):
-        return expr.slice[0].slice.value
-    if isinstance(expr, cst.Call) and expr.args:
-        return expr.args[0].value
+        return Lookup(None, owner=expr.args[0].value, prefix=prefix, key=key)
     return None
 
 
@@ -131,8 +123,7 @@ class Registries:
         for node in self.index.walk(target.node, skip_defs=True):
             if isinstance(node, cst.Return) and node.value is not None:
                 found = lookup_in(node.value)
-                key = _key_of(node.value)
-                if found is not None and found.container is not None and isinstance(key, cst.Name) and key.value in params:
+                if found is not None and found.container is not None and isinstance(found.key, cst.Name) and found.key.value in params:
                     return found
         return None
 
