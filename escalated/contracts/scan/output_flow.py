@@ -134,6 +134,8 @@ class OutputFlow:
         self._routers: list[Scope] | None = None  # the module's graph routers (scan/graphs.py), once asked
         self._def_scopes: dict[int, Scope] | None = None
         self._passes: dict[int, bool] = {}
+        self._runs_after: dict[int, list[Finding]] = {}  # a file write of the output -> the code run after it
+        self._assigned: dict[int, dict[str, list[cst.CSTNode]]] = {}  # a function -> the values it binds names to
         self._declared: dict[int, frozenset[str]] = {}
         self._looped: dict[int, frozenset[str]] = {}
         self.registries = Registries(index, tools)
@@ -420,6 +422,7 @@ class OutputFlow:
             passed = self.effects.classify_call(call, tainted=is_primary(call, arg))
             passed += self._named_act_implemented(call, arg, scope, passed)
             passed += self._unseen_tool_handler(call, arg, scope, passed)
+            passed += self._run_after_write(call, arg, scope, flow, derived=derived)
         flow.findings.extend(passed)
         if id(call) not in self.llm_calls:
             self._dispatch(call, scope, flow, arg=arg)  # tool_obj(**cmd["args"]) with tool_obj = self.tool_map[cmd["name"]]
@@ -624,6 +627,137 @@ class OutputFlow:
             ):  # fmt: skip
                 return True
         return False
+
+    def _run_after_write(self, call: cst.Call, arg: cst.Arg, scope: Scope, flow: FlowState, *, derived: bool) -> list[Finding]:
+        """``test_file.write(answer)`` on a handle opened for writing (``open(path, "w")``, or
+        ``path.write_text(answer)``), then, later in the same function, a call that runs code
+        (``Runner.run_command(command=self.test_command)`` reaching ``subprocess.run``): what the
+        model wrote is in the file the run runs (a test file, a script, a module), so the answer
+        runs though the command holds none of it (R1). Only when the answer is the text written:
+        a line number it gave (where the text is spliced in) or an indentation width (``width * " "``)
+        places or pads text that came from elsewhere (_written_text)."""
+        if not is_primary(call, arg) or not self._writes_file(call, scope):
+            return []
+        found = self._runs_after.get(id(call))
+        if found is None:
+            found = self._runs_after[id(call)] = self._run_after(call, scope)
+        if found and derived and not self._written_text(arg.value, scope, flow):
+            return []
+        return found
+
+    def _run_after(self, call: cst.Call, scope: Scope) -> list[Finding]:
+        after = False  # the function's nodes in source order: the calls after the write
+        for later in self.index.walk(scope.node, skip_defs=True):
+            after = after or later is call
+            if not after or not isinstance(later, cst.Call) or later is call or id(later) in self.llm_calls:
+                continue
+            runs = [f for f in self._runs_code(later, scope) if _runs_by_code(f)]
+            if runs:
+                what = dotted_name(call.func) or "write"
+                why = f"{what}() writes the output to a file, then {_as_run(runs[0].detail)} runs code"
+                line = self.line_of(later)
+                return [rules.fact("runs-model-code", f"{why} (line {line})" if line else why, self.line_of(call))]
+        return []
+
+    def _runs_code(self, call: cst.Call, scope: Scope) -> list[Finding]:
+        """What ``call`` does, as if its arguments held the output: a call of this module, a library's
+        (``subprocess.run``), or a function or class method of another project module (followed from
+        each argument)."""
+        found = list(self.effects.classify_call(call, tainted=True))
+        if self.project is None or any(_runs_by_code(f) for f in found):
+            return found
+        qualified = self._callee(call, scope)
+        if qualified is None or qualified.startswith("*."):
+            return found
+        for arg in call.args:
+            found += self.project.param_findings(qualified, call, arg) or ()
+        return found
+
+    def _written_text(self, value: cst.BaseExpression, scope: Scope, flow: FlowState) -> bool:
+        """Whether the text ``value`` (what a write writes) is built, in function ``scope``, from a name the
+        trace carries the output in that the function does not assign itself (a parameter handed the
+        output, ``self.code`` kept by another method) or from the model call or a call site of a wrapper
+        of this module, followed through the function's assignments; not through what only positions or
+        counts: a subscript's index or slice, a repetition count (``width * " "``), ``int(…)``, ``len(…)``."""
+        assigned = self._assignments(scope)
+        carried = {key for where, key in flow.seen if where == scope.qualname}
+        sites = {id(site) for sites in self.wrapper_sites.values() for site, _ in sites}
+        todo: list[cst.CSTNode] = [value]
+        visited: set[str] = set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, cst.Call) and (id(node) in self.llm_calls or id(node) in sites):
+                return True
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS:
+                continue
+            if isinstance(node, cst.Subscript):
+                todo.append(node.value)
+                continue
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+                todo += [side for side, other in ((node.left, node.right), (node.right, node.left)) if not _text_literal(other)]
+                continue
+            if isinstance(node, cst.IfExp):
+                todo += [node.body, node.orelse]
+                continue
+            key = target_key(node) if isinstance(node, cst.Name | cst.Attribute) else None
+            if key is not None:
+                if key in visited:
+                    continue
+                visited.add(key)
+                if key in assigned:
+                    todo += assigned[key]
+                elif key in carried:
+                    return True
+                if isinstance(node, cst.Name):
+                    continue
+            todo += [child for child in node.children if isinstance(child, cst.CSTNode)]
+        return False
+
+    def _assignments(self, scope: Scope) -> dict[str, list[cst.CSTNode]]:
+        """The values function ``scope`` binds each name to: ``x = v``, ``x += v``, ``x: T = v``, ``for x in v``,
+        ``with v as x`` (the value's whole expression; targets other than plain names are left out)."""
+        found = self._assigned.get(id(scope.node))
+        if found is not None:
+            return found
+        found = self._assigned[id(scope.node)] = {}
+        for node in self.index.walk(scope.node, skip_defs=True):
+            pairs: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+            if isinstance(node, cst.Assign):
+                pairs = [(t.target, node.value) for t in node.targets]
+            elif isinstance(node, cst.AugAssign | cst.AnnAssign) and node.value is not None:
+                pairs = [(node.target, node.value)]
+            elif isinstance(node, cst.For | cst.CompFor):
+                pairs = [(node.target, node.iter)]
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                pairs = [(node.asname.name, node.item)]
+            for target, bound in pairs:
+                for name in _bound_names(target):
+                    found.setdefault(name, []).append(bound)
+        return found
+
+    def _writes_file(self, call: cst.Call, scope: Scope) -> bool:
+        """``handle.write(x)`` on ``with open(path, "w") as handle`` (any mode that writes text or bytes),
+        ``open(path, "w").write(x)`` or ``path.write_text(x)``; not a note (``_writes_note``)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        if func.attr.value in {"write_text", "write_bytes"}:
+            return True
+        if func.attr.value not in {"write", "writelines"}:
+            return False
+        if isinstance(func.value, cst.Call):
+            return _opens_for_writing(func.value)
+        if not isinstance(func.value, cst.Name):
+            return False
+        handle = func.value.value
+        opened: cst.BaseExpression | None = None  # the last `with … as handle` before the write binds it
+        for node in self.index.walk(scope.node, skip_defs=True):
+            if node is call:
+                break
+            if isinstance(node, cst.WithItem) and isinstance(node.asname, cst.AsName) and isinstance(node.asname.name, cst.Name):
+                if node.asname.name.value == handle:
+                    opened = node.item
+        return opened is not None and _opens_for_writing(opened) and not _opens_note(opened)
 
     def _writes_note(self, call: cst.Call, scope: Scope) -> bool:
         """``file.write(text)`` on a handle the function opened as ``with open("output.txt", "a") as file``:
@@ -1410,6 +1544,41 @@ def _abstract(node: cst.FunctionDef) -> bool:
         raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
         return short_name_or_none(raised) == "NotImplementedError"
     return False
+
+
+# Builtins whose value is a number or a truth value: what they are handed only counts or positions.
+_NUMBER_BUILTINS = frozenset({"int", "float", "len", "range", "bool", "enumerate", "min", "max", "abs", "round", "sum"})
+
+
+def _text_literal(node: cst.BaseExpression) -> bool:
+    """A string (or f-string, concatenated strings) written in the code: ``" " * width`` repeats it."""
+    return isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString)
+
+
+def _runs_by_code(found: Finding) -> bool:
+    """A finding that code is run, shown by what the code does (not by a name alone)."""
+    return found.rule == rules.FACT_RULES["runs-model-code"] and found.basis == "code"
+
+
+def _as_run(detail: str) -> str:
+    """A finding's detail as the call it names (``Runner.run_command() -> subprocess.run()``)."""
+    return detail.split(" (")[0]
+
+
+def _opens_for_writing(opened: cst.BaseExpression) -> bool:
+    """``open(path, "w")`` (or ``"a"``, ``"x"``, binary too), ``path.open("w")``."""
+    if not (isinstance(opened, cst.Call) and opened.args):
+        return False
+    func = opened.func
+    if isinstance(func, cst.Name) and func.value == "open":
+        rest = opened.args[1:]
+    elif isinstance(func, cst.Attribute) and func.attr.value == "open":
+        rest = opened.args
+    else:
+        return False
+    mode = next((a.value for a in rest if a.keyword is None or a.keyword.value == "mode"), None)
+    text = literal(mode) if isinstance(mode, cst.SimpleString) else None
+    return text is not None and any(c in text for c in "wax")
 
 
 def _opens_note(opened: cst.BaseExpression) -> bool:
