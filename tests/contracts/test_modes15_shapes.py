@@ -118,3 +118,24 @@ def test_a_script_written_then_run_in_one_module(tmp_path: Path) -> None:
     # the run comes before the write: what ran was not the answer
     assert "R1" not in calls[("app.py", 35)][2]
 
+
+SPREAD_INTO_ITSELF = """\
+from openai import OpenAI
+
+
+class Model:
+    def __init__(self, model, **kwargs):
+        self.client = OpenAI()
+        self.kwargs = {"model": model, "temperature": 0.0, **kwargs}
+
+    def basic_request(self, prompt, **kwargs):
+        kwargs = {**self.kwargs, **kwargs}
+        return self.client.chat.completions.create(messages=[{"role": "user", "content": prompt}], **kwargs)
+"""
+
+
+def test_a_name_spread_into_its_own_new_value_is_analysed(tmp_path: Path) -> None:
+    # kwargs = {**self.kwargs, **kwargs}: the tools= search of create(**kwargs) followed kwargs into its own
+    # value without end, and the whole module was left out as too deeply nested to analyse
+    calls = scan_calls(tmp_path, {"lm.py": SPREAD_INTO_ITSELF})
+    assert calls[("lm.py", 11)][1:] == ("autonomous", ("R11",))

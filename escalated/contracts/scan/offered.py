@@ -396,17 +396,22 @@ class OfferedTools:
                 value = value.args[0].value
             yield from self._agent_tools(value, scope, seen=seen)
 
-    def _spread_tools(self, call: cst.Call, scope: Scope) -> Iterator[cst.BaseExpression]:
-        """create(**params) with params = {"tools": TOOLS, ...} or params = build_params(...)."""
+    def _spread_tools(self, call: cst.Call, scope: Scope, *, seen: frozenset[int] = frozenset()) -> Iterator[cst.BaseExpression]:
+        """create(**params) with params = {"tools": TOOLS, ...} or params = build_params(...). ``seen``: the
+        dicts on the way, so ``kwargs = {**self.kwargs, **kwargs}`` (a name spread into its own new value)
+        ends instead of recursing without end."""
         for arg in call.args:
             if arg.star != "**":
                 continue
             for table in self._dicts_of(arg.value, scope):
+                if id(table) in seen:
+                    continue
                 for element in table.elements:
                     if isinstance(element, cst.DictElement) and literal(element.key) in {"tools", "functions"}:
                         yield element.value
                     elif isinstance(element, cst.StarredDictElement):
-                        yield from self._spread_tools(cst.Call(func=call.func, args=[cst.Arg(element.value, star="**")]), scope)
+                        spread = cst.Call(func=call.func, args=[cst.Arg(element.value, star="**")])
+                        yield from self._spread_tools(spread, scope, seen=seen | {id(table)})
 
     def _dicts_of(self, expr: cst.BaseExpression, scope: Scope, *, seen: frozenset[int] = frozenset()) -> list[cst.Dict]:
         """The dict literals ``expr`` can be, through names and helpers that
