@@ -139,3 +139,48 @@ def test_a_name_spread_into_its_own_new_value_is_analysed(tmp_path: Path) -> Non
     # value without end, and the whole module was left out as too deeply nested to analyse
     calls = scan_calls(tmp_path, {"lm.py": SPREAD_INTO_ITSELF})
     assert calls[("lm.py", 11)][1:] == ("autonomous", ("R11",))
+
+
+PROVIDERS_BY_NAME = """\
+import subprocess
+
+import anthropic
+from openai import OpenAI
+
+
+class Provider:
+    def __init__(self, provider_name):
+        self.provider_name = provider_name
+        self.available_providers = {
+            "openai": self.openai_fn,
+            "anthropic": self.anthropic_fn,
+        }
+
+    def respond(self, history):
+        llm = self.available_providers[self.provider_name]
+        thought = llm(history)
+        return thought
+
+    def openai_fn(self, history):
+        response = OpenAI().chat.completions.create(model="m", messages=history)
+        return response.choices[0].message.content
+
+    def anthropic_fn(self, history):
+        response = anthropic.Anthropic().messages.create(model="m", max_tokens=512, messages=history)
+        return response.content[0].text
+
+
+def run_task(task):
+    command = Provider("openai").respond([{"role": "user", "content": task}])
+    subprocess.run(command, shell=True)
+"""
+
+
+def test_a_dict_of_the_modules_wrappers_looked_up_by_name_is_called_through(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"provider.py": PROVIDERS_BY_NAME})
+    # llm(history) with llm = self.available_providers[name]: a call site of each wrapper the dict holds
+    assert ("provider.py", 17) in calls
+    # so each provider's answer reaches respond's caller, which runs it as a shell command
+    for line in (21, 25):
+        assert calls[("provider.py", line)][1] == "required"
+        assert "R1" in calls[("provider.py", line)][2]

@@ -41,6 +41,9 @@ class Match:
     api: str
     confidence: str
     receiver: Kind | None
+    # A call of a registry of the module's wrappers (``llm = self.providers[name]; llm(history)``) is a call
+    # site of each wrapper it holds: ``api`` is the first, ``also`` the others.
+    also: tuple[str, ...] = ()
 
 
 # What crossref exports for a class defined at the top of a project module.

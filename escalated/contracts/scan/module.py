@@ -432,7 +432,8 @@ class _Context:
         matches = sorted([*primitives, *sites], key=lambda m: order(m[0]))
         wrapper_sites: dict[str, list[tuple[cst.Call, Scope]]] = {}
         for call, scope, found in sites:
-            wrapper_sites.setdefault(found.api, []).append((call, scope))
+            for api in (found.api, *found.also):
+                wrapper_sites.setdefault(api, []).append((call, scope))
         surface = SurfaceAnalyzer(
             self.index, self.resolver, line_of=self.line_of, code_of=self.module.code_for_node,
             llm_calls={id(c) for c, _, _ in matches}, imported_tools=self.imported_tools, wrapper_sites=wrapper_sites,

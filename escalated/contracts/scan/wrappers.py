@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import libcst as cst
 
 from escalated.contracts.scan.index import Scope
+from escalated.contracts.scan.registries import lookup_in
 from escalated.contracts.scan.kinds import Match, runs_callback
 from escalated.contracts.scan.syntax import argument
 from escalated.contracts.scan.resolve import Resolver
@@ -36,6 +37,9 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
     ran = _callback_run(resolver, call, scope, local)
     if ran is not None:
         return ran
+    held = registry_wrappers(resolver, call, scope, local)
+    if held:
+        return Match(local[held[0]][0], held[0], "medium", None, also=tuple(held[1:]))
     if isinstance(func, cst.Name):
         nested = _nested(func.value, scope, local)
         if nested is not None:
@@ -63,6 +67,53 @@ def match_local(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWr
         # module's wrapper function of that name.
         return Match(local[func.attr.value][0], func.attr.value, "low", None)
     return _wrapper_match(qualname, local)
+
+
+def registry_wrappers(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> list[str]:
+    """``llm = self.available_providers[self.provider_name]; thought = llm(history)`` with
+    ``self.available_providers = {"ollama": self.ollama_fn, "openai": self.openai_fn, …}`` (or
+    ``self.providers[name](history)``, ``.get(name)``): a look-up by a key known at run time in a dict
+    written in the module, whose values are the module's wrappers; the call is a call site of each."""
+    value: cst.BaseExpression | None = call.func
+    if isinstance(value, cst.Name):
+        value = _value_in(resolver, value.value, scope)
+    lookup = lookup_in(value) if value is not None else None
+    if lookup is None or lookup.container is None:
+        return []
+    container = lookup.container
+    table: cst.BaseExpression | None = None
+    if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name) and container.value.value == "self":
+        if scope.class_name is None:
+            return []
+        table = resolver.index.values.get((scope.class_name, f"self.{container.attr.value}"))
+    elif isinstance(container, cst.Name):
+        table = _value_in(resolver, container.value, scope)
+    if not isinstance(table, cst.Dict):
+        return []
+    held: list[str] = []
+    for element in table.elements:
+        if not isinstance(element, cst.DictElement):
+            continue
+        entry = element.value
+        qualname: str | None = None
+        if isinstance(entry, cst.Attribute) and isinstance(entry.value, cst.Name) and entry.value.value == "self":
+            qualname = f"{scope.class_name}.{entry.attr.value}"
+        elif isinstance(entry, cst.Name):
+            qualname = entry.value
+        if qualname is not None and qualname in local and qualname not in held:
+            held.append(qualname)
+    return held
+
+
+def _value_in(resolver: Resolver, name: str, scope: Scope) -> cst.BaseExpression | None:
+    """What ``name`` is bound to, in ``scope`` or the nearest enclosing one binding it."""
+    current: Scope | None = scope
+    while current is not None:
+        value = resolver.index.values.get((current.qualname, name))
+        if value is not None or name in current.params:
+            return value
+        current = current.parent
+    return None
 
 
 def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: LocalWrappers) -> Match | None:
