@@ -267,7 +267,7 @@ class ModuleIndex(Imports):
             if hook[0] is not None:
                 hook[0](node)
             push((node, key, start))
-            for child in reversed(_children(node)):
+            for child in reversed(syntax_children(node)):
                 child_key = id(child)
                 parents[child_key] = node
                 push((child, child_key, -1))
@@ -502,7 +502,10 @@ _SKIPPED_FIELDS = frozenset({"lpar", "rpar", "comma", "semicolon", "colon", "equ
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The syntax nodes directly in ``node``, in its fields' order: libcst's ``children`` less the
+    whitespace, brackets, commas and operator tokens. ``children`` rebuilds the node to list them
+    (``_visit_and_replace_children``), which is far slower than reading its fields."""
     names = _FIELDS.get(type(node))
     if names is None:
         names = tuple(

@@ -22,7 +22,7 @@ from escalated.contracts import rules
 from escalated.contracts.calls import Finding
 from escalated.contracts.scan import graphs
 from escalated.contracts.scan.effects import CallEffects
-from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, target_key
+from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dotted_name, syntax_children, target_key
 from escalated.contracts.scan.nodeflow import POST, NodeClasses
 from escalated.contracts.scan.registries import RUN_METHODS, Registries
 from escalated.contracts.scan.resolve import Resolver
@@ -1674,7 +1674,7 @@ def _hands_back_answer(statement: cst.CSTNode, tested: set[str]) -> bool:
         return statement.value is not None and not _constant(statement.value) and _handed_back(statement.value, tested)
     if isinstance(statement, cst.FunctionDef | cst.ClassDef | cst.Lambda):
         return False
-    return any(_hands_back_answer(child, tested) for child in statement.children)
+    return any(_hands_back_answer(child, tested) for child in syntax_children(statement))
 
 
 def _constant(value: cst.BaseExpression) -> bool:
@@ -1756,7 +1756,7 @@ def _names(node: cst.CSTNode) -> set[str]:
         elif isinstance(current, cst.Attribute):
             visit(current.value)  # name.attr: the name
         else:
-            for child in current.children:
+            for child in syntax_children(current):
                 visit(child)
 
     visit(node)
@@ -1771,7 +1771,7 @@ def _pure(node: cst.CSTNode) -> bool:
             return False
     if isinstance(node, cst.Lambda | cst.Await | cst.Yield):
         return False
-    return all(_pure(child) for child in node.children)
+    return all(_pure(child) for child in syntax_children(node))
 
 
 def _tracks_change(statement: cst.CSTNode) -> bool:

@@ -80,7 +80,7 @@ class PyIndex(Imports):
         return self.scopes[MODULE_SCOPE]
 
     def build(self, tree: ast.Module, source: str) -> PyIndex:
-        """Walk ``tree`` (Python's of ``source``) once, in the order ``ModuleIndex.build`` walks libcst's (``_children``)."""
+        """Walk ``tree`` (Python's of ``source``) once, in the order ``ModuleIndex.build`` walks libcst's (``index.syntax_children``)."""
         self.source = source
         self.module_scope.node = tree
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
