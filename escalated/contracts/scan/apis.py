@@ -162,6 +162,9 @@ CONSTRUCTORS: dict[str, tuple[str, str]] = {
     "spice.spice.Spice": ("openai", "spice"),
     # iFlytek Spark's SDK is a copy of LangChain's chat models (invoke, agenerate, astream).
     "sparkai.llm.llm.ChatSparkLLM": ("langchain", "chat"),
+    # aider's Python API (aider-chat): Coder.create(main_model=Model(...), fnames=[...], io=...) builds a coder
+    # whose run(prompt) asks the model (through LiteLLM) and applies the edits it answers to those files.
+    **{f"aider.coders.{m}Coder.create": ("litellm", "aider-coder") for m in ("", "base_coder.")},
     **{f"agent_framework.{n}": ("openai", "maf-agent") for n in ("Agent", "ChatAgent")},
     **{f"agent_framework.{m}{n}": ("openai", "maf-builder") for m in ("", "orchestrations.") for n in (
         "SequentialBuilder", "ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "MagenticBuilder", "WorkflowBuilder",
@@ -352,6 +355,7 @@ RUNNER_KINDS = frozenset({
     "agent", "agents-realtime", "crew", "crew-agent", "pydantic-agent", "smol-agent", "smol-code-agent", "smol-ui",
     "llamaindex-agent", "strands-agent", "agno-agent", "agno-team", "autogen-agent", "autogen-team", "adk-agent", "adk-runner", "adk-app",
     "swarm", "ag2-agent", "ag2-chat", "maf-agent", "maf-workflow", "camel-agent", "camel-society", "camel-workforce",
+    "aider-coder",
 })  # fmt: skip
 # AG2's group chats: initiate_group_chat(pattern=DefaultPattern(agents=[...]), ...) and the older swarm
 # chat run every agent's tools inside the call; the module's own functions, no receiver.
@@ -570,6 +574,8 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return frozenset({"invoke_agent", "invoke_inline_agent", "retrieve_and_generate", "retrieve_and_generate_stream"})
     if kind == "adk-app":
         return frozenset({"stream_query", "async_stream_query", "query", "async_query", "streaming_agent_run_with_events"})
+    if kind == "aider-coder":
+        return frozenset({"run", "run_stream", "run_one"})
     if kind == "maf-agent":
         return frozenset({"run", "run_stream"})
     if kind == "maf-workflow":

@@ -33,7 +33,7 @@ SKIP_DIRS = frozenset(
 _SDK_NAMES = re.compile(
     rb"agent_framework|openai|anthropic|litellm|ollama|genai|generativeai|vertexai|langchain|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen|google\.adk|bedrock-(?:agent-)?runtime|swarm"
     rb"|dashscope|qianfan|zhipuai|sparkai|\breplicate\.|import replicate|llama_cpp|mistralai|generative_ai_inference|cerebras|\bgroq\b|modelId"
-    rb"|\bspice\b|\bcamel\.(?:agents|societies|toolkits|models)"
+    rb"|\bspice\b|\bcamel\.(?:agents|societies|toolkits|models)|\baider\.coders\b"
 )
 _CALL_SHAPE = re.compile(
     rb"\.\w*(?:create|invoke|stream|run|completion|generate|send_message|kickoff|predict|chat|query|call|complete|batch|iter)\w*\s*\("
@@ -54,7 +54,7 @@ _API_SHAPE = re.compile(
 _IMPORTS_SDK = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:openai|anthropic|litellm|ollama|google\.genai|google\.generativeai|vertexai|langchain\w*"
     rb"|langgraph|pydantic_ai|llama_index|instructor|crewai|smolagents|strands|agno|autogen\w*|google\.adk|agents|swarm|agent_framework"
-    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|groq|cerebras|together|oci\.generative_ai_inference|spice|camel)\b",
+    rb"|dashscope|qianfan|zhipuai|sparkai|replicate|llama_cpp|mistralai|groq|cerebras|together|oci\.generative_ai_inference|spice|camel|aider\.coders)\b",
     re.MULTILINE,
 )
 

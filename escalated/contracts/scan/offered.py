@@ -35,6 +35,8 @@ _TOOLS_SECOND = frozenset({
 _ADK_RUNS = frozenset({"adk-agent", "adk-runner", "adk-app"})
 # smolagents agents, whose managed_agents= run as tools of the manager.
 _SMOL_AGENTS = frozenset({"smol-agent", "smol-code-agent"})
+# aider's terminal I/O, which answers its confirmations (yes=True: every one, shell commands included).
+_AIDER_IO = frozenset({"aider.io.InputOutput"})
 # Flags that let the model's output run as code (LangChain, CrewAI).
 _CODE_FLAGS = frozenset({"allow_dangerous_code", "allow_code_execution"})
 
@@ -190,6 +192,8 @@ class OfferedTools:
         while kind is not None:
             if kind.kind == "smol-code-agent":
                 yield rules.fact("runs-model-code", "smolagents CodeAgent executes the Python the model writes", self.line_of(call))
+            if kind.kind == "aider-coder" and isinstance(kind.origin, cst.Call):
+                yield from self._aider_coder(kind.origin, self.line_of(call))
             if kind.kind == "autogen-agent" and isinstance(kind.origin, cst.Call) and _executes_code(kind.origin):
                 yield rules.fact("runs-model-code", "AutoGen CodeExecutorAgent executes the code blocks it is sent", self.line_of(call))
             if kind.origin is not None:
@@ -200,6 +204,28 @@ class OfferedTools:
                 if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _CODE_FLAGS:
                     if not (isinstance(node.value, cst.Name) and node.value.value in {"False", "None"}):
                         yield rules.fact("runs-model-code", f"{node.keyword.value}=True", self.line_of(node.value))
+
+    def _aider_coder(self, built: cst.Call, line: int) -> Iterator[Finding]:
+        """aider's ``Coder.create(...)``: its run applies the edits the model answers to the files it was given,
+        then offers the shell commands the model suggests, which run unasked when its ``io`` answers yes
+        (``InputOutput(yes=True)``) unless ``suggest_shell_commands=False``."""
+        yield rules.fact("file-edit-tool", "aider's Coder applies the model's edits to its files", line)
+        given = {arg.keyword.value: arg.value for arg in built.args if arg.keyword is not None}
+        suggests = given.get("suggest_shell_commands")
+        if isinstance(suggests, cst.Name) and suggests.value in {"False", "None"}:
+            return
+        io = given.get("io")
+        candidates: list[cst.BaseExpression] = [io] if io is not None else []
+        if isinstance(io, cst.Name):
+            candidates = [value for _scope, key, value in self.index.assignments if key == io.value]
+        for value in candidates:
+            if not (isinstance(value, cst.Call) and self.resolver.qualified(value.func) in _AIDER_IO):
+                continue
+            yes = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "yes"), None)
+            if isinstance(yes, cst.Name) and yes.value == "True":
+                why = "aider's Coder runs the shell commands the model suggests: its InputOutput(yes=True) confirms them"
+                yield rules.fact("runs-model-code", why, line)
+                return
 
     def _picked_agents(self, agent: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression] | None:
         """``_get_agent_by_name(name)``, a helper of this module returning ``agents.get(name, triage_agent)``
