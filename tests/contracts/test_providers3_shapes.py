@@ -57,3 +57,95 @@ def test_aiders_coder_run_is_a_model_call_that_edits_files_and_runs_shell_comman
     assert calls[("writeup.py", 11)] == ("run", "required")
     # An InputOutput() that asks on the terminal: the edits alone, a write to review.
     assert calls[("asked.py", 6)] == ("run", "reviewed")
+
+
+# A provider base class whose public entry point retries: the bound method picked by a flag is handed to
+# a retry loop that keeps the callback's answer under a name and returns it; subclasses implement chat.
+RETRYING_PROVIDER = {
+    "bot/__init__.py": "",
+    "bot/providers/__init__.py": "",
+    "bot/agent/__init__.py": "",
+    "bot/providers/base.py": """\
+import asyncio
+from abc import ABC, abstractmethod
+
+
+class LLMResponse:
+    def __init__(self, content, finish_reason="stop"):
+        self.content = content
+        self.finish_reason = finish_reason
+
+
+class LLMProvider(ABC):
+    @abstractmethod
+    async def chat(self, messages, tools=None, model=None):
+        ...
+
+    async def chat_stream(self, messages, tools=None, model=None):
+        return await self.chat(messages=messages, tools=tools, model=model)
+
+    async def _safe_chat(self, **kwargs):
+        try:
+            return await self.chat(**kwargs)
+        except Exception as exc:
+            return LLMResponse(f"Error calling LLM: {exc}", "error")
+
+    async def _safe_chat_stream(self, **kwargs):
+        try:
+            return await self.chat_stream(**kwargs)
+        except Exception as exc:
+            return LLMResponse(f"Error calling LLM: {exc}", "error")
+
+    async def chat_with_retry(self, messages, tools=None, model=None, stream=False):
+        kw = dict(messages=messages, tools=tools, model=model)
+        return await self._run_chat_with_retry(kw, stream=stream)
+
+    async def _run_chat_with_retry(self, kw, *, stream):
+        call = self._safe_chat_stream if stream else self._safe_chat
+        return await self._run_with_retry(call, kw)
+
+    async def _run_with_retry(self, call, kw):
+        for delay in (1, 2, 4):
+            response = await call(**kw)
+            if response.finish_reason != "error":
+                return response
+            await asyncio.sleep(delay)
+        return response
+""",
+    "bot/providers/openai_provider.py": """\
+from openai import AsyncOpenAI
+
+from bot.providers.base import LLMProvider, LLMResponse
+
+
+class OpenAIProvider(LLMProvider):
+    def __init__(self, api_key):
+        self._client = AsyncOpenAI(api_key=api_key)
+
+    async def chat(self, messages, tools=None, model=None):
+        response = await self._client.chat.completions.create(model=model or "gpt-4o", messages=messages, tools=tools)
+        return LLMResponse(response.choices[0].message.content)
+""",
+    "bot/agent/runner.py": """\
+import subprocess
+
+
+class AgentRunner:
+    def __init__(self, provider):
+        self.provider = provider
+
+    async def run(self, task):
+        response = await self.provider.chat_with_retry(messages=[{"role": "user", "content": task}])
+        subprocess.run(response.content, shell=True)
+""",
+}
+
+
+def test_a_retry_loop_handed_a_bound_method_picked_by_a_flag_hands_back_its_answer(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, RETRYING_PROVIDER)
+    # _run_with_retry returns what `response = await call(**kw)` kept; call is _safe_chat_stream or _safe_chat:
+    # chat_with_retry is a wrapper, and the runner (receiver `provider`, after LLMProvider) runs its answer.
+    assert calls[("bot/providers/base.py", 37)] == ("LLMProvider._safe_chat_stream", "required")
+    assert calls[("bot/agent/runner.py", 9)] == ("LLMProvider.chat_with_retry", "required")
+    assert calls[("bot/providers/openai_provider.py", 11)] == ("chat.completions.create", "required")
+

@@ -322,8 +322,17 @@ class ModuleIndex(Imports):
         positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         if positional and positional[0] in {"self", "cls"} and scope.class_name is not None:
             positional = positional[1:]
+        kept: list[tuple[str, str]] = []  # response = await call(**kw): (the name, the parameter called)
+        returned: set[str] = set()
         for found in self.walk(node.body, skip_defs=True):
             value = found.value if isinstance(found, cst.Return) else None
+            if isinstance(value, cst.Name):
+                returned.add(value.value)
+            elif isinstance(found, cst.Assign) and len(found.targets) == 1 and isinstance(found.targets[0].target, cst.Name):
+                answer = found.value.expression if isinstance(found.value, cst.Await) else found.value
+                called = answer.func.value if isinstance(answer, cst.Call) and isinstance(answer.func, cst.Name) else None
+                if called is not None and called in scope.params and called not in {"self", "cls"}:  # cls(...) builds
+                    kept.append((found.targets[0].target.value, called))
             if isinstance(value, cst.Await):
                 value = value.expression
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in scope.params:
@@ -332,6 +341,10 @@ class ModuleIndex(Imports):
             ran = _deferred_parameter(value, scope) if isinstance(value, cst.Call) else None
             if ran is not None:
                 return (positional.index(ran) if ran in positional else -1), ran
+        # A retry loop keeping the callback's answer under a name and returning it (``return response``).
+        for target, name in kept:
+            if target in returned:
+                return (positional.index(name) if name in positional else -1), name
         return None
 
     def binds(self, name: str) -> bool:

@@ -138,6 +138,21 @@ def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: Local
     if runs is None:
         return None
     callback = argument(call, *runs)
+    if isinstance(callback, cst.Name) and not _nested(callback.value, scope, local) and callback.value not in local:
+        # call = self._safe_chat_stream if stream else self._safe_chat; self._run_with_retry(call, kw): the
+        # name holds one of the methods the function bound to it (either branch).
+        held = resolver.index.values.get((scope.qualname, callback.value))
+        for option in (held.body, held.orelse) if isinstance(held, cst.IfExp) else (held,):
+            if isinstance(option, cst.Attribute):
+                found = _callback_match(resolver, option, scope, local)
+                if found is not None:
+                    return found
+        return None
+    return _callback_match(resolver, callback, scope, local)
+
+
+def _callback_match(resolver: Resolver, callback: cst.BaseExpression | None, scope: Scope, local: LocalWrappers) -> Match | None:
+    """The module's wrapper a callback handed to a runner is: a function, a method, an instance's ``__call__``."""
     qualname: str | None = None
     if isinstance(callback, cst.Name):
         qualname = _nested(callback.value, scope, local) or (callback.value if callback.value in local else None)
