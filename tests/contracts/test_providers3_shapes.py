@@ -149,3 +149,86 @@ def test_a_retry_loop_handed_a_bound_method_picked_by_a_flag_hands_back_its_answ
     assert calls[("bot/agent/runner.py", 9)] == ("LLMProvider.chat_with_retry", "required")
     assert calls[("bot/providers/openai_provider.py", 11)] == ("chat.completions.create", "required")
 
+
+# A provider class's table of its own provider methods, the one configured picked by name and called.
+PROVIDER_TABLE = {
+    "llm_provider.py": """\
+import anthropic
+import requests
+from openai import OpenAI
+
+
+class Provider:
+    def __init__(self, provider_name, model):
+        self.provider_name = provider_name
+        self.model = model
+        self.available_providers = {
+            "openai": self.openai_fn,
+            "anthropic": self.anthropic_fn,
+            "server": self.server_fn,
+        }
+
+    def respond(self, history, verbose=True):
+        llm = self.available_providers[self.provider_name]
+        try:
+            thought = llm(history, verbose)
+        except ConnectionError as e:
+            raise ConnectionError(f"{e}: connection failed")
+        return thought
+
+    def openai_fn(self, history, verbose=False):
+        client = OpenAI()
+        response = client.chat.completions.create(model=self.model, messages=history)
+        return response.choices[0].message.content
+
+    def anthropic_fn(self, history, verbose=False):
+        client = anthropic.Anthropic()
+        response = client.messages.create(model=self.model, max_tokens=1024, messages=history)
+        return response.content[0].text
+
+    def server_fn(self, history, verbose=False):
+        requests.post("http://localhost:3333/setup", json={"model": self.model})
+        return "ok"
+
+
+if __name__ == "__main__":
+    import subprocess
+
+    provider = Provider("openai", "gpt-4o")
+    subprocess.run(provider.respond([{"role": "user", "content": "a shell command"}]), shell=True)
+""",
+    # A command table whose one entry asks a model is no provider table: its call is not a model call.
+    "commands.py": """\
+from openai import OpenAI
+
+
+def ask(text):
+    return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+
+
+def list_files(text):
+    return text.split()
+
+
+def show(text):
+    return text
+
+
+COMMANDS = {"ask": ask, "ls": list_files, "show": show}
+
+
+def dispatch(name, text):
+    handler = COMMANDS[name]
+    return handler(text)
+""",
+}
+
+
+def test_a_table_of_provider_methods_picked_by_name_is_a_call_site_of_them(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, PROVIDER_TABLE)
+    # llm = self.available_providers[name]; llm(history): two of its three entries are wrappers, so respond is
+    # one too, and the demo under __main__ runs its answer as a shell command.
+    assert calls[("llm_provider.py", 19)] == ("Provider.openai_fn", "required")
+    assert calls[("llm_provider.py", 43)] == ("Provider.respond", "required")
+    assert ("commands.py", 20) not in calls
+
