@@ -232,3 +232,44 @@ def test_a_table_of_provider_methods_picked_by_name_is_a_call_site_of_them(tmp_p
     assert calls[("llm_provider.py", 43)] == ("Provider.respond", "required")
     assert ("commands.py", 20) not in calls
 
+
+# One bridge module per provider: the endpoint read from config, the body built by a helper that hands
+# back (headers, payload).
+BRIDGE = {
+    "bridge_chatgpt.py": """\
+import requests
+
+from config import get_conf
+
+
+def generate_payload(inputs, llm_kwargs, history, system_prompt):
+    headers = {"Authorization": f"Bearer {get_conf('API_KEY')}"}
+    messages = [{"role": "system", "content": system_prompt}, *history, {"role": "user", "content": inputs}]
+    payload = {"model": llm_kwargs["llm_model"], "messages": messages, "stream": True}
+    return headers, payload
+
+
+def generate_probe():
+    return {}, {"ping": True}
+
+
+def predict_no_ui_long_connection(inputs, llm_kwargs, history=[], sys_prompt=""):
+    headers, payload = generate_payload(inputs, llm_kwargs, history, sys_prompt)
+    endpoint = get_conf("API_URL_REDIRECT")[llm_kwargs["llm_model"]]
+    response = requests.post(endpoint, headers=headers, json=payload, stream=True, timeout=30)
+    return response.text
+
+
+def ping():
+    headers, body = generate_probe()
+    return requests.post(get_conf("HEALTH_URL"), headers=headers, json=body)
+""",
+}
+
+
+def test_a_post_whose_body_a_helper_builds_and_hands_back_in_a_tuple_asks_a_model(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, BRIDGE)
+    # headers, payload = generate_payload(...): the dict bound to payload there has model and messages.
+    assert calls[("bridge_chatgpt.py", 20)][0] == "http.post"
+    # A body without them, handed back the same way, is no question to a model.
+    assert ("bridge_chatgpt.py", 26) not in calls

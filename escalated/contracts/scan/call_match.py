@@ -744,7 +744,10 @@ class CallMatcher:
             body = body.args[0].value
         index = getattr(self, "index", None)
         if isinstance(body, cst.Name) and index is not None:
-            body = index.values.get((scope.qualname, body.value))
+            name = body.value
+            body = index.values.get((scope.qualname, name))
+            if body is None:
+                body = self._unpacked_body(name, scope)
         if not isinstance(body, cst.Dict):
             return None
         keys = {
@@ -752,6 +755,35 @@ class CallMatcher:
             if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
         }  # fmt: skip
         return "openai" if {"model", "messages"} <= keys or {"inputs", "parameters"} <= keys else None
+
+    def _unpacked_body(self, name: str, scope: Scope) -> cst.BaseExpression | None:
+        """``headers, payload = generate_payload(inputs, …)``: the body a helper of the module (a function, or a
+        method of the class on ``self``) builds and hands back in the tuple it returns (``return headers,
+        payload``), as the dict it bound to that name there or wrote in the return."""
+        index = getattr(self, "index", None)
+        if index is None:
+            return None
+        for bound_in, key, value, path in index.unpacked:
+            if bound_in is not scope or key != name or len(path) != 1 or not isinstance(value, cst.Call):
+                continue
+            func = value.func
+            helper: Scope | None = None
+            if isinstance(func, cst.Name):
+                helper = next((s for s in index.functions_by_name.get(func.value, []) if s.class_name is None), None)
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and scope.class_name:
+                helper = index.scopes.get(f"{scope.class_name}.{func.attr.value}")
+            if helper is None or not isinstance(helper.node, cst.FunctionDef):
+                return None
+            for node in index.walk(helper.node.body, skip_defs=True):
+                if not (isinstance(node, cst.Return) and isinstance(node.value, cst.Tuple)) or len(node.value.elements) <= path[0]:
+                    continue
+                element = node.value.elements[path[0]].value
+                if isinstance(element, cst.Name):
+                    element = index.values.get((helper.qualname, element.value))
+                if isinstance(element, cst.Dict):
+                    return element
+            return None
+        return None
 
     def _url_text(self, url: cst.BaseExpression, scope: Scope, depth: int = 0) -> str | None:
         """The text of an address: a string, an f-string (a placeholder naming a string of the module or
