@@ -273,3 +273,31 @@ def test_a_post_whose_body_a_helper_builds_and_hands_back_in_a_tuple_asks_a_mode
     assert calls[("bridge_chatgpt.py", 20)][0] == "http.post"
     # A body without them, handed back the same way, is no question to a model.
     assert ("bridge_chatgpt.py", 26) not in calls
+
+
+# LangChain 0.1's chain API in a streaming endpoint: the chain run as a background task.
+LEGACY_CHAIN = {
+    "completion.py": """\
+import asyncio
+
+from langchain.callbacks import AsyncIteratorCallbackHandler
+from langchain.chains import LLMChain
+from langchain.prompts import PromptTemplate
+from langchain_openai import OpenAI
+
+
+async def completion_iterator(query: str, model_name: str):
+    callback = AsyncIteratorCallbackHandler()
+    model = OpenAI(model=model_name, streaming=True, callbacks=[callback])
+    chain = LLMChain(prompt=PromptTemplate.from_template("{input}"), llm=model)
+    task = asyncio.create_task(chain.acall({"input": query}))
+    async for token in callback.aiter():
+        yield token
+    await task
+""",
+}
+
+
+def test_a_chains_acall_is_a_model_call(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, LEGACY_CHAIN)
+    assert calls[("completion.py", 13)][0] == "acall"

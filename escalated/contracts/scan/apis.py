@@ -275,6 +275,9 @@ LANGCHAIN_METHODS = frozenset({
     "invoke", "ainvoke", "stream", "astream", "batch", "abatch", "astream_events",
     "predict", "apredict", "predict_messages", "apredict_messages", "generate", "agenerate", "run", "arun",
 })  # fmt: skip
+# A chain's (and an AgentExecutor's, a chain too) legacy call API besides the runnable's: Chain.acall(inputs),
+# what LLMChain(prompt, llm).acall({...}) is still written as in apps of LangChain 0.1.
+LANGCHAIN_CHAIN_METHODS = LANGCHAIN_METHODS | {"acall"}
 LLAMAINDEX_LLM_METHODS = frozenset({
     "complete", "acomplete", "chat", "achat", "stream_complete", "astream_complete", "stream_chat",
     "astream_chat", "predict", "apredict", "structured_predict", "astructured_predict",
@@ -508,7 +511,9 @@ def apis_for(provider: str, kind: str) -> frozenset[str]:
         return GENAI_CHAT_APIS
     if kind == "router":
         return frozenset({"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"})
-    if kind in {"chat", "runnable", "agent"}:
+    if kind in {"runnable", "agent"}:
+        return LANGCHAIN_CHAIN_METHODS
+    if kind == "chat":
         return LANGCHAIN_METHODS
     if kind in {"crewai-llm", "smol-model"}:
         return frozenset({"call", "acall", "generate", "__call__"})
