@@ -202,35 +202,9 @@ def _handed_name(resolver: Resolver, name: str, scope: Scope, local: LocalWrappe
             found = _handed_name(resolver, option.value, current, local, depth=depth + 1)
         elif isinstance(option, cst.Call):
             found = _wrapper_match(_handed_key(resolver, option.func, current, local), local)
-        elif isinstance(option, cst.Subscript):
-            found = _table_pick(resolver, option.value, current, local)
         if found is not None:
             return found
     return None
-
-
-def _table_pick(resolver: Resolver, table: cst.BaseExpression, scope: Scope, local: LocalWrappers) -> Match | None:
-    """``llm = self.available_providers[self.provider_name]; llm(history)``: the name holds one of the functions
-    of a table the module writes as a dict (``{"openai": self.openai_fn, "ollama": self.ollama_fn, …}``, bound
-    to ``self.x`` or a name); a call site of its wrappers when at least half of its entries are wrappers."""
-    key = "self." + table.attr.value if isinstance(table, cst.Attribute) and _is_self_name(table.value) else None
-    held: cst.BaseExpression | None = None
-    if key is not None and scope.class_name is not None:
-        held = resolver.index.values.get((scope.class_name.split(".")[0], key))
-    elif isinstance(table, cst.Name):
-        current: Scope | None = scope
-        while current is not None and held is None:
-            held = resolver.index.values.get((current.qualname, table.value))
-            current = current.parent
-    if not isinstance(held, cst.Dict):
-        return None
-    entries = [entry.value for entry in held.elements if isinstance(entry, cst.DictElement)]
-    found = [m for m in (_callback_match(resolver, entry, scope, local) for entry in entries) if m is not None]
-    return found[0] if len(entries) >= 2 and 2 * len(found) >= len(entries) else None
-
-
-def _is_self_name(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "self"
 
 
 def _handed_key(resolver: Resolver, callee: cst.BaseExpression, scope: Scope, local: LocalWrappers) -> str | None:
