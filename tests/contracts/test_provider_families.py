@@ -70,8 +70,19 @@ def test_an_untyped_receiver_named_for_a_model_holds_one_of_the_project_provider
     assert ("agent/step.py", 14) not in calls
 
 
+# A second class of the project with a chat_completion that asks no model: the wrapper's is not the only def
+# of the name (call_match.only_implemented), so only the family rule could read self.model's call as a provider's.
+_NOT_A_PROVIDER = """\
+class Echo:
+    def chat_completion(self, messages):
+        return {"content": messages[-1]["content"]}
+"""
+
+
 def test_one_provider_class_alone_is_no_family(tmp_path: Path) -> None:
-    calls = scan_modes(tmp_path, {"llms/openai_llm.py": PROVIDERS["llms/openai_llm.py"], "agent/step.py": STEP})
+    calls = scan_modes(tmp_path, {
+        "llms/openai_llm.py": PROVIDERS["llms/openai_llm.py"], "llms/echo.py": _NOT_A_PROVIDER, "agent/step.py": STEP,
+    })  # fmt: skip
     assert ("agent/step.py", 10) not in calls
 
 

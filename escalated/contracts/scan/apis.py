@@ -224,6 +224,10 @@ KEPT_OUTPUTS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_k
 SUBCLASS_CLIENTS: ContextVar[Mapping[str, Mapping[str, object]]] = ContextVar(
     "escalated_subclass_clients", default=MappingProxyType({})
 )
+# Method name -> how many ``def`` of it, indented (a class's, or a nested function's), the project's modules
+# outside test folders write, counted up to two (discovery._walk_tree): a method only one project class
+# defines, called on a receiver the scan cannot type, can only be that class's (call_match.only_implemented).
+METHOD_DEFS: ContextVar[Mapping[str, int]] = ContextVar("escalated_method_defs", default=MappingProxyType({}))
 # The graphs a langgraph.json names, per module (files.served_graphs): the LangGraph server runs them.
 SERVED_GRAPHS: ContextVar[Mapping[str, frozenset[str]]] = ContextVar("escalated_served_graphs", default=MappingProxyType({}))
 

@@ -74,6 +74,46 @@ def registered_families(
     return out
 
 
+# Method names too common to say whose object they are called on: the builtin types' (a list's ``clear``, a
+# dict's ``update``), and verbs the objects of every library have (a client's ``run``, ``query`` or ``send``).
+_COMMON_METHODS = frozenset({
+    *dir(dict), *dir(list), *dir(str), *dir(set), *dir(bytes), *dir(object),
+    "run", "arun", "call", "acall", "invoke", "ainvoke", "execute", "aexecute", "get", "post", "put", "patch",
+    "delete", "send", "request", "arequest", "submit", "start", "stop", "close", "open", "read", "write", "load",
+    "save", "add", "create", "acreate", "fetch", "step", "process", "handle", "apply", "parse", "search", "query",
+    "aquery", "chat", "achat", "generate", "agenerate", "complete", "acomplete", "completion", "predict",
+    "apredict", "stream", "astream", "forward", "fit", "train", "evaluate", "embed", "encode", "decode",
+    "transform", "render", "compile", "connect", "dispatch", "emit", "log", "info", "debug", "warning", "error",
+    "reset", "wait", "next", "send_message", "ask", "prompt", "input", "confirm", "select",
+})  # fmt: skip
+
+
+def only_implemented(wrappers: Mapping[str, Mapping[str, tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+    """Method -> (provider, api) of a public wrapper method of a project class that is the only ``def`` of
+    that name in the project (``apis.METHOD_DEFS``; ``Reflector.reflect_on_final_decision``,
+    ``Agent.call_utility_model``), its name not a common one (``_COMMON_METHODS``): called on a receiver
+    the scan cannot type (``self.history.agent.call_utility_model(…)``, ``self.reflector`` given to the
+    constructor untyped), it can only be that class's (or a class inheriting it). Classes count by the name
+    declaring the method, as ``provider_families``."""
+    defs = apis.METHOD_DEFS.get()
+    if not defs:
+        return {}
+    classes: dict[str, set[str]] = {}
+    first: dict[str, tuple[str, str]] = {}
+    for owner in sorted(wrappers):
+        module, _, name = owner.rpartition(".")
+        for method, found in wrappers[owner].items():
+            if (
+                not module or not method or "." in method or method.startswith("_") or method.endswith("()")
+                or method in _COMMON_METHODS or defs.get(method) != 1
+            ):  # fmt: skip
+                continue
+            declared = _declared_by(name, method)
+            classes.setdefault(method, set()).add(declared)
+            first.setdefault(method, (found[0], f"{declared}.{method}"))
+    return {method: first[method] for method, names in classes.items() if len(names) == 1}
+
+
 def names_a_provider(name: str) -> bool:
     """``llm``, ``ai_handler``, ``chatModel``, ``self.model``'s ``model``: a word of the name says it holds a model."""
     return any(word.lower() in PROVIDER_WORDS for word in _WORDS.findall(name))
@@ -406,6 +446,9 @@ class CallMatcher:
         family = self._provider_family(callee, scope)
         if family is not None:
             return family
+        only = self._only_implementer(callee, scope)
+        if only is not None:
+            return only
         return self._shape_match(callee, node)
 
     def _inherited_wrapper(self, callee: cst.BaseExpression, scope: Scope, *, method: str | None = None) -> Match | None:
@@ -521,6 +564,20 @@ class CallMatcher:
             return None
         return Match(found[0], f"{receiver}.{callee.attr.value}", "medium", None)
 
+    def _only_implementer(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
+        """``self.reflector.reflect_on_final_decision(…)`` with ``self.reflector`` given to the constructor
+        untyped, ``bulk.summarize()`` on a loop's item: a receiver the scan cannot type calling a wrapper
+        method that only one project class defines (``only_implemented``) calls that class's."""
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
+            return None
+        receiver = _last_identifier(callee.value)
+        if receiver is None or receiver in {"self", "cls"} or self._imported_module(callee.value):
+            return None
+        found = self._only_implemented.get(callee.attr.value)
+        if found is None or self.kind_of(callee.value, scope) is not None:
+            return None
+        return Match(found[0], found[1], "medium", None)
+
     def _imported_module(self, receiver: cst.BaseExpression) -> bool:
         """``subprocess`` in ``subprocess.run(…)``: a module brought in by ``import``, or one of the standard
         library's, is no instance of a project class (MetaGPT's registered roles' ``run`` is not it)."""
@@ -587,6 +644,10 @@ class CallMatcher:
     @functools.cached_property
     def _provider_families(self) -> dict[str, tuple[str, str]]:
         return provider_families(self.wrappers) if self.wrappers else {}
+
+    @functools.cached_property
+    def _only_implemented(self) -> dict[str, tuple[str, str]]:
+        return only_implemented(self.wrappers) if self.wrappers else {}
 
     @functools.cached_property
     def _registered_families(self) -> dict[str, tuple[str, str]]:

@@ -46,7 +46,7 @@ import libcst as cst
 from escalated.contracts.calls import Finding, LlmCall, ParseProblem, ScanResult, ToolSite
 from escalated.contracts.deep import deep_stack
 from escalated.contracts.scan import apis, crossref, graphs
-from escalated.contracts.scan.call_match import PROVIDER_WORDS, provider_families, registered_families
+from escalated.contracts.scan.call_match import PROVIDER_WORDS, only_implemented, provider_families, registered_families
 from escalated.contracts.scan.callers import ancestors, with_callers_evidence
 from escalated.contracts.scan.config import ScanOptions
 from escalated.contracts.scan.files import (
@@ -306,6 +306,8 @@ class _Tree:
     files: int = 0
     lines: int = 0
     rels: list[str] = attrs.Factory(list)  # every Python file walked
+    # Method name -> the indented ``def`` of it outside test folders, counted up to two (apis.METHOD_DEFS).
+    method_defs: dict[str, int] = attrs.Factory(dict)
 
 
 def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, options: ScanOptions) -> ScanResult:
@@ -316,10 +318,12 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
     class_bases = apis.CLASS_BASES.set(MappingProxyType({}))
     subclass_clients = apis.SUBCLASS_CLIENTS.set(MappingProxyType({}))
     kept = apis.KEPT_OUTPUTS.set(MappingProxyType({}))
+    method_defs = apis.METHOD_DEFS.set(MappingProxyType({}))
     base = root if root.is_dir() else root.parent
     package = crossref.PACKAGE.set(crossref.package_of(base))
     try:
         tree = _walk_tree(root, base=base, progress=progress, options=options)
+        apis.METHOD_DEFS.set(MappingProxyType(tree.method_defs))
         folders = crossref.SCRIPT_FOLDERS.set(crossref.ScriptFolders.of(tree.rels))
         try:
             _follow_imports(tree, base=base, options=options)
@@ -328,6 +332,7 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
             crossref.SCRIPT_FOLDERS.reset(folders)
     finally:
         crossref.PACKAGE.reset(package)
+        apis.METHOD_DEFS.reset(method_defs)
         apis.OVERRIDDEN_WRAPPERS.reset(overridden)
         apis.KEPT_OUTPUTS.reset(kept)
         apis.CLASS_BASES.reset(class_bases)
@@ -340,6 +345,10 @@ def _scan_tree(root: Path, *, progress: Callable[[int, str], None] | None, optio
         tuple(calls), tuple(sorted(tree.errors)), tree.files, tree.lines, tuple(tree.notebooks), tuple(sorted(tree.skipped)),
         context=context,
     )
+
+
+# An indented ``def`` (a method, or a function nested in one): what apis.METHOD_DEFS counts.
+_METHOD_DEF = re.compile(rb"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
 
 def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] | None, options: ScanOptions) -> _Tree:
@@ -359,6 +368,10 @@ def _walk_tree(root: Path, *, base: Path, progress: Callable[[int, str], None] |
             tree.errors.append(ParseProblem(rel, f"cannot read: {exc.strerror}"))
             continue
         tree.lines += data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        if not is_test_path(rel):
+            for method in _METHOD_DEF.findall(data):
+                name = method.decode("ascii", "replace")
+                tree.method_defs[name] = min(tree.method_defs.get(name, 0) + 1, 2)
         if not might_call_llm(data, extra=extra) and not _may_re_export(rel, data):
             # It imports an SDK: a syntax error there is reported (exit 2), never skipped silently.
             # Python's own parser is the cheap check; libcst parses only files that are analysed.
@@ -571,6 +584,7 @@ def _analyse_graphs_set(tree: _Tree, *, base: Path, options: ScanOptions, held: 
         inherited = _inherited(owned, bases, defined, subclasses, interfaces)
         written = _WrapperWords(
             wrappers, table, changed=changed, families=provider_families(wrappers), registered=registered_families(wrappers, table),
+            only=only_implemented(wrappers),
         )
         handing = _handing_out(table, wrappers)
         for entry in [*analysable, *callers]:
@@ -701,6 +715,7 @@ class _WrapperWords:
     def __init__(
         self, wrappers: Mapping[str, Mapping[str, tuple[str, str]]], externals: Mapping[str, Kind], *, changed: Mapping[str, Sequence[Kind]],
         families: Collection[str] = (), called: Iterable[str] = (), registered: Collection[str] = (),
+        only: Collection[str] = (),
     ) -> None:
         # Functions and classes, and changed externals an attribute may find (a model object's, a crew's; a
         # project class is looked up only by qualified name): any one written may match.
@@ -729,7 +744,7 @@ class _WrapperWords:
                     self.methods.setdefault(method, set()).update(ending.lower() for ending in _named_after(name))
                 if method in families:  # a provider family's method, on a receiver named for a model (self.llm)
                     self.methods[method].update(PROVIDER_WORDS)
-                if method in registered:  # a registered family's method, on a receiver of any name (agent_loop)
+                if method in registered or method in only:  # a registered family's method, or the only def of it: any receiver
                     self.methods[method].add("")
         self.interfaces = {
             key.rpartition(".")[2].removesuffix("()")
@@ -814,8 +829,9 @@ class _Unseen:
             delta, methods = _wrappers_delta(before, now)
             families = {*provider_families(before), *provider_families(now)}
             registered = {*registered_families(before, self.externals), *registered_families(now, self.externals)}
+            only = {*only_implemented(before), *only_implemented(now)}
             words = self._words[id(last.wrappers)] = _WrapperWords(
-                delta, self.externals, changed={}, families=families, called=methods, registered=registered,
+                delta, self.externals, changed={}, families=families, called=methods, registered=registered, only=only,
             )
         return words.in_module(entry.source, _targets(entry))
 
@@ -1227,6 +1243,8 @@ def _named_callers(
     words = "|".join(sorted(PROVIDER_WORDS))
     shapes += sorted(rf"(?:{words})\w*\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in provider_families(wrappers))
     shapes += sorted(r"\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in registered_families(wrappers, externals or {}))
+    # The only def of a wrapper method in the project, on a receiver of any name (self.reflector.reflect_on_final_decision).
+    shapes += sorted(r"\." + re.escape(method.replace("_", "")) + r"\s*\(" for method in only_implemented(wrappers))
     if not shapes:
         return set()
     calling = re.compile("|".join(shapes), re.IGNORECASE)

@@ -1,0 +1,85 @@
+"""The answer handed back through wrappers the scan cannot name the class of (recall 3, 30 Nov).
+
+Written from what real agent code does (TradingAgents' ``Reflector`` kept as ``self.reflector`` from an
+untyped constructor parameter, its agent factories ``create_research_manager(llm)`` returning the graph
+node they define; agent-zero's ``self.history.agent.call_utility_model(...)``); the repositories
+themselves stay out of this repository, only their hand labels are kept (tests/contracts/heldout/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.contracts.projects import scan_calls
+
+_REFLECTION = """\
+from openai import OpenAI
+
+
+class Reflector:
+    def __init__(self, client):
+        self.client = client or OpenAI()
+
+    def reflect_on_final_decision(self, decision):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": decision}])
+        return response.choices[0].message.content
+
+    def clear(self):
+        response = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "reset"}])
+        return response.choices[0].message.content
+"""
+
+_SUMMARIES = """\
+from openai import OpenAI
+
+
+class Summarizer:
+    def summarize_for_log(self, text):
+        return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+
+
+class OtherSummarizer:
+    def summarize_for_log(self, text):
+        return text[:100]
+"""
+
+_GRAPH = """\
+import subprocess
+
+
+class TradingGraph:
+    def __init__(self, reflector, summarizer):
+        self.reflector = reflector
+        self.digest = summarizer
+        self.history = []
+
+    def resolve(self, decision):
+        command = self.reflector.reflect_on_final_decision(decision)
+        subprocess.run(command, shell=True)
+
+    def each(self, reflectors, decision):
+        for item in reflectors:
+            subprocess.run(item.reflect_on_final_decision(decision), shell=True)
+
+    def log(self, decision):
+        subprocess.run(self.digest.summarize_for_log(decision), shell=True)
+        subprocess.run(self.history.clear(), shell=True)
+"""
+
+
+def test_a_wrapper_method_only_one_project_class_defines_is_called_on_any_receiver(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {
+        "pkg/__init__.py": "", "pkg/reflection.py": _REFLECTION, "pkg/summaries.py": _SUMMARIES, "pkg/graph.py": _GRAPH,
+    })  # fmt: skip
+    # self.reflector (an untyped constructor parameter) and a loop's item: only Reflector defines
+    # reflect_on_final_decision, so either calls it, and the command run with its answer makes the call
+    # inside required.
+    assert calls[("pkg/graph.py", 11)][:2] == ("Reflector.reflect_on_final_decision", "required")
+    assert calls[("pkg/graph.py", 16)][:2] == ("Reflector.reflect_on_final_decision", "required")
+    assert calls[("pkg/reflection.py", 9)][1] == "required"
+    # Two classes define summarize_for_log (one asks no model): which one self.digest holds is unknown.
+    # A list's clear() is no Reflector's, though Reflector.clear is the project's only def of it.
+    assert ("pkg/graph.py", 19) not in calls
+    assert ("pkg/graph.py", 20) not in calls
+    assert calls[("pkg/reflection.py", 13)][1] == "autonomous"
+
