@@ -83,3 +83,34 @@ def test_a_wrapper_method_only_one_project_class_defines_is_called_on_any_receiv
     assert ("pkg/graph.py", 20) not in calls
     assert calls[("pkg/reflection.py", 13)][1] == "autonomous"
 
+
+_AGENTS = """\
+def create_research_manager(llm):
+    def research_manager_node(state):
+        response = llm.invoke(state["question"])
+        return {"investment_plan": response.content, "sender": "Research Manager"}
+
+    return research_manager_node
+"""
+
+_SMOKE = """\
+import subprocess
+
+from langchain_openai import ChatOpenAI
+
+from pkg.agents import create_research_manager
+
+
+def main():
+    manager = create_research_manager(ChatOpenAI(model="gpt-4o"))
+    result = manager({"question": "what to run?"})
+    subprocess.run(result["investment_plan"], shell=True)
+"""
+
+
+def test_the_node_another_modules_factory_returns_asks_the_model_when_called(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"pkg/__init__.py": "", "pkg/agents.py": _AGENTS, "pkg/smoke.py": _SMOKE})
+    # create_research_manager(llm) hands out the node it defines, which returns a record of the answer: calling
+    # what it returned asks the model, and the plan run as a command makes the call inside required.
+    assert calls[("pkg/smoke.py", 10)][:2] == ("create_research_manager()", "required")
+    assert calls[("pkg/agents.py", 3)][1] == "required"

@@ -427,7 +427,13 @@ class Resolver(CallMatcher):
             if sdk_base is not None:
                 return attrs.evolve(sdk_base, origin=node)  # class Client(OpenAI): still the client
             return Kind("project", f"object:{node.func.value}", origin=node)
-        if qualified is not None and qualified in self.wrappers and "" not in self.wrappers[qualified]:
+        if (
+            qualified is not None and qualified in self.wrappers and "" not in self.wrappers[qualified]
+            and "" not in self.wrappers.get(f"{qualified}()", {})
+        ):  # fmt: skip
+            # An instance of another module's class with wrapper methods; not a function of it handing out the
+            # wrapper it defines (create_trader(llm) returning its nested trader_node: see _handed_out), whose
+            # nested functions the table keeps under the function's name as well.
             provider = next(iter(sorted(self.wrappers[qualified].values())))[0]
             return Kind(provider, f"wrapper:{qualified}", "medium", origin=node)
         if qualified is not None and f"{qualified}()" in self.externals:
