@@ -60,6 +60,8 @@ class TradingGraph:
     def each(self, reflectors, decision):
         for item in reflectors:
             subprocess.run(item.reflect_on_final_decision(decision), shell=True)
+        call_data = {"reflector": reflectors[0], "decision": decision}
+        subprocess.run(call_data["reflector"].reflect_on_final_decision(call_data["decision"]), shell=True)
 
     def log(self, decision):
         subprocess.run(self.digest.summarize_for_log(decision), shell=True)
@@ -71,16 +73,17 @@ def test_a_wrapper_method_only_one_project_class_defines_is_called_on_any_receiv
     calls = scan_calls(tmp_path, {
         "pkg/__init__.py": "", "pkg/reflection.py": _REFLECTION, "pkg/summaries.py": _SUMMARIES, "pkg/graph.py": _GRAPH,
     })  # fmt: skip
-    # self.reflector (an untyped constructor parameter) and a loop's item: only Reflector defines
-    # reflect_on_final_decision, so either calls it, and the command run with its answer makes the call
+    # self.reflector (an untyped constructor parameter), a loop's item and a dict's entry: only Reflector defines
+    # reflect_on_final_decision, so each calls it, and the command run with its answer makes the call
     # inside required.
     assert calls[("pkg/graph.py", 11)][:2] == ("Reflector.reflect_on_final_decision", "required")
     assert calls[("pkg/graph.py", 16)][:2] == ("Reflector.reflect_on_final_decision", "required")
+    assert calls[("pkg/graph.py", 18)][:2] == ("Reflector.reflect_on_final_decision", "required")
     assert calls[("pkg/reflection.py", 9)][1] == "required"
     # Two classes define summarize_for_log (one asks no model): which one self.digest holds is unknown.
     # A list's clear() is no Reflector's, though Reflector.clear is the project's only def of it.
-    assert ("pkg/graph.py", 19) not in calls
-    assert ("pkg/graph.py", 20) not in calls
+    assert ("pkg/graph.py", 21) not in calls
+    assert ("pkg/graph.py", 22) not in calls
     assert calls[("pkg/reflection.py", 13)][1] == "autonomous"
 
 
@@ -114,3 +117,4 @@ def test_the_node_another_modules_factory_returns_asks_the_model_when_called(tmp
     # what it returned asks the model, and the plan run as a command makes the call inside required.
     assert calls[("pkg/smoke.py", 10)][:2] == ("create_research_manager()", "required")
     assert calls[("pkg/agents.py", 3)][1] == "required"
+

@@ -566,12 +566,13 @@ class CallMatcher:
 
     def _only_implementer(self, callee: cst.BaseExpression, scope: Scope) -> Match | None:
         """``self.reflector.reflect_on_final_decision(…)`` with ``self.reflector`` given to the constructor
-        untyped, ``bulk.summarize()`` on a loop's item: a receiver the scan cannot type calling a wrapper
-        method that only one project class defines (``only_implemented``) calls that class's."""
-        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name)):
+        untyped, ``bulk.summarize()`` on a loop's item, ``call_data["model"].unified_call(…)`` on a dict's
+        entry: a receiver the scan cannot type calling a wrapper method that only one project class defines
+        (``only_implemented``) calls that class's."""
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute | cst.Name | cst.Subscript)):
             return None
         receiver = _last_identifier(callee.value)
-        if receiver is None or receiver in {"self", "cls"} or self._imported_module(callee.value):
+        if receiver in {"self", "cls"} or self._imported_module(callee.value):
             return None
         found = self._only_implemented.get(callee.attr.value)
         if found is None or self.kind_of(callee.value, scope) is not None:
