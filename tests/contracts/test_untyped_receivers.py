@@ -66,6 +66,10 @@ class TradingGraph:
     def log(self, decision):
         subprocess.run(self.digest.summarize_for_log(decision), shell=True)
         subprocess.run(self.history.clear(), shell=True)
+
+    def built(self, decision):
+        self.judge = self.make_judge()
+        subprocess.run(self.judge.reflect_on_final_decision(decision), shell=True)
 """
 
 
@@ -85,6 +89,8 @@ def test_a_wrapper_method_only_one_project_class_defines_is_called_on_any_receiv
     assert ("pkg/graph.py", 21) not in calls
     assert ("pkg/graph.py", 22) not in calls
     assert calls[("pkg/reflection.py", 13)][1] == "autonomous"
+    # self.judge holds what a call the scan cannot resolve built: an object it knows nothing of.
+    assert ("pkg/graph.py", 26) not in calls
 
 
 _AGENTS = """\

@@ -575,9 +575,30 @@ class CallMatcher:
         if receiver in {"self", "cls"} or self._imported_module(callee.value):
             return None
         found = self._only_implemented.get(callee.attr.value)
-        if found is None or self.kind_of(callee.value, scope) is not None:
+        if found is None or self.kind_of(callee.value, scope) is not None or self._built_by_call(callee.value, scope):
             return None
         return Match(found[0], found[1], "medium", None)
+
+    def _built_by_call(self, receiver: cst.BaseExpression, scope: Scope) -> bool:
+        """``self.sales_agent = self.initialize_agent()``, ``coder = Coder.create(...)``: the receiver holds what a
+        call the scan could not resolve built, an object it knows nothing of (a library's, whose method may
+        share the name); one handed in (a parameter, a loop's item, a dict's entry) is whatever the caller
+        gives, and only a project class has the method."""
+        key = target_key(receiver) if isinstance(receiver, cst.Name | cst.Attribute) else None
+        index = getattr(self, "index", None)
+        if key is None or index is None:
+            return False
+        if key.startswith("self."):
+            value = index.values.get((scope.class_name, key)) if scope.class_name is not None else None
+        else:
+            value = None
+            current: Scope | None = scope
+            while current is not None and value is None:
+                value = index.values.get((current.qualname, key))
+                current = current.parent
+        if isinstance(value, cst.Await):
+            value = value.expression
+        return isinstance(value, cst.Call)
 
     def _imported_module(self, receiver: cst.BaseExpression) -> bool:
         """``subprocess`` in ``subprocess.run(…)``: a module brought in by ``import``, or one of the standard
