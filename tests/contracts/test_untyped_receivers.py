@@ -124,3 +124,37 @@ def test_the_node_another_modules_factory_returns_asks_the_model_when_called(tmp
     assert calls[("pkg/smoke.py", 10)][:2] == ("create_research_manager()", "required")
     assert calls[("pkg/agents.py", 3)][1] == "required"
 
+
+_TRADER = """\
+import functools
+
+
+def create_trader(llm):
+    def trader_node(state, name):
+        response = llm.invoke(state["plan"])
+        return {"trader_investment_plan": response.content, "sender": name}
+
+    return functools.partial(trader_node, name="Trader")
+"""
+
+_DESK = """\
+import subprocess
+
+from langchain_openai import ChatOpenAI
+
+from pkg.trader import create_trader
+
+
+def main():
+    trader = create_trader(ChatOpenAI(model="gpt-4o"))
+    result = trader({"plan": "buy"})
+    subprocess.run(result["trader_investment_plan"], shell=True)
+"""
+
+
+def test_a_factory_handing_out_its_node_with_an_argument_bound_hands_out_the_node(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"pkg/__init__.py": "", "pkg/trader.py": _TRADER, "pkg/desk.py": _DESK})
+    # functools.partial(trader_node, name="Trader"): calling it calls trader_node, which returns a record of
+    # the answer; the plan run as a command makes the call inside required.
+    assert calls[("pkg/desk.py", 10)][:2] == ("create_trader()", "required")
+    assert calls[("pkg/trader.py", 6)][1] == "required"

@@ -299,9 +299,10 @@ def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
         if not isinstance(scope.node, cst.FunctionDef) or f"{qualname}()" in result.returns_output:
             continue
         for node in index.walk(scope.node.body, skip_defs=True):
-            if not (isinstance(node, cst.Return) and isinstance(node.value, cst.Name)):
+            handed_out = _partial_of(node.value) if isinstance(node, cst.Return) else None
+            if not (isinstance(node, cst.Return) and isinstance(handed_out, cst.Name)):
                 continue
-            name = node.value.value
+            name = handed_out.value
             function = f"{qualname}.{name}"
             found = result.returns_output.get(function)
             if found is None and name not in scope.params and (qualname, name) not in index.values and (MODULE_SCOPE, name) not in index.values:
@@ -316,6 +317,21 @@ def _handed_out(result: ModuleCalls, index: ModuleIndex) -> ModuleCalls:
     # module calls ``llm = self.get_llm(); command = await llm(convo)`` and runs the command is their evidence.
     returned_by = tuple(exits | {out for out, function in inner.items() if function in exits} for exits in result.returned_by)
     return attrs.evolve(result, returns_output={**result.returns_output, **handed}, returned_by=returned_by)
+
+
+# What binds arguments to a function and hands it out: calling its result calls the function.
+_PARTIALS = frozenset({"functools.partial", "partial"})
+
+
+def _partial_of(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``return functools.partial(trader_node, name="Trader")`` hands out ``trader_node`` with an argument bound
+    (TradingAgents' create_trader): the function itself, for what a call of the result does; any other value as it is."""
+    if not (isinstance(value, cst.Call) and dotted_name(value.func) in _PARTIALS and value.args):
+        return value
+    first = value.args[0]
+    if first.keyword is None and not first.star:
+        return first.value
+    return value
 
 
 def _handed_on(result: ModuleCalls, index: ModuleIndex, handed: dict[str, tuple[str, str]], inner: dict[str, str]) -> None:
