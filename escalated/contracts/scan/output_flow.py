@@ -81,6 +81,9 @@ class FlowState:
     # the output itself later (``x = out.a() if hasattr(out, "a") else dict(out)``), followed again.
     seen_derived: set[tuple[str, str]] = attrs.Factory(set)
     seen_calls: set[int] = attrs.Factory(set)
+    # For each of those, the first of the name's references (in source order) followed so far: a binding
+    # earlier than the one it was first followed from (problem["code"] = answer at two places) follows it again.
+    seen_from: dict[tuple[str, str], int] = attrs.Factory(dict)
     steps: int = 0
     # Names found to carry the output, still to follow. A worklist rather than
     # recursion: a long chain of assignments must not exhaust the stack.
@@ -434,7 +437,10 @@ class OutputFlow:
         if receiver is not None and id(call) not in self.llm_calls and self._is_local_object(receiver) and not _builds_anew(call) and keeps:
             # message.set_content(output), payload.update(output): the receiver now carries it.
             self._fills(receiver, scope, flow)
-            self._taint_target(receiver, scope, flow, depth=depth, derived=not self._collects_pieces(call, arg, scope, flow, derived=derived))
+            collects = self._collects_pieces(call, arg, scope, flow, derived=derived)
+            # f.write(json.dumps(review)): the handle holds it from here on, not the f an earlier
+            # ``with open(...) as f`` of the function read its baseline from.
+            self._taint_target(receiver, scope, flow, depth=depth, derived=not collects, binding=_holder(receiver))
         elif receiver is not None and not derived and _self_attribute(receiver) and _adds_answer_turn(call, arg):
             # self.short_memory.add(role=self.agent_name, content=answer): the object's conversation holds the
             # answer as a turn of its own (only so: self.io.tool_output(text) must not taint every use of self.io).
@@ -786,7 +792,10 @@ class OutputFlow:
                 self._fills(filled.value, scope, flow)
                 self._into_run_folder(filled.value, scope, flow, self.line_of(call))
                 if self._is_local_object(filled.value):
-                    self._taint_target(filled.value, scope, flow, depth=MAX_DEPTH, derived=True)
+                    # perform_improvement(review, coder): coder holds the review from this call on; a use of
+                    # coder before it (perform_writeup(idea, folder, coder) a step earlier, outside a loop
+                    # around both) saw the coder without it.
+                    self._taint_target(filled.value, scope, flow, depth=MAX_DEPTH, derived=True, binding=_holder(filled.value))
         found = self.project.param_findings(qualified, call, arg) if qualified is not None else None
         if found is None or qualified is None:
             return None
@@ -1047,7 +1056,9 @@ class OutputFlow:
                 stored = self._node_classes().store_key(scope, target) if scope.class_name is not None else None
                 if stored is not None:
                     self._stored(stored, flow, depth=depth)
-            self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written, paused=paused)
+            # problem["code"] = answer: problem holds it from this statement on (a loop's own variable from
+            # this turn on), not where the function read it before.
+            self._taint_target(target.value, scope, flow, depth=depth, derived=True, binding=written or _holder(target.value), paused=paused)
             return
         key = target_key(target)
         if key is not None:
@@ -1087,8 +1098,11 @@ class OutputFlow:
                 flow.follow_returns and current.qualname != scope.qualname and not self._asks_through(current, scope)
             )
             at = (current.qualname, key)
-            if at in flow.seen and (held or at not in flow.seen_derived):
+            bound = binding if current is scope else None
+            start = self._reached_from(bound, self._references(current).get(key, ()))
+            if at in flow.seen and (held or at not in flow.seen_derived) and flow.seen_from.get(at, 0) <= start:
                 continue
+            flow.seen_from[at] = min(start, flow.seen_from.get(at, start))
             flow.seen.add(at)
             if paused:
                 flow.paused.add(at)
@@ -1096,7 +1110,7 @@ class OutputFlow:
                 flow.seen_derived.add(at)
             else:
                 flow.seen_derived.discard(at)
-            flow.pending.append((key, current, depth, held, binding if current is scope else None))
+            flow.pending.append((key, current, depth, held, bound))
 
     def _asks_through(self, reader: Scope, writer: Scope) -> bool:
         """``reader`` calls ``writer``, directly or through other methods of the class (``self.m(…)``, six deep):
@@ -1591,6 +1605,13 @@ def _opens_note(opened: cst.BaseExpression) -> bool:
     mode = next((a.value for a in opened.args[1:] if a.keyword is None or a.keyword.value == "mode"), None)
     text = literal(mode) if isinstance(mode, cst.SimpleString) else None
     return text is not None and "b" not in text and any(c in text for c in "wax")
+
+
+def _holder(node: cst.BaseExpression) -> cst.Name | None:
+    """The local name an object or container is filled with the output through (``history.append(answer)``,
+    ``problem["code"] = answer``, ``improve(answer, coder)``): its binding for the flow, so that the name's uses
+    before that statement (outside a loop holding both) are not followed: they saw the object without it."""
+    return node if isinstance(node, cst.Name) else None
 
 
 def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
