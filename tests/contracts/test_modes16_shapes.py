@@ -95,3 +95,53 @@ def test_an_object_handed_on_with_the_answer_holds_it_from_that_call_on(tmp_path
     calls = scan_calls(tmp_path, {"steps.py": STEPS, "app.py": IDEA})
     # build(coder) ran before improve(review, coder) gave the coder the review
     assert calls[("app.py", 10)][1:] == ("autonomous", ("R11",))
+
+
+NEXT_SPEAKER = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(agent, messages):
+    return client.chat.completions.create(model=agent, messages=messages).choices[0].message.content
+
+
+def chat(messages, tool_editor, agent_creator):
+    agent = tool_editor
+    last_message = "What tools do you need?"
+    while True:
+        query = input(last_message)
+        messages.append({"role": "user", "content": query})
+        response = ask(agent, messages)
+        if response.startswith("Case not resolved"):
+            print("not yet:", response)
+            agent = tool_editor
+            last_message = "Any suggestions for the tools?"
+            continue
+        elif response.startswith("Case resolved"):
+            agent = agent_creator
+            print("done:", response)
+            last_message = "Any suggestions for the agent?"
+        else:
+            raise ValueError(response)
+
+
+def vote(messages):
+    while True:
+        choice = ask("m", messages)
+        if choice.strip() == "yes":
+            status = "approved"
+        else:
+            status = "rejected"
+        print(status)
+"""
+
+
+def test_an_answer_choosing_which_agent_speaks_next_is_no_choice(tmp_path: Path) -> None:
+    calls = scan_calls(tmp_path, {"app.py": NEXT_SPEAKER})
+    # 'Case resolved' hands the loop to the agent creator: the next agent's run is judged at its call
+    assert calls[("app.py", 16)][1:] == ("autonomous", ("R11",))
+    # arms setting only words, no next speaker: still the answer choosing (and so the wrapper both use)
+    assert calls[("app.py", 32)][1:] == ("sampled", ("R10",))
+    assert calls[("app.py", 7)][1:] == ("sampled", ("R10",))

@@ -1250,6 +1250,7 @@ class OutputFlow:
             and not _tracks_change(statement)
             and not self._only_ends_loop(statement)
             and not _only_filters(statement)
+            and not self._picks_speaker(statement)
         ):
             # if tool_name in {"close_ticket"}: on a paused run's request, the human's (or a policy's) answer
             flow.findings.append(rules.fact("output-drives-branch", f"branch on the model's output ({type(statement).__name__.lower()})", line))
@@ -1294,6 +1295,42 @@ class OutputFlow:
                         return False
                     leaves = leaves or kind == "leave"
         return in_loop and leaves
+
+    def _picks_speaker(self, statement: cst.CSTNode) -> bool:
+        """``if tool_response.startswith("Case not resolved"): agent = tool_editor_agent; continue`` ``elif
+        ...: agent = agent_creator_agent`` ``else: raise ...`` in a chat loop: the answer decides which agent
+        (or prompt) the loop asks next, not what is done: the next agent's run is judged at its own call.
+        Every arm does no more than set names to other names or literals, display, ``continue``, ``break``,
+        ``pass``, a bare ``return`` or ``raise``, and one arm at least sets a name to another name (the next
+        speaker)."""
+        if not isinstance(statement, cst.If):
+            return False
+        node = self._parents.get(id(statement))
+        while node is not None and not isinstance(node, cst.While | cst.For):
+            if isinstance(node, cst.FunctionDef | cst.Module):
+                return False
+            node = self._parents.get(id(node))
+        if node is None:
+            return False
+        arms: list[cst.BaseSuite] = []
+        branch: cst.If | cst.Else | None = statement
+        while branch is not None:
+            arms.append(branch.body)
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        speaker = False
+        for arm in arms:
+            if not isinstance(arm, cst.IndentedBlock | cst.SimpleStatementSuite):
+                return False
+            for line in arm.body:
+                smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line] if isinstance(arm, cst.SimpleStatementSuite) else None
+                if smalls is None:
+                    return False
+                for small in smalls:
+                    if _names_speaker(small):
+                        speaker = True
+                    elif not isinstance(small, cst.Raise) and _loop_control(small, set()) is None:
+                        return False
+        return speaker
 
     def _inside_pause(self, statement: cst.CSTNode) -> bool:
         """A branch inside the handling of a paused run (``if requirement.needs_user_feedback:``,
@@ -1605,6 +1642,13 @@ def _opens_note(opened: cst.BaseExpression) -> bool:
     mode = next((a.value for a in opened.args[1:] if a.keyword is None or a.keyword.value == "mode"), None)
     text = literal(mode) if isinstance(mode, cst.SimpleString) else None
     return text is not None and "b" not in text and any(c in text for c in "wax")
+
+
+def _names_speaker(small: cst.CSTNode) -> bool:
+    """``agent = agent_creator_agent``: a name set to another plain name (not a constant)."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+        return False
+    return isinstance(small.value, cst.Name) and small.value.value not in {"True", "False", "None"}
 
 
 def _holder(node: cst.BaseExpression) -> cst.Name | None:
