@@ -217,6 +217,24 @@ class ProjectFlow:
             qualified = origin
         return qualified, []
 
+    def asks_a_model(self, qualified: str) -> bool:
+        """Whether project function ``qualified`` (``app.chat.Conversation.generate``) asks a model in its
+        body, or through the functions of its module it calls (OutputFlow.asks_in); memoised."""
+        found = self._function(qualified)
+        if found is None:
+            return False
+        loadable, name, _signature = found
+        key = (loadable[0], name, "asks")
+        known = self._returns.get(key)
+        if known is not None:
+            return known
+        parsed = self._parse(loadable)
+        scope = parsed[2].scopes.get(name) if parsed is not None else None
+        if parsed is None or scope is None:
+            return False
+        result = self._returns[key] = self._analyzer(*parsed).flow.asks_in(scope)
+        return result
+
     def param_returns(self, qualified: str, call: cst.Call, arg: cst.Arg) -> bool:
         """Whether project function ``qualified`` returns what ``arg`` of ``call`` passes it, or parts of
         it (a parser splitting the answer); memoised, cycles cut."""

@@ -61,6 +61,8 @@ class ParamFlow(Protocol):
 
     def methods_of(self, qualified: str) -> tuple[str, list[str]]: ...
 
+    def asks_a_model(self, qualified: str) -> bool: ...
+
 
 @attrs.define
 class FlowState:
@@ -143,6 +145,8 @@ class OutputFlow:
         self._looped: dict[int, frozenset[str]] = {}
         self.registries = Registries(index, tools)
         self._nodes: NodeClasses | None = None  # the module's PocketFlow node classes (scan/nodeflow.py), once asked
+        self._calls_in: dict[str, list[tuple[cst.Call, Scope]]] | None = None  # scope -> the calls in it (nested ones too)
+        self._asks: dict[str, bool] = {}  # function (qualified in the module) -> it asks a model (asks_in)
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -300,6 +304,11 @@ class OutputFlow:
             if _reads_usage(parent, child):
                 return  # tokens = response["usage"]: the request's token counts, none of the answer
             if isinstance(parent, cst.Call) and parent.func is child:
+                if isinstance(child, cst.Attribute) and self._holder_asks(parent, scope):
+                    # chat.append_assistant_message(answer) … chat.generate(…): the object holding the answer
+                    # asks a model with it as context; what comes back is that request's own answer, judged
+                    # at that call (as an answer passed in a model call's arguments is).
+                    return
                 self._dispatch(parent, scope, flow)  # TOOLS[name](…), fn(…) with fn = TOOLS[name], tool.execute(…)
             if isinstance(parent, cst.Arg) and parent.value is child:
                 consumer = self._parents.get(id(parent))
@@ -377,6 +386,53 @@ class OutputFlow:
                 or (isinstance(parent, _PIECE_LISTS) and parent.elt is child and _picks_pieces(parent))
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
+
+    def _holder_asks(self, call: cst.Call, scope: Scope) -> bool:
+        """``holder.method(…)`` (walked up from ``holder``) asks a model: the call is one (a model call, a
+        wrapper's call site), or the method, of a project class the holder is typed by, asks one in its body
+        (of this module, or of another through the project's modules)."""
+        if id(call) in self.llm_calls:
+            return True
+        assert isinstance(call.func, cst.Attribute)
+        owner = self.resolver.kind_of(call.func.value, scope)
+        if owner is None or not owner.kind.startswith(("object:", "wrapper:")):
+            return False
+        cls, method = owner.kind.partition(":")[2], call.func.attr.value
+        if "." not in cls:  # a class of this module
+            local = self.index.scopes.get(f"{cls}.{method}")
+            return local is not None and self.asks_in(local)
+        return self.project is not None and self.project.asks_a_model(f"{cls}.{method}")
+
+    def asks_in(self, function: Scope, *, depth: int = 0) -> bool:
+        """Whether ``function`` asks a model: a call in its body (nested functions too) is a model call
+        (or a wrapper's call site here), or calls a function or method of this module that asks one
+        (three deep)."""
+        known = self._asks.get(function.qualname)
+        if known is not None:
+            return known
+        self._asks[function.qualname] = False  # recursion: not (yet) known to ask
+        if self._calls_in is None:
+            self._calls_in = {}
+            for call, where in self.index.calls:
+                inner: Scope | None = where
+                while inner is not None:
+                    self._calls_in.setdefault(inner.qualname, []).append((call, where))
+                    inner = inner.parent
+        found = False
+        for call, where in self._calls_in.get(function.qualname, ()):
+            if id(call) in self.llm_calls or self.resolver.match_call(call, where) is not None:
+                found = True
+                break
+            func = call.func
+            local = isinstance(func, cst.Name) or (
+                isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
+            )  # fmt: skip
+            target = self.tools.function(short_name(func), where) if local and depth < 3 else None  # type: ignore[arg-type]
+            if target is not None and target is not function and self.asks_in(target, depth=depth + 1):
+                found = True
+                break
+        self._asks[function.qualname] = found
+        return found
 
     def _run_by_local_runner(self, lambda_: cst.Lambda, body: cst.CSTNode, scope: Scope) -> cst.Call | None:
         """The call ``lambda_`` (whose body is ``body``) is handed to, when that is a function or method of this
