@@ -118,3 +118,49 @@ async def browse(task):
     calls = scan_modes(tmp_path, {"app/__init__.py": "", "app/surfer.py": surfer})
     assert calls[("app/surfer.py", 21)] == ("chat.completions.create", "autonomous")
     assert calls[("app/surfer.py", 24)] == ("Conversation.generate", "required")
+
+
+STREAMING_CONVERSATION = """\
+from openai import AsyncOpenAI
+
+
+class Conversation:
+    def __init__(self):
+        self._client = AsyncOpenAI()
+        self._messages = []
+
+    async def generate_streaming(self, new_input):
+        prompt = self._messages + new_input
+        yield ("state", "calling")
+        response = await self._client.chat.completions.create(model="gpt-4o", messages=prompt)
+        text = response.choices[0].message.content
+        self._messages.extend(new_input)
+        yield ("result", text)
+"""
+
+PENDING_AGENT = """\
+import subprocess
+
+from app.chat import Conversation
+
+
+class Agent:
+    def __init__(self):
+        self._chat = Conversation()
+
+    async def run(self, task, earlier_answer):
+        pending = [{"role": "user", "content": task}]
+        pending.append({"role": "assistant", "content": earlier_answer})
+        reply = ""
+        async for kind, payload in self._chat.generate_streaming(pending):
+            if kind == "result":
+                reply = payload
+        subprocess.run(reply, shell=True)
+"""
+
+
+def test_an_answer_handed_to_a_method_that_asks_the_model_with_it_is_part_of_the_next_prompt(tmp_path: Path) -> None:
+    # generate_streaming yields tagged events, so it is no wrapper the scan knows; it asks the model with
+    # the pending messages all the same: what it yields is the model's next answer, not the surfer's.
+    files = {"app/__init__.py": "", "app/chat.py": STREAMING_CONVERSATION, "app/agent.py": PENDING_AGENT, "app/surfer.py": SURFER}
+    assert scan_modes(tmp_path, files)[("app/surfer.py", 9)] == ("chat.completions.create", "autonomous")

@@ -146,7 +146,7 @@ class OutputFlow:
         self.registries = Registries(index, tools)
         self._nodes: NodeClasses | None = None  # the module's PocketFlow node classes (scan/nodeflow.py), once asked
         self._calls_in: dict[str, list[tuple[cst.Call, Scope]]] | None = None  # scope -> the calls in it (nested ones too)
-        self._asks: dict[str, bool] = {}  # function (qualified in the module) -> it asks a model (asks_in)
+        self._asking: dict[str, bool] = {}  # function (qualified in the module) -> it asks a model (asks_in)
 
     def follow_output(self, origin: cst.CSTNode, scope: Scope, flow: FlowState) -> None:
         """Everything the output appearing at ``origin`` (in ``scope``) reaches."""
@@ -304,7 +304,7 @@ class OutputFlow:
             if _reads_usage(parent, child):
                 return  # tokens = response["usage"]: the request's token counts, none of the answer
             if isinstance(parent, cst.Call) and parent.func is child:
-                if isinstance(child, cst.Attribute) and self._holder_asks(parent, scope):
+                if isinstance(child, cst.Attribute) and self._asks(parent, scope):
                     # chat.append_assistant_message(answer) … chat.generate(…): the object holding the answer
                     # asks a model with it as context; what comes back is that request's own answer, judged
                     # at that call (as an answer passed in a model call's arguments is).
@@ -314,7 +314,7 @@ class OutputFlow:
                 consumer = self._parents.get(id(parent))
                 if isinstance(consumer, cst.Call):
                     self._consume(consumer, parent, scope, flow, depth=depth, paused=paused, derived=derived)
-                    if id(consumer) in self.llm_calls:
+                    if id(consumer) in self.llm_calls or (self._asks(consumer, scope) and not self._passes_through(parent, child, scope)):
                         # coder.execute(step_by_step_plan=plan): the answer is part of the next request's
                         # prompt; what that request returns is its own answer, judged at that call.
                         return
@@ -387,30 +387,39 @@ class OutputFlow:
             )  # fmt: skip
             child, parent = parent, self._parents.get(id(parent))
 
-    def _holder_asks(self, call: cst.Call, scope: Scope) -> bool:
-        """``holder.method(…)`` (walked up from ``holder``) asks a model: the call is one (a model call, a
-        wrapper's call site), or the method, of a project class the holder is typed by, asks one in its body
-        (of this module, or of another through the project's modules)."""
+    def _asks(self, call: cst.Call, scope: Scope) -> bool:
+        """The call asks a model: it is one (a model call, a wrapper's call site), or it calls a function of
+        this module, or a method of a project class its receiver is typed by (of this module, or of another
+        through the project's modules), that asks one in its body."""
         if id(call) in self.llm_calls:
             return True
-        assert isinstance(call.func, cst.Attribute)
-        owner = self.resolver.kind_of(call.func.value, scope)
+        func = call.func
+        local = isinstance(func, cst.Name) or (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
+        )  # fmt: skip
+        if local:
+            target = self.tools.function(short_name(func), scope)  # type: ignore[arg-type]
+            if target is not None and target is not scope and isinstance(target.node, cst.FunctionDef):
+                return self.asks_in(target)
+        if not isinstance(func, cst.Attribute):
+            return False
+        owner = self.resolver.kind_of(func.value, scope)
         if owner is None or not owner.kind.startswith(("object:", "wrapper:")):
             return False
-        cls, method = owner.kind.partition(":")[2], call.func.attr.value
+        cls, method = owner.kind.partition(":")[2], func.attr.value
         if "." not in cls:  # a class of this module
-            local = self.index.scopes.get(f"{cls}.{method}")
-            return local is not None and self.asks_in(local)
+            found = self.index.scopes.get(f"{cls}.{method}")
+            return found is not None and self.asks_in(found)
         return self.project is not None and self.project.asks_a_model(f"{cls}.{method}")
 
     def asks_in(self, function: Scope, *, depth: int = 0) -> bool:
         """Whether ``function`` asks a model: a call in its body (nested functions too) is a model call
         (or a wrapper's call site here), or calls a function or method of this module that asks one
         (three deep)."""
-        known = self._asks.get(function.qualname)
+        known = self._asking.get(function.qualname)
         if known is not None:
             return known
-        self._asks[function.qualname] = False  # recursion: not (yet) known to ask
+        self._asking[function.qualname] = False  # recursion: not (yet) known to ask
         if self._calls_in is None:
             self._calls_in = {}
             for call, where in self.index.calls:
@@ -431,7 +440,7 @@ class OutputFlow:
             if target is not None and target is not function and self.asks_in(target, depth=depth + 1):
                 found = True
                 break
-        self._asks[function.qualname] = found
+        self._asking[function.qualname] = found
         return found
 
     def _run_by_local_runner(self, lambda_: cst.Lambda, body: cst.CSTNode, scope: Scope) -> cst.Call | None:
