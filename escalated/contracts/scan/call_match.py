@@ -577,6 +577,11 @@ class CallMatcher:
         found = self._only_implemented.get(callee.attr.value)
         if found is None or self.kind_of(callee.value, scope) is not None or self._built_by_call(callee.value, scope):
             return None
+        if scope.qualname.rpartition(".")[2] == callee.attr.value:
+            # ``def converse(self, …): return self.client.converse(…)``: a method handing its work to the
+            # same-named method of an object it holds delegates to another class (an SDK's client), since the
+            # only ``def`` of that name is the method itself; matching it would make the wrapper call itself.
+            return None
         return Match(found[0], found[1], "medium", None)
 
     def _built_by_call(self, receiver: cst.BaseExpression, scope: Scope) -> bool:
