@@ -123,6 +123,7 @@ class CallMatcher:
     """Matches calls against the SDK tables; ``Resolver`` provides the bindings and ``kind_of``."""
 
     bindings: dict[tuple[str, str], Kind]
+    _helper_posts: dict[int, tuple[str | None, str | None, str | None] | None]
     # Project functions and classes of other modules that return a model's output (see Resolver).
     wrappers: Mapping[str, Mapping[str, tuple[str, str]]]
 
@@ -788,7 +789,14 @@ class CallMatcher:
     def _helper_post(self, function: Scope) -> tuple[str | None, str | None, str | None] | None:
         """The post a helper makes of what it is given: (the address's text before the parameter, or the
         whole address when no parameter is in it; the address's parameter; the body's parameter), at least one
-        parameter; None when it posts nothing so."""
+        parameter; None when it posts nothing so. Read once a helper: each of its calls asks again (a method of
+        a 5,500-line class called from a hundred places walked its body each time, swarms' Agent)."""
+        key = id(function.node)
+        if key not in self._helper_posts:
+            self._helper_posts[key] = self._read_helper_post(function)
+        return self._helper_posts[key]
+
+    def _read_helper_post(self, function: Scope) -> tuple[str | None, str | None, str | None] | None:
         index = getattr(self, "index", None)
         if index is None or not isinstance(function.node, cst.FunctionDef):
             return None

@@ -18,8 +18,6 @@ holds nothing the module shows changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import attrs
 import libcst as cst
 
@@ -78,6 +76,7 @@ class Registries:
         self.index = index
         self.tools = tools
         self._registering: dict[str, set[str]] | None = None  # container key -> decorators adding to it
+        self._stored_at: list[tuple[cst.Subscript, Scope]] | None = None  # registry[key] = value, once read
 
     def dispatched(self, call: cst.Call, scope: Scope) -> Lookup | None:
         """The look-up ``call`` calls what it found in: the called thing itself (``TOOLS[name](…)``), a
@@ -210,14 +209,19 @@ class Registries:
             current = current.parent
         return False
 
-    def _stores(self) -> Iterator[tuple[cst.Subscript, Scope]]:
-        """``registry[key] = value`` anywhere in the module, with the scope it is written in."""
-        for scope in self.index.scopes.values():
-            for node in self.index.walk(scope.node, skip_defs=True):
-                if isinstance(node, cst.Assign):
-                    for target in node.targets:
-                        if isinstance(target.target, cst.Subscript):
-                            yield target.target, scope
+    def _stores(self) -> list[tuple[cst.Subscript, Scope]]:
+        """``registry[key] = value`` anywhere in the module, with the scope it is written in. Read once a
+        module: every registry look-up the output reaches asks (each walked the whole module, swarms'
+        5,500-line agent.py a few times a call)."""
+        if self._stored_at is None:
+            self._stored_at = [
+                (target.target, scope)
+                for scope in self.index.scopes.values()
+                for node in self.index.walk(scope.node, skip_defs=True) if isinstance(node, cst.Assign)
+                for target in node.targets if isinstance(target.target, cst.Subscript)
+            ]  # fmt: skip
+        return self._stored_at
+
 
     def _stored(self, target: cst.Subscript) -> list[cst.BaseExpression]:
         parent = self.index.parents.get(id(target))

@@ -48,6 +48,8 @@ class Resolver(CallMatcher):
         self.bindings: dict[tuple[str, str], Kind] = {}
         self._depth = 0
         self._returns: dict[str, Kind | None] = {}
+        # A project helper function's node -> the post it makes of what it is given (see _helper_post).
+        self._helper_posts: dict[int, tuple[str | None, str | None, str | None] | None] = {}
         # (scope, name) -> where each call bound to it starts, in source order (see _rebound).
         self._rebinds: dict[tuple[str, str], list[tuple[int, cst.Call]]] | None = None
         # (owner, name) -> every (scope, value) bound to it (see other_kinds), once asked.
