@@ -15,7 +15,8 @@ from collections.abc import Mapping
 
 import libcst as cst
 
-from escalated.contracts.scan.index import Scope
+from escalated.contracts.scan import apis
+from escalated.contracts.scan.index import Scope, dotted_name
 from escalated.contracts.scan.registries import lookup_in
 from escalated.contracts.scan.kinds import Match, runs_callback
 from escalated.contracts.scan.syntax import argument
@@ -24,6 +25,11 @@ from escalated.contracts.scan.resolve import Resolver
 # Running a function elsewhere: Modal's .call/.remote/.local/.map/.starmap, Ray's .remote
 # (the result is the function's return, or an iterator of them for map).
 REMOTE_CALLS = frozenset({"call", "remote", "local", "map", "starmap"})
+
+# Running a function in a thread or an executor: asyncio.to_thread(f, ...), anyio's to_thread.run_sync(f, ...),
+# loop.run_in_executor(executor, f, ...) (what f returns, awaited), executor.submit(f, ...) (its future's
+# result()): where the function and the parameter it is handed as sit.
+_DEFERRERS = {"to_thread": (0, "func"), "run_sync": (0, "func"), "run_in_executor": (1, "func"), "submit": (0, "fn")}
 
 # qualified name in the module ("ask", "LLM.completion") -> (provider, api of the call inside)
 LocalWrappers = Mapping[str, tuple[str, str]]
@@ -136,8 +142,12 @@ def _callback_run(resolver: Resolver, call: cst.Call, scope: Scope, local: Local
         qualified = resolver.qualified(func)
         runs = runs_callback(resolver.externals.get(f"{qualified}()")) if qualified is not None else None
     if runs is None:
+        runs = _deferred(func)
+    if runs is None:
         return None
     callback = argument(call, *runs)
+    if isinstance(callback, cst.Call) and resolver.qualified(callback.func) in apis.PARTIALS and callback.args:
+        callback = callback.args[0].value  # run_in_executor(None, partial(self.ask, prompt)): the partial's function
     if isinstance(callback, cst.Name) and not _nested(callback.value, scope, local) and callback.value not in local:
         # call = self._safe_chat_stream if stream else self._safe_chat; self._run_with_retry(call, kw): the
         # name holds one of the methods the function bound to it (either branch).
@@ -162,6 +172,16 @@ def _callback_match(resolver: Resolver, callback: cst.BaseExpression | None, sco
     elif isinstance(callback, cst.Call) and isinstance(callback.func, cst.Name) and callback.func.value in resolver.index.class_nodes:
         qualname = f"{callback.func.value}.__call__"  # PredictionPreparator(handler, …): its __call__ runs
     return _wrapper_match(qualname, local)
+
+
+def _deferred(func: cst.BaseExpression) -> tuple[int, str] | None:
+    """``asyncio.to_thread``, ``loop.run_in_executor``, ``executor.submit``, anyio's ``to_thread.run_sync``:
+    which argument the call runs in a thread (see _DEFERRERS), or None for any other callee."""
+    dotted = dotted_name(func) or ""
+    last = dotted.rpartition(".")[2]
+    if last == "run_sync" and not dotted.endswith("to_thread.run_sync"):
+        return None
+    return _DEFERRERS.get(last) if isinstance(func, cst.Attribute) else None
 
 
 def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
