@@ -25,7 +25,7 @@ from escalated.contracts.scan import apis
 
 from escalated.contracts.scan.crews import agents_of, crew_methods
 from escalated.contracts.scan.index import MODULE_SCOPE, Imports, ModuleIndex, Scope, dotted_name
-from escalated.contracts.scan.syntax import McpServers, literal, tools_in_args
+from escalated.contracts.scan.syntax import McpServers, annotated_class, literal, tools_in_args
 from escalated.contracts.calls import Finding, ToolSite
 from escalated.contracts.scan.kinds import BY_NAME, PROJECT_CLASS, PROJECT_INTERFACE, REGISTERED, Kind, registered_kind, runs_callback_kind
 from escalated.contracts.scan.resolve import Resolver
@@ -250,30 +250,20 @@ def _annotated(index: ModuleIndex, module: str) -> Iterable[tuple[str, str]]:
                 yield prefix + small.target.value, held
 
 
-def _held_class(index: ModuleIndex, node: cst.BaseExpression, module: str, *, depth: int = 0) -> str | None:
-    if isinstance(node, cst.SimpleString) and depth < 2:
-        try:
-            parsed = cst.parse_expression(literal(node) or "")
-        except (cst.ParserSyntaxError, TypeError):
-            return None
-        return _held_class(index, parsed, module, depth=depth + 1)
+def _held_class(index: ModuleIndex, node: cst.BaseExpression, module: str) -> str | None:
+    """``annotated:<class>`` for the project class an annotation may name (``syntax.annotated_class``),
+    ``contextvar:<class>`` for ``ContextVar[<class>]`` (whose ``get()`` is one)."""
+    var: cst.BaseExpression | None = None  # SESSION_CONTEXT: ContextVar[SessionContext]: SessionContext
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        inner = _held_class(index, node.slice[0].slice.value, module, depth=depth + 1)
-        outer = index.qualified(node.value)
-        if inner is None or not inner.startswith("annotated:"):
-            return None
-        if outer in _CONTEXT_VARS:
-            return "contextvar:" + inner.partition(":")[2]  # SESSION_CONTEXT.get() is one
-        return inner if outer in {"typing.Optional"} else None
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):  # Conversation | None
-        left, right = node.left, node.right
-        if isinstance(right, cst.Name) and right.value == "None":
-            return _held_class(index, left, module, depth=depth + 1)
+        var = node.slice[0].slice.value if index.qualified(node.value) in _CONTEXT_VARS else None
+    named = annotated_class(node if var is None else var, index.qualified, depth=0 if var is None else 1)
+    if isinstance(named, cst.Name) and named.value in index.class_nodes and module:
+        held: str | None = f"{module}.{named.value}"
+    else:
+        held = index.qualified(named) if named is not None else None
+    if held is None or "." not in held:
         return None
-    if isinstance(node, cst.Name) and node.value in index.class_nodes and module:
-        return f"annotated:{module}.{node.value}"
-    qualified = index.qualified(node) if isinstance(node, cst.Name | cst.Attribute) else None
-    return f"annotated:{qualified}" if qualified is not None and "." in qualified else None
+    return ("annotated:" if var is None else "contextvar:") + held
 
 
 _INTERFACE_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})

@@ -26,7 +26,9 @@ from escalated.contracts.scan.index import MODULE_SCOPE, ModuleIndex, Scope, dot
 from escalated.contracts.scan.nodeflow import POST, NodeClasses
 from escalated.contracts.scan.registries import RUN_METHODS, Registries
 from escalated.contracts.scan.resolve import Resolver
-from escalated.contracts.scan.syntax import branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test
+from escalated.contracts.scan.syntax import (
+    annotated_class, branch_bodies, is_primary, literal, param_for, short_name, short_name_or_none, trivial_test,
+)
 from escalated.contracts.scan.tools import ToolResolver
 
 MAX_DEPTH = 3  # helper functions followed in or out of the enclosing function
@@ -909,7 +911,8 @@ class OutputFlow:
         the property's value calls that class's ``__call__``."""
         if node.returns is None or not any(dotted_name(d.decorator) == "property" for d in node.decorators):
             return None
-        return self.resolver.qualified(node.returns.annotation)
+        named = annotated_class(node.returns.annotation, self.resolver.qualified)
+        return self.resolver.qualified(named) if named is not None else None
 
     def _still_output(self, node: cst.CSTNode, scope: Scope) -> bool:
         """``return content, prompt_tokens``: the callers unpack the output itself (a wrapper still);

@@ -18,11 +18,12 @@ holds nothing the module shows changes nothing.
 
 from __future__ import annotations
 
+
 import attrs
 import libcst as cst
 
 from escalated.contracts.scan.index import ModuleIndex, Scope, target_key
-from escalated.contracts.scan.syntax import literal, short_name, string_text
+from escalated.contracts.scan.syntax import annotated_class, literal, short_name, string_text
 from escalated.contracts.scan.tools import ToolRef, ToolResolver
 
 # Methods that run a tool object the look-up found (``tool.execute(args)``); any other method
@@ -158,7 +159,7 @@ class Registries:
             if len(call.args) > position:
                 value = call.args[position].value
                 if _handed_in(value, where):
-                    handed.add(_annotated(value, where))
+                    handed.add(_annotated(value, where, self.index))
                     continue
                 entries.append(value if func.attr.value in {"update", "extend"} else cst.List([cst.Element(value)]))
         for node, where in self._stores():
@@ -168,7 +169,7 @@ class Registries:
                 stored = []
                 for value in self._stored(node):
                     if _handed_in(value, where):
-                        handed.add(_annotated(value, where))
+                        handed.add(_annotated(value, where, self.index))
                     else:
                         stored.append(value)
                 if stored:
@@ -221,7 +222,6 @@ class Registries:
                 for target in node.targets if isinstance(target.target, cst.Subscript)
             ]  # fmt: skip
         return self._stored_at
-
 
     def _stored(self, target: cst.Subscript) -> list[cst.BaseExpression]:
         parent = self.index.parents.get(id(target))
@@ -295,15 +295,14 @@ def _handed_in(value: cst.BaseExpression, where: Scope) -> bool:
     return isinstance(value, cst.Name) and value.value in where.params and value.value not in {"self", "cls"}
 
 
-def _annotated(value: cst.BaseExpression, where: Scope) -> str:
+def _annotated(value: cst.BaseExpression, where: Scope, index: ModuleIndex) -> str:
     """The class parameter ``value`` is annotated with (``tool: Tool[Any]``, ``tool: "tools.Tool"``: ``Tool``), or ""."""
     param = where.params.get(value.value) if isinstance(value, cst.Name) else None
     annotation = param.annotation.annotation if param is not None and param.annotation is not None else None
-    if isinstance(annotation, cst.Subscript):
-        annotation = annotation.value
-    if isinstance(annotation, cst.SimpleString):
+    if isinstance(annotation, cst.SimpleString):  # "tools.Tool": read by its text's last dotted word
         return (literal(annotation) or "").rpartition(".")[2]
-    return _base_name(annotation) if annotation is not None else ""
+    named = annotated_class(annotation, index.qualified, generic=True) if annotation is not None else None
+    return _base_name(named) if named is not None else ""
 
 
 def _inside(inner: Scope, outer: Scope) -> bool:

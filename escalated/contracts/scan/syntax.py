@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import libcst as cst
@@ -218,3 +218,37 @@ def dotted_tail(node: cst.BaseExpression) -> str | None:
         parts.append(node.attr.value)
         node = node.value
     return ".".join(reversed(parts)) if parts else None
+
+
+def annotated_class(
+    annotation: cst.BaseExpression, qualified: Callable[[cst.BaseExpression], str | None], *, generic: bool = False, depth: int = 0
+) -> cst.BaseExpression | None:
+    """The class an annotation names, as written there (a name or a dotted name): ``"tools.Tool"`` parsed
+    (a quoted annotation, twice at most), ``Optional[X]`` (``qualified`` says which name is
+    ``typing.Optional``) and ``X | None`` their ``X``; with ``generic`` (a registry's handed-in objects), the
+    generic class a subscript writes instead (``Tool[Any]``: ``Tool``; ``Optional[Tool]``: ``Optional``, as
+    registries.py always read it) and nothing for ``X | None``. None for anything else: ``Callable[...]``,
+    ``list[X]`` without ``generic``, a union of two classes. The one answer for the registries' handed-in
+    objects, the classes other modules' annotations hold (crossref) and a property's value (output_flow);
+    each names the class its own way."""
+    if isinstance(annotation, cst.SimpleString):
+        if depth >= 2:
+            return None
+        try:
+            parsed = cst.parse_expression(literal(annotation) or "")
+        except (cst.ParserSyntaxError, TypeError):
+            return None
+        return annotated_class(parsed, qualified, generic=generic, depth=depth + 1)
+    if isinstance(annotation, cst.Subscript):
+        if generic:  # the generic class as written, Optional[X]'s Optional too
+            return annotated_class(annotation.value, qualified, generic=generic, depth=depth + 1)
+        one = annotation.slice[0].slice if len(annotation.slice) == 1 else None
+        if isinstance(one, cst.Index) and qualified(annotation.value) == "typing.Optional":
+            return annotated_class(one.value, qualified, depth=depth + 1)
+        return None
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        right = annotation.right
+        if isinstance(right, cst.Name) and right.value == "None" and not generic:  # Conversation | None
+            return annotated_class(annotation.left, qualified, depth=depth + 1)
+        return None
+    return annotation if isinstance(annotation, cst.Name | cst.Attribute) else None
