@@ -211,3 +211,62 @@ def test_code_a_codebox_runs_is_code_execution(tmp_path: Path) -> None:
     calls = scan_modes(tmp_path, CODEBOX_TOOL)
     # codebox.run(code) was no known effect: the tool read only as far as its body told.
     assert calls[("agent.py", 18)] == ("invoke", "required")
+
+
+# The executor is built by a method of the session, called when the session starts.
+SESSION_EXECUTOR_METHOD = {
+    "session.py": """\
+import subprocess
+from typing import Optional
+
+from langchain.agents import AgentExecutor, OpenAIFunctionsAgent
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+
+
+def run_python(code: str) -> str:
+    return subprocess.run(["python", "-c", code], capture_output=True, text=True).stdout
+
+
+class Session:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o")
+        self.tools = [StructuredTool(name="python", description="Run Python code.", func=run_python)]
+        self.agent_executor: Optional[AgentExecutor] = None
+
+    def start(self):
+        self.agent_executor = self._agent_executor()
+
+    def _agent_executor(self) -> AgentExecutor:
+        agent = OpenAIFunctionsAgent.from_llm_and_tools(llm=self.llm, tools=self.tools)
+        return AgentExecutor(agent=agent, tools=self.tools)
+
+    def generate_response(self, user_msg):
+        return self.agent_executor.invoke({"input": user_msg})["output"]
+
+
+class Plain:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o")
+        self.tools = [StructuredTool(name="python", description="Run Python code.", func=run_python)]
+        self.agent_executor = None
+
+    def start(self):
+        self.agent_executor = self._agent_executor()
+
+    def _agent_executor(self):
+        agent = OpenAIFunctionsAgent.from_llm_and_tools(llm=self.llm, tools=self.tools)
+        return AgentExecutor(agent=agent, tools=self.tools)
+
+    def generate_response(self, user_msg):
+        return self.agent_executor.invoke({"input": user_msg})["output"]
+""",
+}
+
+
+def test_an_agent_a_method_of_the_class_builds_and_returns_runs_its_tools(tmp_path: Path) -> None:
+    calls = scan_modes(tmp_path, SESSION_EXECUTOR_METHOD)
+    # self._agent_executor() was the annotation's AgentExecutor (-> AgentExecutor), or nothing without
+    # one: the executor it returns, with its tools, was never read, and the model's code run was free text.
+    assert calls[("session.py", 27)] == ("invoke", "required")
+    assert calls[("session.py", 44)] == ("invoke", "required")

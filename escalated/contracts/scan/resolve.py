@@ -497,6 +497,18 @@ class Resolver(CallMatcher):
             own = self.index.scopes.get(f"{owner}.{node.func.attr.value}")
             returns = getattr(own.node, "returns", None) if own is not None else None
             annotated = self._annotation(returns.annotation) if returns is not None else None
+            if own is not None and isinstance(own.node, cst.FunctionDef) and self._depth < 3:
+                # self.agent_executor = self._agent_executor() with the method returning
+                # AgentExecutor(agent=..., tools=self.tools): the executor it builds, tools and all; with
+                # "-> AgentExecutor", the same kind of object built there. Only an agent, or what the
+                # annotation names: any model object a method returns was tried, and SalesGPT's chain
+                # methods then read as wrappers (three false reports).
+                built = self.returned_kind(own)
+                if (
+                    built is not None and isinstance(built.origin, cst.Call)
+                    and (built.kind == "agent" or (annotated is not None and built.kind == annotated.kind))
+                ):  # fmt: skip
+                    return built
             if annotated is not None:
                 return annotated
             if own is None and self._depth < 3:
