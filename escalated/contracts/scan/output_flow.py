@@ -1343,25 +1343,15 @@ class OutputFlow:
                 flags |= {n.value for n in self.index.walk(node.test) if isinstance(n, cst.Name)}
             in_loop = in_loop or isinstance(node, cst.While | cst.For)
             node = self._parents.get(id(node))
-        arms: list[cst.BaseSuite] = []
-        branch: cst.If | cst.Else | None = statement
-        while branch is not None:
-            arms.append(branch.body)
-            branch = branch.orelse if isinstance(branch, cst.If) else None
+        arms = _simple_arms(statement)
+        if arms is None:
+            return False
         leaves = False
-        for arm in arms:
-            if not isinstance(arm, cst.IndentedBlock | cst.SimpleStatementSuite):
+        for small in (small for arm in arms for small in arm):
+            kind = _loop_control(small, flags)
+            if kind is None:
                 return False
-            lines = arm.body
-            for line in lines:
-                smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line] if isinstance(arm, cst.SimpleStatementSuite) else None
-                if smalls is None:
-                    return False
-                for small in smalls:
-                    kind = _loop_control(small, flags)
-                    if kind is None:
-                        return False
-                    leaves = leaves or kind == "leave"
+            leaves = leaves or kind == "leave"
         return in_loop and leaves
 
     def _picks_speaker(self, statement: cst.CSTNode) -> bool:
@@ -1380,24 +1370,15 @@ class OutputFlow:
             node = self._parents.get(id(node))
         if node is None:
             return False
-        arms: list[cst.BaseSuite] = []
-        branch: cst.If | cst.Else | None = statement
-        while branch is not None:
-            arms.append(branch.body)
-            branch = branch.orelse if isinstance(branch, cst.If) else None
+        arms = _simple_arms(statement)
+        if arms is None:
+            return False
         speaker = False
-        for arm in arms:
-            if not isinstance(arm, cst.IndentedBlock | cst.SimpleStatementSuite):
+        for small in (small for arm in arms for small in arm):
+            if _names_speaker(small):
+                speaker = True
+            elif not isinstance(small, cst.Raise) and _loop_control(small, set()) is None:
                 return False
-            for line in arm.body:
-                smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line] if isinstance(arm, cst.SimpleStatementSuite) else None
-                if smalls is None:
-                    return False
-                for small in smalls:
-                    if _names_speaker(small):
-                        speaker = True
-                    elif not isinstance(small, cst.Raise) and _loop_control(small, set()) is None:
-                        return False
         return speaker
 
     def _inside_pause(self, statement: cst.CSTNode) -> bool:
@@ -1724,6 +1705,24 @@ def _holder(node: cst.BaseExpression) -> cst.Name | None:
     ``problem["code"] = answer``, ``improve(answer, coder)``): its binding for the flow, so that the name's uses
     before that statement (outside a loop holding both) are not followed: they saw the object without it."""
     return node if isinstance(node, cst.Name) else None
+
+
+def _simple_arms(statement: cst.If) -> list[list[cst.BaseSmallStatement]] | None:
+    """The small statements of each arm of ``if``/``elif``/``else``, or None when an arm holds a compound
+    statement (a loop, a nested ``if``): the branch tests that ask whether arms only steer a loop
+    (``_only_ends_loop``, ``_picks_speaker``) read arms of simple lines alone."""
+    arms: list[list[cst.BaseSmallStatement]] = []
+    branch: cst.If | cst.Else | None = statement
+    while branch is not None:
+        suite = branch.body
+        if isinstance(suite, cst.SimpleStatementSuite):
+            arms.append(list(suite.body))
+        elif isinstance(suite, cst.IndentedBlock) and all(isinstance(line, cst.SimpleStatementLine) for line in suite.body):
+            arms.append([small for line in suite.body if isinstance(line, cst.SimpleStatementLine) for small in line.body])
+        else:
+            return None
+        branch = branch.orelse if isinstance(branch, cst.If) else None
+    return arms
 
 
 def _loop_control(small: cst.CSTNode, flags: set[str]) -> str | None:
