@@ -148,3 +148,32 @@ class Page:
 def test_an_executor_running_a_function_that_asks_no_model_is_no_call(tmp_path: Path) -> None:
     calls = scan_calls(tmp_path, {"pkg/__init__.py": "", "pkg/forms.py": _FORMS})
     assert calls == {}
+
+
+_GRADIO = """\
+import gradio as gr
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Chat:
+    def respond(self, message):
+        response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": message}])
+        return response.choices[0].message.content
+
+    def launch(self):
+        with gr.Blocks() as demo:
+            msg = gr.Textbox()
+            out = gr.Textbox()
+            msg.submit(self.respond, inputs=[msg], outputs=[out])
+        demo.launch()
+"""
+
+
+def test_a_widget_submit_registering_a_wrapper_is_no_call_site(tmp_path: Path) -> None:
+    # RepoAgent's Gradio page: msg.submit(self.wrapper_respond, ...) registers the handler the page calls on
+    # Enter; only an executor's submit (executor, pool, self._executor) runs the function it is given.
+    calls = scan_calls(tmp_path, {"pkg/__init__.py": "", "pkg/chat.py": _GRADIO})
+    assert ("pkg/chat.py", 16) not in calls
+    assert ("pkg/chat.py", 9) in calls

@@ -181,7 +181,17 @@ def _deferred(func: cst.BaseExpression) -> tuple[int, str] | None:
     last = dotted.rpartition(".")[2]
     if last == "run_sync" and not dotted.endswith("to_thread.run_sync"):
         return None
+    if last == "submit" and not _executor_like(dotted.rpartition(".")[0]):
+        return None
     return _DEFERRERS.get(last) if isinstance(func, cst.Attribute) else None
+
+
+def _executor_like(receiver: str) -> bool:
+    """``executor``, ``pool``, ``self._executor``, ``agent.background_executor``, ``exe``: a receiver named
+    as an executor or a pool. ``submit`` is a common verb elsewhere (Gradio's ``msg.submit(handler)``
+    registers an event handler, PRAW's ``subreddit.submit(title)`` posts): only an executor's runs ``fn``."""
+    last = receiver.rpartition(".")[2].lower()
+    return "executor" in last or "pool" in last or last in {"ex", "exe"}
 
 
 def _instance_called(resolver: Resolver, func: cst.Name, scope: Scope, local: LocalWrappers) -> Match | None:
