@@ -396,9 +396,7 @@ class OutputFlow:
         if id(call) in self.llm_calls:
             return True
         func = call.func
-        local = isinstance(func, cst.Name) or (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
-        )  # fmt: skip
+        local = _this_modules_callee(func)
         if local:
             target = self.tools.function(short_name(func), scope)  # type: ignore[arg-type]
             if target is not None and target is not scope and isinstance(target.node, cst.FunctionDef):
@@ -435,9 +433,7 @@ class OutputFlow:
                 found = True
                 break
             func = call.func
-            local = isinstance(func, cst.Name) or (
-                isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
-            )  # fmt: skip
+            local = _this_modules_callee(func)
             target = self.tools.function(short_name(func), where) if local and depth < 3 else None  # type: ignore[arg-type]
             if target is not None and target is not function and self.asks_in(target, depth=depth + 1):
                 found = True
@@ -890,9 +886,7 @@ class OutputFlow:
 
     def _returns_arg(self, call: cst.Call, arg: cst.Arg, scope: Scope) -> bool:
         func = call.func
-        local = isinstance(func, cst.Name) or (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
-        )  # fmt: skip
+        local = _this_modules_callee(func)
         target = self.tools.function(short_name(func), scope) if local and isinstance(func, cst.Name | cst.Attribute) else None
         if target is not None and isinstance(target.node, cst.FunctionDef):
             called = self._property_class(target.node) if isinstance(func, cst.Attribute) else None
@@ -1705,6 +1699,14 @@ def _holder(node: cst.BaseExpression) -> cst.Name | None:
     ``problem["code"] = answer``, ``improve(answer, coder)``): its binding for the flow, so that the name's uses
     before that statement (outside a loop holding both) are not followed: they saw the object without it."""
     return node if isinstance(node, cst.Name) else None
+
+
+def _this_modules_callee(func: cst.BaseExpression) -> bool:
+    """``helper(…)``, ``self.helper(…)``, ``cls.build(…)``: a callee named in this module (a function, or a
+    method of the class the call sits in), as ``ToolResolver.function`` looks it up."""
+    return isinstance(func, cst.Name) or (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in {"self", "cls"}
+    )
 
 
 def _simple_arms(statement: cst.If) -> list[list[cst.BaseSmallStatement]] | None:
